@@ -1,0 +1,68 @@
+"""What a rule reports."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Severity = Literal["error", "warning", "note"]
+SEVERITY_RANK: dict[str, int] = {"note": 0, "warning": 1, "error": 2}
+LocSide = Literal["mindformers", "megatron", "source"]
+
+
+class Location(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    path: str
+    line: int
+    column: int = 1
+    side: LocSide
+
+
+class Finding(BaseModel):
+    rule: str
+    row: str
+    severity: Severity
+    message: str
+    # {"mindformers": 0.95, "megatron": 0.999}; only the sides that have a value
+    values: dict[str, Any] = Field(default_factory=dict)
+    # first location is the primary one (where the fix goes)
+    locations: list[Location] = Field(default_factory=list)
+    # long-form explanation and fix, from the rule; kept out of JSON findings
+    rationale: str = Field(default="", exclude=True)
+    fix: str = Field(default="", exclude=True)
+
+    def sort_key(self) -> tuple:
+        loc = self.locations[0] if self.locations else None
+        return (
+            -SEVERITY_RANK[self.severity],
+            self.row,
+            self.rule,
+            loc.path if loc else "",
+            loc.line if loc else 0,
+        )
+
+
+class InputProblem(BaseModel):
+    """An input error (or a warning about an input) as it appears in reports."""
+
+    path: str
+    message: str
+    line: int | None = None
+    level: Literal["error", "warning"] = "error"
+
+
+class InputRef(BaseModel):
+    path: str
+    kind: Literal["mindformers", "megatron", "source"]
+
+
+class Report(BaseModel):
+    inputs: list[InputRef] = Field(default_factory=list)
+    findings: list[Finding] = Field(default_factory=list)
+    errors: list[InputProblem] = Field(default_factory=list)
+    warnings: list[InputProblem] = Field(default_factory=list)
+    # (row, reason) for rows that could not be decided from what was given
+    not_checked: list[tuple[str, str]] = Field(default_factory=list)
+    suppressed: int = 0

@@ -1,0 +1,134 @@
+"""A configuration value together with where it came from.
+
+Every value cfglint reasons about is a :class:`Value`: the effective value, plus its
+provenance. A value is written in a file (``loc``), a framework default (``detail``
+names the project and version), derived from other values (``inputs``), or unknown
+because it cannot be known without running something (``detail`` says why).
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+
+class Origin(str, Enum):
+    FILE = "file"
+    DEFAULT = "default"
+    DERIVED = "derived"
+    UNKNOWN = "unknown"
+
+
+class Loc(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    path: str
+    line: int
+    column: int = 1
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}"
+
+
+class Value(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    value: Any = None
+    origin: Origin
+    # The knob as the user knows it: "optimizer.betas[1]", "--adam-beta2", "seed".
+    knob: str = ""
+    loc: Loc | None = None
+    # Further places that shaped the value: the line that defined a shell variable
+    # used by a flag, a base_config file that was overridden, ...
+    via: tuple[Loc, ...] = ()
+    # "default of Megatron-LM core_v0.13.0", "derived from A and B", or why unknown.
+    detail: str = ""
+    raw: str | None = None
+    # MindFormers reads YAML with PyYAML (YAML 1.1); a plain `1e-5` is a string there.
+    yaml11_string: bool = False
+    # Assigned inside an `if`/`case` branch of a launch script: may or may not apply.
+    conditional: bool = False
+    inputs: tuple[Value, ...] = ()
+
+    # -- constructors -----------------------------------------------------------------
+    @classmethod
+    def written(cls, value: Any, knob: str, loc: Loc, **kw: Any) -> Value:
+        return cls(value=value, origin=Origin.FILE, knob=knob, loc=loc, **kw)
+
+    @classmethod
+    def default(cls, value: Any, knob: str, source: str, **kw: Any) -> Value:
+        return cls(value=value, origin=Origin.DEFAULT, knob=knob, detail=f"default of {source}", **kw)
+
+    @classmethod
+    def derived(cls, value: Any, knob: str, how: str, inputs: list[Value | None]) -> Value:
+        ins = tuple(v for v in inputs if v is not None)
+        unknown = [v for v in ins if v.origin is Origin.UNKNOWN]
+        if unknown:
+            return cls.unknown(knob, f"depends on {unknown[0].knob}, which is unknown: {unknown[0].detail}")
+        return cls(
+            value=value, origin=Origin.DERIVED, knob=knob, detail=how, inputs=ins,
+            conditional=any(v.conditional for v in ins),
+        )
+
+    @classmethod
+    def unknown(cls, knob: str, why: str, loc: Loc | None = None, **kw: Any) -> Value:
+        return cls(value=None, origin=Origin.UNKNOWN, knob=knob, detail=why, loc=loc, **kw)
+
+    # -- queries ----------------------------------------------------------------------
+    @property
+    def known(self) -> bool:
+        return self.origin is not Origin.UNKNOWN
+
+    def locations(self) -> list[Loc]:
+        """Every file position behind this value (its own, then its inputs')."""
+        out: list[Loc] = []
+        if self.loc is not None:
+            out.append(self.loc)
+        out.extend(self.via)
+        for v in self.inputs:
+            for loc in v.locations():
+                if loc not in out:
+                    out.append(loc)
+        return out
+
+    def where(self) -> str:
+        """Human wording of the provenance, for messages."""
+        if self.origin is Origin.FILE and self.loc is not None:
+            text = f"{self.knob} at {self.loc}" if self.knob else str(self.loc)
+            if self.via:
+                text += " (via " + ", ".join(str(v) for v in self.via) + ")"
+            if self.conditional:
+                text += ", inside a conditional branch"
+            return text
+        if self.origin is Origin.DEFAULT:
+            return f"{self.detail}, {self.knob} not set" if self.knob else self.detail
+        if self.origin is Origin.DERIVED:
+            parts = []
+            for v in self.inputs:
+                parts.append(f"{v.knob}={fmt(v.value)} ({v.short_where()})")
+            return f"{self.detail}: " + ", ".join(parts) if parts else self.detail
+        return f"unknown: {self.detail}"
+
+    def short_where(self) -> str:
+        if self.loc is not None:
+            return str(self.loc)
+        if self.origin is Origin.DEFAULT:
+            return self.detail
+        if self.origin is Origin.DERIVED:
+            return "derived"
+        return "unknown"
+
+
+def fmt(v: Any) -> str:
+    """Compact rendering for messages: floats without noise, bools lower-case."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return f"{v:g}"
+    if v is None:
+        return "none"
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(fmt(x) for x in v) + "]"
+    return str(v)
