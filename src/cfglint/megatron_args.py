@@ -64,25 +64,47 @@ def _label(meta: dict[str, Any]) -> str:
     return f"{meta['project']} {meta['version']}" + (f" ({commit})" if commit else "")
 
 
-VERSIONS = ("megatron-lm", "mindspeed-llm")
+def megatron_versions() -> list[str]:
+    """Megatron-LM releases we have a table for, newest first (``core_v0.19.0``, ...)."""
+    names = [p.stem.removeprefix("megatron_lm_") for p in DATA.glob("megatron_lm_*.yaml")]
+    return sorted(names, key=_version_key, reverse=True)
+
+
+def _version_key(name: str) -> tuple[int, ...]:
+    digits = name.removeprefix("core_v").removeprefix("core_r")
+    return tuple(int(x) if x.isdigit() else 0 for x in digits.split("."))
+
+
+def known_versions() -> list[str]:
+    """What ``--megatron-version`` accepts."""
+    return ["megatron-lm", "mindspeed-llm", *megatron_versions()]
 
 
 @cache
 def load_table(name: str = "megatron-lm") -> ArgTable:
-    """``megatron-lm``: the Megatron-LM release table; ``mindspeed-llm``: the same with
-    MindSpeed-LLM's additions and default overrides layered on top."""
-    if name not in VERSIONS:
-        raise ValueError(f"unknown Megatron version {name!r}; known: {', '.join(VERSIONS)}")
-    base = load_data(DATA / "megatron_lm.yaml")
+    """``megatron-lm`` (the newest Megatron-LM table), a release such as ``core_v0.12.1``,
+    or ``mindspeed-llm``: MindSpeed-LLM's additions and default overrides layered on the
+    Megatron-LM release it pins (or the closest one we have)."""
+    versions = megatron_versions()
+    if name not in known_versions():
+        raise ValueError(f"unknown Megatron version {name!r}; known: {', '.join(known_versions())}")
+    extra = load_data(DATA / "mindspeed_llm.yaml") if name == "mindspeed-llm" else None
+    if extra is not None:
+        base_name = extra.get("base_megatron") if extra.get("base_megatron") in versions else versions[0]
+    else:
+        base_name = versions[0] if name == "megatron-lm" else name
+    base = load_data(DATA / f"megatron_lm_{base_name}.yaml")
     table = ArgTable(name=name, label=_label(base))
     src = f"Megatron-LM {base['version']}"
     for e in base["args"]:
         table.add(_spec(e, src))
-    if name == "mindspeed-llm":
-        extra = load_data(DATA / "mindspeed_llm.yaml")
+    if extra is not None:
         table.label = f"{_label(extra)} on {table.label}"
         src2 = f"MindSpeed-LLM {extra['version']}"
         for e in extra["args"]:
+            # core-only flags are not registered on MindSpeed-LLM's own parser
+            if e.get("scope") == "mindspeed_core_only":
+                continue
             table.add(_spec(e, src2))
     return table
 

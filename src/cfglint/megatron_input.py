@@ -1,0 +1,196 @@
+"""Load a Megatron argument set from any of the four input kinds.
+
+Launch script (parsed, never run), plain args file, the arguments block of a training
+log, or a ``--yaml-cfg`` file. All four become a :class:`MegatronInput`: the values the
+user wrote (dest -> Value), the table that supplies defaults, and what the launcher
+starts.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from cfglint.errors import InputError
+from cfglint.megatron_args import ArgTable, Token, load_table, resolve
+from cfglint.values import Loc, Value
+
+NPU_ENV = ("ASCEND_", "HCCL_", "PYTORCH_NPU_", "TASK_QUEUE_ENABLE", "CPU_AFFINITY_CONF",
+           "NPU_ASD_ENABLE", "MS_", "GLOG_", "LCCL_")
+GPU_ENV = ("NCCL_", "CUDA_VISIBLE_DEVICES", "CUBLAS_", "NVTE_")
+
+
+@dataclass
+class MegatronInput:
+    path: str
+    kind: str  # megatron-script | mindspeed-script | megatron-args | megatron-log | megatron-yaml
+    table: ArgTable
+    values: dict[str, Value]
+    final: bool = False  # values are post-validation (a training log): no defaults needed
+    env: dict[str, Value] = field(default_factory=dict)
+    launcher: Value | None = None
+    entry_script: Value | None = None
+    launcher_args: dict[str, Value] = field(default_factory=dict)
+    command_loc: Loc | None = None
+    unknown: list[Value] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    text: str = ""
+
+    def arg(self, dest: str) -> Value:
+        """What Megatron would hold in ``args.<dest>`` before post-processing."""
+        v = self.values.get(dest)
+        if v is not None:
+            return v
+        spec = self.table.by_dest.get(dest)
+        if spec is None:
+            return Value.unknown(dest, f"{self.table.label} has no argument {dest}")
+        if self.final:
+            return Value.default(spec.default, knob=spec.flags[0],
+                                 source=f"{spec.source} (not printed in the log)")
+        return Value.default(spec.default, knob=spec.flags[0], source=spec.source)
+
+    def given(self, dest: str) -> bool:
+        return dest in self.values
+
+
+def _word_tokens(words: list[Any]) -> list[Token]:
+    return [Token(w.text, w.loc, tuple(w.via), w.unknown, w.conditional) for w in words]
+
+
+def detect_version(tokens: list[Token], env_names: list[str], script: str | None) -> str:
+    """MindSpeed-LLM if the command line uses flags only MindSpeed-LLM defines, or the
+    entry script is MindSpeed-LLM's own; plain Megatron-LM otherwise."""
+    if script and os.path.basename(script) == "posttrain_gpt.py":
+        return "mindspeed-llm"
+    plain = load_table("megatron-lm")
+    try:
+        ms = load_table("mindspeed-llm")
+    except (OSError, ValueError):
+        return "megatron-lm"
+    for t in tokens:
+        flag = (t.text or "").partition("=")[0]
+        if flag.startswith("--") and flag in ms.by_flag and flag not in plain.by_flag:
+            return "mindspeed-llm"
+    return "megatron-lm"
+
+
+def load_megatron(path: str, version: str | None = None) -> MegatronInput:
+    from cfglint.loaders.megatron_log import looks_like_log
+
+    if not os.path.exists(path):
+        raise InputError(path, "no such file")
+    if os.path.isdir(path):
+        raise InputError(path, "is a directory, expected a launch script, args file or log")
+    lower = path.lower()
+    if lower.endswith((".yaml", ".yml")):
+        return _from_yaml_cfg(path, version)
+    if looks_like_log(path):
+        return _from_log(path, version)
+    from cfglint.safeio import read_text
+
+    text = read_text(path, what="launch script")
+    if _is_args_file(text, lower):
+        return _from_args_file(path, version)
+    return _from_script(path, version)
+
+
+def _is_args_file(text: str, lower: str) -> bool:
+    if lower.endswith((".sh", ".bash")):
+        return False
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("#")]
+    return bool(lines) and all(ln.startswith("-") for ln in lines[:1])
+
+
+def _pick_version(version: str | None, tokens: list[Token], env: list[str], script: str | None) -> str:
+    return version or detect_version(tokens, env, script)
+
+
+def _from_script(path: str, version: str | None) -> MegatronInput:
+    from cfglint.loaders.shell import main_invocation, parse_script
+
+    sh = parse_script(path)
+    inv = main_invocation(sh)
+    env = {k: _word_value(k, w) for k, w in sh.env.items()}
+    if inv is None:
+        raise InputError(path, "no training command found (torchrun, msrun, python ... *.py)")
+    tokens = _word_tokens(inv.args)
+    script = inv.script.text if inv.script is not None else None
+    name = _pick_version(version, tokens, list(env), script)
+    table = load_table(name)
+    res = resolve(tokens, table)
+    kind = "mindspeed-script" if name == "mindspeed-llm" else "megatron-script"
+    m = MegatronInput(
+        path=path, kind=kind, table=table, values=res.values, env=env, unknown=res.unknown,
+        warnings=list(sh.warnings) + res.warnings, text=sh.text, command_loc=inv.loc,
+    )
+    m.launcher = Value.written(inv.launcher, knob="launcher", loc=inv.loc, conditional=inv.conditional)
+    if inv.script is not None:
+        m.entry_script = _word_value("entry script", inv.script)
+    m.launcher_args = _launcher_options(inv.launcher_args)
+    return m
+
+
+def _word_value(knob: str, w: Any) -> Value:
+    if w.text is None:
+        return Value.unknown(knob, w.unknown or "not known statically", loc=w.loc, via=tuple(w.via))
+    return Value.written(w.text, knob=knob, loc=w.loc, via=tuple(w.via), conditional=w.conditional)
+
+
+def _launcher_options(words: list[Any]) -> dict[str, Value]:
+    """``--nproc_per_node 8`` / ``--nproc-per-node=8`` / ``--worker_num=8`` -> values."""
+    out: dict[str, Value] = {}
+    i = 0
+    while i < len(words):
+        w = words[i]
+        i += 1
+        if w.text is None or not w.text.startswith("-"):
+            continue
+        name, eq, val = w.text.lstrip("-").partition("=")
+        name = name.replace("-", "_")
+        if eq:
+            out[name] = Value.written(val, knob=f"--{name}", loc=w.loc, via=tuple(w.via),
+                                      conditional=w.conditional)
+        elif i < len(words) and (words[i].text is None or not words[i].text.startswith("-")):
+            out[name] = _word_value(f"--{name}", words[i])
+            i += 1
+        else:
+            out[name] = Value.written("true", knob=f"--{name}", loc=w.loc)
+    return out
+
+
+def _from_args_file(path: str, version: str | None) -> MegatronInput:
+    from cfglint.loaders.shell import parse_args_file
+
+    words, text = parse_args_file(path)
+    tokens = _word_tokens(words)
+    name = _pick_version(version, tokens, [], None)
+    table = load_table(name)
+    res = resolve(tokens, table)
+    return MegatronInput(
+        path=path, kind="megatron-args", table=table, values=res.values, unknown=res.unknown,
+        warnings=res.warnings, text=text,
+    )
+
+
+def _from_log(path: str, version: str | None) -> MegatronInput:
+    from cfglint.loaders.megatron_log import load_log
+
+    block = load_log(path)
+    table = load_table(version or "megatron-lm")
+    known = set(table.by_dest)
+    unknown = [v for k, v in block.values.items() if k not in known]
+    return MegatronInput(
+        path=path, kind="megatron-log", table=table, values=block.values, final=True,
+        unknown=[], warnings=[f"{v.loc}: {v.knob} is not an argument of {table.label}" for v in unknown][:20],
+    )
+
+
+def _from_yaml_cfg(path: str, version: str | None) -> MegatronInput:
+    from cfglint.loaders.megatron_yamlcfg import load_yaml_cfg
+
+    values, text = load_yaml_cfg(path)
+    table = load_table(version or "megatron-lm")
+    return MegatronInput(
+        path=path, kind="megatron-yaml", table=table, values=values, text=text,
+    )

@@ -1,0 +1,1 @@
+"""Reporters: one module per output format. Each turns a Report into text."""

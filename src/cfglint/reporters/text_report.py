@@ -1,0 +1,85 @@
+"""Terminal output: grouped by checklist section, one block per finding."""
+
+from __future__ import annotations
+
+import io
+import textwrap
+from collections import defaultdict
+
+from cfglint.findings import Finding, Report
+
+STYLE = {"error": "bold red", "warning": "bold yellow", "note": "bold cyan"}
+ORDER = (
+    "structure", "moe", "optimizer", "weight", "precision", "parallel", "other", "alignment",
+    "determinism", "source", "standard",
+)
+
+
+def _wrap(text: str, indent: str, width: int) -> str:
+    return textwrap.fill(
+        " ".join(text.split()), width=width, initial_indent=indent, subsequent_indent=indent,
+        break_long_words=False, break_on_hyphens=False,
+    )
+
+
+def render_text(
+    report: Report, titles: dict[str, str], *, color: bool = False, verbose: bool = False,
+    width: int = 100,
+) -> str:
+    from rich.console import Console
+    from rich.markup import escape
+
+    buf = io.StringIO()
+    con = Console(
+        file=buf, force_terminal=color, no_color=not color, width=width, highlight=False,
+        soft_wrap=True,
+    )
+    by_section: dict[str, list[Finding]] = defaultdict(list)
+    for f in report.findings:
+        by_section[f.row.split(".")[0]].append(f)
+    for section in sorted(by_section, key=lambda s: ORDER.index(s) if s in ORDER else 99):
+        con.print(f"[bold underline]{escape(titles.get(section, section))}[/]")
+        for f in by_section[section]:
+            head = f"  [{STYLE[f.severity]}]{f.severity:<7}[/] [bold]{f.rule}[/] [dim]{f.row}[/]"
+            con.print(head)
+            con.print(escape(_wrap(f.message, "    ", width)))
+            if f.rationale:
+                con.print("[dim]" + escape(_wrap("why: " + f.rationale, "    ", width)) + "[/]")
+            if f.fix:
+                con.print("[green]" + escape(_wrap("fix: " + f.fix, "    ", width)) + "[/]")
+            if f.locations:
+                at = ", ".join(f"{loc.path}:{loc.line}" for loc in f.locations)
+                con.print("[dim]" + escape(_wrap("at: " + at, "    ", width)) + "[/]")
+        con.print()
+    for e in report.errors:
+        where = f"{e.path}:{e.line}" if e.line else e.path
+        con.print(f"[bold red]input error[/] {escape(where)}: {escape(e.message)}")
+    if verbose:
+        for w in report.warnings:
+            where = f"{w.path}:{w.line}" if w.line else w.path
+            con.print(f"[yellow]warning[/] {escape(where)}: {escape(w.message)}")
+        if report.not_checked:
+            con.print("[bold]Not checked[/]")
+            for row, why in report.not_checked:
+                con.print(escape(_wrap(f"{row}: {why}", "  ", width)))
+    con.print(summary_line(report))
+    return buf.getvalue()
+
+
+def summary_line(report: Report) -> str:
+    counts = {"error": 0, "warning": 0, "note": 0}
+    for f in report.findings:
+        counts[f.severity] += 1
+    if not report.findings and not report.errors:
+        text = "No findings."
+    else:
+        parts = [f"{n} {k}{'s' if n != 1 else ''}" for k, n in counts.items() if n]
+        text = "Found " + (", ".join(parts) if parts else "no findings")
+        if report.errors:
+            text += f"; {len(report.errors)} input error{'s' if len(report.errors) != 1 else ''}"
+        text += "."
+    if report.suppressed:
+        text += f" ({report.suppressed} suppressed inline.)"
+    if report.warnings:
+        text += f" {len(report.warnings)} input warning(s); -v lists them."
+    return text
