@@ -8,6 +8,7 @@ from typing import Any
 
 from cfglint import __version__
 from cfglint.errors import InputError
+from cfglint.rulebook import RuleFileError
 
 SUBCOMMANDS = ("lint", "show", "rules", "explain", "lr")
 FORMATS = ("text", "json", "sarif")
@@ -61,6 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="dataset prefix (Megatron .bin/.idx) for the data rows")
     lint.add_argument("--tokenizer", metavar="PATH",
                       help="tokenizer file or folder for the special-token rows")
+    lint.add_argument("--loss-log", action="append", default=[], metavar="LOG",
+                      help="training log of either side with per-step losses, for the "
+                           "migration-standard rows (give one per side)")
     lint.add_argument("--verbose", "-v", action="store_true",
                       help="also list rows that could not be checked, and why")
     lint.add_argument("--no-color", action="store_true")
@@ -101,6 +105,9 @@ def main(argv: list[str] | None = None) -> int:
         return _dispatch(args)
     except InputError as exc:
         print(exc.one_line(), file=sys.stderr)
+        return 2
+    except RuleFileError as exc:
+        print(f"cfglint: invalid rule file: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

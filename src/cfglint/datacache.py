@@ -33,8 +33,13 @@ def load_data(path: str | Path) -> Any:
         pass
     from ruamel.yaml import YAML
 
+    from ruamel.yaml.error import YAMLError
+
     # Our data files are YAML 1.2 (unlike user configs, which MindFormers reads as 1.1).
-    data = YAML(typ="safe", pure=False).load(raw.decode("utf-8"))
+    try:
+        data = YAML(typ="safe", pure=False).load(raw.decode("utf-8"))
+    except YAMLError as exc:
+        raise ValueError(f"{path}: {' '.join(str(exc).split())}") from None
     try:
         cached.parent.mkdir(parents=True, exist_ok=True)
         tmp = cached.with_suffix(f".{os.getpid()}.tmp")

@@ -26,6 +26,9 @@ class Context:
     sources: Any = None
     # paths of data / tokenizer files given on the command line
     data: dict[str, str] = field(default_factory=dict)
+    # training logs with per-step losses (--loss-log), parsed once
+    logs: list[str] = field(default_factory=list)
+    log_cache: dict[str, Any] = field(default_factory=dict)
     # rows that could not be checked, with the reason (shown in verbose output)
     not_checked: list[tuple[str, str]] = field(default_factory=list)
 
@@ -46,13 +49,13 @@ def to_location(loc: Loc, side: str) -> Location:
 def value_locations(v: Value | None, side: str) -> list[Location]:
     if v is None:
         return []
-    return [to_location(loc, side) for loc in v.locations()]
+    return [to_location(loc, side) for loc in v.locations(with_via=False)]
 
 
 def where(v: Value | None, cfg: Config | None) -> str:
     if v is None:
         return "no such setting"
-    if v.origin.value == "default" and cfg is not None:
+    if v.origin.value == "default" and cfg is not None and v.knob:
         import os
 
         return f"{v.detail}, not set in {os.path.basename(cfg.path)}"

@@ -37,8 +37,14 @@ class MegatronInput:
     warnings: list[str] = field(default_factory=list)
     text: str = ""
 
-    def arg(self, dest: str) -> Value:
-        """What Megatron would hold in ``args.<dest>`` before post-processing."""
+    def arg(self, dest: str, *older: str) -> Value:
+        """What Megatron would hold in ``args.<dest>`` before post-processing. ``older``
+        names the same argument's dest in other releases (e.g. ``norm_epsilon`` before it
+        became ``layernorm_epsilon``)."""
+        for alt in older:
+            if alt in self.values or (dest not in self.table.by_dest and alt in self.table.by_dest):
+                dest = alt
+                break
         v = self.values.get(dest)
         if v is not None:
             return v

@@ -15,7 +15,7 @@ compare the two sides without knowing either framework:
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -150,11 +150,15 @@ class Other(_Section):
     data_path: V = None
     tokenizer_path: V = None
     prompt_template: V = None
+    training_stage: V = None  # "pretrain" or "sft"
     framework_version: V = None
 
 
 class Determinism(_Section):
     seed: V = None
+    # whether the framework really seeds its global RNGs with `seed` (MindFormers skips it
+    # in semi-auto parallel runs)
+    seed_applied: V = None
     deterministic: V = None
 
 
@@ -224,7 +228,7 @@ class Config(BaseModel):
         for section in SECTIONS:
             sec_cls = cls.model_fields[section].annotation
             for name, f in sec_cls.model_fields.items():  # type: ignore[union-attr]
-                if f.annotation is not dict[str, Value]:
+                if get_origin(f.annotation) is not dict:
                     out.append(f"{section}.{name}")
         return out
 

@@ -19,7 +19,8 @@ DTYPE = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "fp64": "floa
 
 def _const(value: Any, knob: str, why: str) -> Value:
     """A fixed property of Megatron's implementation, not a setting."""
-    return Value(value=value, origin="default", knob=knob, detail=why)  # type: ignore[arg-type]
+    # no knob: nothing to "set", so messages do not say "not set in <file>"
+    return Value(value=value, origin="default", knob="", detail=why, raw=knob)  # type: ignore[arg-type]
 
 
 def _v(m: MegatronInput, dest: str) -> Any:
@@ -149,7 +150,7 @@ def _structure(m: MegatronInput, cfg: Config) -> None:
                            "derived as hidden size / attention heads", [hidden, heads])
     s.head_dim = kv
     s.normalization = m.arg("normalization")
-    s.norm_epsilon = m.arg("layernorm_epsilon")
+    s.norm_epsilon = m.arg("layernorm_epsilon", "norm_epsilon")
     s.hidden_dropout = m.arg("hidden_dropout")
     s.attention_dropout = m.arg("attention_dropout")
     gran = m.arg("recompute_granularity")
@@ -264,8 +265,18 @@ def _moe(m: MegatronInput, cfg: Config) -> None:
                             "defaults to the dense FFN size", [cfg.structure.ffn_hidden_size])
     e.expert_ffn_size = eff
     e.router_pre_softmax = m.arg("moe_router_pre_softmax")
-    e.norm_topk_prob = m.arg("norm_topk_prob") if "norm_topk_prob" in m.table.by_dest else None
-    e.topk_scaling_factor = m.arg("moe_router_topk_scaling_factor")
+    if "norm_topk_prob" in m.table.by_dest:
+        e.norm_topk_prob = m.arg("norm_topk_prob")
+    else:
+        # Megatron's top-k router: softmax over the chosen k (normalized) unless pre-softmax
+        e.norm_topk_prob = Value.derived(
+            not e.router_pre_softmax.value, "--moe-router-pre-softmax",
+            "Megatron normalizes the top-k probabilities unless --moe-router-pre-softmax",
+            [e.router_pre_softmax])
+    sf = m.arg("moe_router_topk_scaling_factor")
+    if sf.known and sf.value is None:
+        sf = sf.model_copy(update={"value": 1.0, "detail": sf.detail + " (no scaling)"})
+    e.topk_scaling_factor = sf
     e.score_function = m.arg("moe_router_score_function")
     e.load_balancing_type = _first(m.arg("moe_router_load_balancing_type"))
     e.expert_bias = m.arg("moe_router_enable_expert_bias")
@@ -376,7 +387,9 @@ def _optimizer(m: MegatronInput, cfg: Config) -> None:
     else:
         o.lr_warmup_steps = m.arg("lr_warmup_iters")
     extra: dict[str, Value] = {}
-    for dest in ("lr_wsd_decay_style", "lr_wsd_decay_iters", "lr_decay_samples",
+    for dest in ("lr_warmup_fraction", "lr_warmup_iters", "lr_decay_iters", "train_iters",
+                 "lr_wsd_decay_style", "lr_wsd_decay_iters", "lr_wsd_decay_samples",
+                 "lr_decay_samples",
                  "lr_warmup_samples", "train_samples", "override_opt_param_scheduler",
                  "use_checkpoint_opt_param_scheduler", "start_weight_decay",
                  "end_weight_decay", "weight_decay_incr_style"):
@@ -443,8 +456,17 @@ def _other(m: MegatronInput, cfg: Config) -> None:
         tok = m.arg("tokenizer_name_or_path")
     o.tokenizer_path = tok
     o.prompt_template = m.arg("prompt_type") if "prompt_type" in m.table.by_dest else None
+    stage = None
+    for dest in ("stage", "is_instruction_dataset"):
+        if dest in m.table.by_dest and m.arg(dest).value:
+            stage = m.arg(dest)
+            break
+    o.training_stage = (stage.model_copy(update={"value": "sft"}) if stage is not None else
+                        Value.default("pretrain", "--stage", f"{m.table.label} (pretraining)"))
     d = cfg.determinism
     d.seed = m.arg("seed")
+    d.seed_applied = Value.derived(True, "--seed", "Megatron seeds random, numpy, torch and CUDA "
+                                   "with it (+100 per pipeline rank)", [d.seed])
     det = m.arg("deterministic_mode")
     if "npu_deterministic" in m.table.by_dest and m.arg("npu_deterministic").value:
         det = m.arg("npu_deterministic")

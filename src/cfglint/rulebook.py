@@ -207,7 +207,10 @@ def load_rules(directory: str | None = None) -> tuple[Rule, ...]:
     out: list[Rule] = []
     seen: dict[str, str] = {}
     for f in files:
-        data = load_data(f)
+        try:
+            data = load_data(f)
+        except ValueError as exc:
+            raise RuleFileError(str(exc)) from None
         try:
             rf = RuleFile.model_validate(data)
         except ValidationError as exc:

@@ -81,14 +81,16 @@ class Value(BaseModel):
     def known(self) -> bool:
         return self.origin is not Origin.UNKNOWN
 
-    def locations(self) -> list[Loc]:
-        """Every file position behind this value (its own, then its inputs')."""
+    def locations(self, with_via: bool = True) -> list[Loc]:
+        """Every file position behind this value (its own, then its inputs'). Without
+        ``via``: only where values were typed, which is where a fix goes."""
         out: list[Loc] = []
         if self.loc is not None:
             out.append(self.loc)
-        out.extend(self.via)
+        if with_via:
+            out.extend(self.via)
         for v in self.inputs:
-            for loc in v.locations():
+            for loc in v.locations(with_via):
                 if loc not in out:
                     out.append(loc)
         return out
@@ -110,6 +112,20 @@ class Value(BaseModel):
                 parts.append(f"{v.knob}={fmt(v.value)} ({v.short_where()})")
             return f"{self.detail}: " + ", ".join(parts) if parts else self.detail
         return f"unknown: {self.detail}"
+
+    def brief(self) -> str:
+        """Compact provenance for tables: ``file:line`` / the default / the derivation."""
+        import os
+
+        def at(loc: Loc) -> str:
+            return f"{os.path.basename(loc.path)}:{loc.line}"
+
+        if self.origin is Origin.FILE and self.loc is not None:
+            return f"{self.knob} @ {at(self.loc)}" if self.knob else at(self.loc)
+        if self.origin is Origin.DERIVED:
+            locs = ", ".join(at(loc) for loc in self.locations()[:3])
+            return f"{self.detail} ({locs})" if locs else self.detail
+        return self.detail
 
     def short_where(self) -> str:
         if self.loc is not None:

@@ -1,0 +1,29 @@
+"""Learning-rate schedules from normalized configs (glue between model and lr)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cfglint.model import Config
+
+
+def schedule_of(cfg: Config) -> Any:
+    """The side's lr.Schedule; raises ValueError with a reason when it cannot be built."""
+    from cfglint import lr
+
+    o = cfg.optimizer
+    if cfg.side == "megatron":
+        args: dict[str, Any] = {k: v.value for k, v in o.lr_extra.items() if v.known}
+        for key, val in (("lr", o.lr), ("min_lr", o.min_lr), ("lr_decay_style", o.lr_decay_style),
+                         ("lr_warmup_init", o.lr_warmup_init)):
+            if val is not None and val.known:
+                args[key] = val.value
+        if o.train_steps is not None and o.train_steps.known and o.train_steps.value:
+            args.setdefault("train_iters", o.train_steps.value)
+        gbs = o.global_batch_size.value if o.global_batch_size and o.global_batch_size.known else None
+        return lr.megatron_schedule(args, gbs)
+    block = {k: v.value for k, v in o.lr_extra.items() if v.known}
+    total = o.train_steps.value if o.train_steps is not None and o.train_steps.known else None
+    if not block.get("type"):
+        raise ValueError("no lr_schedule section")
+    return lr.mindformers_schedule(block, total)
