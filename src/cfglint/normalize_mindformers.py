@@ -580,11 +580,17 @@ def _moe_mcore(view: MFView, cfg: Config) -> None:
     e.shared_expert_ffn_size = sh
     e.router_pre_softmax = f("moe_router_pre_softmax", "bool")
     e.norm_topk_prob = f("norm_topk_prob", "bool")
-    e.topk_scaling_factor = f("moe_router_topk_scaling_factor", "float")
+    sf = f("moe_router_topk_scaling_factor", "float")
+    if sf.known and sf.value is None:
+        sf = sf.model_copy(update={"value": 1.0, "detail": sf.detail + " (no scaling)"})
+    e.topk_scaling_factor = sf
     e.score_function = f("moe_router_score_function")
     e.load_balancing_type = f("moe_router_load_balancing_type")
     e.expert_bias = f("moe_router_enable_expert_bias", "bool")
-    e.first_k_dense = f("first_k_dense_replace", "int")
+    fk = f("first_k_dense_replace", "int")
+    if fk.known and fk.value is None:
+        fk = fk.model_copy(update={"value": 0, "detail": fk.detail + " (every layer is MoE)"})
+    e.first_k_dense = fk
 
 
 def _optimizer(view: MFView, cfg: Config) -> None:
@@ -671,7 +677,10 @@ def _schedule(view: MFView, cfg: Config) -> None:
         block = {k: view.value(n, f"{prefix}.{k}") for k, n in sec.value.items() if not n.is_map}
         src = comp
     o.lr = block.get("learning_rate") or _dflt(src, "learning_rate", f"{prefix}.learning_rate")
-    if name in ("LinearWithWarmUpLR", "linear"):
+    if view.d.knobs["lr_schedules"].get(name) == "constant":
+        o.min_lr = Value.derived(o.lr.value, f"{prefix}.learning_rate",
+                                 "a constant schedule never decays", [o.lr])
+    elif name in ("LinearWithWarmUpLR", "linear"):
         o.min_lr = Value.default(0.0, f"{prefix}.lr_end", f"{comp.label if comp else name} (decays to 0)")
     else:
         o.min_lr = block.get("lr_end") or block.get("eta_min") or _dflt(src, "lr_end", f"{prefix}.lr_end")
@@ -818,7 +827,11 @@ def _precision(view: MFView, cfg: Config) -> None:
         else:
             pr.softmax_dtype = Value.default("float32", "softmax_compute_dtype",
                                              "MindFormers TransformerConfig")
-        w.embedding_dtype = w.param_dtype
+        # LanguageModelEmbedding casts the looked-up rows to compute_dtype
+        w.embedding_dtype = Value.derived(
+            pr.compute_dtype.value if pr.compute_dtype else None, "compute_dtype",
+            "the embedding output is cast to compute_dtype before the first layer",
+            [pr.compute_dtype])
         fp32res = view.mcore_field("fp32_residual_connection", "bool")
         pr.residual_dtype = fp32res.model_copy(update={"value": "float32" if fp32res.value else
                                                        (pr.compute_dtype.value if pr.compute_dtype else None)}) \
