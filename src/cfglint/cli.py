@@ -68,6 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
     lint.add_argument("--verbose", "-v", action="store_true",
                       help="also list rows that could not be checked, and why")
     lint.add_argument("--no-color", action="store_true")
+    lint.add_argument("--skip-unrecognized-yaml", action="store_true",
+                      help="skip YAML files that are not MindFormers configs (for pre-commit)")
     lint.add_argument("--config", metavar="PYPROJECT",
                       help="pyproject.toml with [tool.cfglint] (default: nearest one)")
 

@@ -42,6 +42,8 @@ def _jobs(args: Any) -> list[tuple[list[str], str | None, list[str]]]:
     """(mindformers files, megatron file, sources) per lint run. Many YAML files without
     --megatron (a pre-commit run) are linted one by one."""
     yamls, sources, scripts = classify(args.files)
+    if getattr(args, "skip_unrecognized_yaml", False):
+        yamls = [y for y in yamls if looks_like_mindformers(y)]
     sources = sources + list(getattr(args, "source", []) or [])
     megatron = args.megatron
     if megatron is None and len(scripts) == 1 and len(yamls) <= 1:
@@ -61,6 +63,23 @@ def _jobs(args: Any) -> list[tuple[list[str], str | None, list[str]]]:
     return jobs
 
 
+MF_KEYS = {"model", "model_config", "runner_config", "optimizer", "lr_schedule", "parallel_config",
+           "trainer", "training_args", "runner_wrapper", "base_config", "moe_config", "context"}
+
+
+def looks_like_mindformers(path: str) -> bool:
+    """A YAML whose top level has MindFormers sections (CI files, compose files, ... do not).
+    Unreadable files count as configs, so their errors are still reported."""
+    from cfglint.loaders.yamltree import load_yaml
+
+    try:
+        root = load_yaml(path).root
+    except InputError as exc:
+        # a list or an empty document is some other YAML; a broken file is still reported
+        return not exc.message.startswith(("top level is", "empty YAML"))
+    return len(MF_KEYS & set(root.value)) >= 2
+
+
 def cmd_lint(args: Any) -> int:
     cfg = _settings(args)
     fmt_name = args.format or cfg.get("format", "text")
@@ -68,6 +87,8 @@ def cmd_lint(args: Any) -> int:
     fail_on = args.fail_on or cfg.get("fail_on", "warning")
     version = args.megatron_version or cfg.get("megatron_version")
     jobs = _jobs(args)
+    if not jobs and args.skip_unrecognized_yaml:
+        return 0  # a pre-commit run whose changed YAML files are not MindFormers configs
     if not jobs:
         raise InputError(None, "nothing to check: give a MindFormers YAML, --megatron FILE "
                                "or --source PATH (see cfglint --help)")

@@ -29,6 +29,9 @@ class Context:
     # training logs with per-step losses (--loss-log), parsed once
     logs: list[str] = field(default_factory=list)
     log_cache: dict[str, Any] = field(default_factory=dict)
+    # (row, path, line) of PyYAML-string values already reported, so that the compare and
+    # the recommend rule of one row do not both report the same string
+    yaml11_seen: set[tuple[str, str, int]] = field(default_factory=set)
     # rows that could not be checked, with the reason (shown in verbose output)
     not_checked: list[tuple[str, str]] = field(default_factory=list)
 
@@ -117,6 +120,15 @@ def make_finding(
     )
 
 
+def yaml11_findings(rule: Rule, v: Value, cfg: Config, ctx: Context) -> list[Finding]:
+    """A number MindFormers will read as a string, reported once per row."""
+    key = (rule.row, v.loc.path if v.loc else cfg.path, v.loc.line if v.loc else 0)
+    if key in ctx.yaml11_seen:
+        return []
+    ctx.yaml11_seen.add(key)
+    return [yaml11_finding(rule, v, cfg)]
+
+
 def yaml11_finding(rule: Rule, v: Value, cfg: Config) -> Finding:
     """A number MindFormers will read as a string (PyYAML follows YAML 1.1)."""
     msg = (
@@ -148,7 +160,7 @@ def _compare(rule: Rule, ctx: Context) -> list[Finding]:
         return []
     a, b = mf.get(rule.field), mg.get(rule.field)  # type: ignore[arg-type]
     if a is not None and a.yaml11_string:
-        return [yaml11_finding(rule, a, mf)]
+        return yaml11_findings(rule, a, mf, ctx)
     if a is None or b is None or not a.known or not b.known:
         if a is not None and b is not None:
             gone = a if not a.known else b
@@ -189,7 +201,7 @@ def _recommend(rule: Rule, ctx: Context) -> list[Finding]:
         if v is None:
             continue
         if v.yaml11_string:
-            out.append(yaml11_finding(rule, v, cfg))
+            out.extend(yaml11_findings(rule, v, cfg, ctx))
             continue
         if not v.known:
             ctx.not_checked.append((rule.row, f"{rule.id}: {v.knob} is {v.where()}"))

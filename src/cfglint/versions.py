@@ -50,26 +50,33 @@ def _mm(v: str) -> str:
     return ".".join(x for x in m.groups() if x is not None)
 
 
+def _same_release(table: str, installed_version: str) -> bool:
+    """A table entry "1.0" covers 1.0.x; "2.4.10" must match exactly (local suffixes aside)."""
+    t, v = _mm(table).split("."), _mm(installed_version).split(".")
+    return v[: len(t)] == t
+
+
 def check_installed() -> tuple[str | None, Any]:
     """(problem or None, details). None with a reason string when nothing can be checked."""
     ms, mf, cann = installed("mindspore"), installed("mindformers"), cann_version()
     if ms is None and mf is None:
         return None, "MindSpore and MindFormers are not installed in this environment"
     try:
-        rows = load_data(DATA).get("mindformers") or []
-    except OSError:
+        data = load_data(DATA)
+    except (OSError, ValueError):
         return None, "no version table shipped"
+    rows = list(data.get("mindformers") or []) + list(data.get("mindformers_compatible_extra") or [])
     have = {"mindspore": ms, "mindformers": mf, "cann": cann}
     if mf is None:
         return None, f"MindFormers is not installed (MindSpore {ms})"
-    matches = [r for r in rows if _mm(str(r.get("mindformers", ""))) == _mm(mf)]
+    matches = [r for r in rows if _same_release(str(r.get("mindformers", "")), mf)]
     if not matches:
         return None, f"MindFormers {mf} is not in the version table"
     for key in ("mindspore", "cann"):
         if have[key] is None:
             continue
         allowed = {_mm(str(r.get(key))) for r in matches if r.get(key)}
-        if allowed and _mm(have[key]) not in allowed:  # type: ignore[arg-type]
+        if allowed and not any(_same_release(a, have[key]) for a in allowed):  # type: ignore[arg-type]
             return (f"installed MindFormers {mf} expects {key} {' or '.join(sorted(allowed))} "
                     f"but {have[key]} is installed ({matches[0].get('source', 'version table')})",
                     have)

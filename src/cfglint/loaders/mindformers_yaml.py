@@ -40,17 +40,19 @@ def _load(path: str, out: MindFormersYaml, chain: tuple[str, ...]) -> Node:
     base = root.value.get("base_config")
     if base is None:
         return root
-    # Bases are merged first, in the order listed; the file itself overrides them all.
-    # Paths are relative to the directory of the file that lists them.
+    # As MindFormerConfig does it: the bases, in the order listed, are combined section by
+    # section (a later base replaces a whole top-level section of an earlier one); then the
+    # file itself is deep-merged on top. Paths are relative to the listing file's folder.
     entries = base.value if base.is_seq else [base]
-    merged = Node({}, path, 1, 1)
+    combined: dict[str, Node] = {}
     for entry in entries:
         if not isinstance(entry.value, str) or not entry.value.strip():
             raise InputError(path, "base_config entries must be file paths", line=entry.line)
         target = os.path.normpath(os.path.join(os.path.dirname(path), entry.value.strip()))
         if not os.path.exists(target):
             raise InputError(path, f"base_config file {entry.value!r} not found", line=entry.line)
-        merged = merge(merged, _load(target, out, chain + (real,)))
+        combined.update(_load(target, out, chain + (real,)).value)
+    merged = Node(combined, path, 1, 1)
     own = Node({k: v for k, v in root.value.items() if k != "base_config"}, path, root.line, 1)
     return merge(merged, own)
 

@@ -293,6 +293,9 @@ def parse_yaml_text(text: str, path: str) -> Document:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
         what = (exc.problem or exc.context or "syntax error").strip()
+        if "another document" in what:
+            raise InputError(path, "holds several YAML documents; a config is one document",
+                             line=line) from None
         raise InputError(path, f"YAML syntax error: {what}", line=line) from None
     except RecursionError:
         raise InputError(path, f"nesting deeper than {MAX_DEPTH} levels") from None

@@ -1,0 +1,236 @@
+"""The command line: the main call, output contracts, selection, settings, suppression,
+exit codes, and that bad input ends in one line with exit code 2."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES, ROOT
+
+from cfglint.cli import main
+
+EX = FIXTURES / "examples" / "llama2_7b"
+EX_MF, EX_MG = str(EX / "pretrain_llama2_7b.yaml"), str(EX / "pretrain_llama2_7b.sh")
+DENSE = FIXTURES / "pairs" / "llama2_dense"
+ALIGN_MF = str(DENSE / "llama2_7b_align.yaml")
+ALIGN_MG = str(DENSE / "pretrain_llama2_align.sh")
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict]:
+    code, out, _ = run(capsys, *argv, "--format", "json")
+    return code, json.loads(out)
+
+
+def test_main_call_reports_the_example_mismatches(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, EX_MF, "--megatron", EX_MG)
+    assert code == 1
+    out = " ".join(out.split())  # the text report wraps lines
+    # both values, where each came from, why and how to fix, in one block
+    assert "Adam beta2 differs: MindFormers 0.95" in out
+    assert "Megatron 0.999 (default of Megatron-LM" in out and "not set in pretrain_llama2_7b.sh" in out
+    assert "why:" in out and "fix:" in out
+    assert out.endswith("Found 7 errors, 3 warnings, 4 notes.")
+
+
+def test_json_follows_the_contract(capsys: pytest.CaptureFixture[str]) -> None:
+    code, data = run_json(capsys, EX_MF, "--megatron", EX_MG)
+    assert code == 1
+    assert set(data) == {"tool", "inputs", "findings", "errors"}
+    assert data["tool"]["name"] == "cfglint"
+    assert data["inputs"] == [{"path": EX_MF, "kind": "mindformers"},
+                              {"path": EX_MG, "kind": "megatron"}]
+    for f in data["findings"]:
+        assert set(f) == {"rule", "row", "severity", "message", "values", "locations"}
+        assert f["severity"] in ("error", "warning", "note")
+        for loc in f["locations"]:
+            assert set(loc) == {"path", "line", "column", "side"}
+            assert loc["path"] in (EX_MF, EX_MG)  # paths as given on the command line
+    beta2 = next(f for f in data["findings"] if f["row"] == "optimizer.beta2" and f["severity"] == "error")
+    assert beta2["values"] == {"mindformers": 0.95, "megatron": 0.999}
+    # the Megatron value is a default: no location on that side, and the message says so
+    assert [loc["side"] for loc in beta2["locations"]] == ["mindformers"]
+    assert "Megatron" in beta2["message"] and "default" in beta2["message"]
+    assert beta2["locations"][0]["line"] == 25
+
+
+def test_python_dash_m_behaves_the_same() -> None:
+    args = [EX_MF, "--megatron", EX_MG, "--format", "json"]
+    a = subprocess.run([sys.executable, "-m", "cfglint", *args], capture_output=True, text=True,
+                       cwd=ROOT, check=False)
+    b = subprocess.run([str(Path(sys.executable).parent / "cfglint"), *args],
+                       capture_output=True, text=True, cwd=ROOT, check=False)
+    assert a.returncode == b.returncode == 1
+    assert json.loads(a.stdout) == json.loads(b.stdout)
+
+
+def test_aligned_pair_is_clean(capsys: pytest.CaptureFixture[str]) -> None:
+    code, data = run_json(capsys, ALIGN_MF, "--megatron", ALIGN_MG, "--profile", "align")
+    assert code == 0 and data["findings"] == [] and data["errors"] == []
+
+
+def test_single_side_lint(capsys: pytest.CaptureFixture[str]) -> None:
+    code, data = run_json(capsys, EX_MF)
+    rules = {f["rule"] for f in data["findings"]}
+    assert "OPT002" not in rules or all(f["locations"][0]["side"] == "mindformers"
+                                        for f in data["findings"])
+    assert data["inputs"] == [{"path": EX_MF, "kind": "mindformers"}]
+    code, data = run_json(capsys, "--megatron", EX_MG)
+    assert any(f["rule"] == "STR012" for f in data["findings"])  # dropout 0.1 recommendation
+    assert all(loc["side"] == "megatron" for f in data["findings"] for loc in f["locations"])
+
+
+def test_select_and_ignore(capsys: pytest.CaptureFixture[str]) -> None:
+    _, data = run_json(capsys, EX_MF, "--megatron", EX_MG, "--select", "optimizer")
+    assert data["findings"] and all(f["row"].startswith("optimizer.") for f in data["findings"])
+    _, data = run_json(capsys, EX_MF, "--megatron", EX_MG, "--select", "OPT006,STR004")
+    assert {f["rule"] for f in data["findings"]} == {"OPT006", "STR004"}
+    _, data = run_json(capsys, EX_MF, "--megatron", EX_MG, "--ignore", "structure.dropout")
+    assert not any(f["row"] == "structure.dropout" for f in data["findings"])
+
+
+def test_fail_on(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _ = run_json(capsys, EX_MF, "--megatron", EX_MG, "--select", "PRC010", "--fail-on", "warning")
+    assert code == 0  # only a note
+    code, _ = run_json(capsys, EX_MF, "--megatron", EX_MG, "--select", "PRC010", "--fail-on", "note")
+    assert code == 1
+
+
+def test_settings_from_pyproject(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.cfglint]\nignore = ["optimizer"]\nformat = "json"\n')
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run(capsys, EX_MF, "--megatron", EX_MG)
+    data = json.loads(out)
+    assert data["findings"] and not any(f["row"].startswith("optimizer.") for f in data["findings"])
+    (tmp_path / "pyproject.toml").write_text('[tool.cfglint]\nno_such_key = 1\n')
+    code, _, err = run(capsys, EX_MF)
+    assert code == 2 and "no_such_key" in err and len(err.strip().splitlines()) == 1
+
+
+def test_inline_suppression_in_yaml_and_shell(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    mf = tmp_path / "mf.yaml"
+    mf.write_text(Path(EX_MF).read_text().replace(
+        "  beta2: 0.95\n", "  beta2: 0.95  # cfglint: disable=OPT006\n"))
+    mg = tmp_path / "mg.sh"
+    mg.write_text(Path(EX_MG).read_text().replace(
+        "    --weight-decay 0.1\n", "    --weight-decay 0.1  # cfglint: disable=optimizer.weight_decay\n"))
+    _, data = run_json(capsys, str(mf), "--megatron", str(mg))
+    rules = {f["rule"] for f in data["findings"]}
+    assert "OPT006" not in rules and "OPT008" not in rules
+    assert "OPT001" in rules  # other findings stay
+
+
+def test_rules_listing_and_explain(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "rules", "--format", "json")
+    rules = json.loads(out)["rules"]
+    assert code == 0 and len(rules) > 80
+    assert all(set(r) >= {"id", "row", "severity", "title"} for r in rules)
+    assert len({r["id"] for r in rules}) == len(rules)
+    code, out, _ = run(capsys, "explain", "OPT006")
+    assert code == 0 and "beta2" in out and "How to fix" in out
+    code, _, err = run(capsys, "explain", "NOPE999")
+    assert code == 2 and "NOPE999" in err
+
+
+def test_show_lists_values_with_provenance(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "show", EX_MF, "--megatron", EX_MG, "--format", "json")
+    data = json.loads(out)
+    ffn = data["settings"]["structure.ffn_hidden_size"]
+    assert ffn["mindformers"]["value"] == 11008 and ffn["mindformers"]["origin"] == "derived"
+    assert ffn["megatron"]["value"] == 10880
+    beta2 = data["settings"]["optimizer.beta2"]["megatron"]
+    assert beta2["origin"] == "default" and "Megatron-LM" in beta2["where"]
+    code, out, _ = run(capsys, "show", EX_MF, "--megatron", EX_MG)
+    assert code == 0 and "structure.ffn_hidden_size" in out
+
+
+def test_lr_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    mf = tmp_path / "mf.yaml"
+    mf.write_text(Path(ALIGN_MF).read_text().replace(
+        "  type: ConstantWarmUpLR\n  learning_rate: 1.e-5\n  warmup_steps: 0\n",
+        "  type: CosineWithWarmUpLR\n  learning_rate: 1.e-5\n  lr_end: 1.e-6\n  warmup_steps: 10\n"))
+    code, out, _ = run(capsys, "lr", str(mf), "--megatron", ALIGN_MG)
+    assert code == 1
+    # warmup starts from lr 0 on MindFormers while Megatron is constant: step 1 differs
+    assert "First step where they differ by more than 1%: 1" in out
+    code, out, _ = run(capsys, "lr", ALIGN_MF, "--megatron", ALIGN_MG)
+    assert code == 0 and "agree" in out
+
+
+# -- bad input: one clear line naming the file, exit 2, no traceback ---------------------------
+def _bad_inputs(tmp: Path) -> list[tuple[str, list[str], str]]:
+    (tmp / "dir").mkdir()
+    (tmp / "syntax.yaml").write_text("model:\n  model_config: [1,\n")
+    bomb = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    bomb += [f"a{i}: &a{i} [" + ", ".join([f"*a{i-1}"] * 10) + "]" for i in range(1, 9)]
+    (tmp / "bomb.yaml").write_text("\n".join(bomb) + "\n")
+    (tmp / "deep.yaml").write_text("a: " + "[" * 20000 + "]" * 20000 + "\n")
+    (tmp / "binary.yaml").write_bytes(b"\x00\x01\x02" * 100)
+    (tmp / "latin1.yaml").write_bytes("seed: 1\nname: caf\xe9\n".encode("latin-1"))
+    (tmp / "list.yaml").write_text("- 1\n- 2\n")
+    (tmp / "quote.sh").write_text('ARGS="--num-layers 2\ntorchrun pretrain_gpt.py $ARGS\n')
+    (tmp / "huge.yaml").write_text("a: 1\n" + "#" * (9 * 1024 * 1024))
+    return [
+        ("missing", [str(tmp / "nope.yaml")], "nope.yaml: no such"),
+        ("directory", ["--megatron", str(tmp / "dir")], "is a directory"),
+        ("syntax", [str(tmp / "syntax.yaml")], "syntax.yaml:"),
+        ("alias bomb", [str(tmp / "bomb.yaml")], "alias bomb"),
+        ("deep nesting", [str(tmp / "deep.yaml")], "nesting deeper"),
+        ("binary", [str(tmp / "binary.yaml")], "binary"),
+        ("non-UTF-8", [str(tmp / "latin1.yaml")], "latin1.yaml:2: is not valid UTF-8"),
+        ("top-level list", [str(tmp / "list.yaml")], "top level is a list"),
+        ("unterminated quote", ["--megatron", str(tmp / "quote.sh")], "quote.sh:1"),
+        ("huge", [str(tmp / "huge.yaml")], "limit"),
+        ("usage", ["--format", "xml", ALIGN_MF], "invalid choice"),
+    ]
+
+
+def test_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    for name, argv, expect in _bad_inputs(tmp_path):
+        proc = subprocess.run([sys.executable, "-m", "cfglint", *argv], capture_output=True,
+                              text=True, timeout=60, cwd=ROOT, check=False)
+        assert proc.returncode == 2, (name, proc.stdout, proc.stderr)
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1, (name, proc.stderr)
+        assert "Traceback" not in proc.stderr and expect in lines[0], (name, lines)
+
+
+def test_input_errors_also_reach_json_and_sarif(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "list.yaml"
+    bad.write_text("- 1\n")
+    code, out, err = run(capsys, str(bad), "--format", "json")
+    assert code == 2 and json.loads(out)["errors"][0]["path"] == str(bad)
+    assert err.strip().endswith("top level is a list, expected a mapping of settings")
+    code, out, _ = run(capsys, str(bad), "--format", "sarif")
+    note = json.loads(out)["runs"][0]["invocations"][0]["toolExecutionNotifications"][0]
+    assert code == 2 and "top level is a list" in note["message"]["text"]
+
+
+def test_output_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    target = tmp_path / "report.json"
+    code, out, _ = run(capsys, EX_MF, "--megatron", EX_MG, "--format", "json", "-o", str(target))
+    assert code == 1 and out == ""
+    assert json.loads(target.read_text())["findings"]
+
+
+def test_plain_lint_imports_no_heavy_modules() -> None:
+    code = (
+        "import sys\nfrom cfglint.cli import main\n"
+        f"rc = main([{EX_MF!r}, '--megatron', {EX_MG!r}, '--format', 'json'])\n"
+        "heavy = [m for m in ('torch', 'mindspore', 'libcst', 'numpy', 'matplotlib') if m in sys.modules]\n"
+        "print(heavy)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                          check=False, env={**os.environ, "CFGLINT_CACHE_DIR": "/tmp/cfglint-test-cache"})
+    assert proc.stdout.strip().splitlines()[-1] == "[]", proc.stdout[-500:]

@@ -1,0 +1,96 @@
+"""The YAML tree loader: YAML 1.1 values as MindFormers (PyYAML) reads them, positions,
+anchors and merge keys, and the guards against hostile input."""
+
+from __future__ import annotations
+
+import pytest
+
+from cfglint.errors import InputError
+from cfglint.loaders.yamltree import get, parse_yaml_text, resolve_plain_yaml11
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("1e-5", "1e-5"),  # no dot: a string for PyYAML
+        ("1.0e5", "1.0e5"),  # unsigned exponent: a string too
+        ("1.e-5", 1e-5),
+        ("1.0e-5", 1e-5),
+        (".5", 0.5),
+        ("on", True),
+        ("off", False),
+        ("yes", True),
+        ("010", 8),  # octal
+        ("0x10", 16),
+        ("1_000", 1000),
+        ("~", None),
+        ("1:30", 90),  # sexagesimal
+        ("-.inf", float("-inf")),
+    ],
+)
+def test_yaml11_resolution(text: str, value: object) -> None:
+    assert resolve_plain_yaml11(text) == value
+
+
+def test_positions_and_yaml12_disagreement() -> None:
+    doc = parse_yaml_text("optimizer:\n  eps: 1e-8\n  beta2: 0.95\nflag: yes\n", "c.yaml")
+    eps = get(doc.root, "optimizer.eps")
+    assert eps is not None and eps.value == "1e-8" and eps.yaml11_string
+    assert eps.yaml12_value == 1e-8
+    assert (eps.line, eps.column, eps.key_line) == (2, 8, 2)
+    flag = get(doc.root, "flag")
+    assert flag is not None and flag.value is True and not flag.yaml11_string
+
+
+def test_quoted_and_tagged_scalars_stay_strings() -> None:
+    doc = parse_yaml_text("a: '1.0'\nb: !!str 3\nc: \"on\"\n", "c.yaml")
+    assert [get(doc.root, k).value for k in "abc"] == ["1.0", "3", "on"]  # type: ignore[union-attr]
+
+
+def test_anchors_are_shared_and_merge_keys_fill_in() -> None:
+    doc = parse_yaml_text(
+        "base: &b {x: 1, y: 2}\nchild:\n  <<: *b\n  y: 3\nlist: [&dp 4, *dp]\n", "c.yaml"
+    )
+    assert get(doc.root, "child").plain() == {"y": 3, "x": 1}  # type: ignore[union-attr]
+    assert get(doc.root, "list[1]").value == 4  # type: ignore[union-attr]
+    assert get(doc.root, "list[0]") is get(doc.root, "list[1]")
+
+
+def test_duplicate_keys_warn_and_last_wins() -> None:
+    doc = parse_yaml_text("seed: 1\nseed: 2\n", "c.yaml")
+    assert get(doc.root, "seed").value == 2  # type: ignore[union-attr]
+    assert any("duplicate key 'seed'" in w for w in doc.warnings)
+
+
+def test_alias_bomb_is_refused() -> None:
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    for i in range(1, 9):
+        refs = ", ".join([f"*a{i - 1}"] * 10)
+        lines.append(f"a{i}: &a{i} [{refs}]")
+    with pytest.raises(InputError, match="alias bomb"):
+        parse_yaml_text("\n".join(lines) + "\n", "bomb.yaml")
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["a: " + "[" * 20000 + "]" * 20000 + "\n",
+     "a:\n" + "".join("  " * i + f"k{i}:\n" for i in range(1, 300))],
+    ids=["flow", "block"],
+)
+def test_deep_nesting_is_refused(text: str) -> None:
+    with pytest.raises(InputError, match="nesting deeper"):
+        parse_yaml_text(text, "deep.yaml")
+
+
+@pytest.mark.parametrize(
+    ("text", "message", "line"),
+    [("- 1\n- 2\n", "top level is a list", 1),
+     ("a: [1\nb: 2\n", "YAML syntax error", 2),
+     ("", "empty YAML document", None),
+     ("a: 1\n---\nb: 2\n", "several YAML documents", 2)],
+)
+def test_shape_and_syntax_errors(text: str, message: str, line: int | None) -> None:
+    with pytest.raises(InputError) as err:
+        parse_yaml_text(text, "bad.yaml")
+    assert message in str(err.value)
+    assert err.value.line == line
