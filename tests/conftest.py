@@ -22,6 +22,8 @@ def need_shared(*parts: str) -> Path:
 
 
 @pytest.fixture(autouse=True)
-def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+def _isolated_cache(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # keep the parsed-data and scan caches out of the user's home during tests
     monkeypatch.setenv("CFGLINT_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))

@@ -6,11 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, FIXTURES, need_shared
 
 from cfglint.errors import InputError
 from cfglint.normalize_mindformers import load_mindformers
 from cfglint.values import Origin
+from conftest import CORPUS, FIXTURES, need_shared
 
 
 def corpus_files() -> list[Path]:
@@ -51,19 +51,44 @@ CASES = [
     ("configs__llama2__pretrain_llama2_7b_bf16.yaml", "optimizer.beta2", 0.95, 27),
     ("configs__llama2__pretrain_llama2_7b_bf16.yaml", "parallel.data_parallel", 8, 91),
     ("configs__llama2__pretrain_llama2_7b_bf16.yaml", "weight.param_dtype", "float16", 152),
-    ("configs__llama2__pretrain_llama2_7b_bf16.yaml", "optimizer.type", "adamw-no-bias-correction", 25),
+    (
+        "configs__llama2__pretrain_llama2_7b_bf16.yaml",
+        "optimizer.type",
+        "adamw-no-bias-correction",
+        25,
+    ),
     ("research__qwen2_5__finetune_qwen2_5_7b_8k.yaml", "structure.num_query_groups", 4, 139),
     ("research__qwen2_5__finetune_qwen2_5_7b_8k.yaml", "structure.rope_theta", 1000000.0, 144),
-    ("research__llama3_1__llama3_1_8b__finetune_llama3_1_8b.yaml", "structure.rope_theta", 500000.0, 135),
+    (
+        "research__llama3_1__llama3_1_8b__finetune_llama3_1_8b.yaml",
+        "structure.rope_theta",
+        500000.0,
+        135,
+    ),
     ("configs__glm4__finetune_glm4_9b.yaml", "structure.num_query_groups", 2, 46),
     ("configs__glm4__finetune_glm4_9b.yaml", "optimizer.weight_decay", 0.01, 119),
     ("research__internlm2__finetune_internlm2_7b.yaml", "structure.ffn_hidden_size", 14336, 143),
     # legacy dialect, MoE
     ("research__mixtral__mixtral_8x7b__pretrain_mixtral-8x7b.yaml", "moe.num_experts", 8, 35),
     ("research__mixtral__mixtral_8x7b__pretrain_mixtral-8x7b.yaml", "moe.capacity_factor", 1.1, 36),
-    ("research__mixtral__mixtral_8x7b__pretrain_mixtral-8x7b.yaml", "precision.compute_dtype", "float16", 165),
-    ("research__deepseek3__deepseek3_671b__pretrain_deepseek3_671b.yaml", "moe.num_experts", 256, 170),
-    ("research__deepseek3__deepseek3_671b__pretrain_deepseek3_671b.yaml", "parallel.pipeline_parallel", 16, 88),
+    (
+        "research__mixtral__mixtral_8x7b__pretrain_mixtral-8x7b.yaml",
+        "precision.compute_dtype",
+        "float16",
+        165,
+    ),
+    (
+        "research__deepseek3__deepseek3_671b__pretrain_deepseek3_671b.yaml",
+        "moe.num_experts",
+        256,
+        170,
+    ),
+    (
+        "research__deepseek3__deepseek3_671b__pretrain_deepseek3_671b.yaml",
+        "parallel.pipeline_parallel",
+        16,
+        88,
+    ),
     ("research__qwen2__pretrain_qwen2_57b.yaml", "moe.router_topk", 8, 38),
     # new dialect (use_legacy: False), dense and MoE
     ("configs__qwen3__pretrain_qwen3_32b_4k.yaml", "structure.num_layers", 64, 128),
@@ -73,12 +98,18 @@ CASES = [
     ("configs__qwen3_moe__pretrain_qwen3_30b_a3b_4k.yaml", "moe.aux_loss_coeff", 0.001, 191),
     ("configs__qwen3_moe__pretrain_qwen3_30b_a3b_4k.yaml", "parallel.tensor_parallel", 4, 100),
     ("configs__telechat3__pretrain_telechat3_105b_a4b_4k.yaml", "moe.num_experts", 192, 214),
-    ("configs__telechat3__pretrain_telechat3_105b_a4b_4k.yaml", "optimizer.lr_warmup_steps", 2000, 50),
+    (
+        "configs__telechat3__pretrain_telechat3_105b_a4b_4k.yaml",
+        "optimizer.lr_warmup_steps",
+        2000,
+        50,
+    ),
 ]
 
 
-@pytest.mark.parametrize(("name", "field", "value", "line"), CASES,
-                         ids=[f"{c[0][:24]}-{c[1]}" for c in CASES])
+@pytest.mark.parametrize(
+    ("name", "field", "value", "line"), CASES, ids=[f"{c[0][:24]}-{c[1]}" for c in CASES]
+)
 def test_corpus_values_with_positions(name: str, field: str, value: object, line: int) -> None:
     v = _cfg(name).get(field)
     assert v is not None
@@ -103,7 +134,10 @@ def test_global_batch_follows_mindformers_formula() -> None:
     v = _cfg("configs__llama2__pretrain_llama2_7b_bf16.yaml").optimizer.global_batch_size
     assert v.value == 64 and v.origin is Origin.DERIVED
     # qwen3-moe: batch 1 x dp 1 x micro_batch_num 16 x interleave 1 (pipeline_stage 4)
-    assert _cfg("configs__qwen3_moe__pretrain_qwen3_30b_a3b_4k.yaml").optimizer.global_batch_size.value == 16
+    assert (
+        _cfg("configs__qwen3_moe__pretrain_qwen3_30b_a3b_4k.yaml").optimizer.global_batch_size.value
+        == 16
+    )
 
 
 def test_defaults_name_their_class() -> None:

@@ -73,8 +73,10 @@ def test_alias_bomb_is_refused() -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["a: " + "[" * 20000 + "]" * 20000 + "\n",
-     "a:\n" + "".join("  " * i + f"k{i}:\n" for i in range(1, 300))],
+    [
+        "a: " + "[" * 20000 + "]" * 20000 + "\n",
+        "a:\n" + "".join("  " * i + f"k{i}:\n" for i in range(1, 300)),
+    ],
     ids=["flow", "block"],
 )
 def test_deep_nesting_is_refused(text: str) -> None:
@@ -84,10 +86,12 @@ def test_deep_nesting_is_refused(text: str) -> None:
 
 @pytest.mark.parametrize(
     ("text", "message", "line"),
-    [("- 1\n- 2\n", "top level is a list", 1),
-     ("a: [1\nb: 2\n", "YAML syntax error", 2),
-     ("", "empty YAML document", None),
-     ("a: 1\n---\nb: 2\n", "several YAML documents", 2)],
+    [
+        ("- 1\n- 2\n", "top level is a list", 1),
+        ("a: [1\nb: 2\n", "YAML syntax error", 2),
+        ("", "empty YAML document", None),
+        ("a: 1\n---\nb: 2\n", "several YAML documents", 2),
+    ],
 )
 def test_shape_and_syntax_errors(text: str, message: str, line: int | None) -> None:
     with pytest.raises(InputError) as err:

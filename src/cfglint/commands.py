@@ -63,8 +63,20 @@ def _jobs(args: Any) -> list[tuple[list[str], str | None, list[str]]]:
     return jobs
 
 
-MF_KEYS = {"model", "model_config", "runner_config", "optimizer", "lr_schedule", "parallel_config",
-           "trainer", "training_args", "runner_wrapper", "base_config", "moe_config", "context"}
+MF_KEYS = {
+    "model",
+    "model_config",
+    "runner_config",
+    "optimizer",
+    "lr_schedule",
+    "parallel_config",
+    "trainer",
+    "training_args",
+    "runner_wrapper",
+    "base_config",
+    "moe_config",
+    "context",
+}
 
 
 def looks_like_mindformers(path: str) -> bool:
@@ -90,15 +102,24 @@ def cmd_lint(args: Any) -> int:
     if not jobs and args.skip_unrecognized_yaml:
         return 0  # a pre-commit run whose changed YAML files are not MindFormers configs
     if not jobs:
-        raise InputError(None, "nothing to check: give a MindFormers YAML, --megatron FILE "
-                               "or --source PATH (see cfglint --help)")
+        raise InputError(
+            None,
+            "nothing to check: give a MindFormers YAML, --megatron FILE "
+            "or --source PATH (see cfglint --help)",
+        )
     total = Report()
     for mf, mg, sources in jobs:
         opts = Options(
-            mindformers=mf, megatron=mg, launch=args.launch, sources=sources, profile=profile,
+            mindformers=mf,
+            megatron=mg,
+            launch=args.launch,
+            sources=sources,
+            profile=profile,
             select=args.select or list(cfg.get("select", [])),
             ignore=args.ignore + list(cfg.get("ignore", [])),
-            megatron_version=version, data=args.data, tokenizer=args.tokenizer,
+            megatron_version=version,
+            data=args.data,
+            tokenizer=args.tokenizer,
             loss_logs=args.loss_log,
         )
         report, _ = lint(opts)
@@ -142,8 +163,12 @@ def _emit(report: Report, fmt_name: str, args: Any) -> None:
             for e in report.errors:
                 print(_problem_line(e), file=sys.stderr)
             report = report.model_copy(update={"errors": []})
-        color = not args.no_color and args.output is None and sys.stdout.isatty() and \
-            "NO_COLOR" not in os.environ
+        color = (
+            not args.no_color
+            and args.output is None
+            and sys.stdout.isatty()
+            and "NO_COLOR" not in os.environ
+        )
         text = render_text(report, section_titles(), color=color, verbose=args.verbose)
         _out(text, args.output)
 
@@ -166,8 +191,13 @@ def _load_pair(args: Any) -> tuple[Config | None, Config | None]:
 def _cell(v: Value | None) -> dict[str, Any] | None:
     if v is None:
         return None
-    return {"value": v.value, "origin": v.origin.value, "where": v.where(), "brief": v.brief(),
-            "locations": [str(loc) for loc in v.locations()]}
+    return {
+        "value": v.value,
+        "origin": v.origin.value,
+        "where": v.where(),
+        "brief": v.brief(),
+        "locations": [str(loc) for loc in v.locations()],
+    }
 
 
 def cmd_show(args: Any) -> int:
@@ -181,11 +211,16 @@ def cmd_show(args: Any) -> int:
         rows.append((path, a, b))
     env_names = sorted(set((mf.env if mf else {}) | (mg.env if mg else {})))
     for name in env_names:
-        rows.append((f"env.{name}", mf.env.get(name) if mf else None, mg.env.get(name) if mg else None))
+        rows.append(
+            (f"env.{name}", mf.env.get(name) if mf else None, mg.env.get(name) if mg else None)
+        )
     if args.format == "json":
         out = {
-            "inputs": [{"path": c.path, "kind": c.kind, "defaults": c.defaults_from}
-                       for c in (mf, mg) if c is not None],
+            "inputs": [
+                {"path": c.path, "kind": c.kind, "defaults": c.defaults_from}
+                for c in (mf, mg)
+                if c is not None
+            ],
             "settings": {p: {"mindformers": _cell(a), "megatron": _cell(b)} for p, a, b in rows},
             "warnings": [w for c in (mf, mg) if c is not None for w in c.warnings],
         }
@@ -195,7 +230,9 @@ def cmd_show(args: Any) -> int:
     from rich.table import Table
 
     con = Console(highlight=False, soft_wrap=False, width=max(120, _term_width()))
-    title = " vs ".join(f"{c.path} ({c.defaults_from or c.kind})" for c in (mf, mg) if c is not None)
+    title = " vs ".join(
+        f"{c.path} ({c.defaults_from or c.kind})" for c in (mf, mg) if c is not None
+    )
     table = Table(title=title, show_lines=False, expand=True)
     table.add_column("setting", no_wrap=True)
     if mf:
@@ -245,8 +282,18 @@ def cmd_rules(args: Any) -> int:
 
     rules = load_rules()
     if args.format == "json":
-        data = {"rules": [{"id": r.id, "row": r.row, "severity": r.severity, "title": r.title,
-                           "profiles": list(r.profiles)} for r in rules]}
+        data = {
+            "rules": [
+                {
+                    "id": r.id,
+                    "row": r.row,
+                    "severity": r.severity,
+                    "title": r.title,
+                    "profiles": list(r.profiles),
+                }
+                for r in rules
+            ]
+        }
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
         return 0
     for r in rules:
@@ -297,13 +344,15 @@ def cmd_lr(args: Any) -> int:
     for n in (*a.notes, *b.notes):
         sys.stdout.write(f"note: {n}\n")
     if diff.first_diverging_step is None:
-        sys.stdout.write(f"The curves agree within 1% over {steps} steps "
-                         f"(largest gap {diff.max_rel_gap:.2%}).\n")
+        sys.stdout.write(
+            f"The curves agree within 1% over {steps} steps (largest gap {diff.max_rel_gap:.2%}).\n"
+        )
     else:
         sys.stdout.write(
             f"First step where they differ by more than 1%: {diff.first_diverging_step} "
             f"(MindFormers {diff.a_at_first:.6g}, Megatron {diff.b_at_first:.6g}); "
-            f"largest gap {diff.max_rel_gap:.2%} at step {diff.max_gap_step}.\n")
+            f"largest gap {diff.max_rel_gap:.2%} at step {diff.max_gap_step}.\n"
+        )
     sys.stdout.write("MindFormers is *, Megatron is o, # where they overlap\n")
     sys.stdout.write(lr.plot_terminal(a, b) + "\n")
     if args.plot:

@@ -32,7 +32,6 @@ def load_data(path: str | Path) -> Any:
     except (OSError, ValueError):
         pass
     from ruamel.yaml import YAML
-
     from ruamel.yaml.error import YAMLError
 
     # Our data files are YAML 1.2 (unlike user configs, which MindFormers reads as 1.1).

@@ -50,9 +50,11 @@ def to_location(loc: Loc, side: str) -> Location:
 
 
 def value_locations(v: Value | None, side: str) -> list[Location]:
+    """Where a value was typed first, then the lines that carried it there (the variable
+    assignment a flag expands, the array a value sits in)."""
     if v is None:
         return []
-    return [to_location(loc, side) for loc in v.locations(with_via=False)]
+    return [to_location(loc, side) for loc in v.locations()]
 
 
 def where(v: Value | None, cfg: Config | None) -> str:
@@ -115,18 +117,30 @@ def make_finding(
         if loc not in seen:
             seen.append(loc)
     return Finding(
-        rule=rule.id, row=rule.row, severity=rule.severity, message=message, values=values,
-        locations=seen, rationale=rule.rationale, fix=rule.fix,
+        rule=rule.id,
+        row=rule.row,
+        severity=rule.severity,
+        message=message,
+        values=values,
+        locations=seen,
+        rationale=rule.rationale,
+        fix=rule.fix,
     )
 
 
-def yaml11_findings(rule: Rule, v: Value, cfg: Config, ctx: Context) -> list[Finding]:
+def yaml11_findings(
+    rule: Rule, v: Value, cfg: Config, ctx: Context, other: Value | None = None
+) -> list[Finding]:
     """A number MindFormers will read as a string, reported once per row."""
     key = (rule.row, v.loc.path if v.loc else cfg.path, v.loc.line if v.loc else 0)
     if key in ctx.yaml11_seen:
         return []
     ctx.yaml11_seen.add(key)
-    return [yaml11_finding(rule, v, cfg)]
+    f = yaml11_finding(rule, v, cfg)
+    if other is not None and other.known:
+        f.values["megatron"] = other.value
+        f.locations.extend(value_locations(other, "megatron"))
+    return [f]
 
 
 def yaml11_finding(rule: Rule, v: Value, cfg: Config) -> Finding:
@@ -137,9 +151,9 @@ def yaml11_finding(rule: Rule, v: Value, cfg: Config) -> Finding:
         "a float needs a dot and a signed exponent. Write it as "
         f"{_yaml11_spelling(v.raw or '')}."
     )
-    return make_finding(
-        rule, msg, {cfg.side: v.raw}, value_locations(v, cfg.side)
-    ).model_copy(update={"severity": "error"})
+    return make_finding(rule, msg, {cfg.side: v.raw}, value_locations(v, cfg.side)).model_copy(
+        update={"severity": "error"}
+    )
 
 
 def _yaml11_spelling(raw: str) -> str:
@@ -160,7 +174,7 @@ def _compare(rule: Rule, ctx: Context) -> list[Finding]:
         return []
     a, b = mf.get(rule.field), mg.get(rule.field)  # type: ignore[arg-type]
     if a is not None and a.yaml11_string:
-        return yaml11_findings(rule, a, mf, ctx)
+        return yaml11_findings(rule, a, mf, ctx, other=b)
     if a is None or b is None or not a.known or not b.known:
         if a is not None and b is not None:
             gone = a if not a.known else b
@@ -169,14 +183,23 @@ def _compare(rule: Rule, ctx: Context) -> list[Finding]:
     if _equal(_n(a.value), _n(b.value), rule.tolerance):
         return []
     fields = {
-        "title": rule.title, "mf": fmt(a.value), "mg": fmt(b.value),
-        "mf_where": where(a, mf), "mg_where": where(b, mg), "mg_label": label(mg),
-        "mf_knob": a.knob, "mg_knob": b.knob,
+        "title": rule.title,
+        "mf": fmt(a.value),
+        "mg": fmt(b.value),
+        "mf_where": where(a, mf),
+        "mg_where": where(b, mg),
+        "mg_label": label(mg),
+        "mf_knob": a.knob,
+        "mg_knob": b.knob,
     }
     locs = value_locations(a, "mindformers") + value_locations(b, "megatron")
-    locs += _locate(rule, mf, "mindformers") + _locate(rule, mg, "megatron")
+    locs += _locate(rule, ctx, "mindformers") + _locate(rule, ctx, "megatron")
+    if not locs:  # both defaults: point at the two files, where the setting would go
+        locs = _anchor(mf, "mindformers") + _anchor(mg, "megatron")
     return [
-        make_finding(rule, render(rule.message, fields), {"mindformers": a.value, "megatron": b.value}, locs)
+        make_finding(
+            rule, render(rule.message, fields), {"mindformers": a.value, "megatron": b.value}, locs
+        )
     ]
 
 
@@ -184,11 +207,30 @@ def _n(v: Any) -> Any:
     return v.lower() if isinstance(v, str) else v
 
 
-def _locate(rule: Rule, cfg: Config, side: str) -> list[Location]:
+def _locate(rule: Rule, ctx: Context, side: str) -> list[Location]:
+    """Locations of the rule's ``locate`` fields on ``side``. A field written ``mf:x.y`` or
+    ``mg:x.y`` is read on that side only (a cross-side rule points at both causes)."""
     out: list[Location] = []
     for f in rule.locate:
-        out.extend(value_locations(cfg.get(f), side))
+        prefix, _, name = f.rpartition(":")
+        if prefix and {"mf": "mindformers", "mg": "megatron"}[prefix] != side:
+            continue
+        cfg = ctx.side(side)
+        if cfg is not None:
+            out.extend(value_locations(cfg.get(name), side))
     return out
+
+
+def _locate_prefixed(rule: Rule, ctx: Context, side: str) -> list[Location]:
+    """Only the side-prefixed ``locate`` fields of ``side`` (the cause on the other side)."""
+    tag = "mf:" if side == "mindformers" else "mg:"
+    if not any(f.startswith(tag) for f in rule.locate):
+        return []
+    return _locate(
+        rule.model_copy(update={"locate": tuple(f for f in rule.locate if f.startswith(tag))}),
+        ctx,
+        side,
+    )
 
 
 def _recommend(rule: Rule, ctx: Context) -> list[Finding]:
@@ -209,17 +251,23 @@ def _recommend(rule: Rule, ctx: Context) -> list[Finding]:
         if rule.expect.holds(v.value):  # type: ignore[union-attr]
             continue
         fields = {
-            "title": rule.title, "value": fmt(v.value), "where": where(v, cfg),
-            "knob": v.knob, "side": label(cfg), "expected": rule.expect.describe(),  # type: ignore[union-attr]
+            "title": rule.title,
+            "value": fmt(v.value),
+            "where": where(v, cfg),
+            "knob": v.knob,
+            "side": label(cfg),
+            "expected": rule.expect.describe(),  # type: ignore[union-attr]
         }
-        locs = value_locations(v, side) + _locate(rule, cfg, side) or _anchor(cfg, side)
+        other = "megatron" if side == "mindformers" else "mindformers"
+        locs = value_locations(v, side) + _locate(rule, ctx, side) or _anchor(cfg, side)
+        locs += _locate_prefixed(rule, ctx, other)
         out.append(make_finding(rule, render(rule.message, fields), {side: v.value}, locs))
     return out
 
 
 def _anchor(cfg: Config, side: str) -> list[Location]:
     """Where a missing setting would be added: the file itself."""
-    return [Location(path=cfg.path, line=1, column=1, side=side)]  # type: ignore[arg-type]
+    return [Location(path=cfg.path, line=1, column=1, side=side, anchor=True)]  # type: ignore[arg-type]
 
 
 def _consistency(rule: Rule, ctx: Context) -> list[Finding]:
@@ -231,13 +279,14 @@ def _consistency(rule: Rule, ctx: Context) -> list[Finding]:
         ok = evaluate(rule.check, {"cfg": ConfigView(cfg)})  # type: ignore[arg-type]
         if ok is None or ok:
             continue
-        vals = {f: cfg.get(f) for f in rule.locate}
+        vals = {f: cfg.get(f) for f in rule.locate if ":" not in f}
         fields = {
-            "title": rule.title, "side": label(cfg),
+            "title": rule.title,
+            "side": label(cfg),
             "val": {f: fmt(v.value) if v else "none" for f, v in vals.items()},
             "at": {f: where(v, cfg) for f, v in vals.items()},
         }
-        locs = _locate(rule, cfg, side) or _anchor(cfg, side)
+        locs = _locate(rule, ctx, side) or _anchor(cfg, side)
         values = {side: {f.split(".")[-1]: v.value for f, v in vals.items() if v}}
         out.append(make_finding(rule, render(rule.message, fields), values, locs))
     return out
@@ -249,9 +298,12 @@ def _env(rule: Rule, ctx: Context) -> list[Finding]:
         cfg = ctx.side(side)
         if cfg is None or not _when(rule, ctx, cfg):
             continue
-        if not cfg.kind.endswith("script"):
+        if not cfg.launch_script:
             ctx.not_checked.append(
-                (rule.row, f"{rule.id}: {rule.env} not checked on {label(cfg)}: no launch script given")
+                (
+                    rule.row,
+                    f"{rule.id}: {rule.env} not checked on {label(cfg)}: no launch script given",
+                )
             )
             continue
         device = cfg.launch.device.value if cfg.launch.device else None  # type: ignore[attr-defined]
@@ -261,12 +313,16 @@ def _env(rule: Rule, ctx: Context) -> list[Finding]:
         if v is not None and v.known and rule.expect.holds(v.value):  # type: ignore[union-attr]
             continue
         fields = {
-            "title": rule.title, "side": label(cfg), "env": rule.env,
+            "title": rule.title,
+            "side": label(cfg),
+            "env": rule.env,
             "value": fmt(v.value) if v is not None and v.known else "not exported",
-            "where": v.where() if v is not None else f"not exported by {cfg.path}",
+            "where": v.where() if v is not None else f"not exported by {cfg.launch_script}",
             "expected": rule.expect.describe(),  # type: ignore[union-attr]
         }
-        locs = value_locations(v, side) or _anchor(cfg, side)
+        locs = value_locations(v, side) or [
+            Location(path=cfg.launch_script, line=1, side=side, anchor=True)
+        ]  # type: ignore[arg-type]
         out.append(
             make_finding(rule, render(rule.message, fields), {side: v.value if v else None}, locs)
         )
@@ -274,7 +330,10 @@ def _env(rule: Rule, ctx: Context) -> list[Finding]:
 
 
 _KINDS = {
-    "compare": _compare, "recommend": _recommend, "consistency": _consistency, "env": _env,
+    "compare": _compare,
+    "recommend": _recommend,
+    "consistency": _consistency,
+    "env": _env,
 }
 
 

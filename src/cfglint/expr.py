@@ -24,17 +24,31 @@ class ExprError(ValueError):
 
 
 _BIN: dict[type, Callable[[Any, Any], Any]] = {
-    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-    ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
     ast.Pow: operator.pow,
 }
 _CMP: dict[type, Callable[[Any, Any], Any]] = {
-    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
-    ast.Gt: operator.gt, ast.GtE: operator.ge,
-    ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b,
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+    ast.In: lambda a, b: a in b,
+    ast.NotIn: lambda a, b: a not in b,
 }
 _FUNCS: dict[str, Callable[..., Any]] = {
-    "abs": abs, "min": min, "max": max, "int": int, "float": float, "len": len,
+    "abs": abs,
+    "min": min,
+    "max": max,
+    "int": int,
+    "float": float,
+    "len": len,
     "lower": lambda s: s.lower() if isinstance(s, str) else s,
     "isclose": lambda a, b, rel=1e-6: abs(a - b) <= rel * max(abs(a), abs(b), 1e-30),
 }
@@ -108,9 +122,26 @@ def compile_expr(text: str) -> ast.Expression:
 
 
 _ALLOWED = (
-    ast.Expression, ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast.Not, ast.USub, ast.UAdd,
-    ast.BinOp, ast.Compare, ast.Name, ast.Load, ast.Attribute, ast.Constant, ast.Call,
-    ast.List, ast.Tuple, ast.IfExp, *_BIN, *_CMP,
+    ast.Expression,
+    ast.BoolOp,
+    ast.And,
+    ast.Or,
+    ast.UnaryOp,
+    ast.Not,
+    ast.USub,
+    ast.UAdd,
+    ast.BinOp,
+    ast.Compare,
+    ast.Name,
+    ast.Load,
+    ast.Attribute,
+    ast.Constant,
+    ast.Call,
+    ast.List,
+    ast.Tuple,
+    ast.IfExp,
+    *_BIN,
+    *_CMP,
 )
 
 

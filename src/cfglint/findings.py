@@ -18,6 +18,8 @@ class Location(BaseModel):
     line: int
     column: int = 1
     side: LocSide
+    # a stand-in position (the file's first line) for a setting that is not written
+    anchor: bool = Field(default=False, exclude=True)
 
 
 class Finding(BaseModel):

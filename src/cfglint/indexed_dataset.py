@@ -16,8 +16,16 @@ import sys
 from dataclasses import dataclass
 
 MAGIC = b"MMIDIDX\x00\x00"
-DTYPES = {1: ("B", 1), 2: ("b", 1), 3: ("h", 2), 4: ("i", 4), 5: ("q", 8), 6: ("d", 8),
-          7: ("f", 4), 8: ("H", 2)}
+DTYPES = {
+    1: ("B", 1),
+    2: ("b", 1),
+    3: ("h", 2),
+    4: ("i", 4),
+    5: ("q", 8),
+    6: ("d", 8),
+    7: ("f", 4),
+    8: ("H", 2),
+}
 MAX_SCAN_TOKENS = 64 * 1024 * 1024
 
 
@@ -37,8 +45,10 @@ class IndexedDataset:
     tokens: int
 
     def describe(self) -> str:
-        return (f"{self.sequences} sequences, {self.documents - 1} documents, {self.tokens} "
-                f"tokens of {self.itemsize}-byte ids")
+        return (
+            f"{self.sequences} sequences, {self.documents - 1} documents, {self.tokens} "
+            f"tokens of {self.itemsize}-byte ids"
+        )
 
     def max_token(self, limit: int = MAX_SCAN_TOKENS) -> tuple[int, int]:
         """Largest token id in the first ``limit`` tokens, and how many were scanned."""
@@ -91,15 +101,22 @@ def open_indexed(prefix: str) -> IndexedDataset:
     tokens = sum(lengths)
     bin_size = os.path.getsize(bin_)
     if bin_size != tokens * itemsize:
-        raise DatasetError(bin_, f"{bin_size} bytes, but the index describes {tokens} tokens of "
-                                 f"{itemsize} bytes ({tokens * itemsize} bytes)")
+        raise DatasetError(
+            bin_,
+            f"{bin_size} bytes, but the index describes {tokens} tokens of "
+            f"{itemsize} bytes ({tokens * itemsize} bytes)",
+        )
     offset = 0
     for i, (ln, ptr) in enumerate(zip(lengths, pointers, strict=True)):
         if ptr != offset or ln < 0:
             raise DatasetError(idx, f"sequence {i} starts at byte {ptr}, expected {offset}")
         offset += ln * itemsize
-    if ndoc and (docs[0] != 0 or docs[-1] != nseq or any(docs[i] > docs[i + 1] for i in range(ndoc - 1))):
-        raise DatasetError(idx, "document boundaries are not increasing from 0 to the sequence count")
+    if ndoc and (
+        docs[0] != 0 or docs[-1] != nseq or any(docs[i] > docs[i + 1] for i in range(ndoc - 1))
+    ):
+        raise DatasetError(
+            idx, "document boundaries are not increasing from 0 to the sequence count"
+        )
     return IndexedDataset(prefix, typecode, itemsize, nseq, ndoc, tokens)
 
 

@@ -7,6 +7,7 @@ The file is streamed; only those lines are read.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from dataclasses import dataclass, field
@@ -36,7 +37,7 @@ def read_loss_log(path: str) -> LossLog:
         raise InputError(path, "no such training log")
     mg, mf = LossLog(path, "megatron"), LossLog(path, "mindformers")
     try:
-        fh = open(path, "rb")
+        fh = open(path, "rb")  # noqa: SIM115 -- opened apart from `with` to report errors cleanly
     except OSError as exc:
         raise InputError(path, f"cannot read: {exc.strerror}") from None
     with fh:
@@ -53,12 +54,17 @@ def read_loss_log(path: str) -> LossLog:
                 _take(mf, int(m.group(1)), line, _MF_LOSS, _MF_NORM, n)
     best = mg if len(mg.loss) >= len(mf.loss) else mf
     if not best.loss:
-        raise InputError(path, "no per-step loss lines found (Megatron 'iteration ... lm loss:' "
-                               "or MindFormers 'step:[...] loss:')")
+        raise InputError(
+            path,
+            "no per-step loss lines found (Megatron 'iteration ... lm loss:' "
+            "or MindFormers 'step:[...] loss:')",
+        )
     return best
 
 
-def _take(log: LossLog, step: int, line: str, lre: re.Pattern[str], nre: re.Pattern[str], n: int) -> None:
+def _take(
+    log: LossLog, step: int, line: str, lre: re.Pattern[str], nre: re.Pattern[str], n: int
+) -> None:
     lm = lre.search(line)
     if lm:
         try:
@@ -68,7 +74,5 @@ def _take(log: LossLog, step: int, line: str, lre: re.Pattern[str], nre: re.Patt
             return
     nm = nre.search(line)
     if nm:
-        try:
+        with contextlib.suppress(ValueError):
             log.grad_norm[step] = float(nm.group(1))
-        except ValueError:
-            pass

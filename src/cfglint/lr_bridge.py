@@ -14,13 +14,19 @@ def schedule_of(cfg: Config) -> Any:
     o = cfg.optimizer
     if cfg.side == "megatron":
         args: dict[str, Any] = {k: v.value for k, v in o.lr_extra.items() if v.known}
-        for key, val in (("lr", o.lr), ("min_lr", o.min_lr), ("lr_decay_style", o.lr_decay_style),
-                         ("lr_warmup_init", o.lr_warmup_init)):
+        for key, val in (
+            ("lr", o.lr),
+            ("min_lr", o.min_lr),
+            ("lr_decay_style", o.lr_decay_style),
+            ("lr_warmup_init", o.lr_warmup_init),
+        ):
             if val is not None and val.known:
                 args[key] = val.value
         if o.train_steps is not None and o.train_steps.known and o.train_steps.value:
             args.setdefault("train_iters", o.train_steps.value)
-        gbs = o.global_batch_size.value if o.global_batch_size and o.global_batch_size.known else None
+        gbs = (
+            o.global_batch_size.value if o.global_batch_size and o.global_batch_size.known else None
+        )
         return lr.megatron_schedule(args, gbs)
     block = {k: v.value for k, v in o.lr_extra.items() if v.known}
     total = o.train_steps.value if o.train_steps is not None and o.train_steps.known else None

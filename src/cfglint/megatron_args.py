@@ -52,10 +52,15 @@ class ArgTable:
 def _spec(entry: dict[str, Any], source: str) -> ArgSpec:
     ch = entry.get("choices")
     return ArgSpec(
-        flags=tuple(entry["flags"]), dest=entry["dest"], type=entry.get("type", "str"),
-        action=entry.get("action", "store"), default=entry.get("default"),
-        nargs=entry.get("nargs"), choices=tuple(ch) if ch else None,
-        const=entry.get("const"), source=source,
+        flags=tuple(entry["flags"]),
+        dest=entry["dest"],
+        type=entry.get("type", "str"),
+        action=entry.get("action", "store"),
+        default=entry.get("default"),
+        nargs=entry.get("nargs"),
+        choices=tuple(ch) if ch else None,
+        const=entry.get("const"),
+        source=source,
     )
 
 
@@ -90,7 +95,9 @@ def load_table(name: str = "megatron-lm") -> ArgTable:
         raise ValueError(f"unknown Megatron version {name!r}; known: {', '.join(known_versions())}")
     extra = load_data(DATA / "mindspeed_llm.yaml") if name == "mindspeed-llm" else None
     if extra is not None:
-        base_name = extra.get("base_megatron") if extra.get("base_megatron") in versions else versions[0]
+        base_name = (
+            extra.get("base_megatron") if extra.get("base_megatron") in versions else versions[0]
+        )
     else:
         base_name = versions[0] if name == "megatron-lm" else name
     base = load_data(DATA / f"megatron_lm_{base_name}.yaml")
@@ -164,7 +171,10 @@ def resolve(tokens: list[Any], table: ArgTable) -> Resolved:
             unknown.append(
                 Value.written(
                     " ".join(v for v in vals if v is not None) or (inline if eq else True),
-                    knob=flag, loc=tok.loc, via=tok.via, conditional=tok.conditional,
+                    knob=flag,
+                    loc=tok.loc,
+                    via=tok.via,
+                    conditional=tok.conditional,
                 )
             )
             continue
@@ -173,8 +183,8 @@ def resolve(tokens: list[Any], table: ArgTable) -> Resolved:
             args = [Token(inline, tok.loc, tok.via, "", tok.conditional)]
         else:
             want = _arity(spec)
-            while i < len(tokens) and len(args) < want[1] and (
-                not _looks_like_flag(tokens[i].text)
+            while (
+                i < len(tokens) and len(args) < want[1] and (not _looks_like_flag(tokens[i].text))
             ):
                 args.append(tokens[i])
                 i += 1
@@ -232,11 +242,17 @@ def _convert(spec: ArgSpec, flag: str, tok: Any, args: list[Any], warnings: list
     try:
         items = [_typed(spec, a.text) for a in args]
     except ValueError:
-        warnings.append(f"{loc}: {flag} {' '.join(a.text for a in args)!r} is not a valid {spec.type}")
-        return Value.unknown(flag, f"{' '.join(a.text for a in args)!r} is not a valid {spec.type}", loc=loc, via=via)
+        warnings.append(
+            f"{loc}: {flag} {' '.join(a.text for a in args)!r} is not a valid {spec.type}"
+        )
+        return Value.unknown(
+            flag, f"{' '.join(a.text for a in args)!r} is not a valid {spec.type}", loc=loc, via=via
+        )
     raw = " ".join(a.text for a in args)
     value: Any = items if spec.nargs not in (None, "?") else items[0]
-    if spec.choices and not all(x in spec.choices for x in (items if isinstance(value, list) else [value])):
+    if spec.choices and not all(
+        x in spec.choices for x in (items if isinstance(value, list) else [value])
+    ):
         warnings.append(f"{loc}: {flag} {raw!r} is not one of {', '.join(map(str, spec.choices))}")
     return Value.written(value, loc=loc, raw=raw, **kw)
 

@@ -16,8 +16,17 @@ from cfglint.errors import InputError
 from cfglint.megatron_args import ArgTable, Token, load_table, resolve
 from cfglint.values import Loc, Value
 
-NPU_ENV = ("ASCEND_", "HCCL_", "PYTORCH_NPU_", "TASK_QUEUE_ENABLE", "CPU_AFFINITY_CONF",
-           "NPU_ASD_ENABLE", "MS_", "GLOG_", "LCCL_")
+NPU_ENV = (
+    "ASCEND_",
+    "HCCL_",
+    "PYTORCH_NPU_",
+    "TASK_QUEUE_ENABLE",
+    "CPU_AFFINITY_CONF",
+    "NPU_ASD_ENABLE",
+    "MS_",
+    "GLOG_",
+    "LCCL_",
+)
 GPU_ENV = ("NCCL_", "CUDA_VISIBLE_DEVICES", "CUBLAS_", "NVTE_")
 
 
@@ -52,8 +61,9 @@ class MegatronInput:
         if spec is None:
             return Value.unknown(dest, f"{self.table.label} has no argument {dest}")
         if self.final:
-            return Value.default(spec.default, knob=spec.flags[0],
-                                 source=f"{spec.source} (not printed in the log)")
+            return Value.default(
+                spec.default, knob=spec.flags[0], source=f"{spec.source} (not printed in the log)"
+            )
         return Value.default(spec.default, knob=spec.flags[0], source=spec.source)
 
     def given(self, dest: str) -> bool:
@@ -104,11 +114,15 @@ def load_megatron(path: str, version: str | None = None) -> MegatronInput:
 def _is_args_file(text: str, lower: str) -> bool:
     if lower.endswith((".sh", ".bash")):
         return False
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("#")]
+    lines = [
+        ln.strip() for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("#")
+    ]
     return bool(lines) and all(ln.startswith("-") for ln in lines[:1])
 
 
-def _pick_version(version: str | None, tokens: list[Token], env: list[str], script: str | None) -> str:
+def _pick_version(
+    version: str | None, tokens: list[Token], env: list[str], script: str | None
+) -> str:
     return version or detect_version(tokens, env, script)
 
 
@@ -127,10 +141,19 @@ def _from_script(path: str, version: str | None) -> MegatronInput:
     res = resolve(tokens, table)
     kind = "mindspeed-script" if name == "mindspeed-llm" else "megatron-script"
     m = MegatronInput(
-        path=path, kind=kind, table=table, values=res.values, env=env, unknown=res.unknown,
-        warnings=list(sh.warnings) + res.warnings, text=sh.text, command_loc=inv.loc,
+        path=path,
+        kind=kind,
+        table=table,
+        values=res.values,
+        env=env,
+        unknown=res.unknown,
+        warnings=list(sh.warnings) + res.warnings,
+        text=sh.text,
+        command_loc=inv.loc,
     )
-    m.launcher = Value.written(inv.launcher, knob="launcher", loc=inv.loc, conditional=inv.conditional)
+    m.launcher = Value.written(
+        inv.launcher, knob="launcher", loc=inv.loc, conditional=inv.conditional
+    )
     if inv.script is not None:
         m.entry_script = _word_value("entry script", inv.script)
     m.launcher_args = _launcher_options(inv.launcher_args)
@@ -155,8 +178,9 @@ def _launcher_options(words: list[Any]) -> dict[str, Value]:
         name, eq, val = w.text.lstrip("-").partition("=")
         name = name.replace("-", "_")
         if eq:
-            out[name] = Value.written(val, knob=f"--{name}", loc=w.loc, via=tuple(w.via),
-                                      conditional=w.conditional)
+            out[name] = Value.written(
+                val, knob=f"--{name}", loc=w.loc, via=tuple(w.via), conditional=w.conditional
+            )
         elif i < len(words) and (words[i].text is None or not words[i].text.startswith("-")):
             out[name] = _word_value(f"--{name}", words[i])
             i += 1
@@ -174,8 +198,13 @@ def _from_args_file(path: str, version: str | None) -> MegatronInput:
     table = load_table(name)
     res = resolve(tokens, table)
     return MegatronInput(
-        path=path, kind="megatron-args", table=table, values=res.values, unknown=res.unknown,
-        warnings=res.warnings, text=text,
+        path=path,
+        kind="megatron-args",
+        table=table,
+        values=res.values,
+        unknown=res.unknown,
+        warnings=res.warnings,
+        text=text,
     )
 
 
@@ -187,8 +216,13 @@ def _from_log(path: str, version: str | None) -> MegatronInput:
     known = set(table.by_dest)
     unknown = [v for k, v in block.values.items() if k not in known]
     return MegatronInput(
-        path=path, kind="megatron-log", table=table, values=block.values, final=True,
-        unknown=[], warnings=[f"{v.loc}: {v.knob} is not an argument of {table.label}" for v in unknown][:20],
+        path=path,
+        kind="megatron-log",
+        table=table,
+        values=block.values,
+        final=True,
+        unknown=[],
+        warnings=[f"{v.loc}: {v.knob} is not an argument of {table.label}" for v in unknown][:20],
     )
 
 
@@ -198,5 +232,9 @@ def _from_yaml_cfg(path: str, version: str | None) -> MegatronInput:
     values, text = load_yaml_cfg(path)
     table = load_table(version or "megatron-lm")
     return MegatronInput(
-        path=path, kind="megatron-yaml", table=table, values=values, text=text,
+        path=path,
+        kind="megatron-yaml",
+        table=table,
+        values=values,
+        text=text,
     )

@@ -38,8 +38,11 @@ class MFDefaults:
         self.by_model_type: dict[str, Component] = {}
         for c in data["components"]:
             comp = Component(
-                name=c["name"], role=c["role"], version=c.get("version", ""),
-                defaults=dict(c.get("defaults") or {}), aliases=dict(c.get("aliases") or {}),
+                name=c["name"],
+                role=c["role"],
+                version=c.get("version", ""),
+                defaults=dict(c.get("defaults") or {}),
+                aliases=dict(c.get("aliases") or {}),
                 raw=c,
             )
             self.by_name[(comp.name, comp.role)] = comp
@@ -66,14 +69,22 @@ class MFDefaults:
 
 @cache
 def mf_defaults() -> MFDefaults:
-    return MFDefaults(load_data(DATA / "mindformers.yaml"), load_data(DATA / "mindformers_knobs.yaml"))
+    return MFDefaults(
+        load_data(DATA / "mindformers.yaml"), load_data(DATA / "mindformers_knobs.yaml")
+    )
 
 
 DTYPES = {
-    "float16": "float16", "fp16": "float16", "half": "float16",
-    "bfloat16": "bfloat16", "bf16": "bfloat16",
-    "float32": "float32", "fp32": "float32", "float": "float32",
-    "float64": "float64", "fp64": "float64",
+    "float16": "float16",
+    "fp16": "float16",
+    "half": "float16",
+    "bfloat16": "bfloat16",
+    "bf16": "bfloat16",
+    "float32": "float32",
+    "fp32": "float32",
+    "float": "float32",
+    "float64": "float64",
+    "fp64": "float64",
 }
 
 

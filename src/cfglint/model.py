@@ -173,8 +173,15 @@ class Launch(_Section):
 
 
 SECTIONS: tuple[str, ...] = (
-    "structure", "moe", "optimizer", "weight", "precision", "parallel", "other",
-    "determinism", "launch",
+    "structure",
+    "moe",
+    "optimizer",
+    "weight",
+    "precision",
+    "parallel",
+    "other",
+    "determinism",
+    "launch",
 )
 
 
@@ -200,6 +207,8 @@ class Config(BaseModel):
     launch: Launch = Field(default_factory=Launch)
     # environment variables the launch script exports (name -> value as written)
     env: dict[str, Value] = Field(default_factory=dict)
+    # the launch script the environment was read from ("" when none was given)
+    launch_script: str = ""
     # flags or keys we do not know; kept, reported as warnings
     unknown: list[Value] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)

@@ -13,8 +13,17 @@ from cfglint.rulebook import Rule, load_rules
 from cfglint.values import Value
 
 SECTION_ORDER = (
-    "structure", "moe", "optimizer", "weight", "precision", "parallel", "other", "alignment",
-    "determinism", "source", "standard",
+    "structure",
+    "moe",
+    "optimizer",
+    "weight",
+    "precision",
+    "parallel",
+    "other",
+    "alignment",
+    "determinism",
+    "source",
+    "standard",
 )
 
 
@@ -64,7 +73,7 @@ def attach_launch(cfg: Config, launch: str) -> None:
     sh = parse_script(launch)
     cfg.env = {k: _word_value(k, w) for k, w in sh.env.items()}
     cfg.files.append(launch)
-    cfg.kind += "+script"
+    cfg.launch_script = launch
     inv = main_invocation(sh)
     if inv is None:
         cfg.warnings.append(f"{launch}: no msrun / python command found")
@@ -88,10 +97,7 @@ def load_megatron_side(path: str, version: str | None = None) -> Config:
 
 def _matches(f: Finding | Rule, keys: list[str]) -> bool:
     rid = f.rule if isinstance(f, Finding) else f.id
-    for k in keys:
-        if k in (rid, f.row) or f.row.startswith(k + "."):
-            return True
-    return False
+    return any(k in (rid, f.row) or f.row.startswith(k + ".") for k in keys)
 
 
 def _split(values: list[str]) -> list[str]:
@@ -115,8 +121,9 @@ def lint(opts: Options) -> tuple[Report, Context]:
         ctx.mf = _guarded(report, mf_path, lambda: load_mindformers_side(mf_path, opts.launch))
     if opts.megatron:
         report.inputs.append(InputRef(path=opts.megatron, kind="megatron"))
-        ctx.mg = _guarded(report, opts.megatron,
-                          lambda: load_megatron_side(opts.megatron, opts.megatron_version))
+        ctx.mg = _guarded(
+            report, opts.megatron, lambda: load_megatron_side(opts.megatron, opts.megatron_version)
+        )
     for cfg in (ctx.mf, ctx.mg):
         if cfg is not None:
             report.warnings.extend(_warnings(cfg))
@@ -144,8 +151,14 @@ def lint(opts: Options) -> tuple[Report, Context]:
     from cfglint.suppress import apply
 
     findings, report.suppressed = apply(findings)
-    findings.sort(key=lambda f: (SECTION_ORDER.index(f.row.split(".")[0])
-                                 if f.row.split(".")[0] in SECTION_ORDER else 99, *f.sort_key()))
+    findings.sort(
+        key=lambda f: (
+            SECTION_ORDER.index(f.row.split(".")[0])
+            if f.row.split(".")[0] in SECTION_ORDER
+            else 99,
+            *f.sort_key(),
+        )
+    )
     report.findings = findings
     report.not_checked = sorted(set(ctx.not_checked))
     return report, ctx
@@ -155,18 +168,23 @@ def _guarded(report: Report, path: str, load):  # type: ignore[no-untyped-def]
     try:
         return load()
     except InputError as exc:
-        report.errors.append(InputProblem(path=exc.path or path, message=exc.message, line=exc.line))
+        report.errors.append(
+            InputProblem(path=exc.path or path, message=exc.message, line=exc.line)
+        )
         return None
 
 
 def _warnings(cfg: Config) -> list[InputProblem]:
     out = [InputProblem(path=cfg.path, message=w, level="warning") for w in cfg.warnings]
     for v in cfg.unknown:
-        out.append(InputProblem(
-            path=v.loc.path if v.loc else cfg.path, line=v.loc.line if v.loc else None,
-            message=f"{v.knob} is not an argument of {cfg.defaults_from}; kept, not checked",
-            level="warning",
-        ))
+        out.append(
+            InputProblem(
+                path=v.loc.path if v.loc else cfg.path,
+                line=v.loc.line if v.loc else None,
+                message=f"{v.knob} is not an argument of {cfg.defaults_from}; kept, not checked",
+                level="warning",
+            )
+        )
     return out
 
 
@@ -176,6 +194,10 @@ def _entry_hints(ctx: Context) -> list[str]:
         if cfg is None or cfg.launch.entry_script is None or not cfg.launch.entry_script.known:
             continue
         script = str(cfg.launch.entry_script.value)
-        base = os.path.dirname(cfg.launch.entry_script.loc.path) if cfg.launch.entry_script.loc else ""
-        hints.append(os.path.normpath(os.path.join(base, script)) if not os.path.isabs(script) else script)
+        base = (
+            os.path.dirname(cfg.launch.entry_script.loc.path) if cfg.launch.entry_script.loc else ""
+        )
+        hints.append(
+            os.path.normpath(os.path.join(base, script)) if not os.path.isabs(script) else script
+        )
     return hints

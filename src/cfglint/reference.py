@@ -15,14 +15,22 @@ from cfglint.values import Value
 DATA = Path(__file__).resolve().parent / "data" / "reference_models.yaml"
 # depth and context length are shrunk on purpose in alignment runs; not compared
 FIELDS = {
-    "hidden_size": "structure.hidden_size", "num_heads": "structure.num_heads",
-    "num_query_groups": "structure.num_query_groups", "ffn_hidden_size": "structure.ffn_hidden_size",
-    "vocab_size": "structure.vocab_size", "norm_epsilon": "structure.norm_epsilon",
-    "rope_theta": "structure.rope_theta", "tied_embeddings": "structure.tied_embeddings",
-    "add_qkv_bias": "structure.add_qkv_bias", "activation": "structure.activation",
-    "normalization": "structure.normalization", "qk_norm": "structure.qk_norm",
-    "num_experts": "moe.num_experts", "router_topk": "moe.router_topk",
-    "expert_ffn_size": "moe.expert_ffn_size", "first_k_dense": "moe.first_k_dense",
+    "hidden_size": "structure.hidden_size",
+    "num_heads": "structure.num_heads",
+    "num_query_groups": "structure.num_query_groups",
+    "ffn_hidden_size": "structure.ffn_hidden_size",
+    "vocab_size": "structure.vocab_size",
+    "norm_epsilon": "structure.norm_epsilon",
+    "rope_theta": "structure.rope_theta",
+    "tied_embeddings": "structure.tied_embeddings",
+    "add_qkv_bias": "structure.add_qkv_bias",
+    "activation": "structure.activation",
+    "normalization": "structure.normalization",
+    "qk_norm": "structure.qk_norm",
+    "num_experts": "moe.num_experts",
+    "router_topk": "moe.router_topk",
+    "expert_ffn_size": "moe.expert_ffn_size",
+    "first_k_dense": "moe.first_k_dense",
 }
 
 

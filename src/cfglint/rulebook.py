@@ -30,8 +30,17 @@ RuleKind = Literal["compare", "recommend", "consistency", "env", "builtin"]
 SideName = Literal["mindformers", "megatron"]
 PROFILES = ("default", "align")
 ROW_SECTIONS = (
-    "structure", "moe", "optimizer", "weight", "precision", "parallel", "other", "alignment",
-    "determinism", "source", "standard",
+    "structure",
+    "moe",
+    "optimizer",
+    "weight",
+    "precision",
+    "parallel",
+    "other",
+    "alignment",
+    "determinism",
+    "source",
+    "standard",
 )
 _ID = re.compile(r"^[A-Z]{2,4}[0-9]{3}$")
 
@@ -71,8 +80,15 @@ class Expect(BaseModel):
         from cfglint.values import fmt
 
         words = {
-            "eq": "", "ne": "not ", "lt": "< ", "le": "<= ", "gt": "> ", "ge": ">= ",
-            "truthy": "enabled", "falsy": "disabled", "set": "set",
+            "eq": "",
+            "ne": "not ",
+            "lt": "< ",
+            "le": "<= ",
+            "gt": "> ",
+            "ge": ">= ",
+            "truthy": "enabled",
+            "falsy": "disabled",
+            "set": "set",
         }
         if self.op in ("in", "not_in"):
             vals = ", ".join(fmt(x) for x in self.value)
@@ -146,12 +162,18 @@ class Rule(BaseModel):
     @model_validator(mode="after")
     def _shape(self) -> Rule:
         fields = set(Config.field_paths())
-        for f in (self.field, *self.locate):
+        bad_side = [x for x in self.locate if ":" in x and x.split(":")[0] not in ("mf", "mg")]
+        if bad_side:
+            raise ValueError(f"locate entries may be prefixed mf: or mg: only, not {bad_side}")
+        for f in (self.field, *(x.rpartition(":")[2] for x in self.locate)):
             if f is not None and f not in fields:
                 raise ValueError(f"field {f!r} is not in the normalized model")
         need = {
-            "compare": ["field"], "recommend": ["field", "expect"], "consistency": ["check"],
-            "env": ["env", "expect"], "builtin": ["check"],
+            "compare": ["field"],
+            "recommend": ["field", "expect"],
+            "consistency": ["check"],
+            "env": ["env", "expect"],
+            "builtin": ["check"],
         }[self.kind]
         missing = [n for n in need if getattr(self, n) in (None, "")]
         if missing:

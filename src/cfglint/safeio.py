@@ -36,7 +36,8 @@ def read_text(path: str, *, max_bytes: int = MAX_BYTES, what: str = "file") -> s
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise InputError(
-            path, f"is not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})",
+            path,
+            f"is not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})",
             line=line,
         ) from None
     return text.removeprefix("\ufeff")

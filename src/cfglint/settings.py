@@ -47,7 +47,8 @@ def load_settings(path: Path | None) -> dict[str, Any]:
         key = k.replace("-", "_")
         if key not in KNOWN:
             raise InputError(
-                str(path), f"unknown setting {k!r} in [tool.cfglint]; known: {', '.join(sorted(KNOWN))}"
+                str(path),
+                f"unknown setting {k!r} in [tool.cfglint]; known: {', '.join(sorted(KNOWN))}",
             )
         if key in ("select", "ignore", "exclude") and isinstance(v, str):
             v = [v]

@@ -33,7 +33,9 @@ class Suppressions:
             for n, line in enumerate(text.splitlines(), start=1):
                 for m in _MARK.finditer(line):
                     names = {x.strip() for x in m.group(2).split(",") if x.strip()}
-                    (whole if m.group(1) == "disable-file" else per_line.setdefault(n, set())).update(names)
+                    (
+                        whole if m.group(1) == "disable-file" else per_line.setdefault(n, set())
+                    ).update(names)
         self._lines[path], self._file[path] = per_line, whole
 
     def silenced(self, f: Finding) -> bool:

@@ -64,6 +64,8 @@ def special_ids(path: str) -> tuple[dict[str, int], dict[str, str]]:
             if name is not None and name in vocab and k not in ids:
                 ids[k], where[k] = vocab[name], f"{tc} {k}_token {name!r}"
     if not ids:
-        raise TokenizerError(f"{path}: no special-token ids found (looked for config.json, "
-                             "generation_config.json, tokenizer_config.json, tokenizer.json)")
+        raise TokenizerError(
+            f"{path}: no special-token ids found (looked for config.json, "
+            "generation_config.json, tokenizer_config.json, tokenizer.json)"
+        )
     return ids, where

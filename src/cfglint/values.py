@@ -8,13 +8,13 @@ because it cannot be known without running something (``detail`` says why).
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 
-class Origin(str, Enum):
+class Origin(StrEnum):
     FILE = "file"
     DEFAULT = "default"
     DERIVED = "derived"
@@ -59,16 +59,24 @@ class Value(BaseModel):
 
     @classmethod
     def default(cls, value: Any, knob: str, source: str, **kw: Any) -> Value:
-        return cls(value=value, origin=Origin.DEFAULT, knob=knob, detail=f"default of {source}", **kw)
+        return cls(
+            value=value, origin=Origin.DEFAULT, knob=knob, detail=f"default of {source}", **kw
+        )
 
     @classmethod
     def derived(cls, value: Any, knob: str, how: str, inputs: list[Value | None]) -> Value:
         ins = tuple(v for v in inputs if v is not None)
         unknown = [v for v in ins if v.origin is Origin.UNKNOWN]
         if unknown:
-            return cls.unknown(knob, f"depends on {unknown[0].knob}, which is unknown: {unknown[0].detail}")
+            return cls.unknown(
+                knob, f"depends on {unknown[0].knob}, which is unknown: {unknown[0].detail}"
+            )
         return cls(
-            value=value, origin=Origin.DERIVED, knob=knob, detail=how, inputs=ins,
+            value=value,
+            origin=Origin.DERIVED,
+            knob=knob,
+            detail=how,
+            inputs=ins,
             conditional=any(v.conditional for v in ins),
         )
 

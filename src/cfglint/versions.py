@@ -36,7 +36,9 @@ def cann_version() -> str | None:
                 text = Path(p).read_text(encoding="utf-8", errors="replace")[:4096]
             except OSError:
                 continue
-            m = re.search(r"(?:toolkit_installed_version|version)\s*=\s*\[?([0-9][0-9A-Za-z.\-]*)", text)
+            m = re.search(
+                r"(?:toolkit_installed_version|version)\s*=\s*\[?([0-9][0-9A-Za-z.\-]*)", text
+            )
             if m:
                 return m.group(1)
     return None
@@ -65,7 +67,9 @@ def check_installed() -> tuple[str | None, Any]:
         data = load_data(DATA)
     except (OSError, ValueError):
         return None, "no version table shipped"
-    rows = list(data.get("mindformers") or []) + list(data.get("mindformers_compatible_extra") or [])
+    rows = list(data.get("mindformers") or []) + list(
+        data.get("mindformers_compatible_extra") or []
+    )
     have = {"mindspore": ms, "mindformers": mf, "cann": cann}
     if mf is None:
         return None, f"MindFormers is not installed (MindSpore {ms})"
@@ -77,7 +81,9 @@ def check_installed() -> tuple[str | None, Any]:
             continue
         allowed = {_mm(str(r.get(key))) for r in matches if r.get(key)}
         if allowed and not any(_same_release(a, have[key]) for a in allowed):  # type: ignore[arg-type]
-            return (f"installed MindFormers {mf} expects {key} {' or '.join(sorted(allowed))} "
-                    f"but {have[key]} is installed ({matches[0].get('source', 'version table')})",
-                    have)
+            return (
+                f"installed MindFormers {mf} expects {key} {' or '.join(sorted(allowed))} "
+                f"but {have[key]} is installed ({matches[0].get('source', 'version table')})",
+                have,
+            )
     return None, f"installed set is compatible: {have}"

@@ -59,7 +59,9 @@ def parse_value(text: str) -> Any:
         return t == "True"
     m = _DTYPE.match(t)
     if m:
-        return {"half": "float16", "float": "float32", "bfloat": "bfloat16"}.get(m.group(1), m.group(1))
+        return {"half": "float16", "float": "float32", "bfloat": "bfloat16"}.get(
+            m.group(1), m.group(1)
+        )
     m = _ENUM.match(t)
     if m:
         return m.group(1)
@@ -90,7 +92,7 @@ def parse_entry(line: str) -> tuple[str, str, int] | None:
     if dots:
         if not rest.startswith("." * dots + " ") and not rest.startswith("." * dots):
             return None
-        value = rest[dots + 1:] if rest.startswith("." * dots + " ") else rest[dots:]
+        value = rest[dots + 1 :] if rest.startswith("." * dots + " ") else rest[dots:]
     else:
         value = rest[1:] if rest.startswith(" ") else rest
     col = len(line) - len(value) + 1
@@ -105,7 +107,7 @@ def load_log(path: str) -> ArgsBlock:
     block = ArgsBlock(path=path)
     inside = False
     try:
-        fh = open(path, "rb")
+        fh = open(path, "rb")  # noqa: SIM115 -- opened apart from `with` to report errors cleanly
     except OSError as exc:
         raise InputError(path, f"cannot read: {exc.strerror}") from None
     with fh:
@@ -120,7 +122,9 @@ def load_log(path: str) -> ArgsBlock:
                 line = raw.decode("utf-8").rstrip("\r\n")
             except UnicodeDecodeError:
                 if inside:
-                    raise InputError(path, "is not valid UTF-8 inside the arguments block", line=n) from None
+                    raise InputError(
+                        path, "is not valid UTF-8 inside the arguments block", line=n
+                    ) from None
                 continue
             if not inside:
                 if HEADER.search(line) and "end of arguments" not in line:
@@ -137,4 +141,6 @@ def load_log(path: str) -> ArgsBlock:
             )
     if not inside:
         raise InputError(path, "no Megatron arguments block (---- arguments ----) found")
-    raise InputError(path, "the arguments block has no end line (truncated log?)", line=block.header_line)
+    raise InputError(
+        path, "the arguments block has no end line (truncated log?)", line=block.header_line
+    )

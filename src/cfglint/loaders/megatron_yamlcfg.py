@@ -28,8 +28,11 @@ def load_yaml_cfg(path: str) -> tuple[dict[str, Value], str]:
         if node.is_map:
             return
         out[RENAMES.get(key, key)] = Value.written(
-            node.plain(), knob=key, loc=Loc(path=path, line=node.line, column=node.column),
-            raw=node.raw, yaml11_string=node.yaml11_string,
+            node.plain(),
+            knob=key,
+            loc=Loc(path=path, line=node.line, column=node.column),
+            raw=node.raw,
+            yaml11_string=node.yaml11_string,
         )
 
     for key, node in doc.root.value.items():

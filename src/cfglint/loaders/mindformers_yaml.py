@@ -51,7 +51,7 @@ def _load(path: str, out: MindFormersYaml, chain: tuple[str, ...]) -> Node:
         target = os.path.normpath(os.path.join(os.path.dirname(path), entry.value.strip()))
         if not os.path.exists(target):
             raise InputError(path, f"base_config file {entry.value!r} not found", line=entry.line)
-        combined.update(_load(target, out, chain + (real,)).value)
+        combined.update(_load(target, out, (*chain, real)).value)
     merged = Node(combined, path, 1, 1)
     own = Node({k: v for k, v in root.value.items() if k != "base_config"}, path, root.line, 1)
     return merge(merged, own)

@@ -31,10 +31,24 @@ TAG = "tag:yaml.org,2002:"
 
 # YAML 1.1 implicit types, as PyYAML's resolver defines them (facts of the spec).
 _BOOL11 = {
-    "yes": True, "Yes": True, "YES": True, "true": True, "True": True, "TRUE": True,
-    "on": True, "On": True, "ON": True,
-    "no": False, "No": False, "NO": False, "false": False, "False": False, "FALSE": False,
-    "off": False, "Off": False, "OFF": False,
+    "yes": True,
+    "Yes": True,
+    "YES": True,
+    "true": True,
+    "True": True,
+    "TRUE": True,
+    "on": True,
+    "On": True,
+    "ON": True,
+    "no": False,
+    "No": False,
+    "NO": False,
+    "false": False,
+    "False": False,
+    "FALSE": False,
+    "off": False,
+    "Off": False,
+    "OFF": False,
 }
 _NULL11 = {"", "~", "null", "Null", "NULL"}
 _FLOAT11 = re.compile(
@@ -294,8 +308,9 @@ def parse_yaml_text(text: str, path: str) -> Document:
         line = mark.line + 1 if mark is not None else None
         what = (exc.problem or exc.context or "syntax error").strip()
         if "another document" in what:
-            raise InputError(path, "holds several YAML documents; a config is one document",
-                             line=line) from None
+            raise InputError(
+                path, "holds several YAML documents; a config is one document", line=line
+            ) from None
         raise InputError(path, f"YAML syntax error: {what}", line=line) from None
     except RecursionError:
         raise InputError(path, f"nesting deeper than {MAX_DEPTH} levels") from None
@@ -312,7 +327,9 @@ def parse_yaml_text(text: str, path: str) -> Document:
         raise InputError(path, f"nesting deeper than {MAX_DEPTH} levels") from None
     if not node.is_map:
         kind = "a list" if node.is_seq else "a scalar"
-        raise InputError(path, f"top level is {kind}, expected a mapping of settings", line=node.line)
+        raise InputError(
+            path, f"top level is {kind}, expected a mapping of settings", line=node.line
+        )
     return Document(path=path, root=node, text=text, warnings=builder.warnings)
 
 

@@ -64,7 +64,7 @@ def fingerprint(f: Finding, root: Path, lines: _Lines, seen: dict[str, int]) -> 
     files and the shape of the offending line (its key or flag)."""
     parts = [f.rule, f.row]
     for loc in f.locations:
-        shape = _NUM.sub("", lines.get(loc.path, loc.line)).strip()
+        shape = "" if loc.anchor else _NUM.sub("", lines.get(loc.path, loc.line)).strip()
         parts.append(f"{artifact(loc.path, root)['uri']}|{shape}")
     key = "\n".join(parts)
     n = seen.get(key, 0)
@@ -81,7 +81,7 @@ def rule_descriptor(r: Rule) -> dict[str, Any]:
         "help": {
             "text": f"{r.rationale.strip()}\n\nFix: {r.fix.strip()}",
             "markdown": f"**{r.title}** (checklist row `{r.row}`)\n\n{r.rationale.strip()}"
-                        f"\n\n**Fix:** {r.fix.strip()}",
+            f"\n\n**Fix:** {r.fix.strip()}",
         },
         "defaultConfiguration": {"level": LEVEL[r.severity]},
         "properties": {"row": r.row, "tags": [r.row.split(".")[0], "accuracy"]},
@@ -108,11 +108,13 @@ def to_sarif(report: Report, rules: tuple[Rule, ...], root: Path | None = None) 
             res["locations"] = [{"physicalLocation": physical(f.locations[0], "", None, root)}]
             related = []
             for i, loc in enumerate(f.locations[1:], start=1):
-                related.append({
-                    "id": i,
-                    "physicalLocation": physical(loc, "", None, root),
-                    "message": {"text": f"{loc.side} side"},
-                })
+                related.append(
+                    {
+                        "id": i,
+                        "physicalLocation": physical(loc, "", None, root),
+                        "message": {"text": f"{loc.side} side"},
+                    }
+                )
             if related:
                 res["relatedLocations"] = related
         results.append(res)
@@ -127,22 +129,28 @@ def to_sarif(report: Report, rules: tuple[Rule, ...], root: Path | None = None) 
     return {
         "$schema": SCHEMA,
         "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {
-                "name": "cfglint",
-                "version": __version__,
-                "semanticVersion": __version__,
-                "informationUri": "https://github.com/cfglint/cfglint",
-                "rules": [rule_descriptor(r) for r in rules],
-            }},
-            "originalUriBaseIds": {"%SRCROOT%": {"uri": root.as_uri() + "/"}},
-            "invocations": [{
-                "executionSuccessful": not report.errors,
-                "toolExecutionNotifications": notifications,
-            }],
-            "artifacts": [{"location": artifact(i.path, root)} for i in report.inputs],
-            "results": results,
-        }],
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "cfglint",
+                        "version": __version__,
+                        "semanticVersion": __version__,
+                        "informationUri": "https://github.com/cfglint/cfglint",
+                        "rules": [rule_descriptor(r) for r in rules],
+                    }
+                },
+                "originalUriBaseIds": {"%SRCROOT%": {"uri": root.as_uri() + "/"}},
+                "invocations": [
+                    {
+                        "executionSuccessful": not report.errors,
+                        "toolExecutionNotifications": notifications,
+                    }
+                ],
+                "artifacts": [{"location": artifact(i.path, root)} for i in report.inputs],
+                "results": results,
+            }
+        ],
     }
 
 

@@ -10,20 +10,37 @@ from cfglint.findings import Finding, Report
 
 STYLE = {"error": "bold red", "warning": "bold yellow", "note": "bold cyan"}
 ORDER = (
-    "structure", "moe", "optimizer", "weight", "precision", "parallel", "other", "alignment",
-    "determinism", "source", "standard",
+    "structure",
+    "moe",
+    "optimizer",
+    "weight",
+    "precision",
+    "parallel",
+    "other",
+    "alignment",
+    "determinism",
+    "source",
+    "standard",
 )
 
 
 def _wrap(text: str, indent: str, width: int) -> str:
     return textwrap.fill(
-        " ".join(text.split()), width=width, initial_indent=indent, subsequent_indent=indent,
-        break_long_words=False, break_on_hyphens=False,
+        " ".join(text.split()),
+        width=width,
+        initial_indent=indent,
+        subsequent_indent=indent,
+        break_long_words=False,
+        break_on_hyphens=False,
     )
 
 
 def render_text(
-    report: Report, titles: dict[str, str], *, color: bool = False, verbose: bool = False,
+    report: Report,
+    titles: dict[str, str],
+    *,
+    color: bool = False,
+    verbose: bool = False,
     width: int = 100,
 ) -> str:
     from rich.console import Console
@@ -31,7 +48,11 @@ def render_text(
 
     buf = io.StringIO()
     con = Console(
-        file=buf, force_terminal=color, no_color=not color, width=width, highlight=False,
+        file=buf,
+        force_terminal=color,
+        no_color=not color,
+        width=width,
+        highlight=False,
         soft_wrap=True,
     )
     by_section: dict[str, list[Finding]] = defaultdict(list)

@@ -1,0 +1,59 @@
+"""Every checklist row has a rule, every rule names a real row, the rule files validate."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from ruamel.yaml import YAML
+
+from cfglint.rulebook import RuleFileError, load_rules
+from conftest import ROOT, need_shared
+
+
+def checklist_rows() -> set[str]:
+    data = YAML(typ="safe").load(need_shared("checklist.yaml").read_text(encoding="utf-8"))
+    return {f"{sec}.{row}" for sec, body in data["sections"].items() for row in body["rows"]}
+
+
+def test_every_row_is_covered_and_no_rule_names_an_unknown_row() -> None:
+    rows = checklist_rows()
+    named = {r.row for r in load_rules()}
+    assert rows - named == set(), f"rows without a rule: {sorted(rows - named)}"
+    assert named - rows == set(), f"rules naming unknown rows: {sorted(named - rows)}"
+
+
+def test_one_rule_file_per_section() -> None:
+    files = sorted(p.stem for p in (ROOT / "rules").glob("*.yaml"))
+    sections = sorted({r.row.split(".")[0] for r in load_rules()})
+    assert files == sections
+
+
+def test_rules_are_validated_when_loaded(tmp_path: Path) -> None:
+    bad = tmp_path / "optimizer.yaml"
+    bad.write_text(
+        "section: optimizer\ntitle: Optimizer\nrules:\n"
+        "  - id: OPT999\n    row: optimizer.beta2\n    severity: error\n    title: t\n"
+        "    kind: compare\n    field: optimizer.no_such_field\n    message: m\n"
+        "    rationale: r\n    fix: f\n"
+    )
+    with pytest.raises(RuleFileError, match="no_such_field"):
+        load_rules(str(tmp_path))
+    bad.write_text(
+        bad.read_text()
+        .replace("optimizer.no_such_field", "optimizer.beta2")
+        .replace("kind: compare", "kind: builtin")
+    )
+    with pytest.raises(RuleFileError, match="needs check"):
+        load_rules(str(tmp_path))
+
+
+def test_conditions_cannot_escape_the_expression_language(tmp_path: Path) -> None:
+    (tmp_path / "weight.yaml").write_text(
+        "section: weight\ntitle: W\nrules:\n"
+        "  - id: WGT999\n    row: weight.init_method_std\n    severity: note\n    title: t\n"
+        "    kind: consistency\n    check: \"__import__('os').system('true')\"\n"
+        "    message: m\n    rationale: r\n    fix: f\n"
+    )
+    with pytest.raises(RuleFileError, match="not allowed"):
+        load_rules(str(tmp_path))

@@ -1,0 +1,186 @@
+"""The Megatron side: every input kind, argparse-style resolution against the real default
+tables, and Megatron's own post-processing of effective values."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cfglint.megatron_args import known_versions, load_table
+from cfglint.megatron_input import load_megatron
+from cfglint.normalize_megatron import normalize_megatron
+from cfglint.values import Origin
+from conftest import FIXTURES
+
+MG = FIXTURES / "megatron"
+
+
+def cfg_of(path: Path | str, version: str | None = None):  # type: ignore[no-untyped-def]
+    return normalize_megatron(load_megatron(str(path), version))
+
+
+def script(tmp_path: Path, body: str, name: str = "run.sh") -> Path:
+    p = tmp_path / name
+    p.write_text("#!/bin/bash\n" + body)
+    return p
+
+
+def test_tables_name_their_release() -> None:
+    assert {"megatron-lm", "mindspeed-llm", "core_v0.19.0", "core_v0.12.1"} <= set(known_versions())
+    t = load_table("megatron-lm")
+    assert t.label.startswith("Megatron-LM core_v0.19.0")
+    # the hidden defaults that cause most mismatches
+    assert t.by_flag["--adam-beta2"].default == 0.999
+    assert t.by_flag["--hidden-dropout"].default == 0.1
+    assert t.by_flag["--weight-decay"].default == 0.01
+    assert t.by_flag["--init-method-std"].default == 0.02
+    assert t.by_flag["--normalization"].default == "LayerNorm"
+    assert t.by_flag["--seed"].default == 1234
+    ms = load_table("mindspeed-llm")
+    assert ms.label.startswith("MindSpeed-LLM") and "core_v0.12.1" in ms.label
+    assert "--use-fused-rmsnorm" in ms.by_flag and "--use-fused-rmsnorm" not in t.by_flag
+
+
+def test_bash_array_script(tmp_path: Path) -> None:
+    cfg = cfg_of(MG / "gpt_arrays.sh")
+    assert cfg.kind == "megatron-script"
+    v = cfg.structure.num_layers
+    assert v.value == 2 and v.origin is Origin.FILE and v.loc.line == 27
+    assert cfg.launch.launcher.value == "torchrun"
+    assert cfg.launch.entry_script.value == "pretrain_gpt.py"
+    assert cfg.parallel.world_size.value == 8
+
+
+def test_mindspeed_quoted_blocks_and_defaults_through_variables() -> None:
+    cfg = cfg_of(MG / "mindspeed_blocks.sh")
+    assert cfg.kind == "mindspeed-script"  # --use-fused-rmsnorm is MindSpeed-LLM's own flag
+    layers = cfg.structure.num_layers
+    assert layers.value == 2 and layers.loc.line == 36  # reached through ${NUM_LAYERS:-2}
+    tp = cfg.parallel.tensor_parallel
+    assert tp.value == 1 and any(loc.line == 18 for loc in tp.via)  # TP=1 defined on line 18
+    assert cfg.optimizer.global_batch_size.value == 64  # GBS=$((8 * NPUS_PER_NODE))
+    assert cfg.determinism.seed.value == 1234  # GPT_ARGS+=" --seed ${SEED:-1234}"
+    assert cfg.env["HCCL_DETERMINISTIC"].value == "true"
+    assert cfg.launch.device.value == "npu"
+
+
+def test_sequence_parallel_is_switched_off_at_tp1() -> None:
+    sp = cfg_of(MG / "mindspeed_blocks.sh").parallel.sequence_parallel
+    assert sp.value is False and sp.origin is Origin.DERIVED
+    assert "tensor parallel size is 1" in sp.detail
+    assert sp.locations()[0].line == 35  # still points at the flag the user wrote
+
+
+def test_data_parallel_and_global_batch_defaults(tmp_path: Path) -> None:
+    p = script(
+        tmp_path,
+        "torchrun --nproc_per_node 8 --nnodes 2 pretrain_gpt.py \\\n"
+        "  --tensor-model-parallel-size 2 --pipeline-model-parallel-size 2 \\\n"
+        "  --micro-batch-size 3 --num-layers 4 --hidden-size 64 --num-attention-heads 4\n",
+    )
+    cfg = cfg_of(p)
+    assert cfg.parallel.world_size.value == 16
+    assert cfg.parallel.data_parallel.value == 4  # 16 / (2 x 2 x 1)
+    gbs = cfg.optimizer.global_batch_size
+    assert gbs.value == 12 and gbs.origin is Origin.DERIVED  # micro batch 3 x dp 4
+
+
+def test_ffn_defaults_follow_megatron(tmp_path: Path) -> None:
+    base = "python pretrain_gpt.py --num-layers 2 --hidden-size 4096 --num-attention-heads 32"
+    assert cfg_of(script(tmp_path, base + " --swiglu\n")).structure.ffn_hidden_size.value == 10880
+    assert cfg_of(script(tmp_path, base + "\n")).structure.ffn_hidden_size.value == 16384
+    groups = cfg_of(script(tmp_path, base + " --num-query-groups 8\n")).structure.num_query_groups
+    assert groups.value == 32  # --num-query-groups needs --group-query-attention
+    groups = cfg_of(script(tmp_path, base + " --group-query-attention --num-query-groups 8\n"))
+    assert groups.structure.num_query_groups.value == 8
+
+
+def test_padded_vocab(tmp_path: Path) -> None:
+    p = script(
+        tmp_path, "python pretrain_gpt.py --vocab-size 32001 --tensor-model-parallel-size 2\n"
+    )
+    v = cfg_of(p).structure.padded_vocab_size
+    assert v.value == 32256  # rounded up to a multiple of 128 x 2
+    p = script(
+        tmp_path, "python pretrain_gpt.py --vocab-size 32001 --make-vocab-size-divisible-by 1\n"
+    )
+    assert cfg_of(p).structure.padded_vocab_size.value == 32001
+    p = script(tmp_path, "python pretrain_gpt.py --num-layers 2\n")
+    assert not cfg_of(p).structure.padded_vocab_size.known  # comes from the tokenizer
+
+
+def test_lr_schedule_defaults(tmp_path: Path) -> None:
+    p = script(
+        tmp_path, "python pretrain_gpt.py --train-iters 1000 --lr-warmup-fraction 0.01 --lr 1e-4\n"
+    )
+    o = cfg_of(p).optimizer
+    assert o.lr_decay_steps.value == 1000 and o.lr_decay_steps.origin is Origin.DERIVED
+    assert o.lr_warmup_steps.value == pytest.approx(10.0)
+    assert o.lr_decay_style.value == "linear" and o.lr_decay_style.origin is Origin.DEFAULT
+
+
+def test_argparse_semantics(tmp_path: Path) -> None:
+    p = script(
+        tmp_path,
+        "python pretrain_gpt.py --lr=1e-4 --no-rope-fusion --hidden-dropout 0.2 "
+        "--hidden-dropout 0.0 --made-up-flag 3 --data-path 1 /a 2 /b\n",
+    )
+    m = load_megatron(str(p))
+    cfg = normalize_megatron(m)
+    assert cfg.optimizer.lr.value == 1e-4
+    assert cfg.structure.fused_rope.value is False
+    assert cfg.structure.hidden_dropout.value == 0.0  # the last one wins, as in argparse
+    assert any("also set" in w for w in m.warnings)
+    assert [u.knob for u in cfg.unknown] == ["--made-up-flag"]
+    assert cfg.other.data_path.value == ["1", "/a", "2", "/b"]
+
+
+def test_args_file() -> None:
+    cfg = cfg_of(MG / "args.txt")
+    assert cfg.kind == "megatron-args"
+    assert cfg.structure.ffn_hidden_size.value == 11008
+    assert cfg.optimizer.lr_decay_style.value == "cosine"
+    assert cfg.other.data_path.value == ["/data/my corpus/text_document"]
+    assert not cfg.other.tokenizer_path.known  # ${TOKENIZER_MODEL} cannot be known here
+
+
+def test_training_log_arguments_block() -> None:
+    cfg = cfg_of(FIXTURES / "logs" / "megatron_train.log")
+    assert cfg.kind == "megatron-log"
+    hd = cfg.structure.hidden_dropout
+    assert hd.value == 0.1 and hd.origin is Origin.FILE and hd.loc.line > 2
+    # num_query_groups prints 1 for plain MHA: the normalizer knows better
+    assert cfg.structure.num_query_groups.value == 32
+    assert cfg.precision.compute_dtype.value == "bfloat16"  # torch.bfloat16 in the log
+    assert cfg.parallel.data_parallel.value == 8
+    assert cfg.structure.use_flash_attention.value is True  # AttnBackend.auto with TE
+    assert cfg.structure.padded_vocab_size.value == 32000
+
+
+def test_yaml_cfg() -> None:
+    cfg = cfg_of(MG / "gpt_yaml_cfg.yaml")
+    assert cfg.kind == "megatron-yaml"
+    assert cfg.structure.num_layers.value == 4 and cfg.structure.num_layers.loc.line == 20
+    assert cfg.structure.activation.value == "swiglu"
+    assert cfg.parallel.sequence_parallel.value is True  # TP 2 keeps it
+    assert cfg.optimizer.beta2.value == 0.95
+
+
+def test_older_release_spells_norm_epsilon_differently(tmp_path: Path) -> None:
+    p = script(tmp_path, "python pretrain_gpt.py --norm-epsilon 1e-6\n")
+    assert cfg_of(p, "core_v0.12.1").structure.norm_epsilon.value == 1e-6
+    assert cfg_of(p, "core_v0.19.0").structure.norm_epsilon.value == 1e-6
+
+
+def test_scripts_are_never_executed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    p = script(
+        tmp_path,
+        "LR=$(touch CANARY1; echo 1e-4)\nSEED=`touch CANARY2`\n"
+        'eval "touch CANARY3"\npython pretrain_gpt.py --lr $LR --seed $SEED\n',
+    )
+    cfg = cfg_of(p)
+    assert not list(tmp_path.glob("CANARY*"))
+    assert not cfg.optimizer.lr.known and "not evaluated" in cfg.optimizer.lr.detail
+    assert not cfg.determinism.seed.known

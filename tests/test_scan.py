@@ -1,0 +1,807 @@
+"""Source scanner: seeding, determinism, dropout, weight-decay grouping, custom backward."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import cfglint.scan.checks  # noqa: F401  (registers the builtin checks)
+from cfglint.datacache import load_data
+from cfglint.engine import Context, run_rules
+from cfglint.findings import Finding
+from cfglint.model import Config
+from cfglint.rulebook import Rule, RuleFile
+from cfglint.scan import scan_paths
+from cfglint.scan.link import MAX_DEPTH
+from cfglint.scan.model import ScanResult
+from cfglint.values import Loc, Value
+
+ROOT = Path(__file__).resolve().parent.parent
+FIX = ROOT / "fixtures" / "sources"
+RULE_FILES = (ROOT / "rules" / "determinism.yaml", ROOT / "rules" / "source.yaml")
+
+
+@pytest.fixture(autouse=True)
+def _own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CFGLINT_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def fx(*parts: str) -> str:
+    return str(FIX.joinpath(*parts))
+
+
+def scan(*parts: str, hints: list[str] | None = None, **kw) -> ScanResult:
+    return scan_paths([fx(*parts)], entry_hints=hints, **kw)
+
+
+def _mine(r: Rule) -> bool:
+    return r.id.startswith("SRC") or (r.id.startswith("DET") and 10 <= int(r.id[3:]) <= 29)
+
+
+def rules() -> tuple[Rule, ...]:
+    """The source-scan rules (the determinism file also holds the config rules)."""
+    out: list[Rule] = []
+    for f in RULE_FILES:
+        out.extend(r for r in RuleFile.model_validate(load_data(f)).rules if _mine(r))
+    return tuple(out)
+
+
+def lint(
+    res: ScanResult | None,
+    mf: Config | None = None,
+    mg: Config | None = None,
+    only: str | None = None,
+) -> tuple[list[Finding], Context]:
+    ctx = Context(mf=mf, mg=mg, sources=res)
+    chosen = tuple(r for r in rules() if only is None or r.id == only)
+    return run_rules(chosen, ctx), ctx
+
+
+def config(side: str, path: str = "cfg/run.yaml", kind: str | None = None, **fields) -> Config:
+    cfg = Config(
+        side=side,
+        path=path,
+        kind=kind or ("mindformers-legacy" if side == "mindformers" else "megatron-script"),
+    )
+    for dotted, (value, line) in fields.items():
+        section, name = dotted.split("__")
+        cfg.set(f"{section}.{name}", Value.written(value, name, Loc(path=path, line=line)))
+    return cfg
+
+
+def kinds(res: ScanResult, entry: str) -> list[str]:
+    e = res.entry(entry)
+    assert e is not None, [x.path for x in res.entries]
+    return [x.kind for x in e.effects]
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        p = root / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(text), encoding="utf-8")
+
+
+# -- seeding: entry points and call following -----------------------------------------------
+
+
+def test_megatron_like_seeds_inside_initialize_in_another_module() -> None:
+    res = scan("megatron_like", hints=["pretrain_gpt.py"])
+    [entry] = res.entries
+    assert entry.path.endswith("megatron_like/pretrain_gpt.py")
+    assert entry.side == "megatron"
+    assert entry.anchor.line == 27 and entry.has_main
+    init = fx("megatron_like", "megatron_init", "initialize.py")
+    got = {(e.kind, e.loc.path, e.loc.line) for e in entry.effects}
+    assert got == {
+        ("random", init, 28),
+        ("numpy", init, 29),
+        ("torch", init, 30),
+        ("cuda", init, 32),
+    }
+    torch_seed = entry.of("torch")[0]
+    # seed = seed_ + 100 * rank, seed_ bound to args.seed: the configured seed
+    assert torch_seed.seed_from_config and torch_seed.seed_text == "args.seed"
+    assert torch_seed.via[0].startswith("main() at ")
+    assert any(v.startswith("_set_random_seed() at ") for v in torch_seed.via)
+
+
+def test_megatron_like_findings_point_at_the_main_block() -> None:
+    res = scan("megatron_like", hints=["pretrain_gpt.py"])
+    findings, _ = lint(res)
+    by_rule = {f.rule: f for f in findings if f.row.startswith("determinism")}
+    assert set(by_rule) == {"DET011", "DET014"}  # random/numpy/torch are seeded
+    loc = by_rule["DET014"].locations[0]
+    assert (loc.path, loc.line, loc.side) == (fx("megatron_like", "pretrain_gpt.py"), 27, "source")
+    assert "torch.use_deterministic_algorithms(True)" in by_rule["DET014"].message
+
+
+def test_seed_all_pytorch_variant_from_the_guide() -> None:
+    res = scan("seed_all_pt")
+    assert kinds(res, "seed_all_pt/pretrain_gpt.py")[:9] == [
+        "random",
+        "pythonhashseed",
+        "numpy",
+        "torch",
+        "torch_deterministic",
+        "cuda",
+        "cuda",
+        "cudnn_deterministic",
+        "cudnn_benchmark",
+    ]
+    entry = res.entries[0]
+    assert {
+        e.seed_value for e in entry.of("random", "numpy", "torch", "cuda") if not e.seed_from_config
+    } == {42}
+    assert entry.of("cudnn_benchmark")[0].enabled is False
+    # pretrain() from megatron.training is modelled: random, numpy, torch, cuda from --seed
+    pretrain = [e for e in entry.effects if e.api == "megatron.training.pretrain"]
+    assert {e.kind for e in pretrain} == {
+        "random",
+        "numpy",
+        "torch",
+        "cuda",
+        "torch_deterministic",
+    }
+    assert all(e.seed_text == "--seed" for e in pretrain if e.kind != "torch_deterministic")
+    findings, _ = lint(res)
+    assert [f.rule for f in findings if f.row.startswith("determinism")] == []
+
+
+def test_seed_all_npu_variant() -> None:
+    res = scan("seed_all_npu")
+    entry = res.entries[0]
+    npu = entry.of("npu")
+    assert [(e.api, e.loc.line, e.seed_value) for e in npu] == [
+        ("torch_npu.npu.manual_seed_all", 18, 42),
+        ("torch_npu.npu.manual_seed", 19, 42),
+    ]
+    assert any(e.api == "mindspeed_llm.training.pretrain" for e in entry.effects)
+
+
+def test_seed_all_mindspore_variant() -> None:
+    res = scan("seed_all_ms")
+    entry = res.entries[0]
+    assert entry.side == "mindformers"
+    det = entry.of("mindspore_deterministic")
+    assert (det[0].api, det[0].loc.line, det[0].enabled) == (
+        "mindspore.context.set_context",
+        19,
+        True,
+    )
+    assert det[1].config_field == "determinism.deterministic"  # build_context
+    assert [e.seed_value for e in entry.of("random", "numpy") if e.seed_value] == [42, 42]
+    ms = entry.of("mindspore")[0]
+    assert ms.api == "mindformers.trainer.Trainer" and ms.seed_from_config and ms.conditional
+    findings, _ = lint(res)
+    assert [f.rule for f in findings if f.row.startswith("determinism")] == []
+
+
+def test_mindformers_entry_without_seed_all() -> None:
+    res = scan("mindformers_like", hints=["run_mindformer.py"])
+    findings, _ = lint(res)
+    rows = sorted(f.rule for f in findings if f.row.startswith("determinism"))
+    assert rows == ["DET010", "DET011", "DET014"]
+    det010 = next(f for f in findings if f.rule == "DET010")
+    assert det010.locations[0].line == 17
+    assert "seeds numpy and MindSpore from the config's seed" in det010.message
+    assert det010.values == {"mindformers": "not seeded"}
+
+
+def test_mindformers_trainer_does_not_seed_for_seed_zero() -> None:
+    res = scan("mindformers_like", hints=["run_mindformer.py"])
+    mf = config("mindformers", determinism__seed=(0, 4))
+    findings, _ = lint(res, mf=mf)
+    rules_hit = {f.rule for f in findings}
+    assert {"DET012", "DET013"} <= rules_hit
+    det013 = next(f for f in findings if f.rule == "DET013")
+    assert "non-zero" in det013.message
+    # the loader's verdict for semi-auto parallel runs counts the same way
+    skipped = config("mindformers", determinism__seed=(42, 4), determinism__seed_applied=(False, 4))
+    assert {"DET012", "DET013"} <= {f.rule for f in lint(res, mf=skipped)[0]}
+    applied = config("mindformers", determinism__seed=(42, 4))
+    assert not {"DET012", "DET013"} & {f.rule for f in lint(res, mf=applied)[0]}
+
+
+def test_mindformers_deterministic_from_config() -> None:
+    res = scan("mindformers_like", hints=["run_mindformer.py"])
+    on = config("mindformers", determinism__deterministic=(True, 9))
+    assert [f for f in lint(res, mf=on, only="DET014")[0]] == []
+    off = config("mindformers", determinism__deterministic=(False, 9))
+    [f] = lint(res, mf=off, only="DET014")[0]
+    assert "train_precision_sync" in f.message
+
+
+def test_megatron_deterministic_mode_from_config(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            "pretrain_gpt.py": """
+        import torch
+        from megatron.training import pretrain
+
+        if __name__ == "__main__":
+            pretrain(None, None, None, None)
+    """
+        },
+    )
+    res = scan_paths([str(tmp_path)])
+    mg = config("megatron", determinism__deterministic=(True, 3))
+    assert lint(res, mg=mg, only="DET014")[0] == []
+    [f] = lint(res, mg=config("megatron"), only="DET014")[0]
+    assert "only with --deterministic-mode (not set in run.yaml)" in f.message
+    [f] = lint(res, mg=config("megatron", determinism__deterministic=(False, 3)), only="DET014")[0]
+    assert "deterministic is false at cfg/run.yaml:3" in f.message
+    # Megatron's initialize seeds random, numpy, torch: those rows stay quiet
+    assert lint(res, only="DET010")[0] == [] and lint(res, only="DET013")[0] == []
+
+
+def test_pythonhashseed_exported_by_launch_script() -> None:
+    res = scan("megatron_like", hints=["pretrain_gpt.py"])
+    mg = config("megatron", path="run.sh")
+    mg.env["PYTHONHASHSEED"] = Value.written("0", "PYTHONHASHSEED", Loc(path="run.sh", line=2))
+    assert lint(res, mg=mg, only="DET011")[0] == []
+    [f] = lint(res, mg=config("megatron", path="run.sh"), only="DET011")[0]
+    assert "run.sh" in f.message
+
+
+def test_device_only_seed_is_not_a_framework_seed(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            "train.py": """
+        import torch
+
+        if __name__ == "__main__":
+            torch.cuda.manual_seed_all(1)
+    """
+        },
+    )
+    [f] = lint(scan_paths([str(tmp_path)]), only="DET013")[0]
+    assert "only the device generator" in f.message
+
+
+def test_relative_imports_reexports_and_module_constants() -> None:
+    res = scan("relative_pkg")
+    launch = res.entry("relative_pkg/launch_train.py")
+    assert launch is not None
+    # `import trainer; trainer.seed_all()` goes through trainer/__init__.py's re-export
+    assert [(e.kind, e.seed_value) for e in launch.effects] == [
+        ("random", 2024),
+        ("pythonhashseed", 2024),
+        ("numpy", 2024),
+        ("torch", 2024),
+        ("torch_deterministic", None),
+    ]
+    main = res.entry("trainer/main.py")
+    assert main is not None
+    assert {e.seed_value for e in main.of("random", "numpy", "torch")} == {7}
+    assert main.of("torch")[0].loc.path == fx("relative_pkg", "trainer", "seeding.py")
+
+
+def test_cycles_terminate(tmp_path: Path) -> None:
+    res = scan("cycle", hints=["ping.py"])
+    [entry] = res.entries
+    assert [(e.kind, e.seed_value) for e in entry.effects] == [("numpy", 5)]
+
+
+def test_depth_cap(tmp_path: Path) -> None:
+    n = MAX_DEPTH + 3
+    files = {}
+    for i in range(n):
+        body = f"from m{i + 1} import f{i + 1}\n\ndef f{i}():\n    f{i + 1}()\n"
+        files[f"m{i}.py"] = body
+    files[f"m{n}.py"] = f"import random\n\ndef f{n}():\n    random.seed(1)\n"
+    files["train_deep.py"] = "from m0 import f0\n\nif __name__ == '__main__':\n    f0()\n"
+    files["train_shallow.py"] = (
+        f"from m{n - 3} import f{n - 3}\n\nif __name__ == '__main__':\n    f{n - 3}()\n"
+    )
+    write(tmp_path, files)
+    res = scan_paths([str(tmp_path)])
+    assert kinds(res, "train_shallow.py") == ["random"]
+    assert kinds(res, "train_deep.py") == []
+
+
+def test_entry_hints_pick_the_launched_script() -> None:
+    res = scan("nanogpt_like", hints=["nanogpt_like/train.py"])
+    [entry] = res.entries
+    assert not entry.has_main and entry.anchor.line == 1
+    torch_seed = entry.of("torch")[0]
+    assert torch_seed.seed_value is None  # 1337 + seed_offset: computed
+    # without a hint, a folder with no main block has no entry point
+    assert scan("nanogpt_like").entries == []
+
+
+# -- seed values ----------------------------------------------------------------------------
+
+
+def test_seed_mismatch_between_source_sides(tmp_path: Path) -> None:
+    res = scan_paths([fx("plain_decay"), fx("seed_all_ms")])
+    mf = config("mindformers", path="mf.yaml", determinism__seed=(42, 6))
+    [f] = lint(res, mf=mf, only="DET020")[0]
+    assert f.values == {"megatron": 1234, "mindformers": 42}
+    paths = [(loc.path, loc.line, loc.side) for loc in f.locations]
+    assert (fx("plain_decay", "utils.py"), 12, "source") in paths
+    assert ("mf.yaml", 6, "mindformers") in paths
+    same = config("mindformers", path="mf.yaml", determinism__seed=(1234, 6))
+    assert lint(res, mf=same, only="DET020")[0] == []
+
+
+def test_source_seed_against_own_config() -> None:
+    res = scan("seed_all_pt")
+    mg = config("megatron", path="args.sh", determinism__seed=(1234, 10))
+    [f] = lint(res, mg=mg, only="DET021")[0]
+    assert f.values == {"source": 42, "megatron": 1234}
+    assert "re-seeds from the config later" in f.message
+    assert [(loc.path, loc.line) for loc in f.locations] == [
+        (fx("seed_all_pt", "pretrain_gpt.py"), 14),
+        ("args.sh", 10),
+    ]
+    assert lint(res, mg=config("megatron", determinism__seed=(42, 1)), only="DET021")[0] == []
+
+
+# -- weight decay ---------------------------------------------------------------------------
+
+
+def decay(res: ScanResult, suffix: str):  # type: ignore[no-untyped-def]
+    found = [d for d in res.decays if d.path.endswith(suffix)]
+    assert len(found) == 1, [d.path for d in res.decays]
+    return found[0]
+
+
+def test_decay_policies_are_classified() -> None:
+    res = scan_paths([str(FIX)])
+    nano = decay(res, "nanogpt_like/model.py")
+    assert (nano.site.policy, nano.site.loc.line) == ("exclude_1d", 44)
+    assert [(e.loc.line, e.text) for e in nano.site.evidence] == [
+        (36, "p.dim() >= 2"),
+        (37, "p.dim() < 2"),
+    ]
+    hf = decay(res, "hf_like/finetune.py")
+    assert hf.site.policy == "exclude_by_name"
+    assert hf.site.names == ["LayerNorm.weight", "bias"]
+    assert hf.policy_path == fx("hf_like", "finetune.py") and hf.site.evidence[0].loc.line == 10
+    plain = decay(res, "plain_decay/train_plain.py")
+    assert (plain.site.policy, plain.site.loc.line, plain.site.weight_decay.value) == (
+        "decay_all",
+        9,
+        0.1,
+    )
+    rel = decay(res, "trainer/optim.py")
+    assert rel.site.policy == "exclude_1d" and rel.site.names == [".bias"]
+    ms = decay(res, "mindformers_like/ms_optim.py")
+    assert (ms.side, ms.site.policy, ms.site.names) == (
+        "mindformers",
+        "exclude_by_name",
+        ["beta", "gamma"],
+    )
+
+
+def test_decay_all_against_mindformers_default() -> None:
+    res = scan("plain_decay")
+    mf = config("mindformers", path="llama.yaml", optimizer__weight_decay=(0.1, 31))
+    [f] = lint(res, mf=mf, only="SRC002")[0]
+    assert f.severity == "error"
+    assert f.values == {"megatron": "decay_all", "mindformers": "default"}
+    assert "MindFormers default policy" in f.message and "every parameter" in f.message
+    assert [(loc.path, loc.line, loc.side) for loc in f.locations] == [
+        (fx("plain_decay", "train_plain.py"), 9, "source"),
+        ("llama.yaml", 31, "mindformers"),
+    ]
+    # weight decay 0 on the MindFormers side: grouping is moot (a value rule's business)
+    zero = config("mindformers", path="llama.yaml", optimizer__weight_decay=(0.0, 31))
+    assert lint(res, mf=zero, only="SRC002")[0] == []
+
+
+def test_matching_and_unclear_policies() -> None:
+    mf = config("mindformers", optimizer__weight_decay=(0.1, 3))
+    assert lint(scan("nanogpt_like"), mf=mf, only="SRC002")[0] == []
+    assert lint(scan("nanogpt_like"), mf=mf, only="SRC003")[0] == []
+    [note] = lint(scan("hf_like"), mf=mf, only="SRC003")[0]
+    assert note.severity == "note" and "'LayerNorm.weight', 'bias'" in note.message
+
+
+def test_mindspore_source_against_megatron_default() -> None:
+    res = scan("mindformers_like")
+    mg = config("megatron", path="args.sh", optimizer__weight_decay=(0.1, 20))
+    [f] = lint(res, mg=mg, only="SRC003")[0]
+    assert "Megatron default policy" in f.message
+    assert f.locations[-1].path == "args.sh" and f.locations[-1].side == "megatron"
+
+
+# -- dropout and custom backward ------------------------------------------------------------
+
+
+def test_dropout_in_code() -> None:
+    res = scan("dropout_cases")
+    got = sorted(
+        (os.path.basename(d.path), d.site.loc.line, d.site.p, d.site.how) for d in res.dropouts
+    )
+    assert got == [
+        ("layers_ms.py", 8, 0.1, "keep_prob"),  # keep_prob=0.9
+        ("layers_ms.py", 9, 0.2, "keep_prob"),  # positional is keep_prob in MindSpore
+        ("layers_ms.py", 10, 0.1, "p"),
+        ("layers_ms.py", 11, 0.5, "default"),
+        ("layers_ms.py", 14, 0.15, "p"),
+        ("layers_ms.py", 17, 0.1, "p"),
+        ("layers_ms.py", 18, 0.2, "p"),
+        ("layers_pt.py", 9, 0.5, "default"),
+        ("layers_pt.py", 10, 0.1, "p"),
+        ("layers_pt.py", 11, 0.2, "p"),
+        ("layers_pt.py", 16, 0.1, "p"),
+        ("layers_pt.py", 18, 0.05, "p"),
+        ("layers_pt.py", 20, 0.25, "p"),  # call spread over lines: the call's first line
+    ]
+    findings, _ = lint(res, only="SRC001")
+    assert len(findings) == len(got)
+    first = next(
+        f for f in findings if f.locations[0].line == 9 and "layers_pt" in f.locations[0].path
+    )
+    assert "default 0.5" in first.message and first.values == {"megatron": 0.5}
+
+
+def test_noncontiguous_transpose_in_custom_backward() -> None:
+    res = scan("glm4_backward")
+    got = sorted(
+        (os.path.basename(b.path), b.site.loc.line, b.site.function, b.site.transposed)
+        for b in res.backwards
+    )
+    assert got == [
+        ("ms_layers.py", 16, "ColumnParallelMatmul.bprop", "ops.transpose(dout, (1, 0))"),
+        ("pt_layers.py", 17, "ColumnParallelMatmul.backward", "out_t"),
+    ]
+    findings, _ = lint(res, only="SRC004")
+    assert {f.severity for f in findings} == {"note"} and len(findings) == 2
+    megatron_style = scan("megatron_like")
+    assert [b.site.matmul for b in megatron_style.backwards] == [
+        "grad_output.t().matmul(total_input)",
+    ]
+
+
+# -- robustness -----------------------------------------------------------------------------
+
+
+def test_syntax_error_is_one_input_error_and_the_rest_is_scanned() -> None:
+    res = scan("broken", hints=["good.py"])
+    [err] = res.errors
+    assert err.path == fx("broken", "bad_syntax.py") and err.line == 4
+    assert "invalid Python syntax" in err.message and "\n" not in err.message
+    assert [d.site.loc.line for d in res.dropouts] == [8]
+    assert kinds(res, "good.py") == ["torch"]
+
+
+def test_unreadable_inputs(tmp_path: Path) -> None:
+    (tmp_path / "latin1.py").write_bytes(b"x = '\xe9'\n")
+    (tmp_path / "blob.py").write_bytes(b"\x00\x01\x02")
+    (tmp_path / "run.sh").write_text("python train.py\n")
+    res = scan_paths([str(tmp_path), str(tmp_path / "run.sh"), str(tmp_path / "missing")])
+    msgs = {os.path.basename(e.path): (e.level, e.message) for e in res.errors}
+    assert msgs["latin1.py"][0] == "error" and "UTF-8" in msgs["latin1.py"][1]
+    assert "binary" in msgs["blob.py"][1]
+    assert msgs["run.sh"][0] == "warning"
+    assert msgs["missing"] == ("error", "no such file or directory")
+
+
+def test_scanned_code_is_never_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shutil.copytree(FIX / "canary", tmp_path / "canary")
+    monkeypatch.chdir(tmp_path)
+    res = scan_paths([str(tmp_path / "canary")])
+    assert res.entries[0].of("random")  # the main block was analysed...
+    assert not (tmp_path / "CANARY").exists()  # ...but neither imported nor run
+    assert not (tmp_path / "canary" / "CANARY").exists()
+
+
+def test_plain_lint_does_not_import_libcst(tmp_path: Path) -> None:
+    code = (
+        "import sys, cfglint.checks, cfglint.scan, cfglint.scan.checks\n"
+        "assert 'libcst' not in sys.modules\n"
+        "from cfglint.scan import scan_paths\n"
+        f"r = scan_paths([{fx('seed_all_pt')!r}])\n"
+        "print('libcst' in sys.modules, r.stats.parsed)\n"
+    )
+    env = {**os.environ, "CFGLINT_CACHE_DIR": str(tmp_path / "c")}
+    run = [sys.executable, "-c", code]
+    cold = subprocess.run(run, env=env, capture_output=True, text=True, check=True)
+    warm = subprocess.run(run, env=env, capture_output=True, text=True, check=True)
+    assert cold.stdout.split() == ["True", "1"]
+    assert warm.stdout.split() == ["False", "0"]  # a warm scan never loads libcst
+
+
+def test_checks_without_sources_report_not_checked() -> None:
+    findings, ctx = lint(None)
+    assert findings == []
+    reasons = {reason for _, reason in ctx.not_checked}
+    assert all(r.endswith("no training sources given (--source)") for r in reasons)
+    assert {row for row, _ in ctx.not_checked} >= {
+        "determinism.python_seed",
+        "determinism.numpy_seed",
+        "determinism.framework_seed",
+        "determinism.deterministic_algorithms",
+        "determinism.same_seed",
+        "source.dropout_in_code",
+        "source.weight_decay_grouping",
+        "source.noncontiguous_grad",
+    }
+
+
+# -- cache and parallel parsing -------------------------------------------------------------
+
+
+def test_cold_and_warm_results_are_identical() -> None:
+    cold = scan_paths([str(FIX)])
+    warm = scan_paths([str(FIX)])
+    assert cold.stats.parsed == cold.stats.files and cold.stats.cached == 0
+    assert warm.stats.parsed == 0 and warm.stats.cached == cold.stats.files
+    assert cold.comparable() == warm.comparable()
+    assert scan_paths([str(FIX)], use_cache=False).comparable() == cold.comparable()
+
+
+def test_one_changed_file_is_parsed_again(tmp_path: Path) -> None:
+    shutil.copytree(FIX / "plain_decay", tmp_path / "proj")
+    first = scan_paths([str(tmp_path / "proj")])
+    assert first.stats.parsed == 2
+    target = tmp_path / "proj" / "train_plain.py"
+    target.write_text(target.read_text().replace("weight_decay=0.1", "weight_decay=0.05"))
+    second = scan_paths([str(tmp_path / "proj")])
+    assert second.stats.parsed_paths == [str(target)]
+    assert second.stats.cached == 1
+    assert decay(second, "train_plain.py").site.weight_decay.value == 0.05
+
+
+def test_parallel_and_sequential_parsing_agree(tmp_path: Path) -> None:
+    files = {"train_main.py": "from pkg0.mod0 import f0\n\nif __name__ == '__main__':\n    f0(3)\n"}
+    for i in range(60):
+        nxt = f"from pkg{i + 1}.mod{i + 1} import f{i + 1}\n" if i < 59 else "import numpy as np\n"
+        call = f"    f{i + 1}(seed)\n" if i < 59 else "    np.random.seed(seed)\n"
+        files[f"pkg{i}/mod{i}.py"] = f"{nxt}\n\ndef f{i}(seed):\n{call}"
+        files[f"pkg{i}/__init__.py"] = ""
+    write(tmp_path, files)
+    seq = scan_paths([str(tmp_path)], jobs=1, use_cache=False)
+    par = scan_paths([str(tmp_path)], jobs=2, use_cache=False)
+    assert par.stats.workers == 2 and seq.stats.workers == 1
+    assert par.comparable() == seq.comparable()
+    # 60 files deep is past the depth cap: nothing reached, but no blow-up either
+    assert kinds(par, "train_main.py") == []
+
+
+# -- rules ----------------------------------------------------------------------------------
+
+
+def test_rule_files_cover_the_rows() -> None:
+    loaded = rules()
+    rows = {r.row for r in loaded}
+    assert rows == {
+        "determinism.python_seed",
+        "determinism.numpy_seed",
+        "determinism.framework_seed",
+        "determinism.deterministic_algorithms",
+        "determinism.same_seed",
+        "source.dropout_in_code",
+        "source.weight_decay_grouping",
+        "source.noncontiguous_grad",
+    }
+    assert all(r.kind == "builtin" for r in loaded)
+    text = RULE_FILES[0].read_text()
+    assert "# DET001-DET009: config and environment rules" in text
+
+
+def test_line_numbers_match_libcst_positions() -> None:
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    from cfglint.scan.scanner import summarize
+
+    for path in sorted(FIX.rglob("*.py")):
+        text = path.read_text()
+        s = summarize(text)
+        if s.error:
+            continue
+        wrapper = MetadataWrapper(cst.parse_module(text))
+        pos = wrapper.resolve(PositionProvider)
+        call_lines = {p.start.line for n, p in pos.items() if isinstance(n, cst.Call)}
+        def_lines = {p.start.line for n, p in pos.items() if isinstance(n, cst.Name)}
+        for fn in s.functions.values():
+            assert fn.loc.line in def_lines, (path, fn.qualname)
+            for c in fn.calls:
+                assert c.loc.line in call_lines, (path, c.target, c.loc.line)
+            for e in fn.effects:
+                assert e.loc.line in call_lines | _assign_lines(pos), (path, e)
+        for d in s.dropouts:
+            assert d.loc.line in call_lines, (path, d)
+
+
+def _assign_lines(pos) -> set[int]:  # type: ignore[no-untyped-def]
+    import libcst as cst
+
+    return {p.start.line for n, p in pos.items() if isinstance(n, cst.Assign)}
+
+
+# -- more edges --------------------------------------------------------------------------------
+
+
+def test_calls_into_unscanned_modules_are_named() -> None:
+    res = scan_paths([fx("megatron_like", "pretrain_gpt.py")])  # helpers not given
+    [entry] = res.entries
+    assert entry.effects == []
+    assert entry.unscanned == ["megatron_init.initialize", "megatron_init.model"]
+    findings, _ = lint(res, only="DET010")
+    assert "not scanned (megatron_init.initialize, megatron_init.model)" in findings[0].message
+
+
+def test_test_suites_are_not_training_code(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            "tests/test_layers.py": "from torch import nn\n\nDROP = nn.Dropout(0.1)\n",
+            "model.py": "from torch import nn\n\nDROP = nn.Dropout(0.1)\n",
+        },
+    )
+    res = scan_paths([str(tmp_path)])
+    assert [os.path.basename(d.path) for d in res.dropouts] == ["model.py"]
+    explicit = scan_paths([str(tmp_path / "tests" / "test_layers.py")])
+    assert len(explicit.dropouts) == 1  # named on the command line: scanned as asked
+
+
+def test_mint_optimizer_decays_everything(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            "opt.py": """
+        from mindspore import mint, nn
+
+        def build(net):
+            a = mint.optim.AdamW(net.get_parameters(), weight_decay=0.1)
+            b = nn.AdamWeightDecay(net.trainable_params(), weight_decay=0.1)
+            return a, b
+    """
+        },
+    )
+    res = scan_paths([str(tmp_path)])
+    assert [(d.site.policy, d.site.names) for d in res.decays] == [
+        ("decay_all", []),
+        ("exclude_by_name", ["beta", "gamma"]),
+    ]
+
+
+def test_unclear_policy_is_not_compared_with_a_guess() -> None:
+    # only PyTorch code, no MindFormers side at all: a name list against an assumed
+    # default is too speculative for a note; decay-everything against it is still an error
+    assert lint(scan("hf_like"), only="SRC003")[0] == []
+    [f] = lint(scan("plain_decay"), only="SRC002")[0]
+    assert "assumed" in f.message
+
+
+def test_strings_that_cannot_be_stored_are_ignored(tmp_path: Path) -> None:
+    write(tmp_path, {"odd.py": 'X = "\\ud800"\nNO_DECAY = ["\\udcff"]\nimport torch\n'})
+    res = scan_paths([str(tmp_path)], jobs=1)
+    assert res.errors == [] and res.files
+    assert scan_paths([str(tmp_path)]).stats.cached == 1  # and the summary was cached
+
+
+def test_odd_layout_lines() -> None:
+    res = scan("layout")
+    assert [(d.site.loc.line, d.site.p) for d in res.dropouts] == [
+        (43, 0.3),
+        (45, 0.2),
+        (49, 0.4),
+        (54, 0.1),
+    ]
+    assert [(e.kind, e.loc.line) for e in res.entries[0].effects] == [("torch", 35)]
+
+
+SPELLINGS = """
+import os
+import random as rnd
+import numpy
+import numpy as np
+import torch
+import torch_npu
+import mindspore
+import mindspore as ms
+from mindspore import set_seed, context
+from mindspore.common import set_seed as common_set_seed
+from torch.backends import cudnn
+from megatron.training.initialize import _set_random_seed, initialize_megatron
+
+
+def main():
+    rnd.seed(1)                                     # 17 random
+    os.environ["PYTHONHASHSEED"] = "2"              # 18 pythonhashseed
+    os.environ.setdefault("PYTHONHASHSEED", "3")    # 19 pythonhashseed
+    os.putenv("PYTHONHASHSEED", "4")                # 20 pythonhashseed
+    np.random.seed(5)                               # 21 numpy
+    numpy.random.seed(6)                            # 22 numpy
+    torch.manual_seed(7)                            # 23 torch
+    torch.cuda.manual_seed(8)                       # 24 cuda
+    torch.cuda.manual_seed_all(9)                   # 25 cuda
+    torch_npu.npu.manual_seed(10)                   # 26 npu
+    torch_npu.npu.manual_seed_all(11)               # 27 npu
+    torch.use_deterministic_algorithms(True)        # 28 torch_deterministic
+    cudnn.deterministic = True                      # 29 cudnn_deterministic
+    cudnn.benchmark = False                         # 30 cudnn_benchmark
+    mindspore.set_seed(12)                          # 31 mindspore
+    ms.set_seed(13)                                 # 32 mindspore
+    set_seed(14)                                    # 33 mindspore
+    common_set_seed(15)                             # 34 mindspore
+    mindspore.common.set_seed(16)                   # 35 mindspore
+    ms.set_context(deterministic="ON")              # 36 mindspore_deterministic
+    context.set_context(deterministic="OFF")        # 37 mindspore_deterministic
+    mindspore.context.set_context(mode=0)           # 38 (not a determinism switch)
+    ms.set_deterministic(True)                      # 39 mindspore_deterministic
+    _set_random_seed(17)                            # 40 random, numpy, torch, cuda
+    initialize_megatron()                           # 41 same, from --seed; + config switch
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_api_spellings(tmp_path: Path) -> None:
+    write(tmp_path, {"train.py": SPELLINGS.lstrip("\n")})
+    [entry] = scan_paths([str(tmp_path)]).entries
+    got = [(e.loc.line, e.kind, e.seed_value, e.enabled) for e in entry.effects]
+    assert got[:23] == [
+        (17, "random", 1, True), (18, "pythonhashseed", 2, True),
+        (19, "pythonhashseed", 3, True), (20, "pythonhashseed", 4, True),
+        (21, "numpy", 5, True), (22, "numpy", 6, True), (23, "torch", 7, True),
+        (24, "cuda", 8, True), (25, "cuda", 9, True), (26, "npu", 10, True),
+        (27, "npu", 11, True), (28, "torch_deterministic", None, True),
+        (29, "cudnn_deterministic", None, True), (30, "cudnn_benchmark", None, False),
+        (31, "mindspore", 12, True), (32, "mindspore", 13, True), (33, "mindspore", 14, True),
+        (34, "mindspore", 15, True), (35, "mindspore", 16, True),
+        (36, "mindspore_deterministic", None, True), (37, "mindspore_deterministic", None, False),
+        (39, "mindspore_deterministic", None, True), (40, "random", 17, True),
+    ]
+    megatron = [(e.kind, e.seed_text) for e in entry.effects if e.loc.line == 41]
+    assert megatron == [("random", "--seed"), ("numpy", "--seed"), ("torch", "--seed"),
+                        ("cuda", "--seed"), ("torch_deterministic", "")]
+
+
+def test_other_decay_policies(tmp_path: Path) -> None:
+    write(tmp_path, {"opt.py": """
+        import torch
+
+        def bias_only(model):
+            groups = [
+                {"params": [p for n, p in model.named_parameters() if "bias" not in n],
+                 "weight_decay": 0.1},
+                {"params": [p for n, p in model.named_parameters() if "bias" in n],
+                 "weight_decay": 0.0},
+            ]
+            return torch.optim.AdamW(groups)
+
+        def by_module(model):
+            groups = [
+                {"params": model.encoder.parameters(), "weight_decay": 0.1},
+                {"params": model.head.parameters(), "weight_decay": 0.0},
+            ]
+            return torch.optim.AdamW(groups)
+
+        def by_len_shape(model):
+            decay = [p for p in model.parameters() if len(p.shape) > 1]
+            rest = [p for p in model.parameters() if len(p.shape) == 1]
+            return torch.optim.SGD([{"params": decay}, {"params": rest, "weight_decay": 0}])
+    """})
+    res = scan_paths([str(tmp_path)])
+    got = {d.site.function: (d.site.policy, d.site.detail) for d in res.decays}
+    assert got["bias_only"] == ("exclude_bias", "biases skipped by name")
+    assert got["by_module"] == ("explicit_groups", "hand-built groups, weight_decay 0.1, 0")
+    assert got["by_len_shape"][0] == "exclude_1d"
+    mf = config("mindformers", optimizer__weight_decay=(0.1, 3))
+    mismatch = lint(res, mf=mf, only="SRC002")[0]
+    assert [f.values["megatron"] for f in mismatch] == ["exclude_bias"]
+    unclear = lint(res, mf=mf, only="SRC003")[0]
+    assert [f.values["megatron"] for f in unclear] == ["explicit_groups"]
+
+
+def test_huge_files_are_input_errors(tmp_path: Path) -> None:
+    (tmp_path / "generated.py").write_text("X = 1\n" * 400_000)
+    [err] = scan_paths([str(tmp_path)]).errors
+    assert "larger than" in err.message
