@@ -57,3 +57,14 @@ def test_conditions_cannot_escape_the_expression_language(tmp_path: Path) -> Non
     )
     with pytest.raises(RuleFileError, match="not allowed"):
         load_rules(str(tmp_path))
+
+
+def test_source_check_stubs_match_the_scanner() -> None:
+    # plain lints register stubs by name so that libcst and the scanner stay unimported
+    from cfglint.checks import BUILTINS, SOURCE_CHECKS
+
+    before = {n: BUILTINS[n] for n in SOURCE_CHECKS}
+    import cfglint.scan.checks  # noqa: F401
+
+    replaced = {n for n in SOURCE_CHECKS if BUILTINS[n] is not before[n]}
+    assert replaced == set(SOURCE_CHECKS)

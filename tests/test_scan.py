@@ -566,7 +566,7 @@ def test_parallel_and_sequential_parsing_agree(tmp_path: Path) -> None:
     par = scan_paths([str(tmp_path)], jobs=2, use_cache=False)
     assert par.stats.workers == 2 and seq.stats.workers == 1
     assert par.comparable() == seq.comparable()
-    # 60 files deep is past the depth cap: nothing reached, but no blow-up either
+    # files deep is past the depth cap: nothing reached, but no blow-up either
     assert kinds(par, "train_main.py") == []
 
 
@@ -711,31 +711,31 @@ from megatron.training.initialize import _set_random_seed, initialize_megatron
 
 
 def main():
-    rnd.seed(1)                                     # 17 random
-    os.environ["PYTHONHASHSEED"] = "2"              # 18 pythonhashseed
-    os.environ.setdefault("PYTHONHASHSEED", "3")    # 19 pythonhashseed
-    os.putenv("PYTHONHASHSEED", "4")                # 20 pythonhashseed
-    np.random.seed(5)                               # 21 numpy
-    numpy.random.seed(6)                            # 22 numpy
-    torch.manual_seed(7)                            # 23 torch
-    torch.cuda.manual_seed(8)                       # 24 cuda
-    torch.cuda.manual_seed_all(9)                   # 25 cuda
-    torch_npu.npu.manual_seed(10)                   # 26 npu
-    torch_npu.npu.manual_seed_all(11)               # 27 npu
-    torch.use_deterministic_algorithms(True)        # 28 torch_deterministic
-    cudnn.deterministic = True                      # 29 cudnn_deterministic
-    cudnn.benchmark = False                         # 30 cudnn_benchmark
-    mindspore.set_seed(12)                          # 31 mindspore
-    ms.set_seed(13)                                 # 32 mindspore
-    set_seed(14)                                    # 33 mindspore
-    common_set_seed(15)                             # 34 mindspore
-    mindspore.common.set_seed(16)                   # 35 mindspore
-    ms.set_context(deterministic="ON")              # 36 mindspore_deterministic
-    context.set_context(deterministic="OFF")        # 37 mindspore_deterministic
-    mindspore.context.set_context(mode=0)           # 38 (not a determinism switch)
-    ms.set_deterministic(True)                      # 39 mindspore_deterministic
-    _set_random_seed(17)                            # 40 random, numpy, torch, cuda
-    initialize_megatron()                           # 41 same, from --seed; + config switch
+    rnd.seed(1)                                     # random
+    os.environ["PYTHONHASHSEED"] = "2"              # pythonhashseed
+    os.environ.setdefault("PYTHONHASHSEED", "3")    # pythonhashseed
+    os.putenv("PYTHONHASHSEED", "4")                # pythonhashseed
+    np.random.seed(5)                               # numpy
+    numpy.random.seed(6)                            # numpy
+    torch.manual_seed(7)                            # torch
+    torch.cuda.manual_seed(8)                       # cuda
+    torch.cuda.manual_seed_all(9)                   # cuda
+    torch_npu.npu.manual_seed(10)                   # npu
+    torch_npu.npu.manual_seed_all(11)               # npu
+    torch.use_deterministic_algorithms(True)        # torch_deterministic
+    cudnn.deterministic = True                      # cudnn_deterministic
+    cudnn.benchmark = False                         # cudnn_benchmark
+    mindspore.set_seed(12)                          # mindspore
+    ms.set_seed(13)                                 # mindspore
+    set_seed(14)                                    # mindspore
+    common_set_seed(15)                             # mindspore
+    mindspore.common.set_seed(16)                   # mindspore
+    ms.set_context(deterministic="ON")              # mindspore_deterministic
+    context.set_context(deterministic="OFF")        # mindspore_deterministic
+    mindspore.context.set_context(mode=0)           # (not a determinism switch)
+    ms.set_deterministic(True)                      # mindspore_deterministic
+    _set_random_seed(17)                            # random, numpy, torch, cuda
+    initialize_megatron()                           # same, from --seed; + config switch
 
 
 if __name__ == "__main__":
@@ -744,28 +744,58 @@ if __name__ == "__main__":
 
 
 def test_api_spellings(tmp_path: Path) -> None:
-    write(tmp_path, {"train.py": SPELLINGS.lstrip("\n")})
+    text = SPELLINGS.lstrip("\n")
+    write(tmp_path, {"train.py": text})
+    lines = text.splitlines()
+
+    def at(snippet: str) -> int:
+        return next(i for i, line in enumerate(lines, 1) if snippet in line)
+
     [entry] = scan_paths([str(tmp_path)]).entries
     got = [(e.loc.line, e.kind, e.seed_value, e.enabled) for e in entry.effects]
-    assert got[:23] == [
-        (17, "random", 1, True), (18, "pythonhashseed", 2, True),
-        (19, "pythonhashseed", 3, True), (20, "pythonhashseed", 4, True),
-        (21, "numpy", 5, True), (22, "numpy", 6, True), (23, "torch", 7, True),
-        (24, "cuda", 8, True), (25, "cuda", 9, True), (26, "npu", 10, True),
-        (27, "npu", 11, True), (28, "torch_deterministic", None, True),
-        (29, "cudnn_deterministic", None, True), (30, "cudnn_benchmark", None, False),
-        (31, "mindspore", 12, True), (32, "mindspore", 13, True), (33, "mindspore", 14, True),
-        (34, "mindspore", 15, True), (35, "mindspore", 16, True),
-        (36, "mindspore_deterministic", None, True), (37, "mindspore_deterministic", None, False),
-        (39, "mindspore_deterministic", None, True), (40, "random", 17, True),
+    expected = [
+        ("rnd.seed(1)", "random", 1, True),
+        ('os.environ["PYTHONHASHSEED"]', "pythonhashseed", 2, True),
+        ("os.environ.setdefault", "pythonhashseed", 3, True),
+        ("os.putenv", "pythonhashseed", 4, True),
+        ("np.random.seed(5)", "numpy", 5, True),
+        ("numpy.random.seed(6)", "numpy", 6, True),
+        ("torch.manual_seed(7)", "torch", 7, True),
+        ("cuda.manual_seed(8)", "cuda", 8, True),
+        ("manual_seed_all(9)", "cuda", 9, True),
+        ("npu.manual_seed(10)", "npu", 10, True),
+        ("npu.manual_seed_all(11)", "npu", 11, True),
+        ("use_deterministic_algorithms", "torch_deterministic", None, True),
+        ("cudnn.deterministic", "cudnn_deterministic", None, True),
+        ("cudnn.benchmark", "cudnn_benchmark", None, False),
+        ("mindspore.set_seed(12)", "mindspore", 12, True),
+        ("ms.set_seed(13)", "mindspore", 13, True),
+        ("    set_seed(14)", "mindspore", 14, True),
+        ("common_set_seed(15)", "mindspore", 15, True),
+        ("mindspore.common.set_seed(16)", "mindspore", 16, True),
+        ('ms.set_context(deterministic="ON")', "mindspore_deterministic", None, True),
+        ('context.set_context(deterministic="OFF")', "mindspore_deterministic", None, False),
+        ("ms.set_deterministic(True)", "mindspore_deterministic", None, True),
+        ("_set_random_seed(17)", "random", 17, True),
     ]
-    megatron = [(e.kind, e.seed_text) for e in entry.effects if e.loc.line == 41]
-    assert megatron == [("random", "--seed"), ("numpy", "--seed"), ("torch", "--seed"),
-                        ("cuda", "--seed"), ("torch_deterministic", "")]
+    assert got[: len(expected)] == [(at(s), k, v, e) for s, k, v, e in expected]
+    megatron = [
+        (e.kind, e.seed_text) for e in entry.effects if e.loc.line == at("initialize_megatron()")
+    ]
+    assert megatron == [
+        ("random", "--seed"),
+        ("numpy", "--seed"),
+        ("torch", "--seed"),
+        ("cuda", "--seed"),
+        ("torch_deterministic", ""),
+    ]
 
 
 def test_other_decay_policies(tmp_path: Path) -> None:
-    write(tmp_path, {"opt.py": """
+    write(
+        tmp_path,
+        {
+            "opt.py": """
         import torch
 
         def bias_only(model):
@@ -788,7 +818,9 @@ def test_other_decay_policies(tmp_path: Path) -> None:
             decay = [p for p in model.parameters() if len(p.shape) > 1]
             rest = [p for p in model.parameters() if len(p.shape) == 1]
             return torch.optim.SGD([{"params": decay}, {"params": rest, "weight_decay": 0}])
-    """})
+    """
+        },
+    )
     res = scan_paths([str(tmp_path)])
     got = {d.site.function: (d.site.policy, d.site.detail) for d in res.decays}
     assert got["bias_only"] == ("exclude_bias", "biases skipped by name")
@@ -805,3 +837,28 @@ def test_huge_files_are_input_errors(tmp_path: Path) -> None:
     (tmp_path / "generated.py").write_text("X = 1\n" * 400_000)
     [err] = scan_paths([str(tmp_path)]).errors
     assert "larger than" in err.message
+
+
+def test_functions_handed_to_a_launcher_are_followed(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            "train_ddp.py": """
+        import torch
+        import torch.multiprocessing as mp
+
+
+        def worker(rank, world_size, seed=3):
+            torch.manual_seed(seed + rank)
+            torch.use_deterministic_algorithms(True)
+
+
+        if __name__ == "__main__":
+            world_size = 8
+            mp.spawn(worker, args=(world_size,), nprocs=world_size)
+    """
+        },
+    )
+    [entry] = scan_paths([str(tmp_path)]).entries
+    assert [e.kind for e in entry.effects] == ["torch", "torch_deterministic"]
+    assert entry.effects[0].via[0].startswith("worker (passed to a call) at ")

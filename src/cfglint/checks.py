@@ -510,5 +510,34 @@ def optimizer_update(rule: Rule, ctx: Context) -> list[Finding]:
     )
 
 
-# Source-scan checks register themselves on import; the module reads only result types.
-import cfglint.scan.checks  # noqa: E402,F401
+# Source-scan checks live in cfglint.scan.checks and register themselves when it is
+# imported. Without --source there is nothing for them to look at, so a plain config lint
+# records why and never imports the scanner's modules.
+SOURCE_CHECKS = (
+    "source_random_seed",
+    "source_pythonhashseed",
+    "source_numpy_seed",
+    "source_framework_seed",
+    "source_deterministic",
+    "source_seed_mismatch",
+    "source_seed_vs_config",
+    "source_dropout",
+    "source_weight_decay_mismatch",
+    "source_weight_decay_unclear",
+    "source_noncontiguous_grad",
+)
+
+
+def _source_check(name: str) -> Check:
+    def run(rule: Rule, ctx: Context) -> list[Finding]:
+        if ctx.sources is None:
+            return not_checked(ctx, rule, "no training sources given (--source)")
+        import cfglint.scan.checks  # noqa: F401  (replaces this stub in BUILTINS)
+
+        return BUILTINS[name](rule, ctx)
+
+    return run
+
+
+for _name in SOURCE_CHECKS:
+    BUILTINS[_name] = _source_check(_name)

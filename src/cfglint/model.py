@@ -15,6 +15,7 @@ compare the two sides without knowing either framework:
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Literal, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -233,13 +234,18 @@ class Config(BaseModel):
 
     @classmethod
     def field_paths(cls) -> list[str]:
-        out = []
-        for section in SECTIONS:
-            sec_cls = cls.model_fields[section].annotation
-            for name, f in sec_cls.model_fields.items():  # type: ignore[union-attr]
-                if get_origin(f.annotation) is not dict:
-                    out.append(f"{section}.{name}")
-        return out
+        return list(_field_paths(cls))
+
+
+@cache
+def _field_paths(cls: type[Config]) -> tuple[str, ...]:
+    out = []
+    for section in SECTIONS:
+        sec_cls = cls.model_fields[section].annotation
+        for name, f in sec_cls.model_fields.items():  # type: ignore[union-attr]
+            if get_origin(f.annotation) is not dict:
+                out.append(f"{section}.{name}")
+    return tuple(out)
 
 
 __all__ = ["SECTIONS", "Config", "Loc", "Side", "Value"]

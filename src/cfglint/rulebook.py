@@ -220,12 +220,66 @@ def rules_dir() -> Path:
 
 @cache
 def load_rules(directory: str | None = None) -> tuple[Rule, ...]:
-    from cfglint.datacache import load_data
-
+    """All rules, validated. Validation runs whenever the rule files (or cfglint) change;
+    the validated result is cached so that every other run skips it."""
     d = Path(directory) if directory else rules_dir()
     files = sorted(d.glob("*.yaml"))
     if not files:
         raise RuleFileError(f"no rule files found in {d}")
+    cached = _validated_cache(files)
+    hit = _read_cache(cached)
+    if hit is not None:
+        return hit
+    rules = _validate(files)
+    _write_cache(cached, rules)
+    return rules
+
+
+def _validated_cache(files: list[Path]) -> Path:
+    import hashlib
+
+    from cfglint import __version__
+    from cfglint.datacache import cache_dir
+
+    h = hashlib.sha256(__version__.encode())
+    for f in files:
+        h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
+    return cache_dir() / "rules" / f"rules-{h.hexdigest()[:32]}.json"
+
+
+def _read_cache(path: Path) -> tuple[Rule, ...] | None:
+    import json
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    out = []
+    for d in data:
+        if d.get("expect") is not None:
+            d["expect"] = Expect.model_construct(**d["expect"])
+        for k in ("profiles", "locate", "sides"):
+            d[k] = tuple(d[k])
+        out.append(Rule.model_construct(**d))  # validated when the cache was written
+    return tuple(out)
+
+
+def _write_cache(path: Path, rules: tuple[Rule, ...]) -> None:
+    import json
+    import os
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps([r.model_dump() for r in rules]), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        pass
+
+
+def _validate(files: list[Path]) -> tuple[Rule, ...]:
+    from cfglint.datacache import load_data
+
     out: list[Rule] = []
     seen: dict[str, str] = {}
     for f in files:
@@ -250,7 +304,8 @@ def load_rules(directory: str | None = None) -> tuple[Rule, ...]:
 
 
 def section_titles(directory: str | None = None) -> dict[str, str]:
-    return {r.row.split(".")[0]: r.section for r in load_rules(directory)}
+    rules = load_rules(directory) if directory else load_rules()
+    return {r.row.split(".")[0]: r.section for r in rules}
 
 
 __all__ = ["PROFILES", "SECTIONS", "Expect", "Rule", "RuleFileError", "load_rules"]

@@ -43,48 +43,54 @@ def render_text(
     verbose: bool = False,
     width: int = 100,
 ) -> str:
+    """The report as (style, text) lines, printed through rich only when colored: rich
+    costs a noticeable share of a pre-commit run's start-up, and plain text needs none."""
+    lines = _lines(report, titles, verbose, width)
+    if not color:
+        return "".join(text + "\n" for _, text in lines)
     from rich.console import Console
-    from rich.markup import escape
+    from rich.text import Text
 
     buf = io.StringIO()
-    con = Console(
-        file=buf,
-        force_terminal=color,
-        no_color=not color,
-        width=width,
-        highlight=False,
-        soft_wrap=True,
-    )
+    con = Console(file=buf, force_terminal=True, width=width, highlight=False, soft_wrap=True)
+    for style, text in lines:
+        con.print(Text(text, style=style or ""))
+    return buf.getvalue()
+
+
+def _lines(
+    report: Report, titles: dict[str, str], verbose: bool, width: int
+) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
     by_section: dict[str, list[Finding]] = defaultdict(list)
     for f in report.findings:
         by_section[f.row.split(".")[0]].append(f)
     for section in sorted(by_section, key=lambda s: ORDER.index(s) if s in ORDER else 99):
-        con.print(f"[bold underline]{escape(titles.get(section, section))}[/]")
+        out.append(("bold underline", titles.get(section, section)))
         for f in by_section[section]:
-            head = f"  [{STYLE[f.severity]}]{f.severity:<7}[/] [bold]{f.rule}[/] [dim]{f.row}[/]"
-            con.print(head)
-            con.print(escape(_wrap(f.message, "    ", width)))
+            out.append((STYLE[f.severity], f"  {f.severity:<7} {f.rule} {f.row}"))
+            out.append(("", _wrap(f.message, "    ", width)))
             if f.rationale:
-                con.print("[dim]" + escape(_wrap("why: " + f.rationale, "    ", width)) + "[/]")
+                out.append(("dim", _wrap("why: " + f.rationale, "    ", width)))
             if f.fix:
-                con.print("[green]" + escape(_wrap("fix: " + f.fix, "    ", width)) + "[/]")
+                out.append(("green", _wrap("fix: " + f.fix, "    ", width)))
             if f.locations:
                 at = ", ".join(f"{loc.path}:{loc.line}" for loc in f.locations)
-                con.print("[dim]" + escape(_wrap("at: " + at, "    ", width)) + "[/]")
-        con.print()
+                out.append(("dim", _wrap("at: " + at, "    ", width)))
+        out.append(("", ""))
     for e in report.errors:
         where = f"{e.path}:{e.line}" if e.line else e.path
-        con.print(f"[bold red]input error[/] {escape(where)}: {escape(e.message)}")
+        out.append(("bold red", f"input error {where}: {e.message}"))
     if verbose:
         for w in report.warnings:
             where = f"{w.path}:{w.line}" if w.line else w.path
-            con.print(f"[yellow]warning[/] {escape(where)}: {escape(w.message)}")
+            out.append(("yellow", f"warning {where}: {w.message}"))
         if report.not_checked:
-            con.print("[bold]Not checked[/]")
+            out.append(("bold", "Not checked"))
             for row, why in report.not_checked:
-                con.print(escape(_wrap(f"{row}: {why}", "  ", width)))
-    con.print(summary_line(report))
-    return buf.getvalue()
+                out.append(("", _wrap(f"{row}: {why}", "  ", width)))
+    out.append(("bold", summary_line(report)))
+    return out
 
 
 def summary_line(report: Report) -> str:

@@ -273,7 +273,8 @@ class _Walk:
                 continue  # recursion: already on the way here
             if g.abspath not in self.modules_done:
                 self.module(g)
-            step = f"{item.target}() at {f.display}:{item.loc.line}"
+            how = " (passed to a call)" if item.indirect else "()"
+            step = f"{item.target}{how} at {f.display}:{item.loc.line}"
             self.walk(
                 g,
                 callee,
@@ -290,12 +291,20 @@ class _Walk:
         if ref is None:
             return
         root = ref.module.split(".")[0]
-        if ref.level == 0 and (
-            root in known.EXTERNAL_ROOTS
-            or root in known.TORCH_ROOTS
-            or root in known.MINDSPORE_ROOTS
-        ):
-            return  # a library, modelled or irrelevant
+        if ref.level == 0:
+            if (
+                root in known.EXTERNAL_ROOTS
+                or root in known.TORCH_ROOTS
+                or root in known.MINDSPORE_ROOTS
+            ):
+                return  # a library, modelled or irrelevant
+            # the project's own code sits next to the script; an installed library does not
+            here = os.path.dirname(f.abspath)
+            if not (
+                os.path.isdir(os.path.join(here, root))
+                or os.path.isfile(os.path.join(here, root + ".py"))
+            ):
+                return
         if self.linker.module_of_import(ref, f) is None:
             self.unscanned.add("." * ref.level + ref.module if ref.module else ref.name or "")
 
@@ -325,6 +334,8 @@ def _eval(a: Arg | None, env: dict[str, _Resolved]) -> _Resolved:
         return _Resolved()
     if a.kind in ("literal", "default"):
         v = a.value
+        if isinstance(v, str) and v.strip().isdigit():
+            v = int(v)  # os.environ["PYTHONHASHSEED"] = "42"
         if isinstance(v, int) and not isinstance(v, bool):
             return _Resolved(value=v, text=str(v))
         return _Resolved(text=repr(v))

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from cfglint.findings import InputProblem
 
 # Bump when the scanner's output for the same text changes: it is part of the cache key.
-SCANNER_VERSION = "1"
+SCANNER_VERSION = "2"
 
 # Which side of a migration a file belongs to, judged by what it imports.
 Side = Literal["mindformers", "megatron"]
@@ -95,6 +95,9 @@ class CallSite(BaseModel):
     args: list[Arg] = Field(default_factory=list)
     kwargs: dict[str, Arg] = Field(default_factory=dict)
     conditional: bool = False
+    # a function handed to another call (mp.spawn(worker), fire.Fire(main),
+    # Thread(target=run)): it is run by that call, with arguments we cannot see
+    indirect: bool = False
 
 
 class Evidence(BaseModel):
@@ -198,6 +201,9 @@ class BackwardSite(BaseModel):
 
 class FileSummary(BaseModel):
     """Everything the linker and the checks need from one file, path-free."""
+
+    # a cached summary of another shape (older scanner) must fail, not half-load
+    model_config = ConfigDict(extra="forbid")
 
     error: str | None = None
     error_line: int | None = None

@@ -646,9 +646,29 @@ class _Visitor:
                 fn.groups.name_evidence.append(
                     Evidence(loc=SrcLoc(line=line), text=self.code(node))
                 )
+        self._passed_functions(node, line)
         if raw in _BUILTINS or (qual is not None and qual.split(".")[0] in known.EXTERNAL_ROOTS):
             return
         fn.summary.calls.append(self._callsite(node, raw, line))
+
+    def _passed_functions(self, node: cst.Call, line: int) -> None:
+        """Bare names handed to a call may be functions it runs: mp.spawn(worker, ...)."""
+        fn = self.cur
+        for a in node.args:
+            v = a.value
+            if a.star or not isinstance(v, cst.Name):
+                continue
+            name = v.value
+            if name in fn.summary.params or name in fn.assigns or name in _BUILTINS:
+                continue  # a variable, not a function defined or imported here
+            fn.summary.calls.append(
+                CallSite(
+                    target=name,
+                    loc=SrcLoc(line=line),
+                    conditional=fn.cond > 0,
+                    indirect=True,
+                )
+            )
 
     def _callsite(self, node: cst.Call, raw: str, line: int) -> CallSite:
         # `self.x()` inside a method means this class's x
