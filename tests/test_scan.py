@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-import cfglint.scan.checks  # noqa: F401  (registers the builtin checks)
 from cfglint.datacache import load_data
 from cfglint.engine import Context, run_rules
 from cfglint.findings import Finding
