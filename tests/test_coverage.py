@@ -67,3 +67,32 @@ def test_source_check_stubs_match_the_scanner() -> None:
 
     from_scanner = {n for n, fn in BUILTINS.items() if fn.__module__ == "cfglint.scan.checks"}
     assert from_scanner == set(SOURCE_CHECKS)
+
+
+def test_readme_rule_table_is_generated_from_the_rule_files() -> None:
+    import contextlib
+    import io
+
+    from cfglint.cli import main
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        main(["rules", "--format", "markdown"])
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("<!-- rules:start -->\n", 1)[1].split("<!-- rules:end -->", 1)[0]
+    assert section == buf.getvalue(), "run scripts/update_readme_rules.py"
+    for rule in load_rules():
+        assert f"| {rule.id} |" in section
+
+
+def test_readme_quickstart_is_two_commands() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme.split("## Quickstart", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
+    commands = [line for line in block.splitlines() if line.strip()]
+    assert len(commands) == 2
+    assert commands[0].startswith("./cfglint ") and commands[1] == "./test"
+    for word in commands[0].split()[1:]:
+        if not word.startswith("-"):
+            assert (ROOT / word).is_file(), word
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "./test" in ci

@@ -128,7 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--all", action="store_true", help="also settings that are not set anywhere")
 
     rules = sub.add_parser("rules", help="list every rule")
-    rules.add_argument("--format", choices=("text", "json"), default="text")
+    rules.add_argument("--format", choices=("text", "json", "markdown"), default="text")
 
     explain = sub.add_parser("explain", help="rationale and fix of one rule")
     explain.add_argument("rule", metavar="RULE-ID")

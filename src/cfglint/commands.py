@@ -10,7 +10,7 @@ from typing import Any
 from cfglint.errors import InputError
 from cfglint.findings import InputProblem, Report
 from cfglint.model import Config
-from cfglint.pipeline import Options, classify, lint
+from cfglint.pipeline import SECTION_ORDER, Options, classify, lint
 from cfglint.values import Value, fmt
 
 
@@ -296,10 +296,27 @@ def cmd_rules(args: Any) -> int:
         }
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
         return 0
+    if args.format == "markdown":
+        sys.stdout.write(rules_markdown(rules))
+        return 0
     for r in rules:
         prof = "" if "default" in r.profiles else "  [align profile]"
         sys.stdout.write(f"{r.id}  {r.severity:<7}  {r.row:<36} {r.title}{prof}\n")
     return 0
+
+
+def rules_markdown(rules: Any) -> str:
+    """The rule reference for the README, one table per checklist section."""
+    out: list[str] = []
+    section = None
+    for r in sorted(rules, key=lambda r: (SECTION_ORDER.index(r.row.split(".")[0]), r.id)):
+        if r.section != section:
+            section = r.section
+            out += ["", f"#### {section}", "", "| rule | row | severity | what it reports |",
+                    "|---|---|---|---|"]
+        only = " *(align profile)*" if r.profiles == ("align",) else ""
+        out.append(f"| {r.id} | `{r.row}` | {r.severity} | {r.title}{only} |")
+    return "\n".join(out).lstrip("\n") + "\n"
 
 
 def cmd_explain(args: Any) -> int:
