@@ -312,8 +312,13 @@ def rules_markdown(rules: Any) -> str:
     for r in sorted(rules, key=lambda r: (SECTION_ORDER.index(r.row.split(".")[0]), r.id)):
         if r.section != section:
             section = r.section
-            out += ["", f"#### {section}", "", "| rule | row | severity | what it reports |",
-                    "|---|---|---|---|"]
+            out += [
+                "",
+                f"#### {section}",
+                "",
+                "| rule | row | severity | what it reports |",
+                "|---|---|---|---|",
+            ]
         only = " *(align profile)*" if r.profiles == ("align",) else ""
         out.append(f"| {r.id} | `{r.row}` | {r.severity} | {r.title}{only} |")
     return "\n".join(out).lstrip("\n") + "\n"

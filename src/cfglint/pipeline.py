@@ -134,7 +134,8 @@ def lint(opts: Options) -> tuple[Report, Context]:
             report.inputs.append(InputRef(path=s, kind="source"))
         hints = _entry_hints(ctx)
         ctx.sources = scan_paths(opts.sources, entry_hints=hints)
-        report.errors.extend(ctx.sources.errors)
+        for problem in ctx.sources.errors:
+            (report.warnings if problem.level == "warning" else report.errors).append(problem)
     if opts.data:
         ctx.data["data"] = opts.data
     if opts.tokenizer:
