@@ -7,10 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, FIXTURES
 
 from cfglint.cli import main
 from cfglint.indexed_dataset import DatasetError, open_indexed, write_indexed
+from conftest import CORPUS, FIXTURES
 
 DENSE = FIXTURES / "pairs" / "llama2_dense"
 MF, MG = str(DENSE / "llama2_7b_align.yaml"), str(DENSE / "pretrain_llama2_align.sh")
