@@ -102,6 +102,7 @@ def test_migration_standard_from_logs(capsys: pytest.CaptureFixture[str]) -> Non
         "--select",
         "standard",
     )
+    assert code == 1
     got = {f["rule"]: f for f in data["findings"]}
     # the logs agree to 0.1% for 10 steps, then drift by 2%: first loss passes, mean fails
     assert "STD001" not in got
