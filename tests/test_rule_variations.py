@@ -70,57 +70,6 @@ def mcore_key(line: str) -> Replace:
     return Replace("    moe_aux_loss_coeff: 0.0\n", f"    moe_aux_loss_coeff: 0.0\n    {line}\n")
 
 
-# -- bases: aligned variants of a pair that make a knob reachable -------------------------------
-# Each base is checked to be clean (default profile) by test_base_is_clean.
-# fmt: off
-BASES: dict[str, tuple[str, tuple[tuple[str, Edit], ...]]] = {
-    # shared experts on both sides (MOE010 only compares the gate when shared experts exist)
-    "shared": ("moe", (
-        ("mf", mcore_key("shared_expert_num: 1")),
-        ("mg", ms_moe_flag("--moe-shared-expert-intermediate-size 768")),
-    )),
-    # a capacity limit on both sides (the drop policy only matters with one)
-    "capacity": ("moe", (
-        ("mf", mcore_key("capacity_factor: 1.0")),
-        ("mg", ms_moe_flag("--moe-expert-capacity-factor 1.0")),
-    )),
-    # aux loss on, with the same balancing type (MOE017 only runs with a non-zero factor)
-    "aux": ("moe", (
-        ("mf", Replace("moe_aux_loss_coeff: 0.0",
-                       'moe_aux_loss_coeff: 0.01\n    moe_router_load_balancing_type: "aux_loss"')),
-        ("mg", Replace("--moe-aux-loss-coeff 0 ", "--moe-aux-loss-coeff 0.01 ")),
-    )),
-    # SFT on both sides (the prompt-template note only applies to SFT)
-    "sft": ("moe", (
-        ("mf", Replace("run_mode: 'train'", "run_mode: 'finetune'")),
-        ("mg", Replace("    --npu-deterministic\n",
-                       "    --npu-deterministic \\\n    --is-instruction-dataset\n")),
-    )),
-    # unfused attention on both sides, softmax in float32 (with flash attention the kernel
-    # fixes the softmax dtype, so softmax_compute_type is moot)
-    "noflash": ("dense", (
-        ("mf", Replace("use_flash_attention: True", "use_flash_attention: False")),
-        ("mg", Replace("--attention-backend flash",
-                       "--attention-backend unfused\n    --attention-softmax-in-fp32")),
-    )),
-    # TP=2 on two devices on both sides (sequence parallelism needs TP > 1)
-    "tp2": ("dense", (
-        ("mf", Replace("use_parallel: False", "use_parallel: True")),
-        ("mf", Replace("model_parallel: 1", "model_parallel: 2")),
-        ("launch", Replace("--worker_num=1 --local_worker_num=1",
-                           "--worker_num=2 --local_worker_num=2")),
-        ("mg", Replace("GPUS_PER_NODE=1", "GPUS_PER_NODE=2")),
-        ("mg", Replace("--tensor-model-parallel-size 1", "--tensor-model-parallel-size 2")),
-    )),
-    # neither side loads a checkpoint (the init-std rule only matters for random init)
-    "random_init": ("dense", (
-        ("mf", Delete("load_checkpoint:")),
-        ("mg", Delete("--load $CHECKPOINT_PATH")),
-    )),
-}
-# fmt: on
-
-
 @dataclass(frozen=True)
 class Case:
     id: str
@@ -150,6 +99,9 @@ class Case:
 
 C = Case
 R, D = Replace, Delete
+
+# -- bases: aligned variants of a pair that make a knob reachable -------------------------------
+# Each base is checked to be clean (default profile) by test_base_is_clean.
 # fmt: off
 BASES: dict[str, tuple[str, tuple[tuple[str, Edit], ...]]] = {
     # shared experts on both sides (MOE010 only compares the gate when shared experts exist)

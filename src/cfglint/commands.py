@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 from cfglint.errors import InputError
@@ -38,10 +39,21 @@ def _out(text: str, output: str | None) -> None:
         sys.stdout.write(text)
 
 
-def _jobs(args: Any) -> list[tuple[list[str], str | None, list[str]]]:
+def _excluded(path: str, patterns: list[str]) -> bool:
+    from fnmatch import fnmatch
+
+    p = Path(path).as_posix()
+    return any(fnmatch(p, pat) or fnmatch(Path(p).name, pat) for pat in patterns)
+
+
+def _jobs(
+    args: Any, exclude: list[str] | None = None
+) -> list[tuple[list[str], str | None, list[str]]]:
     """(mindformers files, megatron file, sources) per lint run. Many YAML files without
-    --megatron (a pre-commit run) are linted one by one."""
-    yamls, sources, scripts = classify(args.files)
+    --megatron (a pre-commit run) are linted one by one; ``exclude`` globs (from
+    [tool.cfglint]) drop files given on the command line."""
+    files = [f for f in args.files if not _excluded(f, exclude or [])]
+    yamls, sources, scripts = classify(files)
     if getattr(args, "skip_unrecognized_yaml", False):
         yamls = [y for y in yamls if looks_like_mindformers(y)]
     sources = sources + list(getattr(args, "source", []) or [])
@@ -98,7 +110,7 @@ def cmd_lint(args: Any) -> int:
     profile = args.profile or cfg.get("profile", "default")
     fail_on = args.fail_on or cfg.get("fail_on", "warning")
     version = args.megatron_version or cfg.get("megatron_version")
-    jobs = _jobs(args)
+    jobs = _jobs(args, list(cfg.get("exclude", [])))
     if not jobs and args.skip_unrecognized_yaml:
         return 0  # a pre-commit run whose changed YAML files are not MindFormers configs
     if not jobs:

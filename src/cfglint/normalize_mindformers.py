@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 from typing import Any
 
 from cfglint.errors import InputError
@@ -1246,6 +1245,3 @@ def _other(view: MFView, cfg: Config) -> None:
             False, "train_precision_sync", "MindFormers template (deterministic computation off)"
         )
     cfg.launch.device = Value.default("npu", "context.device_target", "MindFormers (Ascend)")
-
-
-_NUM = re.compile(r"^[-+]?\d")

@@ -12,8 +12,6 @@ from cfglint.loaders.yamltree import Node, load_yaml
 from cfglint.values import Loc, Value
 
 NESTED = ("language_model", "model_parallel")
-# TransformerConfig spells a few fields differently from the argparse dests.
-RENAMES = {"activation_func": "activation_func", "bf16": "bf16", "fp16": "fp16"}
 
 
 def looks_like_yaml_cfg(root: Node) -> bool:
@@ -27,7 +25,7 @@ def load_yaml_cfg(path: str) -> tuple[dict[str, Value], str]:
     def put(key: str, node: Node) -> None:
         if node.is_map:
             return
-        out[RENAMES.get(key, key)] = Value.written(
+        out[key] = Value.written(
             node.plain(),
             knob=key,
             loc=Loc(path=path, line=node.line, column=node.column),
