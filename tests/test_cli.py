@@ -217,6 +217,14 @@ def test_lr_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0 and "agree" in out
 
 
+def test_lr_plot_png(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("matplotlib")
+    png = tmp_path / "lr.png"
+    code, out, _ = run(capsys, "lr", ALIGN_MF, "--megatron", ALIGN_MG, "--plot", str(png))
+    assert code == 0 and f"wrote {png}" in out
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
 # -- bad input: one clear line naming the file, exit 2, no traceback ---------------------------
 def _bad_inputs(tmp: Path) -> list[tuple[str, list[str], str]]:
     (tmp / "dir").mkdir()

@@ -386,8 +386,7 @@ def _parallel(view: MFView, cfg: Config) -> None:
 
 def _structure(view: MFView, cfg: Config) -> None:
     s = cfg.structure
-    hidden, heads = s.num_heads and s.hidden_size, s.num_heads
-    hidden = s.hidden_size
+    hidden, heads = s.hidden_size, s.num_heads
     # FFN size
     if view.mcore:
         ffn = view.mcore_raw("ffn_hidden_size")
