@@ -374,7 +374,11 @@ def cmd_lr(args: Any) -> int:
     a, b = scheds["mindformers"], scheds["megatron"]
     steps = args.steps or max(a.total_steps, b.total_steps)
     diff = lr.compare(a, b, steps)
-    sys.stdout.write(f"MindFormers: {a.label}\nMegatron:    {b.label}\n")
+    for name, sch in (("MindFormers", a), ("Megatron", b)):
+        sys.stdout.write(
+            f"{name + ':':13}{sch.style}, peak {sch.max_lr:g}, min {sch.min_lr:g}, warmup "
+            f"{sch.warmup_steps} steps, {sch.total_steps} steps\n"
+        )
     for n in (*a.notes, *b.notes):
         sys.stdout.write(f"note: {n}\n")
     if diff.first_diverging_step is None:
