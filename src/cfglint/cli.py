@@ -22,6 +22,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _common_inputs(p: argparse.ArgumentParser) -> None:
+    from cfglint.megatron_args import known_versions
+
     p.add_argument(
         "files",
         nargs="*",
@@ -41,8 +43,10 @@ def _common_inputs(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--megatron-version",
-        choices=("megatron-lm", "mindspeed-llm"),
-        help="argument defaults to resolve against (default: detected from the script)",
+        choices=known_versions(),
+        help="the release whose argument defaults apply (default: detected from the flags: "
+        "MindSpeed-LLM if the command uses MindSpeed-LLM's own flags, else the newest "
+        "Megatron-LM table)",
     )
 
 

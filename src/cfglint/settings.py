@@ -16,6 +16,18 @@ from cfglint.errors import InputError
 KNOWN = {"select", "ignore", "profile", "fail_on", "megatron_version", "format", "exclude"}
 
 
+def _choices(key: str) -> list[str] | None:
+    if key == "megatron_version":
+        from cfglint.megatron_args import known_versions
+
+        return known_versions()
+    return {
+        "profile": ["default", "align"],
+        "fail_on": ["error", "warning", "note", "never"],
+        "format": ["text", "json", "sarif"],
+    }.get(key)
+
+
 def find_pyproject(start: str | None = None) -> Path | None:
     cur = Path(start or os.getcwd()).resolve()
     for d in (cur, *cur.parents):
@@ -52,5 +64,14 @@ def load_settings(path: Path | None) -> dict[str, Any]:
             )
         if key in ("select", "ignore", "exclude") and isinstance(v, str):
             v = [v]
+        allowed = _choices(key)
+        if allowed is not None and v not in allowed:
+            raise InputError(
+                str(path), f"[tool.cfglint] {k} = {v!r}: expected one of {', '.join(allowed)}"
+            )
+        if key in ("select", "ignore", "exclude") and not (
+            isinstance(v, list) and all(isinstance(x, str) for x in v)
+        ):
+            raise InputError(str(path), f"[tool.cfglint] {k} must be a list of strings")
         out[key] = v
     return out
