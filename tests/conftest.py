@@ -27,3 +27,5 @@ def _isolated_cache(
 ) -> None:
     # keep the parsed-data and scan caches out of the user's home during tests
     monkeypatch.setenv("CFGLINT_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))
+    # unexpected exceptions re-raise instead of becoming cfglint's one-line internal error
+    monkeypatch.setenv("CFGLINT_DEBUG", "1")

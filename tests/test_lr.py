@@ -514,6 +514,9 @@ def test_plot_terminal() -> None:
 
 
 def test_plot_png_without_matplotlib(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # hide matplotlib and any submodule an earlier test may have imported
+    for name in [m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")]:
+        monkeypatch.setitem(sys.modules, name, None)
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     s = meg(lr=1e-4, train_iters=10)
     with pytest.raises(RuntimeError, match="pip install matplotlib"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any
 
@@ -170,6 +171,17 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except Exception as exc:
+        # An input we failed to anticipate must still end in one line, not a traceback.
+        # CFGLINT_DEBUG=1 (set by the test suite) re-raises, so such bugs surface in tests.
+        if os.environ.get("CFGLINT_DEBUG"):
+            raise
+        print(
+            f"cfglint: internal error ({type(exc).__name__}: {exc}); please report it with "
+            "the input files",
+            file=sys.stderr,
+        )
+        return 2
 
 
 def _dispatch(args: Any) -> int:

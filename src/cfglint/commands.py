@@ -372,7 +372,11 @@ def cmd_lr(args: Any) -> int:
         sys.stdout.write(lr.plot_terminal(s, s) + "\n")
         return 0
     a, b = scheds["mindformers"], scheds["megatron"]
+    from cfglint.lr_bridge import MAX_STEPS
+
     steps = args.steps or max(a.total_steps, b.total_steps)
+    if not 0 < steps <= MAX_STEPS:
+        raise InputError(None, f"--steps must be between 1 and {MAX_STEPS}")
     diff = lr.compare(a, b, steps)
     for name, sch in (("MindFormers", a), ("Megatron", b)):
         sys.stdout.write(

@@ -2,13 +2,30 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from cfglint.model import Config
 
+# A step-by-step simulation holds the curve in memory; far beyond any real training run.
+MAX_STEPS = 20_000_000
+
 
 def schedule_of(cfg: Config) -> Any:
     """The side's lr.Schedule; raises ValueError with a reason when it cannot be built."""
+    s = _schedule(cfg)
+    if s.total_steps > MAX_STEPS:
+        raise ValueError(
+            f"{s.total_steps} steps is too long to simulate step by step (limit {MAX_STEPS})"
+        )
+    for name in ("max_lr", "min_lr", "warmup_init"):
+        x = getattr(s, name)
+        if not math.isfinite(x):
+            raise ValueError(f"the schedule's {name.replace('_', ' ')} is {x}")
+    return s
+
+
+def _schedule(cfg: Config) -> Any:
     from cfglint import lr
 
     o = cfg.optimizer

@@ -65,7 +65,12 @@ class MFView:
         loc = Loc(path=node.path, line=node.line, column=node.column)
         if node.yaml11_string:
             return Value.written(node.value, knob=knob, loc=loc, raw=node.raw, yaml11_string=True)
-        return Value.written(coerce(node.plain(), kind), knob=knob, loc=loc, raw=node.raw)
+        v = coerce(node.plain(), kind)
+        wrong = _wrong_type(v, kind)
+        if wrong:
+            self.warnings.append(f"{loc}: {knob} is {wrong}")
+            return Value.unknown(knob, f"{wrong} as written", loc=loc)
+        return Value.written(v, knob=knob, loc=loc, raw=node.raw)
 
     def key(
         self,
@@ -119,7 +124,7 @@ class MFView:
             )
         return Value.unknown(f"{self.model_path}.{keys[0]}", f"{cls.name} has no such setting")
 
-    def mcore_raw(self, field: str) -> Value | None:
+    def mcore_raw(self, field: str, kind: str | None = None) -> Value | None:
         """A TransformerConfig field as written in YAML or config.json (after renames)."""
         n = self.model_node
         hits: list[tuple[str, Node]] = []
@@ -140,9 +145,12 @@ class MFView:
                 )
             k, node = hits[-1]
             knob = k if k.startswith("moe_config.") else f"{self.model_path}.{k}"
-            return self._transform(k, self.value(node, knob))
+            return self._transform(k, self.value(node, knob, kind))
         for k, v in self.hf.items():
             if self.d.canonical(k) == field:
+                wrong = _wrong_type(coerce(v.value, kind), kind)
+                if wrong:
+                    return Value.unknown(v.knob, f"{wrong} in config.json", loc=v.loc)
                 return self._transform(k, v)
         return None
 
@@ -213,6 +221,28 @@ class MFView:
             "MindFormers would read from its config.json are unknown"
         )
         return {}
+
+
+def _int(v: Value | None) -> int | None:
+    """The value when it is a usable integer (not a bool, not a PyYAML string), else None."""
+    if v is None or not v.known or isinstance(v.value, bool) or not isinstance(v.value, int):
+        return None
+    return v.value
+
+
+def _wrong_type(v: Any, kind: str | None) -> str:
+    """Why ``v`` cannot be the ``kind`` a setting needs ("" when it can)."""
+    if v is None or kind is None:
+        return ""
+    if kind in ("int", "float") and (isinstance(v, bool) or not isinstance(v, (int, float))):
+        return f"{v!r}, not a number"
+    if kind == "int" and isinstance(v, float) and not math.isfinite(v):
+        return f"{v!r}, not a finite number"
+    if kind == "bool" and not isinstance(v, bool):
+        return f"{v!r}, not true or false"
+    if kind == "dtype" and not isinstance(v, str):
+        return f"{v!r}, not a dtype name"
+    return ""
 
 
 def _read_hf_config(path: str) -> dict[str, Value]:
@@ -389,8 +419,8 @@ def _structure(view: MFView, cfg: Config) -> None:
     hidden, heads = s.hidden_size, s.num_heads
     # FFN size
     if view.mcore:
-        ffn = view.mcore_raw("ffn_hidden_size")
-        if ffn is None and hidden.known and isinstance(hidden.value, int):
+        ffn = view.mcore_raw("ffn_hidden_size", "int")
+        if ffn is None and _int(hidden) is not None:
             ffn = Value.derived(
                 4 * hidden.value,
                 "ffn_hidden_size",
@@ -402,11 +432,11 @@ def _structure(view: MFView, cfg: Config) -> None:
         s.ffn_hidden_size = _legacy_ffn(view, hidden)
     # attention heads and groups
     if view.mcore:
-        g = view.mcore_raw("num_query_groups")
+        g = view.mcore_raw("num_query_groups", "int")
         s.num_query_groups = g or Value.derived(
             heads.value, "num_query_groups", "defaults to the number of attention heads", [heads]
         )
-        hd = view.mcore_raw("kv_channels")
+        hd = view.mcore_raw("kv_channels", "int")
     else:
         s.num_query_groups = _legacy_kv_heads(view, heads)
         hd = None
@@ -415,7 +445,7 @@ def _structure(view: MFView, cfg: Config) -> None:
             if n is not None:
                 hd = view.value(n, f"{view.model_path}.{k}", "int")
                 break
-    if hd is None and hidden.known and heads.known and heads.value:
+    if hd is None and _int(hidden) and _int(heads):
         hd = Value.derived(
             hidden.value // heads.value,
             "head_dim",
@@ -688,7 +718,7 @@ def _moe(view: MFView, cfg: Config) -> None:
     )
     if e.num_shared_experts.known and e.expert_ffn_size.known:
         e.shared_expert_ffn_size = Value.derived(
-            (e.num_shared_experts.value or 0) * (e.expert_ffn_size.value or 0),
+            (_int(e.num_shared_experts) or 0) * (_int(e.expert_ffn_size) or 0),
             "shared expert FFN size",
             "shared_expert_num x expert FFN size",
             [e.num_shared_experts, e.expert_ffn_size],
@@ -739,16 +769,16 @@ def _moe_mcore(view: MFView, cfg: Config) -> None:
     e.use_fused_ops_topkrouter = f("use_fused_ops_topkrouter", "bool")
     e.shared_expert_gate = f("use_shared_expert_gating", "bool")
     e.num_shared_experts = f("shared_expert_num", "int")
-    e.expert_ffn_size = view.mcore_raw("moe_ffn_hidden_size") or Value.derived(
+    e.expert_ffn_size = view.mcore_raw("moe_ffn_hidden_size", "int") or Value.derived(
         cfg.structure.ffn_hidden_size.value,
         "moe_ffn_hidden_size",
         "defaults to ffn_hidden_size",
         [cfg.structure.ffn_hidden_size],
     )
-    sh = view.mcore_raw("moe_shared_expert_intermediate_size")
+    sh = view.mcore_raw("moe_shared_expert_intermediate_size", "int")
     if sh is None and e.num_shared_experts.known:
         sh = Value.derived(
-            (e.num_shared_experts.value or 0) * (e.expert_ffn_size.value or 0),
+            (_int(e.num_shared_experts) or 0) * (_int(e.expert_ffn_size) or 0),
             "moe_shared_expert_intermediate_size",
             "shared_expert_num x moe_ffn_hidden_size",
             [e.num_shared_experts, e.expert_ffn_size],
