@@ -25,6 +25,13 @@ def schedule_of(cfg: Config) -> Any:
     return s
 
 
+def _finite(values: dict[str, Any]) -> dict[str, Any]:
+    for k, v in values.items():
+        if isinstance(v, float) and not math.isfinite(v):
+            raise ValueError(f"{k} is {v}")
+    return values
+
+
 def _schedule(cfg: Config) -> Any:
     from cfglint import lr
 
@@ -44,9 +51,11 @@ def _schedule(cfg: Config) -> Any:
         gbs = (
             o.global_batch_size.value if o.global_batch_size and o.global_batch_size.known else None
         )
-        return lr.megatron_schedule(args, gbs)
+        if gbs is not None and (isinstance(gbs, bool) or not isinstance(gbs, int) or gbs <= 0):
+            raise ValueError(f"global batch size {gbs!r} is not a positive integer")
+        return lr.megatron_schedule(_finite(args), gbs)
     block = {k: v.value for k, v in o.lr_extra.items() if v.known}
     total = o.train_steps.value if o.train_steps is not None and o.train_steps.known else None
     if not block.get("type"):
         raise ValueError("no lr_schedule section")
-    return lr.mindformers_schedule(block, total)
+    return lr.mindformers_schedule(_finite(block), total)

@@ -70,6 +70,37 @@ class MegatronInput:
         return dest in self.values
 
 
+def typed(values: dict[str, Value], table: ArgTable) -> tuple[dict[str, Value], list[str]]:
+    """Values read from a log or a YAML file checked against the argument's type, as argparse
+    would have done on a command line: a wrong type becomes unknown, with a warning."""
+    out: dict[str, Value] = {}
+    warnings: list[str] = []
+    for dest, v in values.items():
+        spec = table.by_dest.get(dest)
+        x = v.value
+        if spec is None or x is None or not v.known:
+            out[dest] = v
+            continue
+        want = spec.type
+        ok = True
+        if spec.nargs not in (None, "?"):
+            ok = isinstance(x, list)
+        elif want == "int":
+            ok = isinstance(x, int) and not isinstance(x, bool)
+        elif want == "float":
+            ok = isinstance(x, (int, float)) and not isinstance(x, bool)
+            if ok:
+                v = v.model_copy(update={"value": float(x)})
+        elif want == "bool":
+            ok = isinstance(x, bool)
+        if ok:
+            out[dest] = v
+        else:
+            warnings.append(f"{v.loc}: {dest} {x!r} is not a valid {want}")
+            out[dest] = Value.unknown(v.knob, f"{x!r} is not a valid {want}", loc=v.loc)
+    return out, warnings
+
+
 def _word_tokens(words: list[Any]) -> list[Token]:
     return [Token(w.text, w.loc, tuple(w.via), w.unknown, w.conditional) for w in words]
 
@@ -215,26 +246,25 @@ def _from_log(path: str, version: str | None) -> MegatronInput:
     table = load_table(version or "megatron-lm")
     known = set(table.by_dest)
     unknown = [v for k, v in block.values.items() if k not in known]
+    values, warnings = typed(block.values, table)
     return MegatronInput(
         path=path,
         kind="megatron-log",
         table=table,
-        values=block.values,
+        values=values,
         final=True,
         unknown=[],
-        warnings=[f"{v.loc}: {v.knob} is not an argument of {table.label}" for v in unknown][:20],
+        warnings=warnings
+        + [f"{v.loc}: {v.knob} is not an argument of {table.label}" for v in unknown][:20],
     )
 
 
 def _from_yaml_cfg(path: str, version: str | None) -> MegatronInput:
     from cfglint.loaders.megatron_yamlcfg import load_yaml_cfg
 
-    values, text = load_yaml_cfg(path)
+    raw, text = load_yaml_cfg(path)
     table = load_table(version or "megatron-lm")
+    values, warnings = typed(raw, table)
     return MegatronInput(
-        path=path,
-        kind="megatron-yaml",
-        table=table,
-        values=values,
-        text=text,
+        path=path, kind="megatron-yaml", table=table, values=values, text=text, warnings=warnings
     )

@@ -23,9 +23,11 @@ def _const(value: Any, knob: str, why: str) -> Value:
     return Value(value=value, origin="default", knob="", detail=why, raw=knob)  # type: ignore[arg-type]
 
 
-def _v(m: MegatronInput, dest: str) -> Any:
-    v = m.arg(dest)
-    return v.value if v.known else None
+def _int(v: Value | None) -> int | None:
+    """The value when it is a usable positive integer, else None (unknown, absent, wrong)."""
+    if v is None or not v.known or isinstance(v.value, bool) or not isinstance(v.value, int):
+        return None
+    return v.value if v.value > 0 else None
 
 
 def normalize_megatron(m: MegatronInput) -> Config:
@@ -158,7 +160,7 @@ def _structure(m: MegatronInput, cfg: Config) -> None:
         act = m.values["activation_func"]
         swiglu = act.model_copy(update={"value": str(act.value).lower() == "swiglu"})
     ffn = m.arg("ffn_hidden_size")
-    if ffn.value is None and hidden.known and isinstance(hidden.value, int):
+    if ffn.value is None and _int(hidden):
         if swiglu.value:
             ffn = Value.derived(
                 int((4 * hidden.value * 2 / 3) / 64) * 64,
@@ -182,7 +184,7 @@ def _structure(m: MegatronInput, cfg: Config) -> None:
             [heads, gqa],
         )
     kv = m.arg("kv_channels")
-    if kv.value is None and hidden.known and heads.known and heads.value:
+    if kv.value is None and _int(hidden) and _int(heads):
         kv = Value.derived(
             hidden.value // heads.value,
             "--kv-channels",

@@ -24,6 +24,8 @@ def load_yaml_cfg(path: str) -> tuple[dict[str, Value], str]:
 
     def put(key: str, node: Node) -> None:
         if node.is_map:
+            loc = Loc(path=path, line=node.line, column=node.column)
+            out[key] = Value.unknown(key, "a mapping where a value belongs", loc=loc)
             return
         out[key] = Value.written(
             node.plain(),
