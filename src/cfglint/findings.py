@@ -7,6 +7,20 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 Severity = Literal["error", "warning", "note"]
+# the checklist's sections, in the order reports list them
+SECTION_ORDER = (
+    "structure",
+    "moe",
+    "optimizer",
+    "weight",
+    "precision",
+    "parallel",
+    "other",
+    "alignment",
+    "determinism",
+    "source",
+    "standard",
+)
 SEVERITY_RANK: dict[str, int] = {"note": 0, "warning": 1, "error": 2}
 LocSide = Literal["mindformers", "megatron", "source"]
 

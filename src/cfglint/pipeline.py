@@ -7,24 +7,10 @@ from dataclasses import dataclass, field
 
 from cfglint.engine import Context, run_rules
 from cfglint.errors import InputError
-from cfglint.findings import Finding, InputProblem, InputRef, Report
+from cfglint.findings import SECTION_ORDER, Finding, InputProblem, InputRef, Report
 from cfglint.model import Config
 from cfglint.rulebook import Rule, load_rules
 from cfglint.values import Value
-
-SECTION_ORDER = (
-    "structure",
-    "moe",
-    "optimizer",
-    "weight",
-    "precision",
-    "parallel",
-    "other",
-    "alignment",
-    "determinism",
-    "source",
-    "standard",
-)
 
 
 @dataclass

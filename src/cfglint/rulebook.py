@@ -23,25 +23,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from cfglint.expr import ExprError, compile_expr
-from cfglint.findings import Severity
+from cfglint.findings import SECTION_ORDER, Severity
 from cfglint.model import SECTIONS, Config
 
 RuleKind = Literal["compare", "recommend", "consistency", "env", "builtin"]
 SideName = Literal["mindformers", "megatron"]
 PROFILES = ("default", "align")
-ROW_SECTIONS = (
-    "structure",
-    "moe",
-    "optimizer",
-    "weight",
-    "precision",
-    "parallel",
-    "other",
-    "alignment",
-    "determinism",
-    "source",
-    "standard",
-)
+ROW_SECTIONS = SECTION_ORDER
 _ID = re.compile(r"^[A-Z]{2,4}[0-9]{3}$")
 
 

@@ -6,22 +6,10 @@ import io
 import textwrap
 from collections import defaultdict
 
+from cfglint.findings import SECTION_ORDER as ORDER
 from cfglint.findings import Finding, Report
 
 STYLE = {"error": "bold red", "warning": "bold yellow", "note": "bold cyan"}
-ORDER = (
-    "structure",
-    "moe",
-    "optimizer",
-    "weight",
-    "precision",
-    "parallel",
-    "other",
-    "alignment",
-    "determinism",
-    "source",
-    "standard",
-)
 
 
 def _wrap(text: str, indent: str, width: int) -> str:
