@@ -218,7 +218,6 @@ def dataset_files(rule: Rule, ctx: Context) -> list[Finding]:
         return [
             finding(rule, f"{prefix}: {exc}", {}, [Location(path=exc.path, line=1, side="source")])
         ]
-    ctx.data["_tokens"] = prefix  # lets input_ids_range reuse the validated pair
     ctx.not_checked.append((rule.row, f"{rule.id}: {prefix} is consistent: {ds.describe()}"))
     return []
 
@@ -400,18 +399,33 @@ def _logs(ctx: Context) -> tuple[Any, Any, str]:
     return mf, mg, ""
 
 
+def _paired(rule: Rule, ctx: Context, series: str) -> tuple[Any, Any, list[int]] | None:
+    """Both logs and the steps both print ``series`` ("loss" or "grad_norm") for; records
+    why when that cannot be decided."""
+    a, b, why = _logs(ctx)
+    if a is None:
+        not_checked(ctx, rule, why)
+        return None
+    steps = sorted(set(getattr(a, series)) & set(getattr(b, series)))
+    if not steps:
+        not_checked(
+            ctx, rule, f"the two logs print no {series.replace('_', ' ')} for a common step"
+        )
+        return None
+    return a, b, steps
+
+
 def _log_loc(log: Any, step: int, side: str) -> Location:
     return Location(path=log.path, line=log.first_line.get(step, 1), side=side)  # type: ignore[arg-type]
 
 
 @builtin("first_loss")
 def first_loss(rule: Rule, ctx: Context) -> list[Finding]:
-    a, b, why = _logs(ctx)
-    if a is None:
-        return not_checked(ctx, rule, why)
-    step = min(set(a.loss) & set(b.loss), default=None)
-    if step is None:
-        return not_checked(ctx, rule, "the two logs have no step in common")
+    pair = _paired(rule, ctx, "loss")
+    if pair is None:
+        return []
+    a, b, steps = pair
+    step = steps[0]
     x, y = a.loss[step], b.loss[step]
     err, rel = abs(x - y), abs(x - y) / max(abs(y), 1e-12)
     if err < 0.005 or rel < 0.005:
@@ -432,12 +446,10 @@ def first_loss(rule: Rule, ctx: Context) -> list[Finding]:
 
 @builtin("mean_loss")
 def mean_loss(rule: Rule, ctx: Context) -> list[Finding]:
-    a, b, why = _logs(ctx)
-    if a is None:
-        return not_checked(ctx, rule, why)
-    steps = sorted(set(a.loss) & set(b.loss))
-    if not steps:
-        return not_checked(ctx, rule, "the two logs have no step in common")
+    pair = _paired(rule, ctx, "loss")
+    if pair is None:
+        return []
+    a, b, steps = pair
     abs_err = sum(abs(a.loss[s] - b.loss[s]) for s in steps) / len(steps)
     rel_err = sum(abs(a.loss[s] - b.loss[s]) / max(abs(b.loss[s]), 1e-12) for s in steps) / len(
         steps
@@ -465,12 +477,10 @@ def mean_loss(rule: Rule, ctx: Context) -> list[Finding]:
 
 @builtin("global_norm")
 def global_norm(rule: Rule, ctx: Context) -> list[Finding]:
-    a, b, why = _logs(ctx)
-    if a is None:
-        return not_checked(ctx, rule, why)
-    steps = sorted(set(a.grad_norm) & set(b.grad_norm))
-    if not steps:
-        return not_checked(ctx, rule, "the logs print no gradient norm for common steps")
+    pair = _paired(rule, ctx, "grad_norm")
+    if pair is None:
+        return []
+    a, b, steps = pair
     rel = sum(
         abs(a.grad_norm[s] - b.grad_norm[s]) / max(abs(b.grad_norm[s]), 1e-12) for s in steps
     ) / len(steps)

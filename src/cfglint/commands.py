@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from cfglint.errors import InputError
-from cfglint.findings import InputProblem, Report
+from cfglint.findings import SECTION_ORDER, InputProblem, Report
 from cfglint.model import Config
-from cfglint.pipeline import SECTION_ORDER, Options, classify, lint
+from cfglint.pipeline import Options, classify, lint
 from cfglint.values import Value, fmt
 
 

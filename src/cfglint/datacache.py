@@ -27,10 +27,9 @@ def load_data(path: str | Path) -> Any:
     raw = Path(path).read_bytes()
     key = hashlib.sha256(raw).hexdigest()[:32]
     cached = cache_dir() / "data" / f"{Path(path).stem}-{key}.json"
-    try:
-        return json.loads(cached.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        pass
+    hit = read_json(cached)
+    if hit is not None:
+        return hit
     from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
 
@@ -39,11 +38,24 @@ def load_data(path: str | Path) -> Any:
         data = YAML(typ="safe", pure=False).load(raw.decode("utf-8"))
     except YAMLError as exc:
         raise ValueError(f"{path}: {' '.join(str(exc).split())}") from None
+    write_json(cached, data)
+    return data
+
+
+def read_json(path: Path) -> Any:
+    """A cached JSON file, or None when it is missing or damaged."""
     try:
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cached.with_suffix(f".{os.getpid()}.tmp")
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Write a cache file atomically; a failure only costs speed on the next run."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_text(json.dumps(data), encoding="utf-8")
-        os.replace(tmp, cached)
+        os.replace(tmp, path)
     except OSError:
         pass
-    return data

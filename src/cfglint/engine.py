@@ -207,30 +207,19 @@ def _n(v: Any) -> Any:
     return v.lower() if isinstance(v, str) else v
 
 
-def _locate(rule: Rule, ctx: Context, side: str) -> list[Location]:
+def _locate(rule: Rule, ctx: Context, side: str, prefixed_only: bool = False) -> list[Location]:
     """Locations of the rule's ``locate`` fields on ``side``. A field written ``mf:x.y`` or
-    ``mg:x.y`` is read on that side only (a cross-side rule points at both causes)."""
+    ``mg:x.y`` is read on that side only (a cross-side rule points at both causes);
+    ``prefixed_only`` keeps just those."""
+    cfg = ctx.side(side)
     out: list[Location] = []
     for f in rule.locate:
         prefix, _, name = f.rpartition(":")
         if prefix and {"mf": "mindformers", "mg": "megatron"}[prefix] != side:
             continue
-        cfg = ctx.side(side)
-        if cfg is not None:
+        if cfg is not None and (prefix or not prefixed_only):
             out.extend(value_locations(cfg.get(name), side))
     return out
-
-
-def _locate_prefixed(rule: Rule, ctx: Context, side: str) -> list[Location]:
-    """Only the side-prefixed ``locate`` fields of ``side`` (the cause on the other side)."""
-    tag = "mf:" if side == "mindformers" else "mg:"
-    if not any(f.startswith(tag) for f in rule.locate):
-        return []
-    return _locate(
-        rule.model_copy(update={"locate": tuple(f for f in rule.locate if f.startswith(tag))}),
-        ctx,
-        side,
-    )
 
 
 def _recommend(rule: Rule, ctx: Context) -> list[Finding]:
@@ -260,7 +249,7 @@ def _recommend(rule: Rule, ctx: Context) -> list[Finding]:
         }
         other = "megatron" if side == "mindformers" else "mindformers"
         locs = value_locations(v, side) + _locate(rule, ctx, side) or _anchor(cfg, side)
-        locs += _locate_prefixed(rule, ctx, other)
+        locs += _locate(rule, ctx, other, prefixed_only=True)
         out.append(make_finding(rule, render(rule.message, fields), {side: v.value}, locs))
     return out
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cfglint.errors import InputError
-from cfglint.megatron_args import ArgTable, Token, load_table, resolve
+from cfglint.megatron_args import ArgTable, load_table, resolve
 from cfglint.values import Loc, Value
 
 NPU_ENV = (
@@ -101,11 +101,7 @@ def typed(values: dict[str, Value], table: ArgTable) -> tuple[dict[str, Value], 
     return out, warnings
 
 
-def _word_tokens(words: list[Any]) -> list[Token]:
-    return [Token(w.text, w.loc, tuple(w.via), w.unknown, w.conditional) for w in words]
-
-
-def detect_version(tokens: list[Token], env_names: list[str], script: str | None) -> str:
+def detect_version(tokens: list[Any], script: str | None) -> str:
     """MindSpeed-LLM if the command line uses flags only MindSpeed-LLM defines, or the
     entry script is MindSpeed-LLM's own; plain Megatron-LM otherwise."""
     if script and os.path.basename(script) == "posttrain_gpt.py":
@@ -151,12 +147,6 @@ def _is_args_file(text: str, lower: str) -> bool:
     return bool(lines) and all(ln.startswith("-") for ln in lines[:1])
 
 
-def _pick_version(
-    version: str | None, tokens: list[Token], env: list[str], script: str | None
-) -> str:
-    return version or detect_version(tokens, env, script)
-
-
 def _from_script(path: str, version: str | None) -> MegatronInput:
     from cfglint.loaders.shell import main_invocation, parse_script
 
@@ -165,9 +155,9 @@ def _from_script(path: str, version: str | None) -> MegatronInput:
     env = {k: _word_value(k, w) for k, w in sh.env.items()}
     if inv is None:
         raise InputError(path, "no training command found (torchrun, msrun, python ... *.py)")
-    tokens = _word_tokens(inv.args)
+    tokens = inv.args
     script = inv.script.text if inv.script is not None else None
-    name = _pick_version(version, tokens, list(env), script)
+    name = version or detect_version(tokens, script)
     table = load_table(name)
     res = resolve(tokens, table)
     kind = "mindspeed-script" if name == "mindspeed-llm" else "megatron-script"
@@ -224,8 +214,8 @@ def _from_args_file(path: str, version: str | None) -> MegatronInput:
     from cfglint.loaders.shell import parse_args_file
 
     words, text = parse_args_file(path)
-    tokens = _word_tokens(words)
-    name = _pick_version(version, tokens, [], None)
+    tokens = words
+    name = version or detect_version(tokens, None)
     table = load_table(name)
     res = resolve(tokens, table)
     return MegatronInput(

@@ -236,11 +236,10 @@ def _validated_cache(files: list[Path]) -> Path:
 
 
 def _read_cache(path: Path) -> tuple[Rule, ...] | None:
-    import json
+    from cfglint.datacache import read_json
 
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    data = read_json(path)
+    if not isinstance(data, list):
         return None
     out = []
     for d in data:
@@ -253,16 +252,9 @@ def _read_cache(path: Path) -> tuple[Rule, ...] | None:
 
 
 def _write_cache(path: Path, rules: tuple[Rule, ...]) -> None:
-    import json
-    import os
+    from cfglint.datacache import write_json
 
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps([r.model_dump() for r in rules]), encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError:
-        pass
+    write_json(path, [r.model_dump() for r in rules])
 
 
 def _validate(files: list[Path]) -> tuple[Rule, ...]:

@@ -6,8 +6,7 @@ import io
 import textwrap
 from collections import defaultdict
 
-from cfglint.findings import SECTION_ORDER as ORDER
-from cfglint.findings import Finding, Report
+from cfglint.findings import SECTION_ORDER, Finding, Report
 
 STYLE = {"error": "bold red", "warning": "bold yellow", "note": "bold cyan"}
 
@@ -53,7 +52,9 @@ def _lines(
     by_section: dict[str, list[Finding]] = defaultdict(list)
     for f in report.findings:
         by_section[f.row.split(".")[0]].append(f)
-    for section in sorted(by_section, key=lambda s: ORDER.index(s) if s in ORDER else 99):
+    for section in sorted(
+        by_section, key=lambda s: SECTION_ORDER.index(s) if s in SECTION_ORDER else 99
+    ):
         out.append(("bold underline", titles.get(section, section)))
         for f in by_section[section]:
             out.append((STYLE[f.severity], f"  {f.severity:<7} {f.rule} {f.row}"))
