@@ -9,8 +9,8 @@ import pytest
 
 from cfglint.model.values import Origin
 from cfglint.normalize.megatron.args import known_versions, load_table
+from cfglint.normalize.megatron.build import normalize_megatron
 from cfglint.normalize.megatron.input import load_megatron
-from cfglint.normalize.megatron.normalize import normalize_megatron
 from conftest import FIXTURES
 
 MG = FIXTURES / "megatron"

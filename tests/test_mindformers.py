@@ -9,7 +9,7 @@ import pytest
 
 from cfglint.model.errors import InputError
 from cfglint.model.values import Origin
-from cfglint.normalize.mindformers.normalize import load_mindformers
+from cfglint.normalize.mindformers.build import load_mindformers
 from conftest import CORPUS, FIXTURES, need_shared
 
 

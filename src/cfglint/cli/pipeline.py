@@ -43,7 +43,7 @@ def classify(paths: list[str]) -> tuple[list[str], list[str], list[str]]:
 
 
 def load_mindformers_side(path: str, launch: str | None = None) -> Config:
-    from cfglint.normalize.mindformers.normalize import load_mindformers
+    from cfglint.normalize.mindformers.build import load_mindformers
 
     cfg = load_mindformers(path)
     if launch:
@@ -69,14 +69,14 @@ def attach_launch(cfg: Config, launch: str) -> None:
         cfg.launch.entry_script = _word_value("entry script", inv.script)
     opts = _launcher_options(inv.launcher_args)
     if "worker_num" in opts:
-        from cfglint.normalize.megatron.normalize import _int_value
+        from cfglint.normalize.megatron.common import fixed_int
 
-        cfg.launch.nproc_per_node = _int_value(opts["worker_num"], "--worker_num")
+        cfg.launch.nproc_per_node = fixed_int(opts["worker_num"], "--worker_num")
 
 
 def load_megatron_side(path: str, version: str | None = None) -> Config:
+    from cfglint.normalize.megatron.build import normalize_megatron
     from cfglint.normalize.megatron.input import load_megatron
-    from cfglint.normalize.megatron.normalize import normalize_megatron
 
     return normalize_megatron(load_megatron(path, version))
 
