@@ -10,7 +10,6 @@ from cfglint.check.rulebook import Rule, load_rules
 from cfglint.model.config import Config
 from cfglint.model.errors import InputError
 from cfglint.model.findings import SECTION_ORDER, Finding, InputProblem, InputRef, Report
-from cfglint.model.values import Value
 
 
 @dataclass
@@ -47,31 +46,10 @@ def load_mindformers_side(path: str, launch: str | None = None) -> Config:
 
     cfg = load_mindformers(path)
     if launch:
-        attach_launch(cfg, launch)
+        from cfglint.normalize.launch import attach_mindformers_launch
+
+        attach_mindformers_launch(cfg, launch)
     return cfg
-
-
-def attach_launch(cfg: Config, launch: str) -> None:
-    """The MindFormers side's msrun script: its environment and device count."""
-    from cfglint.load.shell import main_invocation, parse_script
-    from cfglint.normalize.megatron.input import _launcher_options, _word_value
-
-    sh = parse_script(launch)
-    cfg.env = {k: _word_value(k, w) for k, w in sh.env.items()}
-    cfg.files.append(launch)
-    cfg.launch_script = launch
-    inv = main_invocation(sh)
-    if inv is None:
-        cfg.warnings.append(f"{launch}: no msrun / python command found")
-        return
-    cfg.launch.launcher = Value.written(inv.launcher, knob="launcher", loc=inv.loc)
-    if inv.script is not None:
-        cfg.launch.entry_script = _word_value("entry script", inv.script)
-    opts = _launcher_options(inv.launcher_args)
-    if "worker_num" in opts:
-        from cfglint.normalize.megatron.common import fixed_int
-
-        cfg.launch.nproc_per_node = fixed_int(opts["worker_num"], "--worker_num")
 
 
 def load_megatron_side(path: str, version: str | None = None) -> Config:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cfglint.model.values import Value
-from cfglint.normalize.megatron.input import MegatronInput
+
+if TYPE_CHECKING:  # input.py reads launch scripts with helpers that use this module
+    from cfglint.normalize.megatron.input import MegatronInput
 
 DTYPE = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "fp64": "float64"}
 

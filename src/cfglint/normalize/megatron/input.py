@@ -14,6 +14,7 @@ from typing import Any
 
 from cfglint.model.errors import InputError
 from cfglint.model.values import Loc, Value
+from cfglint.normalize.launch import launcher_options, word_value
 from cfglint.normalize.megatron.args import ArgTable, load_table, resolve
 
 NPU_ENV = (
@@ -152,7 +153,7 @@ def _from_script(path: str, version: str | None) -> MegatronInput:
 
     sh = parse_script(path)
     inv = main_invocation(sh)
-    env = {k: _word_value(k, w) for k, w in sh.env.items()}
+    env = {k: word_value(k, w) for k, w in sh.env.items()}
     if inv is None:
         raise InputError(path, "no training command found (torchrun, msrun, python ... *.py)")
     tokens = inv.args
@@ -176,38 +177,9 @@ def _from_script(path: str, version: str | None) -> MegatronInput:
         inv.launcher, knob="launcher", loc=inv.loc, conditional=inv.conditional
     )
     if inv.script is not None:
-        m.entry_script = _word_value("entry script", inv.script)
-    m.launcher_args = _launcher_options(inv.launcher_args)
+        m.entry_script = word_value("entry script", inv.script)
+    m.launcher_args = launcher_options(inv.launcher_args)
     return m
-
-
-def _word_value(knob: str, w: Any) -> Value:
-    if w.text is None:
-        return Value.unknown(knob, w.unknown or "not known statically", loc=w.loc, via=tuple(w.via))
-    return Value.written(w.text, knob=knob, loc=w.loc, via=tuple(w.via), conditional=w.conditional)
-
-
-def _launcher_options(words: list[Any]) -> dict[str, Value]:
-    """``--nproc_per_node 8`` / ``--nproc-per-node=8`` / ``--worker_num=8`` -> values."""
-    out: dict[str, Value] = {}
-    i = 0
-    while i < len(words):
-        w = words[i]
-        i += 1
-        if w.text is None or not w.text.startswith("-"):
-            continue
-        name, eq, val = w.text.lstrip("-").partition("=")
-        name = name.replace("-", "_")
-        if eq:
-            out[name] = Value.written(
-                val, knob=f"--{name}", loc=w.loc, via=tuple(w.via), conditional=w.conditional
-            )
-        elif i < len(words) and (words[i].text is None or not words[i].text.startswith("-")):
-            out[name] = _word_value(f"--{name}", words[i])
-            i += 1
-        else:
-            out[name] = Value.written("true", knob=f"--{name}", loc=w.loc)
-    return out
 
 
 def _from_args_file(path: str, version: str | None) -> MegatronInput:
