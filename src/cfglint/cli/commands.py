@@ -355,8 +355,9 @@ def cmd_explain(args: Any) -> int:
 
 # -- lr ------------------------------------------------------------------------------------------
 def cmd_lr(args: Any) -> int:
-    from cfglint.evidence.lr import schedules as lr
+    from cfglint.evidence import lr
     from cfglint.evidence.lr.bridge import schedule_of
+    from cfglint.report import lr_plot
 
     mf, mg = _load_pair(args)
     scheds = {}
@@ -369,7 +370,7 @@ def cmd_lr(args: Any) -> int:
             raise InputError(cfg.path, f"cannot build the learning-rate schedule: {exc}") from None
     if len(scheds) == 1:
         (s,) = scheds.values()
-        sys.stdout.write(lr.plot_terminal(s, s) + "\n")
+        sys.stdout.write(lr_plot.plot_terminal(s, s) + "\n")
         return 0
     a, b = scheds["mindformers"], scheds["megatron"]
     from cfglint.evidence.lr.bridge import MAX_STEPS
@@ -396,10 +397,10 @@ def cmd_lr(args: Any) -> int:
             f"largest gap {diff.max_rel_gap:.2%} at step {diff.max_gap_step}.\n"
         )
     sys.stdout.write("MindFormers is *, Megatron is o, # where they overlap\n")
-    sys.stdout.write(lr.plot_terminal(a, b) + "\n")
+    sys.stdout.write(lr_plot.plot_terminal(a, b) + "\n")
     if args.plot:
         try:
-            lr.plot_png(a, b, args.plot)
+            lr_plot.plot_png(a, b, args.plot)
         except RuntimeError as exc:
             raise InputError(args.plot, str(exc)) from None
         sys.stdout.write(f"wrote {args.plot}\n")

@@ -76,7 +76,7 @@ def lr_curve(rule: Rule, ctx: Context) -> list[Finding]:
     for v in (mf.optimizer.lr, mf.optimizer.min_lr, *mf.optimizer.lr_extra.values()):
         if v is not None and v.yaml11_string:
             return yaml11_findings(rule, v, mf, ctx)
-    from cfglint.evidence.lr import schedules as lr
+    from cfglint.evidence import lr
     from cfglint.evidence.lr.bridge import schedule_of
 
     o1, o2 = mf.optimizer, mg.optimizer

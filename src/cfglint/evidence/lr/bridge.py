@@ -33,7 +33,7 @@ def _finite(values: dict[str, Any]) -> dict[str, Any]:
 
 
 def _schedule(cfg: Config) -> Any:
-    from cfglint.evidence.lr import schedules as lr
+    from cfglint.evidence import lr
 
     o = cfg.optimizer
     if cfg.side == "megatron":
