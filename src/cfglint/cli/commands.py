@@ -157,19 +157,10 @@ def _problem_line(e: InputProblem) -> str:
 
 
 def _emit(report: Report, fmt_name: str, args: Any) -> None:
-    if fmt_name == "json":
-        from cfglint.report.json import render_json
+    from cfglint.report import RenderOptions, render
 
-        _out(render_json(report, verbose=args.verbose), args.output)
-    elif fmt_name == "sarif":
-        from cfglint.check.rulebook import load_rules
-        from cfglint.report.sarif import render_sarif
-
-        _out(render_sarif(report, load_rules()), args.output)
-    else:
-        from cfglint.check.rulebook import section_titles
-        from cfglint.report.text import render_text
-
+    color = False
+    if fmt_name == "text":
         if report.errors and not args.output:
             # one clear line per input error, on stderr; the rest of the report still shows
             for e in report.errors:
@@ -181,8 +172,8 @@ def _emit(report: Report, fmt_name: str, args: Any) -> None:
             and sys.stdout.isatty()
             and "NO_COLOR" not in os.environ
         )
-        text = render_text(report, section_titles(), color=color, verbose=args.verbose)
-        _out(text, args.output)
+    options = RenderOptions(verbose=args.verbose, color=color)
+    _out(render(fmt_name, report, options), args.output)
 
 
 # -- show -----------------------------------------------------------------------------------

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cfglint import __version__
 from cfglint.model.findings import Report
+
+if TYPE_CHECKING:
+    from cfglint.report import RenderOptions
 
 
 def _clean(v: Any) -> Any:
@@ -49,3 +52,7 @@ def to_dict(report: Report, verbose: bool = False) -> dict[str, Any]:
 
 def render_json(report: Report, verbose: bool = False) -> str:
     return json.dumps(to_dict(report, verbose), indent=2, ensure_ascii=False) + "\n"
+
+
+def render(report: Report, options: RenderOptions) -> str:
+    return render_json(report, verbose=options.verbose)

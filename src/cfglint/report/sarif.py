@@ -7,7 +7,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cfglint import __version__
 from cfglint.check.rulebook import Rule
@@ -15,6 +15,9 @@ from cfglint.model.findings import Finding, Location, Report
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVEL = {"error": "error", "warning": "warning", "note": "note"}
+
+if TYPE_CHECKING:
+    from cfglint.report import RenderOptions
 
 
 def repo_root(start: str | None = None) -> Path:
@@ -156,3 +159,9 @@ def to_sarif(report: Report, rules: tuple[Rule, ...], root: Path | None = None) 
 
 def render_sarif(report: Report, rules: tuple[Rule, ...]) -> str:
     return json.dumps(to_sarif(report, rules), indent=2, ensure_ascii=False, default=str) + "\n"
+
+
+def render(report: Report, options: RenderOptions) -> str:
+    from cfglint.check.rulebook import load_rules
+
+    return render_sarif(report, load_rules())

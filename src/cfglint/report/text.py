@@ -5,10 +5,14 @@ from __future__ import annotations
 import io
 import textwrap
 from collections import defaultdict
+from typing import TYPE_CHECKING
 
 from cfglint.model.findings import SECTION_ORDER, Finding, Report
 
 STYLE = {"error": "bold red", "warning": "bold yellow", "note": "bold cyan"}
+
+if TYPE_CHECKING:
+    from cfglint.report import RenderOptions
 
 
 def _wrap(text: str, indent: str, width: int) -> str:
@@ -99,3 +103,9 @@ def summary_line(report: Report) -> str:
     if report.warnings:
         text += f" {len(report.warnings)} input warning(s); -v lists them."
     return text
+
+
+def render(report: Report, options: RenderOptions) -> str:
+    from cfglint.check.rulebook import section_titles
+
+    return render_text(report, section_titles(), color=options.color, verbose=options.verbose)
