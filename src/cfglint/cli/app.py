@@ -11,7 +11,7 @@ from cfglint import __version__
 from cfglint.check.rulebook import RuleFileError
 from cfglint.model.errors import InputError
 
-SUBCOMMANDS = ("lint", "show", "rules", "explain", "lr")
+SUBCOMMANDS = ("lint", "show", "rules", "explain", "lr", "probe")
 FORMATS = ("text", "json", "sarif")
 FAIL_ON = ("error", "warning", "note", "never")
 
@@ -116,6 +116,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="also list rows that could not be checked, and why",
     )
     lint.add_argument("--no-color", action="store_true")
+    from cfglint.cli.probe import add_probe_options
+
+    add_probe_options(lint, on_lint=True)
     lint.add_argument(
         "--skip-unrecognized-yaml",
         action="store_true",
@@ -144,6 +147,27 @@ def build_parser() -> argparse.ArgumentParser:
         "--steps", type=int, help="number of steps to compare (default: training length)"
     )
     lr.add_argument("--plot", metavar="FILE.png", help="also write a PNG plot (needs matplotlib)")
+
+    probe = sub.add_parser(
+        "probe",
+        help="run a short real training step of both sides and confirm the findings "
+        "(needs the probe extra)",
+    )
+    _common_inputs(probe)
+    probe.add_argument(
+        "--source", nargs="+", default=[], metavar="PATH", help="training sources to scan"
+    )
+    probe.add_argument(
+        "--data", metavar="PREFIX", help="Megatron .bin/.idx dataset prefix for the probe's tokens"
+    )
+    probe.add_argument("--format", choices=FORMATS)
+    probe.add_argument("--output", "-o", metavar="FILE", help="write the report here")
+    probe.add_argument(
+        "--fail-on",
+        choices=FAIL_ON,
+        help="lowest severity that makes the exit code 1 (default: warning)",
+    )
+    add_probe_options(probe)
     return root
 
 
@@ -193,7 +217,14 @@ def _dispatch(args: Any) -> int:
         "rules": commands.cmd_rules,
         "explain": commands.cmd_explain,
         "lr": commands.cmd_lr,
+        "probe": _cmd_probe,
     }[args.command](args)
+
+
+def _cmd_probe(args: Any) -> int:
+    from cfglint.cli.probe import cmd_probe
+
+    return cmd_probe(args)
 
 
 if __name__ == "__main__":

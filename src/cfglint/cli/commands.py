@@ -120,6 +120,7 @@ def cmd_lint(args: Any) -> int:
             "or --source PATH (see cfglint --help)",
         )
     total = Report()
+    probe_result = None
     for mf, mg, sources in jobs:
         opts = Options(
             mindformers=mf,
@@ -134,14 +135,23 @@ def cmd_lint(args: Any) -> int:
             tokenizer=args.tokenizer,
             loss_logs=args.loss_log,
         )
-        report, _ = lint(opts)
+        report, ctx = lint(opts)
+        if getattr(args, "probe", False) and not report.errors:
+            from cfglint.cli.probe import run_probe_command
+
+            report, probe_result = run_probe_command(args, report, ctx)
         total.inputs.extend(report.inputs)
         total.findings.extend(report.findings)
         total.errors.extend(report.errors)
         total.warnings.extend(report.warnings)
         total.not_checked.extend(report.not_checked)
         total.suppressed += report.suppressed
-    _emit(total, fmt_name, args)
+    if probe_result is not None:
+        from cfglint.cli.probe import emit
+
+        emit(total, probe_result, fmt_name, args.output)
+    else:
+        _emit(total, fmt_name, args)
     if total.errors:
         if fmt_name != "text" or args.output:
             for e in total.errors:

@@ -31,12 +31,19 @@ from cfglint.evidence.probe.protocol import (
 )
 from cfglint.evidence.probe.spec import Spec, SpecPair, pair_specs
 from cfglint.evidence.probe.weights import init_weights, to_layout, tokens
-from cfglint.model import Config
+from cfglint.model.config import Config
 
 INSTALL_HINT = "pip install 'cfglint[probe]'"
 CONFIRM_MULTIPLE = 10.0  # an effect this many floors above the floor is confirmed
 F32_EPS = float(np.finfo(np.float32).eps)
 METRICS = ("first_loss_abs", "mean_loss_abs", "global_norm_rel", "local_norm_rel", "update_rel")
+LABELS = {
+    "first_loss_abs": "step-1 loss",
+    "mean_loss_abs": "mean loss",
+    "global_norm_rel": "global norm",
+    "local_norm_rel": "local norms",
+    "update_rel": "optimizer update",
+}
 
 # checklist row -> the spec fields that express it
 ROW_FIELDS: dict[str, tuple[str, ...]] = {
@@ -186,7 +193,7 @@ def multiple(
         if m in effect:
             x = effect[m] / floor[m]
             if x > best:
-                best, which = x, m
+                best, which = x, LABELS[m]
     for w, r in effect.get("local_norms_rel", {}).items():
         x = r / max(local_floor.get(w, 0.0), F32_EPS)
         if x > best:
@@ -405,7 +412,7 @@ class Probe:
             c.floor_multiple = round(x, 1)
             if x >= CONFIRM_MULTIPLE:
                 c.verdict = "confirmed"
-                c.reason = f"largest on the {which.replace('_', ' ')}"
+                c.reason = f"largest on the {which}"
                 confirmed.update(f for f in c.knobs)
             else:
                 c.verdict = "no measurable effect"
@@ -439,7 +446,7 @@ class Probe:
         }
         if rx >= CONFIRM_MULTIPLE:
             residual["verdict"] = (
-                f"{rx:.0f}x the floor on {rwhich.replace('_', ' ')} after aligning every "
+                f"{rx:.0f}x the floor on the {rwhich} after aligning every "
                 f"confirmed knob: a cause the lint did not name (worst weight "
                 f"{resid['worst_weight']})"
             )

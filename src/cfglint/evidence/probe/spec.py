@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from cfglint.model import Config
+from cfglint.model.config import Config
 
 Dtype = Literal["float32", "bfloat16", "float16"]
 DTYPES = ("float32", "bfloat16", "float16")
@@ -176,8 +176,8 @@ class _Reader:
 
 def _lr_curve(cfg: Config, steps: int) -> tuple[tuple[float, ...] | None, str]:
     """The first ``steps`` learning rates of the side's schedule, or why not."""
-    from cfglint import lr
-    from cfglint.lr_bridge import schedule_of
+    from cfglint.evidence import lr
+    from cfglint.evidence.lr.bridge import schedule_of
 
     try:
         s = schedule_of(cfg)
