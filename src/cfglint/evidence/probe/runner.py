@@ -550,6 +550,21 @@ def _plain(v: Any) -> Any:
     return v
 
 
+# the source scan's weight-decay policies (check/builtins/source.py) as spec scopes
+WD_POLICY = {"decay_all": "all", "default": "matrices"}
+
+
+def wd_scope_from(findings: list[Any]) -> dict[str, str]:
+    """Which parameters each side decays, from the source scan's grouping finding."""
+    out: dict[str, str] = {}
+    for f in findings:
+        if f.row == "source.weight_decay_grouping":
+            for side, policy in f.values.items():
+                if isinstance(policy, str) and policy in WD_POLICY:
+                    out[side] = WD_POLICY[policy]
+    return out
+
+
 def mf_dialect(cfg: Config) -> str:
     return "mindformers-mcore" if cfg.kind == "mindformers-mcore" else "mindformers-legacy"
 
@@ -574,7 +589,7 @@ def probe(
         raise ProbeUnavailable(f"--device npu needs mindspore: {INSTALL_HINT}")
     if steps < 3:
         raise ValueError("--steps must be at least 3 (a beta2 mismatch cannot show earlier)")
-    pair = pair_specs(mf, mg, max(steps, 3))
+    pair = pair_specs(mf, mg, max(steps, 3), wd_scope_from(findings))
     say = progress or (lambda _msg: None)
     with tempfile.TemporaryDirectory(prefix="cfglint-probe-") as tmp:
         job_dir = keep_dir or tmp

@@ -351,12 +351,20 @@ def shrink_shapes(
     return shapes, diffs, notes
 
 
-def pair_specs(mf: Config, mg: Config, steps: int = MAX_STEPS) -> SpecPair:
+def pair_specs(
+    mf: Config, mg: Config, steps: int = MAX_STEPS, wd_scope: dict[str, str] | None = None
+) -> SpecPair:
     """Both sides' specs at one shared shape. A knob one side cannot express takes the
-    other side's value (aligned) and is listed in ``gaps``; unknown on both: Spec default."""
+    other side's value (aligned) and is listed in ``gaps``; unknown on both: Spec default.
+    ``wd_scope``: which parameters weight decay reaches per side, when the source scan
+    says ("all" or "matrices"); otherwise each framework's default grouping."""
     shapes, diffs, notes = shrink_shapes(mf, mg)
     a, gaps_a = side_values(mf, steps)
     b, gaps_b = side_values(mg, steps)
+    for side, d in (("mindformers", a), ("megatron", b)):
+        scope = (wd_scope or {}).get(side)
+        if scope in ("all", "matrices"):
+            d["wd_scope"] = scope
     for g in gaps_a:
         if g.field in b:
             a[g.field] = b[g.field]
