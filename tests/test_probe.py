@@ -23,7 +23,6 @@ from cfglint.evidence.probe.weights import (
     init_weights,
     to_layout,
 )
-
 from conftest import FIXTURES
 
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
