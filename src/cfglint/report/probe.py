@@ -45,10 +45,7 @@ def text_section(result: Any, width: int = 100) -> str:
             lines.append(f"    {c.rule:7s} {c.row:34s} not probed: {c.reason}")
         else:
             knobs = ", ".join(f"{k} {v[0]}->{v[1]}" for k, v in c.knobs.items())
-            lines.append(
-                f"    {c.rule:7s} {c.row:34s} {c.verdict} ({c.floor_multiple:.3g}x floor, "
-                f"{c.reason}; {knobs})"
-            )
+            lines.append(f"    {c.rule:7s} {c.row:34s} {c.verdict}: {c.reason} ({knobs})")
     r = result.residual
     lines.append(
         f"  residual after aligning the confirmed knobs: mean loss {_g(r['mean_loss_abs'])} "

@@ -38,7 +38,6 @@ from cfglint.evidence.probe.protocol import (
     load_npz,
     lr_for,
     main_guard,
-    read_job,
 )
 from cfglint.evidence.probe.spec import Spec
 from cfglint.evidence.probe.weights import from_layout, gated, head_dim, to_layout
@@ -402,12 +401,17 @@ def optimizer_check(run: Run, job_dir: str, model: Model, opt: Adam) -> dict[str
     return {k: float(np.linalg.norm(v)) for k, v in canon.items()}
 
 
-def main(job_dir: str) -> SideResult:
-    job: Job = read_job(job_dir)
-    device = pick_device(job.device)
-    ms.set_device(device)
-    ms.set_context(mode=ms.PYNATIVE_MODE)
-    ms.set_deterministic(True)
+_STARTED: list[str] = []
+
+
+def main(job_dir: str, job: Job) -> SideResult:
+    if not _STARTED:  # MindSpore's device and context are set once per process
+        _STARTED.append(pick_device(job.device))
+        if _STARTED[0] == "CPU":  # pick_device has already set up an Ascend device
+            ms.set_device("CPU")
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+        ms.set_deterministic(True)
+    device = _STARTED[0]
     tokens = np.load(os.path.join(job_dir, job.tokens))
     out = SideResult(framework="mindspore", device=device.lower())
     for run in job.runs:

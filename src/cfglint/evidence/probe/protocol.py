@@ -69,18 +69,26 @@ class SideResult(BaseModel):
     seconds: float = 0.0
 
 
-def write_job(job_dir: str, job: Job) -> None:
-    with open(os.path.join(job_dir, "job.json"), "w", encoding="utf-8") as fh:
+def job_path(job_dir: str, framework: str, n: int) -> str:
+    return os.path.join(job_dir, f"job-{framework}-{n}.json")
+
+
+def result_path(job_dir: str, framework: str, n: int) -> str:
+    return os.path.join(job_dir, f"result-{framework}-{n}.json")
+
+
+DONE = "done"  # the runner writes this file when it has no more jobs
+
+
+def write_job(job_dir: str, framework: str, n: int, job: Job) -> None:
+    path = job_path(job_dir, framework, n)
+    with open(path + ".tmp", "w", encoding="utf-8") as fh:
         fh.write(job.model_dump_json())
+    os.replace(path + ".tmp", path)
 
 
-def read_job(job_dir: str) -> Job:
-    with open(os.path.join(job_dir, "job.json"), encoding="utf-8") as fh:
-        return Job.model_validate_json(fh.read())
-
-
-def write_result(job_dir: str, res: SideResult) -> None:
-    path = os.path.join(job_dir, f"result-{res.framework}.json")
+def write_result(job_dir: str, n: int, res: SideResult) -> None:
+    path = result_path(job_dir, res.framework, n)
     with open(path + ".tmp", "w", encoding="utf-8") as fh:
         fh.write(res.model_dump_json())
     os.replace(path + ".tmp", path)
@@ -133,26 +141,39 @@ def rel(a: float, b: float) -> float:
     return abs(a - b) / max(abs(b), 1e-30)
 
 
-def main_guard(framework: str, body: Any) -> None:
-    """Shared ``__main__`` of a framework process: every failure becomes a JSON error."""
+def main_guard(framework: str, body: Any, idle_timeout: float = 600.0) -> None:
+    """Shared ``__main__`` of a framework process: a worker that answers ``job-<framework>-1.json``,
+    ``job-<framework>-2.json``, ... in turn (imports and backend start-up are paid once) until the
+    runner writes ``done``; every failure becomes a JSON error, never a traceback."""
     import sys
     import time
     import traceback
 
     job_dir = sys.argv[1]
-    t0 = time.perf_counter()
-    try:
-        res = body(job_dir)
-    except Exception as exc:  # reported by the runner as one line
-        res = SideResult(
-            framework=framework,
-            device="?",
-            error=f"{type(exc).__name__}: {exc}".splitlines()[0],
-        )
-        with open(os.path.join(job_dir, f"traceback-{framework}.txt"), "w") as fh:
-            fh.write(traceback.format_exc())
-    res.seconds = time.perf_counter() - t0
-    write_result(job_dir, res)
+    n = 1
+    while True:
+        waited = 0.0
+        while not os.path.exists(job_path(job_dir, framework, n)):
+            if os.path.exists(os.path.join(job_dir, DONE)) or waited > idle_timeout:
+                return
+            time.sleep(0.02)
+            waited += 0.02
+        t0 = time.perf_counter()
+        try:
+            with open(job_path(job_dir, framework, n), encoding="utf-8") as fh:
+                job = Job.model_validate_json(fh.read())
+            res = body(job_dir, job)
+        except Exception as exc:  # reported by the runner as one line
+            res = SideResult(
+                framework=framework,
+                device="?",
+                error=f"{type(exc).__name__}: {exc}".splitlines()[0],
+            )
+            with open(os.path.join(job_dir, f"traceback-{framework}.txt"), "w") as fh:
+                fh.write(traceback.format_exc())
+        res.seconds = time.perf_counter() - t0
+        write_result(job_dir, n, res)
+        n += 1
 
 
 def dump_json(obj: Any) -> str:

@@ -34,7 +34,6 @@ from cfglint.evidence.probe.protocol import (
     load_npz,
     lr_for,
     main_guard,
-    read_job,
 )
 from cfglint.evidence.probe.spec import Spec
 from cfglint.evidence.probe.weights import from_layout, gated, head_dim, to_layout
@@ -345,10 +344,9 @@ def optimizer_check(run: Run, job_dir: str, device: str) -> dict[str, float]:
     return {k: float(np.linalg.norm(v)) for k, v in canon.items()}
 
 
-def main(job_dir: str) -> SideResult:
+def main(job_dir: str, job: Job) -> SideResult:
     torch.set_num_threads(int(os.environ.get("CFGLINT_PROBE_THREADS", "1")))
     torch.use_deterministic_algorithms(True, warn_only=True)
-    job: Job = read_job(job_dir)
     device = pick_device(job.device)
     tokens = np.load(os.path.join(job_dir, job.tokens))
     out = SideResult(framework="torch", device=device)
