@@ -1,7 +1,7 @@
 """Builtin checks over the source scan (``ctx.sources``, a :class:`ScanResult`).
 
-Imported by :mod:`cfglint.check.builtins.core` for every lint, with or without ``--source``: it must
-stay light (no libcst, no scanner), so it reads only the result types.
+Imported only when a lint has ``--source`` (the rules say ``needs: [sources]``); it reads only
+the scan's result types, never libcst or the scanner.
 """
 
 from __future__ import annotations
@@ -10,9 +10,16 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from cfglint.check.builtins.core import builtin, not_checked
-from cfglint.check.engine import Context, label, make_finding, render, value_locations
-from cfglint.check.rulebook import Rule
+from cfglint.check.context import (
+    Context,
+    builtin,
+    label,
+    make_finding,
+    not_checked,
+    render,
+    value_locations,
+)
+from cfglint.check.schema import Rule
 from cfglint.evidence.scan.model import (
     EntryReport,
     ReachedEffect,
@@ -175,7 +182,7 @@ def _entry_finding(
 # -- determinism rows ---------------------------------------------------------------------
 
 
-@builtin("source_random_seed")
+@builtin
 def random_seed(rule: Rule, ctx: Context) -> list[Finding]:
     def hint(entry: EntryReport) -> str:
         trainer = [
@@ -191,7 +198,7 @@ def random_seed(rule: Rule, ctx: Context) -> list[Finding]:
     return _missing(rule, ctx, ("random",), "random.seed()", hint)
 
 
-@builtin("source_pythonhashseed")
+@builtin
 def pythonhashseed(rule: Rule, ctx: Context) -> list[Finding]:
     def scripts(entry: EntryReport) -> list[Config]:
         sides = [entry.side] if entry.side else ["mindformers", "megatron"]
@@ -212,12 +219,12 @@ def pythonhashseed(rule: Rule, ctx: Context) -> list[Finding]:
     return _missing(rule, ctx, ("pythonhashseed",), "PYTHONHASHSEED", hint, exported)
 
 
-@builtin("source_numpy_seed")
+@builtin
 def numpy_seed(rule: Rule, ctx: Context) -> list[Finding]:
     return _missing(rule, ctx, ("numpy",), "np.random.seed()")
 
 
-@builtin("source_framework_seed")
+@builtin
 def framework_seed(rule: Rule, ctx: Context) -> list[Finding]:
     out = []
     for entry in _entries(rule, ctx):
@@ -249,7 +256,7 @@ def framework_seed(rule: Rule, ctx: Context) -> list[Finding]:
     return out
 
 
-@builtin("source_deterministic")
+@builtin
 def deterministic(rule: Rule, ctx: Context) -> list[Finding]:
     out = []
     for entry in _entries(rule, ctx):
@@ -339,7 +346,7 @@ def _seed_where(e: ReachedEffect, v: Value | None) -> str:
     return f"{e.api} at {e.loc}{via}"
 
 
-@builtin("source_seed_mismatch")
+@builtin
 def seed_mismatch(rule: Rule, ctx: Context) -> list[Finding]:
     res = _scan(rule, ctx)
     if res is None:
@@ -393,7 +400,7 @@ def seed_mismatch(rule: Rule, ctx: Context) -> list[Finding]:
     return out
 
 
-@builtin("source_seed_vs_config")
+@builtin
 def seed_vs_config(rule: Rule, ctx: Context) -> list[Finding]:
     out = []
     for entry in _entries(rule, ctx):
@@ -448,7 +455,7 @@ def seed_vs_config(rule: Rule, ctx: Context) -> list[Finding]:
 # -- source rows -----------------------------------------------------------------------------
 
 
-@builtin("source_dropout")
+@builtin
 def dropout(rule: Rule, ctx: Context) -> list[Finding]:
     res = _scan(rule, ctx)
     if res is None:
@@ -598,17 +605,17 @@ def _decay_pairs(rule: Rule, ctx: Context, want: str) -> list[Finding]:
     return out
 
 
-@builtin("source_weight_decay_mismatch")
+@builtin
 def weight_decay_mismatch(rule: Rule, ctx: Context) -> list[Finding]:
     return _decay_pairs(rule, ctx, "differ")
 
 
-@builtin("source_weight_decay_unclear")
+@builtin
 def weight_decay_unclear(rule: Rule, ctx: Context) -> list[Finding]:
     return _decay_pairs(rule, ctx, "unclear")
 
 
-@builtin("source_noncontiguous_grad")
+@builtin
 def noncontiguous_grad(rule: Rule, ctx: Context) -> list[Finding]:
     res = _scan(rule, ctx)
     if res is None:
