@@ -8,6 +8,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from cfglint.check.registry import exists
 from cfglint.check.schema import PROFILES, RULE_CLASSES, Expect, Rule, RuleFile
 
 
@@ -94,6 +95,11 @@ def _validate(files: list[Path]) -> tuple[Rule, ...]:
         except ValidationError as exc:
             raise RuleFileError(f"{f}: {_where(exc, data)}") from None
         for r in rf.rules:
+            if r.kind == "builtin" and not exists(r.check):
+                raise RuleFileError(
+                    f"{f}: rule {r.id}: no builtin check named {r.check!r} "
+                    "(module.function under cfglint/check/builtins)"
+                )
             if r.id in seen:
                 raise RuleFileError(f"{f}: rule id {r.id} already used in {seen[r.id]}")
             if r.row.split(".")[0] != rf.section:

@@ -200,22 +200,14 @@ class EnvRule(RuleBase):
 
 
 class BuiltinRule(RuleBase):
-    """A named check, ``module.function`` under :mod:`cfglint.check.builtins`."""
+    """A named check, ``module.function`` under :mod:`cfglint.check.builtins` (the loader
+    checks that the name resolves)."""
 
     kind: Literal["builtin"]
     check: str
     # evidence the check needs; without it the row is "not checked" and the check's module
     # is never imported
     needs: tuple[Literal["sources"], ...] = ()
-
-    @field_validator("check")
-    @classmethod
-    def _check(cls, v: str) -> str:
-        from cfglint.check.registry import exists
-
-        if not exists(v):
-            raise ValueError(f"no builtin check named {v!r} (module.function under check/builtins)")
-        return v
 
 
 Rule = Annotated[

@@ -25,12 +25,11 @@ from cfglint.evidence.scan.model import (
     ReachedEffect,
     ScanResult,
     SourceDecay,
-    SourceLoc,
 )
 from cfglint.evidence.scan.policy import MEGATRON_DEFAULT, MINDFORMERS_DEFAULT, compare, describe
 from cfglint.model.config import Config
 from cfglint.model.findings import Finding, Location
-from cfglint.model.values import Value, fmt
+from cfglint.model.values import Loc, Value, fmt
 
 SIDE_WORDS = {"megatron": "PyTorch", "mindformers": "MindSpore"}
 SEED_KINDS = ("torch", "mindspore")
@@ -57,7 +56,7 @@ def _entries(rule: Rule, ctx: Context) -> list[EntryReport]:
     return res.entries
 
 
-def _src(loc: SourceLoc) -> Location:
+def _src(loc: Loc) -> Location:
     return Location(path=loc.path, line=loc.line, column=loc.column, side="source")
 
 
@@ -472,7 +471,7 @@ def dropout(rule: Rule, ctx: Context) -> list[Finding]:
             )
         else:
             how = "a literal in the code"
-        loc = SourceLoc(path=d.path, line=s.loc.line)
+        loc = Loc(path=d.path, line=s.loc.line)
         fields = {
             "title": rule.title,
             "p": fmt(s.p),
@@ -518,12 +517,12 @@ class _Policy:
 
 def _source_policy(d: SourceDecay) -> _Policy:
     s = d.site
-    loc = SourceLoc(path=d.path, line=s.loc.line)
+    loc = Loc(path=d.path, line=s.loc.line)
     locs = [_src(loc)]
     where = f"{s.optimizer} at {loc}"
     if d.policy_path and s.evidence:
         ev = s.evidence[0]
-        ev_loc = SourceLoc(path=d.policy_path, line=ev.loc.line)
+        ev_loc = Loc(path=d.policy_path, line=ev.loc.line)
         locs.append(_src(ev_loc))
         where += f", groups built at {ev_loc} ({ev.text})"
     elif s.evidence:
@@ -623,7 +622,7 @@ def noncontiguous_grad(rule: Rule, ctx: Context) -> list[Finding]:
     out = []
     for b in res.backwards:
         s = b.site
-        loc = SourceLoc(path=b.path, line=s.loc.line)
+        loc = Loc(path=b.path, line=s.loc.line)
         fields = {
             "title": rule.title,
             "function": s.function,
