@@ -175,17 +175,6 @@ class Launch(_Section):
     nnodes: V = None
 
 
-SECTIONS: tuple[str, ...] = (
-    "structure",
-    "moe",
-    "optimizer",
-    "weight",
-    "precision",
-    "parallel",
-    "other",
-    "determinism",
-    "launch",
-)
 
 
 class Config(BaseModel):
@@ -243,6 +232,15 @@ class Config(BaseModel):
     @classmethod
     def field_paths(cls) -> list[str]:
         return list(_field_paths(cls))
+
+
+# the config's sections, in declaration order (the checklist's own sections are
+# cfglint.model.findings.SECTION_ORDER: it adds alignment, source and standard, lacks launch)
+SECTIONS: tuple[str, ...] = tuple(
+    name
+    for name, f in Config.model_fields.items()
+    if isinstance(f.annotation, type) and issubclass(f.annotation, _Section)
+)
 
 
 @cache
