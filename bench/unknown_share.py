@@ -45,8 +45,8 @@ def _reason(detail: str) -> str:
 
 
 def measure(roots: list[Path], every: bool) -> tuple[int, int, Counter[str], Counter[str], int]:
-    from cfglint.errors import InputError
-    from cfglint.normalize_mindformers import load_mindformers
+    from cfglint.model.errors import InputError
+    from cfglint.normalize.mindformers.build import load_mindformers
 
     files = values = 0
     reasons: Counter[str] = Counter()

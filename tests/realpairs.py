@@ -40,14 +40,14 @@ def truth(pair: str) -> dict:
 
 
 def scored_rules() -> set[str]:
-    from cfglint.rulebook import load_rules
+    from cfglint.check.rulebook import load_rules
 
     out = {r.id for r in load_rules() if r.kind in ("compare", "consistency")}
     return (out | COMPARING_BUILTINS) - NOT_SCORED
 
 
 def run(pair: str) -> Score:
-    from cfglint.pipeline import Options, lint
+    from cfglint.cli.pipeline import Options, lint
 
     d = REALPAIRS / pair
     report, ctx = lint(
