@@ -57,7 +57,8 @@ def run(pair: str) -> Score:
     differ = set(t.get("differ") or {})
     silent = set(t.get("silent") or {})
     raised = {f.rule for f in report.findings}
-    claims = raised & scored_rules()
+    # a non-comparing rule listed in `differ` (PAR013: a layout that cannot run) is scored too
+    claims = raised & (scored_rules() | differ)
     return Score(
         pair=pair,
         differ=differ,

@@ -177,6 +177,9 @@ def same_dataset(rule: Rule, ctx: Context) -> list[Finding]:
     mf, mg = ctx.mf, ctx.mg
     if mf is None or mg is None:
         return []
+    for v, who in ((mf.other.data_path, "MindFormers"), (mg.other.data_path, label(mg))):
+        if v is not None and not v.known:
+            return not_checked(ctx, rule, f"{who}'s dataset is unknown: {v.knob} is {v.where()}")
     a, b = dataset_prefixes(mf.other.data_path), dataset_prefixes(mg.other.data_path)
     if not a or not b:
         return not_checked(ctx, rule, "a dataset path is not set on both sides")
@@ -360,6 +363,11 @@ def same_weights(rule: Rule, ctx: Context) -> list[Finding]:
     if mf is None or mg is None:
         return []
     a, b = mf.weight.load_checkpoint, mg.weight.load_checkpoint
+    for v, who in ((a, "MindFormers"), (b, label(mg))):
+        if v is not None and not v.known:
+            # a placeholder path or $1 is neither "loads" nor "random": say so
+            not_checked(ctx, rule, f"{who}'s initial weights are unknown: {v.knob} is {v.where()}")
+            return []
     la = bool(a is not None and a.known and a.value)
     lb = bool(b is not None and b.known and b.value)
     if la and lb:

@@ -67,6 +67,26 @@ def read_optimizer(m: MegatronInput, cfg: Config) -> None:
         )
     else:
         o.lr_warmup_steps = m.arg("lr_warmup_iters")
+    # warmup as a fraction of the decay length (training.py get_optimizer_param_scheduler,
+    # Megatron-LM: lr_warmup_fraction x lr_decay_iters, lr_decay_iters defaulting to
+    # train_iters), for comparison with a MindFormers warmup_ratio whose steps are unknown
+    if frac.known and frac.value is not None:
+        o.lr_warmup_fraction = frac
+    else:
+        w = o.lr_warmup_steps
+        if (
+            w.known
+            and decay.known
+            and isinstance(w.value, (int, float))
+            and isinstance(decay.value, (int, float))
+            and decay.value > 0
+        ):
+            o.lr_warmup_fraction = Value.derived(
+                w.value / decay.value,
+                "--lr-warmup-iters",
+                "warmup iterations / lr decay iterations",
+                [w, decay],
+            )
     extra: dict[str, Value] = {}
     for dest in (
         "lr_warmup_fraction",
