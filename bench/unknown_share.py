@@ -86,7 +86,9 @@ def main(argv: list[str] | None = None) -> int:
     files, values, reasons, fields, failed = measure(args.roots, args.all)
     unknown = sum(reasons.values())
     share = 100.0 * unknown / values if values else 0.0
-    print(f"files {files} (not loadable: {failed}), values {values}, unknown {unknown} ({share:.1f}%)")
+    print(
+        f"files {files} (not loadable: {failed}), values {values}, unknown {unknown} ({share:.1f}%)"
+    )
     print("\nby reason:")
     for r, n in reasons.most_common(args.top):
         print(f"{n:6d}  {r}")

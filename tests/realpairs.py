@@ -50,7 +50,7 @@ def run(pair: str) -> Score:
     from cfglint.cli.pipeline import Options, lint
 
     d = REALPAIRS / pair
-    report, ctx = lint(
+    report, _ctx = lint(
         Options(mindformers=[str(d / "mindformers.yaml")], megatron=str(d / "megatron.sh"))
     )
     t = truth(pair)

@@ -113,11 +113,14 @@ def _check_layout(m: MegatronInput, cfg: Config) -> None:
         return
     world, tp, pp, cp = sizes
     problems = []
-    if world % (tp * pp * cp):
+    defaulted = _env_default(m, ws)
+    # a plain TP x PP x CP mismatch is PAR012's; here only when the count is a default
+    if world % (tp * pp * cp) and defaulted:
         problems.append(f"{world} devices are not a multiple of TP x PP x CP = {tp} x {pp} x {cp}")
     e = _ints(p.expert_parallel, etp)
     moe = bool(m.arg("num_experts").value)  # read_moe runs later
-    if moe and e is not None and world % (e[1] * e[0] * pp):
+    dense_ok = world % (tp * pp * cp) == 0  # when it is not, PAR012 says so already
+    if moe and e is not None and world % (e[1] * e[0] * pp) and (dense_ok or defaulted):
         problems.append(
             f"{world} devices cannot place the experts: not a multiple of expert-TP x EP x PP "
             f"= {e[1]} x {e[0]} x {pp}"
@@ -128,7 +131,6 @@ def _check_layout(m: MegatronInput, cfg: Config) -> None:
         )
         return
     why = "; ".join(problems)
-    defaulted = _env_default(m, ws)
     if defaulted:
         why += (
             f" (the device count comes from the default of {defaulted}: the script is meant "

@@ -206,6 +206,12 @@ class MFView:
         kind = spec.get("as")
         if self.mcore:
             return None if spec.get("mcore") is None else self.mcore_field(spec["mcore"], kind)
+        if self.model_cls is not None and not any(
+            self.node(f"{self.model_path}.{k}") is not None for k in spec["legacy"]
+        ):
+            facts = self.d.knobs["legacy_classes"].get(self.model_cls.name) or {}
+            if (facts.get("absent") or {}).get(field, [None])[0] == "no_knob":
+                return None
         return self.legacy(spec["legacy"], kind, field)
 
     def _load_hf_config(self) -> dict[str, Value]:
