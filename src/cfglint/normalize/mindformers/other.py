@@ -129,18 +129,16 @@ def training_stage(view: MFView) -> Value:
     return Value.default("pretrain", "run_mode", "MindFormers (run_mode train)")
 
 
-def _data_seed(view: MFView, cfg: Config) -> Value:
+def _data_seed(view: MFView, cfg: Config) -> Value | None:
     """The seed that orders the samples. Only MindFormers' Megatron-dataset loader draws the
     same order as Megatron for the same seed (its GPTDataset config.seed); a MindRecord
     dataset is shuffled by MindSpore's sampler, whose order no Megatron seed reproduces."""
     loader = view.node("train_dataset.data_loader.type")
     if loader is None or loader.value not in _MEGATRON_DATASETS:
-        kind = loader.value if loader is not None else "not set"
-        return Value.unknown(
-            "train_dataset.data_loader.type",
-            f"the dataset loader is {kind}: its shuffle order is MindSpore's, not comparable "
-            "with Megatron's GPTDataset order by seed",
-        )
+        # MindSpore's sampler orders MindRecord / other datasets: no seed on the Megatron
+        # side reproduces that order, so there is no comparable knob (the data-set rows
+        # compare what is read instead)
+        return None
     for key in ("train_dataset.data_loader.config.seed", "train_dataset.seed"):
         n = view.node(key)
         if n is not None:

@@ -50,7 +50,7 @@ def read_precision(view: MFView, cfg: Config) -> None:
         )
         emb = view.legacy(["embedding_init_type"], "dtype")
         w.embedding_dtype = emb if emb.known and emb.value is not None else w.param_dtype
-        res = view.legacy(["residual_dtype"], "dtype", "precision.residual_dtype")
+        res = view.legacy(["residual_dtype", "res_dtype"], "dtype", "precision.residual_dtype")
         if res.known and res.value is None:
             res = Value.derived(
                 pr.compute_dtype.value if pr.compute_dtype else None,
