@@ -31,12 +31,20 @@ def read_optimizer(m: MegatronInput, cfg: Config) -> None:
     gbs = m.arg("global_batch_size")
     dp = cfg.parallel.data_parallel
     if gbs.value is None and o.micro_batch_size.known and dp is not None:
+        mbs = o.micro_batch_size.value
+        known = dp.known and isinstance(dp.value, int) and isinstance(mbs, int)
         gbs = Value.derived(
-            (o.micro_batch_size.value or 0) * (dp.value or 0) if dp.known else None,
+            mbs * dp.value if known else None,  # type: ignore[operator]
             "--global-batch-size",
             "Megatron default: micro batch size x data parallel size",
             [o.micro_batch_size, dp],
         )
+        if not known and gbs.known:
+            # never 0 for "not known": the data-parallel size is missing
+            gbs = Value.unknown(
+                "--global-batch-size",
+                "not set, and the data-parallel size it defaults from is not known",
+            )
     o.global_batch_size = gbs
     iters = m.arg("train_iters")
     samples = m.arg("train_samples")

@@ -284,8 +284,15 @@ def _clip(view: MFView, cfg: Config) -> None:
 def _batch(view: MFView, cfg: Config) -> None:
     o, p = cfg.optimizer, cfg.parallel
     if view.v2:
-        o.global_batch_size = view.key(
-            "training_args.global_batch_size", None, kind="int", fallback=None
+        gb = view.node("training_args.global_batch_size")
+        o.global_batch_size = (
+            view.value(gb, "training_args.global_batch_size", "int")
+            if gb is not None
+            else Value.unknown(
+                "training_args.global_batch_size",
+                "not set: the v2 template derives it from the data-parallel size, which "
+                "depends on the device count",
+            )
         )
         o.micro_batch_size = view.key(
             "training_args.micro_batch_size", None, kind="int", fallback=1
