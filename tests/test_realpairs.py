@@ -429,4 +429,4 @@ def test_global_batch_never_zero_for_unknown(tmp_path: Path) -> None:
 def test_negative_flag_default_names_the_setting(tmp_path: Path) -> None:
     cfg = mg_cfg("llama2_7b_pretrain_msl", tmp_path, ("    --disable-bias-linear \\\n", ""))
     v = cfg.structure.add_bias_linear
-    assert v.value is True and v.knob == "add_bias_linear (no --disable-bias-linear)"
+    assert v.value is True and v.knob == "add_bias_linear"

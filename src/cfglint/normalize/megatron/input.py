@@ -64,7 +64,7 @@ class MegatronInput:
         knob = spec.flags[0]
         if spec.action == "store_false":
             # the default of a negative flag names the setting, not the flag that turns it off
-            knob = f"{dest} (no {spec.flags[0]})"
+            knob = dest
         if self.final:
             return Value.default(
                 spec.default, knob=knob, source=f"{spec.source} (not printed in the log)"
