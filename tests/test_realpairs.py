@@ -430,3 +430,24 @@ def test_negative_flag_default_names_the_setting(tmp_path: Path) -> None:
     cfg = mg_cfg("llama2_7b_pretrain_msl", tmp_path, ("    --disable-bias-linear \\\n", ""))
     v = cfg.structure.add_bias_linear
     assert v.value is True and v.knob == "add_bias_linear"
+
+
+def test_yarn_compared_by_factor_and_original_context(tmp_path: Path) -> None:
+    mf = (
+        "    rope_theta: 1000000\n",
+        "    rope_theta: 1000000\n"
+        "    rope_scaling: {rope_type: yarn, factor: 4.0, original_max_position_embeddings: 32768}\n",
+    )
+    mg = (
+        "    --rotary-base 1000000 \\\n",
+        "    --rotary-base 1000000 \\\n    --rope-scaling-type yarn \\\n"
+        "    --rope-scaling-factor 4 \\\n"
+        "    --rope-scaling-original-max-position-embeddings 32768 \\\n",
+    )
+    r = lint_pair("qwen3_30b_a3b_pretrain_msl", tmp_path, mf=mf, mg=mg)
+    assert "STR028" not in rules(r)
+    r = lint_pair("qwen3_30b_a3b_pretrain_msl", tmp_path / "one", mf=mf)
+    assert finding(r, "STR028").values == {
+        "mindformers": "yarn(factor=4, original=32768)",
+        "megatron": "none",
+    }
