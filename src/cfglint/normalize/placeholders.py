@@ -51,9 +51,15 @@ def as_placeholder(v: Value | None, what: str) -> Value | None:
     text = placeholder_text(v.value)
     if not text:
         return v
+    split = (
+        " (an unquoted placeholder such as \"your model ckpt path\" splits into words)"
+        if text.lower() == "your"
+        else ""
+    )
     return Value.unknown(
         v.knob,
-        f"{what} {text!r} is a placeholder of the published recipe, to be replaced by a real path",
+        f"{what} {text!r} is a placeholder of the published recipe, to be replaced by a real "
+        f"path{split}",
         loc=v.loc,
         via=v.via,
         raw=text,
