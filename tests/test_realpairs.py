@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from cfglint.cli.pipeline import Options, lint
-from cfglint.evidence.reference import _names_model
+from cfglint.evidence.reference import names_model
 from cfglint.model.findings import Report
 from cfglint.normalize.megatron.build import normalize_megatron
 from cfglint.normalize.megatron.input import load_megatron
@@ -343,7 +343,7 @@ def test_defaulted_world_size_that_cannot_hold_the_layout(tmp_path: Path) -> Non
     ],
 )
 def test_whole_model_identity(text: str, alias: str, names: bool) -> None:
-    assert _names_model(text, alias) is names
+    assert names_model(text, alias) is names
 
 
 # -- 8. noise ---------------------------------------------------------------------------------
@@ -436,7 +436,8 @@ def test_yarn_compared_by_factor_and_original_context(tmp_path: Path) -> None:
     mf = (
         "    rope_theta: 1000000\n",
         "    rope_theta: 1000000\n"
-        "    rope_scaling: {rope_type: yarn, factor: 4.0, original_max_position_embeddings: 32768}\n",
+        "    rope_scaling: {rope_type: yarn, factor: 4.0,"
+        " original_max_position_embeddings: 32768}\n",
     )
     mg = (
         "    --rotary-base 1000000 \\\n",

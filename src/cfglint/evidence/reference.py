@@ -44,7 +44,7 @@ def _tokens(s: str) -> list[str]:
     return re.findall(r"[a-z]+|[0-9]+", s.lower())
 
 
-def _names_model(text: str, alias: str) -> bool:
+def names_model(text: str, alias: str) -> bool:
     """``alias`` names the whole model in ``text``: its tokens appear in a row, and the
     match is not part of a longer identity (no number right after it, as in gpt2 in
     gpt2_13b, and no letters or number right before it glued to the name)."""
@@ -87,7 +87,7 @@ def claimed_model(cfg: Config) -> tuple[dict[str, Any] | None, str]:
         for m in models():
             for alias in [m["name"], *(m.get("aliases") or [])]:
                 a = _norm(alias)
-                if a and _names_model(text, alias) and (best is None or len(a) > best[0]):
+                if a and names_model(text, alias) and (best is None or len(a) > best[0]):
                     best = (len(a), m, f"{alias!r} in {where}")
     if best is None:
         return None, "does not name a published model cfglint knows"

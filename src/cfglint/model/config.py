@@ -16,7 +16,7 @@ compare the two sides without knowing either framework:
 from __future__ import annotations
 
 from functools import cache
-from typing import Literal, get_origin
+from typing import Any, Literal, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -27,7 +27,9 @@ V = Value | None
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # Our normalizers fill sections field by field; nothing validates them during a lint, so
+    # the validator is built only if something asks for it (start-up time, see bench/).
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     def items(self) -> list[tuple[str, Value]]:
         return [(k, v) for k, v in self.__dict__.items() if isinstance(v, Value)]
@@ -200,7 +202,7 @@ SECTIONS: tuple[str, ...] = (
 class Config(BaseModel):
     """One side of a migration, normalized."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     side: Side
     path: str
@@ -208,15 +210,15 @@ class Config(BaseModel):
     defaults_from: str = ""  # "Megatron-LM core_v0.13.0", "MindFormers v1.5.0 LlamaConfig"
     model_class: str = ""
     is_moe: bool = False
-    structure: Structure = Field(default_factory=Structure)
-    moe: Moe = Field(default_factory=Moe)
-    optimizer: Optimizer = Field(default_factory=Optimizer)
-    weight: Weight = Field(default_factory=Weight)
-    precision: Precision = Field(default_factory=Precision)
-    parallel: Parallel = Field(default_factory=Parallel)
-    other: Other = Field(default_factory=Other)
-    determinism: Determinism = Field(default_factory=Determinism)
-    launch: Launch = Field(default_factory=Launch)
+    structure: Structure = Field(default_factory=Structure.model_construct)
+    moe: Moe = Field(default_factory=Moe.model_construct)
+    optimizer: Optimizer = Field(default_factory=Optimizer.model_construct)
+    weight: Weight = Field(default_factory=Weight.model_construct)
+    precision: Precision = Field(default_factory=Precision.model_construct)
+    parallel: Parallel = Field(default_factory=Parallel.model_construct)
+    other: Other = Field(default_factory=Other.model_construct)
+    determinism: Determinism = Field(default_factory=Determinism.model_construct)
+    launch: Launch = Field(default_factory=Launch.model_construct)
     # environment variables the launch script exports (name -> value as written)
     env: dict[str, Value] = Field(default_factory=dict)
     # the launch script the environment was read from ("" when none was given)
@@ -226,6 +228,12 @@ class Config(BaseModel):
     warnings: list[str] = Field(default_factory=list)
     # every file that contributed (base_config files, sourced launch scripts)
     files: list[str] = Field(default_factory=list)
+
+    @classmethod
+    def create(cls, **fields: Any) -> Config:
+        """A new, empty config for a normalizer to fill. Built without validation: every
+        value comes from our own code, and validating would only cost start-up time."""
+        return cls.model_construct(**fields)
 
     def get(self, dotted: str) -> Value | None:
         """``cfg.get("optimizer.beta2")``; ``env.NAME`` reads the environment."""

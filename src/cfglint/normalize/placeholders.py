@@ -52,7 +52,7 @@ def as_placeholder(v: Value | None, what: str) -> Value | None:
     if not text:
         return v
     split = (
-        " (an unquoted placeholder such as \"your model ckpt path\" splits into words)"
+        ' (an unquoted placeholder such as "your model ckpt path" splits into words)'
         if text.lower() == "your"
         else ""
     )

@@ -21,7 +21,7 @@ from cfglint.normalize.megatron.structure import read_structure
 
 
 def normalize_megatron(m: MegatronInput) -> Config:
-    cfg = Config(
+    cfg = Config.create(
         side="megatron",
         path=m.path,
         kind=m.kind,

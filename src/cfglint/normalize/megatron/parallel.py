@@ -8,7 +8,7 @@ import re
 
 from cfglint.model.config import Config
 from cfglint.model.values import Value
-from cfglint.normalize.megatron.common import fixed_int
+from cfglint.normalize.launch import fixed_int
 from cfglint.normalize.megatron.input import MegatronInput
 
 _DEFAULTED = re.compile(r"\$\{\w+:?-[^}]*\}")

@@ -35,7 +35,7 @@ from cfglint.normalize.mindformers.view import MFView
 def load_mindformers(path: str) -> Config:
     doc = load_mindformers_yaml(path)
     view = MFView(doc, mf_defaults())
-    cfg = Config(
+    cfg = Config.create(
         side="mindformers",
         path=path,
         kind="mindformers-mcore" if view.mcore else "mindformers-legacy",
