@@ -452,3 +452,17 @@ def test_yarn_compared_by_factor_and_original_context(tmp_path: Path) -> None:
         "mindformers": "yarn(factor=4, original=32768)",
         "megatron": "none",
     }
+
+
+def test_device_and_comm_balance_losses_are_part_of_the_method(tmp_path: Path) -> None:
+    e = mf_cfg(
+        "mixtral_8x7b_pretrain_msl",
+        tmp_path,
+        (
+            "  aux_loss_factor: 0.05\n",
+            '  aux_loss_types: ["expert", "device", "comm"]\n'
+            "  aux_loss_factors: [0.003, 0.05, 0.02]\n",
+        ),
+    ).moe
+    assert e.aux_loss_coeff.value == 0.003  # the expert term only, not the sum
+    assert e.load_balancing_type.value == "aux_loss+device+comm"

@@ -146,8 +146,11 @@ def _legacy_aux_loss(view: MFView, cfg: Config) -> None:
         e.aux_loss_coeff = view.value(
             factors.value[idx], f"moe_config.aux_loss_factors[{idx}]", "float"
         )
+    # "device" and "comm" entries add DeepSeek-V2-style device / communication balance
+    # losses, which Megatron has no equivalent for: they are part of the method
+    extra = [str(x) for x in names if x != "expert"]
     e.load_balancing_type = view.value(types, "moe_config.aux_loss_types").model_copy(
-        update={"value": "aux_loss"}
+        update={"value": "+".join(["aux_loss", *extra])}
     )
 
 
