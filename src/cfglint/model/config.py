@@ -59,6 +59,11 @@ class Structure(_Section):
     position_embedding_type: V = None
     rope_theta: V = None
     rotary_percent: V = None
+    # "none", or "llama3(factor=8, low=1, high=4, original=8192)", "yarn(...)", "linear(...)",
+    # "ntk(...)": the RoPE frequency rescaling, canonical on both sides
+    rope_scaling: V = None
+    # True: rotate interleaved pairs (GLM, Megatron --rotary-interleaved); False: the two halves
+    rope_interleaved: V = None
     tied_embeddings: V = None
     add_bias_linear: V = None
     add_qkv_bias: V = None
@@ -100,6 +105,8 @@ class Optimizer(_Section):
     min_lr: V = None
     lr_decay_style: V = None
     lr_warmup_steps: V = None
+    # warmup as a fraction of the decay length: compared when a step count needs the dataset
+    lr_warmup_fraction: V = None
     lr_warmup_init: V = None
     lr_decay_steps: V = None
     # schedule-specific extras (power, num_cycles, WSD decay steps, ...), keyed by name
@@ -141,6 +148,8 @@ class Parallel(_Section):
     virtual_pipeline: V = None
     micro_batch_num: V = None
     world_size: V = None
+    # why the layout cannot run on the device count the script yields ("" when it can)
+    layout_problem: V = None
 
 
 class Other(_Section):
@@ -163,6 +172,8 @@ class Determinism(_Section):
     # in semi-auto parallel runs)
     seed_applied: V = None
     deterministic: V = None
+    # the seed that orders the training samples (Megatron: --seed through the dataset builder)
+    data_seed: V = None
 
 
 class Launch(_Section):
