@@ -72,7 +72,7 @@ def _locs(cfg: Any, side: str) -> list[Location]:
 
 def standard_findings(result: Any, mf: Any, mg: Any) -> list[Finding]:
     """The migration standard on the probe's gap, as findings on the ``standard.*`` rows."""
-    from cfglint.check.builtins.core import finding
+    from cfglint.check.context import finding
     from cfglint.check.rulebook import load_rules
 
     rules = {r.row: r for r in load_rules() if r.row.startswith("standard.")}
