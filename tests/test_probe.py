@@ -259,3 +259,40 @@ def test_absent_device_is_one_line_exit_2(capsys: pytest.CaptureFixture[str]) ->
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2
     assert len(err) == 1 and "CUDA" in err[0]
+
+
+@need_torch
+def test_lint_with_probe_on_real_dataset_tokens(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cfglint.evidence.probe import runner
+    from cfglint.load.indexed_dataset import write_indexed
+
+    # torch only: the MindSpore side has its own tests above
+    monkeypatch.setattr(runner, "available", lambda: {"torch": True, "mindspore": False})
+    rng = np.random.default_rng(0)
+    prefix = str(tmp_path / "corpus_text_document")
+    write_indexed(prefix, [list(rng.integers(0, 32000, 300)) for _ in range(4)])
+    rc = main(
+        [
+            str(PAIR / "llama_fp32_knobs.yaml"),
+            "--megatron",
+            str(PAIR / "llama_fp32_knobs.sh"),
+            "--probe",
+            "--steps",
+            "3",
+            "--data",
+            prefix,
+            "--format",
+            "json",
+        ]
+    )
+    doc = json.loads(capsys.readouterr().out)
+    assert rc == 1
+    p = doc["probe"]
+    assert any("from the dataset" in n for n in p["notes"])
+    assert p["device"]["mindspore"] == "skipped"
+    by_rule = {c["rule"]: c for c in p["confirmations"]}
+    assert by_rule["OPT001"]["verdict"] == "confirmed"
+    # the standard rows are decided by the probe: no "needs a log" left for them
+    assert {"STD003", "STD004"} <= {f["rule"] for f in doc["findings"]}

@@ -645,6 +645,15 @@ def probe(
     say = progress or (lambda _msg: None)
     with tempfile.TemporaryDirectory(prefix="cfglint-probe-") as tmp:
         job_dir = keep_dir or tmp
+        if keep_dir:  # a kept folder is for debugging: start it empty of old jobs
+            import shutil
+
+            shutil.rmtree(keep_dir, ignore_errors=True)
         os.makedirs(job_dir, exist_ok=True)
         p = Probe(pair, steps, device, data, mf_dialect(mf), job_dir, fw, say)
+        if data is not None:
+            p.notes.append(
+                f"tokens: {steps} batches from the dataset's first {data.size} tokens "
+                f"(ids folded into the probe's vocabulary of {pair.megatron.vocab})"
+            )
         return p.go(findings)
