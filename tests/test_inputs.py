@@ -453,3 +453,44 @@ def test_plotext_is_not_a_dependency_and_matplotlib_is() -> None:
     deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
     assert not any(d.startswith("plotext") for d in deps)
     assert any(d.startswith("matplotlib") for d in deps)
+
+
+# -- SARIF: where each rule is explained, and regions that point at the value ---------------
+def test_sarif_help_uri_points_into_the_generated_rules_page(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import re
+    import tomllib
+
+    code, out, _ = run(capsys, EX_MF, "--megatron", EX_MG, "--format", "sarif")
+    driver = json.loads(out)["runs"][0]["tool"]["driver"]
+    home = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["urls"]["Homepage"]
+    assert driver["informationUri"] == home
+    page = (ROOT / "docs" / "rules.md").read_text()
+    anchors = set(re.findall(r'<a id="([a-z0-9]+)"></a>', page))
+    for rule in driver["rules"]:
+        uri = rule["helpUri"]
+        assert uri.startswith(home) and "docs/rules.md#" in uri
+        assert uri.rsplit("#", 1)[1] in anchors
+
+
+def test_rules_page_is_up_to_date(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "rules", "--format", "markdown")
+    assert (ROOT / "docs" / "rules.md").read_text() == out, (
+        "regenerate: cfglint rules --format markdown > docs/rules.md"
+    )
+
+
+def test_sarif_regions_cover_the_value_the_message_names(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = run(capsys, EX_MF, "--megatron", EX_MG, "--format", "sarif")
+    results = json.loads(out)["runs"][0]["results"]
+    beta2 = next(r for r in results if r["ruleId"] == "OPT006")
+    region = beta2["locations"][0]["physicalLocation"]["region"]
+    line = Path(EX_MF).read_text().splitlines()[region["startLine"] - 1]
+    assert line[region["startColumn"] - 1 : region["endColumn"] - 1] == "0.95"
+    assert "0.95" in beta2["message"]["text"]
+    # a setting that is not written anywhere points at no column
+    dropout = next(r for r in results if r["ruleId"] == "STR009")
+    assert "startColumn" not in dropout["locations"][0]["physicalLocation"]["region"]
