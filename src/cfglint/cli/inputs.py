@@ -235,10 +235,7 @@ def plan(
         for c in configs:
             launch_of[c] = launch
     explicit_pair = (
-        megatron is None
-        and len(mg_launches) == 1
-        and len(configs) <= 1
-        and not out.walked
+        megatron is None and len(mg_launches) == 1 and len(configs) <= 1 and not out.walked
     )
     if megatron is not None or explicit_pair:
         mg = megatron if megatron is not None else mg_launches.pop()
@@ -258,7 +255,12 @@ def plan(
     return out
 
 
-_LINTED_KINDS = (Kind.MINDFORMERS_CONFIG, Kind.MINDFORMERS_LAUNCH, Kind.MEGATRON_LAUNCH, Kind.BROKEN)
+_LINTED_KINDS = (
+    Kind.MINDFORMERS_CONFIG,
+    Kind.MINDFORMERS_LAUNCH,
+    Kind.MEGATRON_LAUNCH,
+    Kind.BROKEN,
+)
 
 
 def _same(a: str, b: str) -> bool:

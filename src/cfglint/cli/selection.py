@@ -61,9 +61,7 @@ def check_known(selectors: list[str], rules: tuple[Rule, ...], where: str) -> No
         raise InputError(None, f"{where}: unknown rule, row or section {s!r}{hint}")
 
 
-def select_rules(
-    rules: tuple[Rule, ...], select: list[str], ignore: list[str]
-) -> tuple[Rule, ...]:
+def select_rules(rules: tuple[Rule, ...], select: list[str], ignore: list[str]) -> tuple[Rule, ...]:
     sel, ign = split(select), split(ignore)
     return tuple(
         r

@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
-from cfglint.errors import InputError
+from cfglint.model.errors import InputError
 
 
 class Kind(StrEnum):
@@ -160,7 +160,7 @@ def _has_shell_shebang(path: str) -> bool:
 
 
 def detect_yaml(path: str) -> Detected:
-    from cfglint.loaders.yamltree import load_yaml
+    from cfglint.load.yamltree import load_yaml
 
     try:
         root = load_yaml(path).root
@@ -190,7 +190,7 @@ def detect_yaml(path: str) -> Detected:
 def detect_script(path: str) -> Detected:
     """Which launch a shell script is: MindFormers (msrun / run_mindformer.py), a Megatron
     training launch, an FSDP2 launch, or a script that does not train."""
-    from cfglint.loaders.shell import main_invocation, parse_script
+    from cfglint.load.shell import main_invocation, parse_script
 
     try:
         sh = parse_script(path)

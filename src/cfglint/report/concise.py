@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from collections import Counter
+from typing import TYPE_CHECKING
 
 from cfglint.model.findings import Finding, Report
+
+if TYPE_CHECKING:
+    from cfglint.report import RenderOptions
 
 
 def _where(f: Finding, fallback: str) -> str:
@@ -19,7 +23,9 @@ def render_concise(report: Report) -> str:
     from cfglint.report.text import summary_line
 
     fallback = report.inputs[0].path if report.inputs else "-"
-    lines = [f"{_where(f, fallback)}: {f.rule} {' '.join(f.message.split())}" for f in report.findings]
+    lines = [
+        f"{_where(f, fallback)}: {f.rule} {' '.join(f.message.split())}" for f in report.findings
+    ]
     lines.append(summary_line(report))
     return "\n".join(lines) + "\n"
 
@@ -34,3 +40,7 @@ def render_statistics(report: Report, titles: dict[str, str]) -> str:
         for rule, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
     ]
     return "\n".join(lines) + ("\n" if lines else "")
+
+
+def render(report: Report, options: RenderOptions) -> str:
+    return render_concise(report)
