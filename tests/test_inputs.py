@@ -178,7 +178,7 @@ def test_real_launch_forms_are_recognised(capsys: pytest.CaptureFixture[str], na
     assert code == 0, err
     s = json.loads(out)["settings"]
     assert s["structure.num_layers"]["megatron"]["value"] == 2
-    assert s["parallel.global_batch_size"]["megatron"]["value"] == 32
+    assert s["optimizer.global_batch_size"]["megatron"]["value"] == 32
     assert s["parallel.world_size"]["megatron"]["value"] == 8  # from --nproc_per_node 8
 
 
@@ -211,11 +211,7 @@ def test_source_takes_one_value_and_repeats(capsys: pytest.CaptureFixture[str]) 
 
 
 def test_dash_reads_standard_input() -> None:
-    text = (
-        Path(ALIGN_MF)
-        .read_text()
-        .replace('param_init_type: "float32"', 'param_init_type: "float16"')
-    )
+    text = Path(ALIGN_MF).read_text().replace("eps: 1.e-8", "eps: 1e-8")
     env = {k: v for k, v in __import__("os").environ.items() if k != "CFGLINT_DEBUG"}
     proc = subprocess.run(
         [sys.executable, "-m", "cfglint", "-", "--output-format", "concise"],

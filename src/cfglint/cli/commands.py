@@ -171,8 +171,10 @@ def cmd_lint(args: Any) -> int:
             shutil.rmtree(os.path.dirname(stdin_path), ignore_errors=True)
     if stdin_path:
         total = _rename(total, stdin_path, STDIN_NAME)
-    _note_skipped(todo, total, args)
     if not todo.jobs:
+        # nothing was linted: every skipped file, with what it was taken for, is the answer
+        for x in total.skipped:
+            print(f"{x.path}: {x.message}", file=sys.stderr)
         if not total.skipped and not (args.pairs or cfg.get("pairs")):
             raise InputError(
                 None,
@@ -376,7 +378,8 @@ def cmd_show(args: Any) -> int:
     # Wide terminals get separate "from" columns; narrow ones put the origin under the value.
     wide = width >= 120
     table = Table(title=escape(title), show_lines=not wide, expand=True, pad_edge=False)
-    table.add_column("setting", overflow="fold", ratio=2)
+    longest = max((len(r[0]) for r in rows), default=10)
+    table.add_column("setting", no_wrap=True, min_width=min(longest, width // 3))
     for cfg, name in ((mf, "MindFormers"), (mg, "Megatron")):
         if cfg is None:
             continue
@@ -388,7 +391,7 @@ def cmd_show(args: Any) -> int:
         for cfg, v in ((mf, a), (mg, b)):
             if cfg is None:
                 continue
-            value, origin = _show_cells(v)
+            value, origin = _show_cells(v, narrow=not wide)
             cells += (
                 [value, origin] if wide else [value + (f"\n[dim]{origin}[/]" if origin else "")]
             )
@@ -417,7 +420,7 @@ def _differs(a: Value | None, b: Value | None) -> bool:
     return fmt(x) != fmt(y)
 
 
-def _show_cells(v: Value | None) -> list[str]:
+def _show_cells(v: Value | None, narrow: bool = False) -> list[str]:
     from rich.markup import escape
 
     if v is None:
@@ -427,7 +430,10 @@ def _show_cells(v: Value | None) -> list[str]:
     val = escape(fmt(v.value))
     if v.yaml11_string:
         val = f"[red]{val!r} (string in MindFormers)[/]"
-    return [val, escape(v.brief())]
+    origin = v.brief()
+    if narrow and v.origin.value == "file" and v.loc is not None:
+        origin = f"{os.path.basename(v.loc.path)}:{v.loc.line}"  # the key is the row already
+    return [val, escape(origin)]
 
 
 # -- rules / explain --------------------------------------------------------------------------
