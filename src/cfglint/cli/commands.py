@@ -181,17 +181,10 @@ def cmd_lint(args: Any) -> int:
                 "nothing to check: give a MindFormers YAML, a launch script, a folder, "
                 "--megatron FILE or --source PATH (see cfglint --help)",
             )
-        print(
-            "cfglint: nothing checked"
-            + (
-                f": {len(total.skipped)} file(s) skipped, none is a training input"
-                if total.skipped
-                else ""
-            )
-            + ("" if args.verbose or not todo.walked else " (-v lists them)"),
-            file=sys.stderr,
-        )
+        what = f": {len(total.skipped)} file(s) skipped, none is a training input"
+        print(f"cfglint: nothing checked{what if total.skipped else ''}", file=sys.stderr)
         return 0
+    _note_skipped(todo, total, args)
     if total.errors:
         for e in total.errors:
             print(_problem_line(e), file=sys.stderr)

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cfglint.load.detect import YAML_EXT, Detected, Kind, detect
+from cfglint.load.detect import NOT_A_MAPPING, YAML_EXT, Detected, Kind, detect
 from cfglint.model.errors import InputError
 
 # Folders a walk never enters (ruff's default excludes, plus cfglint's own cache).
@@ -195,6 +195,10 @@ def plan(
             d = Detected(f, Kind.BROKEN, "no such file")
         else:
             d = detect(f)
+        if d.kind is Kind.OTHER_YAML and d.why.startswith(NOT_A_MAPPING):
+            # a YAML named on the command line that holds no settings at all is a mistake
+            # to report (exit 2); one found in a folder is just some other YAML
+            d = Detected(f, Kind.BROKEN, d.why)
         if d.kind is Kind.PYTHON:
             py.append(f)
             continue

@@ -119,6 +119,8 @@ MF_KEYS = frozenset(
     }
 )
 YAML_EXT = (".yaml", ".yml")
+# why-prefixes of a YAML document that holds no mapping of settings
+NOT_A_MAPPING = ("top level is", "empty YAML")
 SHELL_EXT = (".sh", ".bash")
 
 
@@ -165,7 +167,7 @@ def detect_yaml(path: str) -> Detected:
     try:
         root = load_yaml(path).root
     except InputError as exc:
-        if exc.message.startswith(("top level is", "empty YAML")):
+        if exc.message.startswith(NOT_A_MAPPING):
             return Detected(path, Kind.OTHER_YAML, exc.message)
         return Detected(path, Kind.BROKEN, exc.message)
     if not isinstance(root.value, dict):
