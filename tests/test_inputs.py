@@ -492,3 +492,57 @@ def test_sarif_regions_cover_the_value_the_message_names(
     # a setting that is not written anywhere points at no column
     dropout = next(r for r in results if r["ruleId"] == "STR009")
     assert "startColumn" not in dropout["locations"][0]["physicalLocation"]["region"]
+
+
+# -- configured pairs ------------------------------------------------------------------------
+@pytest.fixture
+def pair_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "scripts").mkdir()
+    shutil.copy(EX_MF, tmp_path / "configs" / "llama2.yaml")
+    shutil.copy(EX_MG, tmp_path / "scripts" / "pretrain.sh")
+    shutil.copy(ALIGN_MF, tmp_path / "configs" / "align.yaml")
+    shutil.copy(ALIGN_MG, tmp_path / "scripts" / "align.sh")
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.cfglint]\npairs = [\n"
+        '  {mindformers = "configs/llama2.yaml", megatron = "scripts/pretrain.sh"},\n'
+        '  {mindformers = "configs/align.yaml", megatron = "scripts/align.sh"},\n]\n'
+    )
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_no_arguments_lints_every_configured_pair(
+    pair_repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, data, _ = run_json(capsys)
+    paths = [(Path(i["path"]).as_posix(), i["kind"]) for i in data["inputs"]]
+    assert paths == [
+        ("configs/llama2.yaml", "mindformers"),
+        ("scripts/pretrain.sh", "megatron"),
+        ("configs/align.yaml", "mindformers"),
+        ("scripts/align.sh", "megatron"),
+    ]
+    assert code == 1 and any(f["rule"] == "OPT006" for f in data["findings"])
+
+
+def test_pairs_option_runs_only_the_pairs_a_change_touches(
+    pair_repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, data, _ = run_json(capsys, "--pairs", "scripts/align.sh")
+    assert [Path(i["path"]).name for i in data["inputs"]] == ["align.yaml", "align.sh"]
+    assert code == 0
+    code, _, err = run(capsys, "--pairs", "README.md")
+    assert code == 0 and "nothing checked" in err
+    code, data, _ = run_json(capsys, "--pairs", "pyproject.toml")  # the pair list changed
+    assert len(data["inputs"]) == 4
+
+
+def test_bad_pairs_setting_is_an_input_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cfg = tmp_path / "pyproject.toml"
+    cfg.write_text('[tool.cfglint]\npairs = [{mindformer = "a.yaml"}]\n')
+    code, _, err = run(capsys, "--config", str(cfg), "--pairs")
+    assert code == 2 and "unknown key(s) mindformer" in err

@@ -51,7 +51,15 @@ def _planned_jobs(args: Any, cfg: dict[str, Any]) -> Plan:
     if args.pairs or (no_inputs and pairs):
         if not pairs:
             raise InputError(None, "--pairs: no pairs in [tool.cfglint] (see README, pre-commit)")
-        chosen = pairs if not args.files else [p for p in pairs if _touches(p, args.files)]
+        settings = cfg.get("_path")
+        changed_settings = settings is not None and any(
+            os.path.abspath(f) == os.path.abspath(settings) for f in args.files
+        )
+        chosen = (
+            pairs
+            if not args.files or changed_settings
+            else [p for p in pairs if _touches(p, args.files)]
+        )
         return Plan(
             jobs=[
                 Job(p.get("mindformers"), p.get("megatron"), p.get("launch"), list(p["source"]))

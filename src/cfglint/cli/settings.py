@@ -87,6 +87,7 @@ def load_settings(path: Path | None) -> dict[str, Any]:
             v = _pairs(path, v)
         out[key] = v
     out["_base"] = path.parent
+    out["_path"] = path
     return out
 
 
