@@ -131,15 +131,19 @@ def figure_for(scheds: dict[str, Schedule], title: str) -> Any:
                 label=f"{name} warmup ends (step {s.warmup_steps})",
             )
     if len(scheds) == 2:
+        # the largest absolute gap: a relative gap peaks where both rates are near zero
+        # (the end of a decay), which says little on a plot
         a, b = scheds.values()
-        diff = common_diff(a, b)
-        if diff.max_rel_gap > 0:
+        n = min(a.total_steps, b.total_steps)
+        ya, yb = curve(a, n), curve(b, n)
+        at = max(range(n), key=lambda i: abs(ya[i] - yb[i]))
+        if ya[at] != yb[at]:
             ax.axvline(
-                diff.max_gap_step,
+                at + 1,
                 color="red",
                 linestyle="-.",
                 linewidth=1,
-                label=f"largest gap {diff.max_rel_gap:.1%} (step {diff.max_gap_step})",
+                label=f"largest gap at step {at + 1}: {ya[at]:.3g} vs {yb[at]:.3g}",
             )
     ax.set_title(title)
     ax.set_xlabel("optimizer step (1 = first update)")
