@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from cfglint.model.config import Config
 from cfglint.model.values import Value
-from cfglint.normalize.megatron.common import fixed_int
+from cfglint.normalize.launch import fixed_int
 from cfglint.normalize.megatron.input import MegatronInput
 
 
