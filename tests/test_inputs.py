@@ -271,7 +271,7 @@ def test_ids_are_case_insensitive_and_prefixes_select_families(
 
 def test_show_rows_select_rules(capsys: pytest.CaptureFixture[str]) -> None:
     """A row name printed by ``show`` is accepted by --select."""
-    code, out, _ = run(capsys, "show", EX_MF, "--megatron", EX_MG, "--format", "json")
+    _code, out, _ = run(capsys, "show", EX_MF, "--megatron", EX_MG, "--format", "json")
     rows = json.loads(out)["settings"]
     assert "optimizer.beta2" in rows
     _code, data, _ = run_json(capsys, EX_MF, "--megatron", EX_MG, "--select", "optimizer.beta2")

@@ -262,7 +262,7 @@ def _problem_line(e: InputProblem) -> str:
 
 
 def _emit(report: Report, fmt_name: str, args: Any, many: bool = False) -> None:
-    from cfglint.cli.app import term_width, use_color
+    from cfglint.cli.terminal import term_width, use_color
     from cfglint.report import RenderOptions, render
 
     if args.statistics:
@@ -356,7 +356,7 @@ def cmd_show(args: Any) -> int:
     from rich.markup import escape
     from rich.table import Table
 
-    from cfglint.cli.app import term_width, use_color
+    from cfglint.cli.terminal import term_width, use_color
 
     color = use_color(args)
     width = term_width()
@@ -473,7 +473,7 @@ SEVERITY_ANSI = {"error": "1;31", "warning": "1;33", "note": "1;36"}
 
 def _painter(args: Any) -> Any:
     """ANSI styling for the small plain-text commands, under the same switches as lint."""
-    from cfglint.cli.app import use_color
+    from cfglint.cli.terminal import use_color
 
     if not use_color(args):
         return lambda text, code: text
@@ -664,7 +664,7 @@ def cmd_lr(args: Any) -> int:
                 )
                 + "\n"
             )
-    from cfglint.cli.app import term_width
+    from cfglint.cli.terminal import term_width
 
     sys.stdout.write(lr_plot.plot_terminal(*scheds.values(), width=min(term_width(), 120)) + "\n")
     if args.plot:

@@ -22,8 +22,9 @@ def split(values: Iterable[str]) -> list[str]:
 
 def _fields(rule: Rule) -> set[str]:
     out = {x.rpartition(":")[2] for x in rule.locate}
-    if rule.field:
-        out.add(rule.field)
+    field = getattr(rule, "field", None)  # compare and recommend rules read one setting
+    if field:
+        out.add(field)
     return out
 
 
