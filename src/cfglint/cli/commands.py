@@ -585,7 +585,7 @@ def lr_schedules(
 def _build_schedules(
     mf: Config | None, mg: Config | None, steps: int | None
 ) -> tuple[dict[str, Any], list[str]]:
-    from cfglint.evidence.lr.bridge import schedule_of
+    from cfglint.evidence.lr.bridge import MAX_STEPS, schedule_of
 
     scheds: dict[str, Any] = {}
     notes: list[str] = []
@@ -612,6 +612,12 @@ def _build_schedules(
             scheds[cfg.side] = schedule_of(cfg, length)
         except ValueError as exc:
             raise InputError(cfg.path, f"cannot build the learning-rate schedule: {exc}") from None
+        if not 0 < scheds[cfg.side].total_steps <= MAX_STEPS:
+            raise InputError(
+                cfg.path,
+                f"{name} trains {scheds[cfg.side].total_steps} steps: nothing to simulate "
+                f"(a length between 1 and {MAX_STEPS} is needed; --steps N gives one)",
+            )
         if length is not None:
             notes.append(f"{name} training length {length} steps ({source})")
     ordered = {k: scheds[k] for k in ("mindformers", "megatron") if k in scheds}
