@@ -95,7 +95,9 @@ def summary_line(report: Report) -> str:
     for f in report.findings:
         counts[f.severity] += 1
     if not report.findings and not report.errors:
-        text = "No findings."
+        # say what was checked: a run that read nothing never gets here (cli says so)
+        n = len({i.path for i in report.inputs})
+        text = f"No findings in {n} file{'s' if n != 1 else ''}." if n else "No findings."
     else:
         parts = [f"{n} {k}{'s' if n != 1 else ''}" for k, n in counts.items() if n]
         text = "Found " + (", ".join(parts) if parts else "no findings")
