@@ -546,3 +546,51 @@ def test_bad_pairs_setting_is_an_input_error(
     cfg.write_text('[tool.cfglint]\npairs = [{mindformer = "a.yaml"}]\n')
     code, _, err = run(capsys, "--config", str(cfg), "--pairs")
     assert code == 2 and "unknown key(s) mindformer" in err
+
+
+@pytest.mark.parametrize(
+    ("name", "body", "kind", "why"),
+    [
+        # python -m with a dotted module: its last part names the tool
+        (
+            "serve.sh",
+            "torchrun --nproc_per_node 8 -m tools.run_text_generation_server --tp 8\n",
+            "NOT_TRAINING",
+            "inference or generation",
+        ),
+        # `torchrun ${SCRIPT}` shared by many scripts: the script's own name decides
+        (
+            "quantize.sh",
+            "torchrun --nproc_per_node 8 ${SCRIPT} --num-layers 2 --tp 8\n",
+            "NOT_TRAINING",
+            "checkpoint or model conversion",
+        ),
+        (
+            "train.sh",
+            "torchrun --nproc_per_node 8 ${SCRIPT} --num-layers 2 --tp 8\n",
+            "MEGATRON_LAUNCH",
+            "",
+        ),
+        # MindSpeed-LLM's MindSpore backend: msrun, but Megatron's entry and flags
+        (
+            "pretrain_ms.sh",
+            "msrun --worker_num 8 pretrain_gpt.py --num-layers 2\n",
+            "MEGATRON_LAUNCH",
+            "",
+        ),
+        (
+            "launch.sh",
+            'bash scripts/msrun_launcher.sh "run_mindformer.py --config a.yaml"\n',
+            "MINDFORMERS_LAUNCH",
+            "",
+        ),
+    ],
+)
+def test_detector_table(tmp_path: Path, name: str, body: str, kind: str, why: str) -> None:
+    from cfglint.load.detect import Kind, detect
+
+    script = tmp_path / name
+    script.write_text("#!/bin/bash\n" + body)
+    d = detect(str(script))
+    assert d.kind is Kind[kind], d
+    assert why in d.why

@@ -129,6 +129,8 @@ def script_role(entry: str | None) -> str | None:
     if not entry:
         return None
     base = entry.rsplit("/", 1)[-1]
+    if not base.endswith(".py") and "." in base and "/" not in entry:
+        base = base.rsplit(".", 1)[-1] + ".py"  # `python -m pkg.tools.run_text_generation`
     for pattern, role in SCRIPT_ROLES:
         if fnmatch.fnmatchcase(base, pattern):
             return role
@@ -243,7 +245,13 @@ def detect_script(path: str) -> Detected:
     if named:
         entry, role = named[0]
         return Detected(path, Kind.NOT_TRAINING, f"runs {entry}: {role}", entry)
-    # An entry the table does not know: a training launch only if it passes Megatron flags.
+    # An entry the table does not know (often `torchrun ${SCRIPT}`): the launch script's
+    # own name says what it does (Megatron-LM's post_training/modelopt/{convert,export,
+    # mmlu,quantize,...}.sh share one launch line)
+    own = script_role(os.path.basename(path).rsplit(".", 1)[0] + ".py")
+    if own is not None and own != "training" and own not in ("mindformers", "fsdp2"):
+        return Detected(path, Kind.NOT_TRAINING, f"{os.path.basename(path)}: {own}")
+    # else a training launch only if it passes Megatron flags.
     main = main_invocation(sh)
     entry = main.script.text if main is not None and main.script is not None else None
     flags = sum(1 for w in (main.args if main else []) if (w.text or "").startswith("--"))
