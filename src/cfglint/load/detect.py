@@ -118,6 +118,40 @@ MF_KEYS = frozenset(
         "context",
     }
 )
+# Top-level run settings of MindFormers' config (mindformers: configs/__base__.yaml and
+# MindFormerConfig's run keys); a base config that other configs inherit holds only these.
+MF_RUN_KEYS = frozenset(
+    {
+        "seed",
+        "run_mode",
+        "use_parallel",
+        "output_dir",
+        "load_checkpoint",
+        "auto_trans_ckpt",
+        "resume_training",
+        "src_strategy_path_or_dir",
+        "micro_batch_interleave_num",
+        "recompute_config",
+        "train_dataset",
+        "train_dataset_task",
+        "eval_dataset",
+        "callbacks",
+        "eval_callbacks",
+        "do_eval",
+        "eval_step_interval",
+        "eval_epoch_interval",
+        "profile",
+        "profile_start_step",
+        "profile_stop_step",
+        "layer_scale",
+        "layer_decay",
+        "lr_scale",
+        "lr_scale_factor",
+        "auto_tune",
+        "processor",
+        "resume_or_finetune_checkpoint",
+    }
+)
 YAML_EXT = (".yaml", ".yml")
 # why-prefixes of a YAML document that holds no mapping of settings
 NOT_A_MAPPING = ("top level is", "empty YAML")
@@ -178,6 +212,9 @@ def detect_yaml(path: str) -> Detected:
     hits = MF_KEYS & keys
     if len(hits) >= 2:
         return Detected(path, Kind.MINDFORMERS_CONFIG, f"has {', '.join(sorted(hits)[:3])}")
+    run = (MF_KEYS | MF_RUN_KEYS) & keys
+    if len(run) >= 4:  # a base config: run settings only, no model section
+        return Detected(path, Kind.MINDFORMERS_CONFIG, f"has {', '.join(sorted(run)[:3])}")
     for marker, what in (
         ("services", "a compose file"),
         ("jobs", "a CI workflow"),
