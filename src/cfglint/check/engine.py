@@ -19,7 +19,7 @@ from cfglint.check.registry import resolve
 from cfglint.check.schema import BuiltinRule, Rule, equal
 from cfglint.model.config import Config
 from cfglint.model.findings import SEVERITY_RANK, Finding, Location
-from cfglint.model.values import fmt
+from cfglint.model.values import Value, fmt
 
 
 def run_rules(rules: tuple[Rule, ...], ctx: Context) -> list[Finding]:
@@ -39,14 +39,29 @@ def _builtin(rule: BuiltinRule, ctx: Context) -> list[Finding]:
 
 
 def _when(rule: Rule, ctx: Context, cfg: Config | None = None) -> bool:
+    """The rule's condition. A condition that reads an unknown value is not decided: the
+    rule stays silent and ``-v`` names the value and why it is unknown."""
     if not rule.when:
         return True
+    unknowns: list[tuple[str, Value]] = []
     names = {
-        "mf": ConfigView(ctx.mf) if ctx.mf else None,
-        "mg": ConfigView(ctx.mg) if ctx.mg else None,
-        "cfg": ConfigView(cfg) if cfg else None,
+        "mf": ConfigView(ctx.mf, unknowns) if ctx.mf else None,
+        "mg": ConfigView(ctx.mg, unknowns) if ctx.mg else None,
+        "cfg": ConfigView(cfg, unknowns) if cfg else None,
     }
-    return bool(evaluate(rule.when, names))
+    result = bool(evaluate(rule.when, names))
+    if unknowns:
+        field, v = unknowns[0]
+        side = f" on {label(cfg)}" if cfg is not None else ""
+        ctx.not_checked.append(
+            (
+                rule.row,
+                f"{rule.id}: not decided{side}: it depends on {field} ({v.knob}), "
+                f"which is {v.where()}",
+            )
+        )
+        return False
+    return result
 
 
 def _compare(rule: Rule, ctx: Context) -> list[Finding]:

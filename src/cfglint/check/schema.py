@@ -31,7 +31,7 @@ _ID = re.compile(r"^[A-Z]{2,4}[0-9]{3}$")
 
 
 class Expect(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     op: Literal["eq", "ne", "lt", "le", "gt", "ge", "in", "not_in", "truthy", "falsy", "set"]
     value: Any = None
@@ -94,7 +94,9 @@ def equal(a: Any, b: Any, rel: float = 1e-6) -> bool:
 class RuleBase(BaseModel):
     """What every rule has, whatever decides it."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # validated when the rule files change; a lint reads the validated cache with
+    # model_construct, so the validators are built only when they are needed
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     id: str
     row: str
@@ -224,7 +226,7 @@ RULE_CLASSES: dict[str, type[RuleBase]] = {
 
 
 class RuleFile(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     section: str
     title: str

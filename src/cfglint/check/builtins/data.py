@@ -38,6 +38,9 @@ def same_dataset(rule: Rule, ctx: Context) -> list[Finding]:
     mf, mg = ctx.mf, ctx.mg
     if mf is None or mg is None:
         return []
+    for v, who in ((mf.other.data_path, "MindFormers"), (mg.other.data_path, label(mg))):
+        if v is not None and not v.known:
+            return not_checked(ctx, rule, f"{who}'s dataset is unknown: {v.knob} is {v.where()}")
     a, b = dataset_prefixes(mf.other.data_path), dataset_prefixes(mg.other.data_path)
     if not a or not b:
         return not_checked(ctx, rule, "a dataset path is not set on both sides")

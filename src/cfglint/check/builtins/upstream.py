@@ -72,6 +72,12 @@ def same_weights(rule: Rule, ctx: Context) -> list[Finding]:
     if mf is None or mg is None:
         return []
     a, b = mf.weight.load_checkpoint, mg.weight.load_checkpoint
+    for v, who in ((a, "MindFormers"), (b, label(mg))):
+        if v is not None and not v.known:
+            # a placeholder path or $1 is neither "loads" nor "random": say so
+            return not_checked(
+                ctx, rule, f"{who}'s initial weights are unknown: {v.knob} is {v.where()}"
+            )
     la = bool(a is not None and a.known and a.value)
     lb = bool(b is not None and b.known and b.value)
     if la and lb:
