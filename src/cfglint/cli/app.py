@@ -94,19 +94,21 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="RULE|ROW",
-        help="only these rule ids or checklist rows (repeatable, comma lists)",
+        help="only these rules: ids in any case, id prefixes (OPT, DET01), rows, sections, or "
+        "settings as `show` prints them (repeatable, comma lists)",
     )
     lint.add_argument(
         "--ignore",
         action="append",
         default=[],
         metavar="RULE|ROW",
-        help="skip these rule ids or checklist rows",
+        help="skip these rules (same names as --select)",
     )
     lint.add_argument(
         "--profile",
         choices=("default", "align"),
-        help="align adds the Stage-1 alignment-run settings",
+        help="align adds the Stage-1 alignment-run settings, and on a single side the "
+        "alignment advice that the default profile reports only for pairs",
     )
     lint.add_argument(
         "--fail-on",

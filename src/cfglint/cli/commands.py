@@ -43,7 +43,7 @@ def _out(text: str, output: str | None) -> None:
 def _planned_jobs(args: Any, cfg: dict[str, Any]) -> Plan:
     """What this invocation lints: the configured pairs (no FILE, or --pairs), else the
     files and folders given, each recognised before any rule sees it."""
-    from cfglint.cli.inputs import Job, Plan, plan
+    from cfglint.cli.inputs import Job, plan
 
     base = cfg.get("_base") or Path.cwd()
     pairs = cfg.get("pairs") or []
