@@ -606,3 +606,19 @@ def test_readme_workflow_uploads_sarif_even_when_the_lint_fails() -> None:
     assert upload.get("if") == "always()"
     lint = next(s for s in steps if "cfglint" in str(s.get("run", "")) and "sarif" in s["run"])
     assert "--fail-on never" not in lint["run"]  # findings fail the job, and are still uploaded
+
+
+def test_walk_skips_fifos_and_symlink_loops(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import os
+
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("no FIFOs here")
+    os.mkfifo(tmp_path / "pipe.yaml")  # opening it would block forever
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "loop").symlink_to(tmp_path)
+    shutil.copy(ALIGN_MF, tmp_path / "sub" / "config.yaml")
+    code, data, _ = run_json(capsys, str(tmp_path))
+    assert [Path(i["path"]).name for i in data["inputs"]] == ["config.yaml"]
+    assert code == 0

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -125,7 +126,13 @@ def walk(folder: str, exclude: list[str], base: Path) -> Iterator[str]:
         )
         for name in sorted(filenames):
             p = here / name
-            if name.lower().endswith(WALK_EXT) and not ignore.ignored(p, False):
+            # regular files only: a FIFO or device named *.yaml would block or never end
+            if (
+                name.lower().endswith(WALK_EXT)
+                and p.is_file()
+                and stat.S_ISREG(p.stat().st_mode)
+                and not ignore.ignored(p, False)
+            ):
                 yield os.path.normpath(str(p))
 
 
