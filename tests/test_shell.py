@@ -501,7 +501,7 @@ def test_not_followed_and_warned() -> None:
         "sh -c 'torchrun a.py'\n"
         "torchrun pretrain_gpt.py\n"
     )
-    missing = "file not found next to the script or in a folder above it"
+    missing = "no .sh file found next to the script or in a folder above it"
     assert script.warnings[:3] == [
         f"line 1: source ./env.sh is not followed: {missing}",
         f"line 2: . ./more.sh is not followed: {missing}",

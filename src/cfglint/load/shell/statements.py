@@ -50,7 +50,9 @@ def _sourced_path(script: str, pieces: Sequence[Piece]) -> str | None:
 
     last = max((i for i, p in enumerate(pieces) if p.unknown), default=-1)
     tail = "".join(p.text for p in pieces[last + 1 :]).lstrip("/")
-    if not tail:
+    # launch settings live in shell files; a virtualenv's `activate` or a ~/.bashrc does
+    # not hold a training run's arguments
+    if not tail.endswith((".sh", ".bash")):
         return None
     if last < 0 and os.path.isabs(tail):
         return tail if os.path.isfile(tail) else None
@@ -401,7 +403,7 @@ class Statements:
             return "name too long"
         target = _sourced_path(self.path, pieces)
         if target is None:
-            return "file not found next to the script or in a folder above it"
+            return "no .sh file found next to the script or in a folder above it"
         if any(os.path.samefile(target, p) for p in self.sourced if os.path.exists(p)):
             return "already read"
         try:
