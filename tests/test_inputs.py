@@ -47,14 +47,33 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (dst / "generated").mkdir()
     (dst / "generated" / "out.yaml").write_text("model: {model_config: [unclosed\n")
     (dst / "configs" / "scratch.tmp.yaml").write_text("model: [unclosed\n")
+    (dst / "archive").mkdir()  # excluded by the fixture's [tool.cfglint] exclude
+    (dst / "archive" / "old.yaml").write_text(BROKEN_CONFIG)
     (dst / ".git").mkdir()  # the repository root: settings are looked up no further
     monkeypatch.chdir(dst)
     return dst
 
 
 # -- directories --------------------------------------------------------------------------
-def test_directory_with_a_broken_config_is_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(capsys, str(INPUTS / "broken_dir"))
+# A MindFormers config whose mapping a bad indent breaks (line 8). Written at test time: a
+# broken file among the fixtures would trip every test that loads all fixture YAML files.
+BROKEN_CONFIG = """# a MindFormers config whose mapping is broken by a bad indent
+runner_config:
+  epochs: 2
+  batch_size: 1
+model:
+  model_config:
+    num_layers: 32
+   hidden_size: 4096
+"""
+
+
+def test_directory_with_a_broken_config_is_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shutil.copy(EX_MF, tmp_path / "good.yaml")
+    (tmp_path / "broken.yaml").write_text(BROKEN_CONFIG)
+    code, out, err = run(capsys, str(tmp_path))
     assert code == 2
     assert "broken.yaml:8" in err  # the bad indent, named with its line
     assert "No findings." not in out + err
