@@ -11,7 +11,7 @@ import os
 import sys
 from typing import Any
 
-from cfglint.cli.pipeline import Options, classify, lint
+from cfglint.cli.pipeline import Options, lint
 from cfglint.model.errors import InputError
 from cfglint.model.findings import Finding, Location, Report
 
@@ -192,7 +192,8 @@ def run_probe_command(args: Any, report: Report, ctx: Any) -> tuple[Report, Any]
 
 
 def cmd_probe(args: Any) -> int:
-    yamls, _, scripts = classify(args.files)
+    scripts = [f for f in args.files if f.lower().endswith((".sh", ".bash"))]
+    yamls = [f for f in args.files if f not in scripts]
     megatron = args.megatron or (scripts[0] if len(scripts) == 1 else None)
     if len(yamls) != 1 or megatron is None:
         raise InputError(None, "probe takes one MindFormers YAML and --megatron ARGS")

@@ -91,7 +91,8 @@ def render_with_probe(fmt: str, report: Report, result: Any, color: bool = False
         return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
     if fmt == "sarif":
         return _sarif(report, result)
-    return render("text", report, RenderOptions(color=color)) + text_section(result)
+    base = render(fmt if fmt in ("text", "concise") else "text", report, RenderOptions(color=color))
+    return base + text_section(result)
 
 
 def plot(result: Any, path: str, names: tuple[str, str]) -> None:
