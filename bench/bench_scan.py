@@ -161,7 +161,9 @@ def bench_repo(repo: str, jobs: int | None) -> None:
     try:
         files = [display for display, _, _ in discover([repo], [])]
         size = sum(Path(f).stat().st_size for f in files)
-        print(f"repo: {repo}: {len(files)} files, {size / 1024 / 1024:.1f} MiB; jobs: {jobs or 'all'}")
+        print(
+            f"repo: {repo}: {len(files)} files, {size / 1024 / 1024:.1f} MiB; jobs: {jobs or 'all'}"
+        )
         floor_w, floor_c, ok = _ast_floor(files)
         print(f"ast.parse floor: {floor_w:7.2f} s wall, {floor_c:7.2f} s CPU ({ok} parsed)")
         c0 = _cpu()

@@ -51,8 +51,18 @@ def rules_of(res: ScanResult, **kw) -> set[str]:
         ("accelerate_nlp.py", "set_seed(1234", {"random", "numpy", "torch", "cuda"}, True),
         ("lightning_fit.py", "L.seed_everything(42)", {"random", "numpy", "torch"}, True),
         ("fabric_loop.py", "fabric.seed_everything", {"random", "numpy", "torch"}, False),
-        ("hf_run_clm.py", "set_seed(training_args.seed)", {"random", "numpy", "torch", "cuda"}, False),
-        ("hf_full_determinism.py", "enable_full_determinism(2024)", {"random", "numpy", "torch"}, True),
+        (
+            "hf_run_clm.py",
+            "set_seed(training_args.seed)",
+            {"random", "numpy", "torch", "cuda"},
+            False,
+        ),
+        (
+            "hf_full_determinism.py",
+            "enable_full_determinism(2024)",
+            {"random", "numpy", "torch"},
+            True,
+        ),
         ("timm_train.py", "utils.random_seed(", {"random", "numpy", "torch"}, False),
         ("deepspeed_train.py", "set_random_seed(31)", {"random", "numpy", "torch", "cuda"}, False),
         ("mindspore_train.py", "ms.set_seed(5)", {"mindspore", "numpy"}, False),
@@ -126,7 +136,11 @@ def test_a_file_named_explicitly_is_the_entry_and_the_folder_only_holds_code() -
 def test_converters_preprocessors_and_tokenizer_trainers_are_not_entries() -> None:
     res = scan_paths([fx("entry_repo")])
     paths = {e.path for e in res.entries}
-    for tool in ("data/webtext/prepare.py", "tools/train_tokenizer.py", "tools/convert_train_ckpt.py"):
+    for tool in (
+        "data/webtext/prepare.py",
+        "tools/train_tokenizer.py",
+        "tools/convert_train_ckpt.py",
+    ):
         assert fx("entry_repo", *tool.split("/")) not in paths
 
 

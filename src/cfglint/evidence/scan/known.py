@@ -243,6 +243,46 @@ OPTIMIZER_WD_DEFAULT: dict[str, float] = {
     "mindspore.nn.Adam": 0.0,
 }
 
+# Calls to Python builtins: never followed.
+BUILTIN_CALLS = frozenset(
+    {
+        "print",
+        "len",
+        "range",
+        "int",
+        "float",
+        "str",
+        "bool",
+        "list",
+        "dict",
+        "set",
+        "tuple",
+        "isinstance",
+        "getattr",
+        "setattr",
+        "hasattr",
+        "super",
+        "enumerate",
+        "zip",
+        "min",
+        "max",
+        "sum",
+        "any",
+        "all",
+        "sorted",
+        "open",
+        "format",
+        "repr",
+        "type",
+        "iter",
+        "next",
+        "map",
+        "filter",
+        "abs",
+        "round",
+    }
+)
+
 # Roots that tell which framework a file belongs to.
 TORCH_ROOTS = frozenset(
     {

@@ -156,7 +156,10 @@ LIBRARY_HELPERS: dict[str, LibraryHelper] = {
     ),
     **dict.fromkeys(("transformers.set_seed", "transformers.trainer_utils.set_seed"), _HF_SET_SEED),
     **dict.fromkeys(
-        ("transformers.enable_full_determinism", "transformers.trainer_utils.enable_full_determinism"),
+        (
+            "transformers.enable_full_determinism",
+            "transformers.trainer_utils.enable_full_determinism",
+        ),
         _HF_FULL,
     ),
     **dict.fromkeys(("transformers.Trainer", "transformers.trainer.Trainer"), _HF_TRAINER),

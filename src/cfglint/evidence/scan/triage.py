@@ -31,17 +31,21 @@ from cfglint.evidence.scan.model import (
 )
 
 # Last name parts of every call the libcst scanner recognises.
-_KNOWN_LAST = frozenset(
-    q.rsplit(".", 1)[-1]
-    for table in (
-        known.SEED_CALLS,
-        known.DETERMINISTIC_CALLS,
-        known.FRAMEWORK_INITS,
-        known.SET_CONTEXT,
-        known.ENV_SETTERS,
+_KNOWN_LAST = (
+    frozenset(
+        q.rsplit(".", 1)[-1]
+        for table in (
+            known.SEED_CALLS,
+            known.DETERMINISTIC_CALLS,
+            known.FRAMEWORK_INITS,
+            known.SET_CONTEXT,
+            known.ENV_SETTERS,
+        )
+        for q in table
     )
-    for q in table
-) | frozenset(known.OPTIMIZER_NAMES) | frozenset(known.OPTIMIZER_FACTORIES)
+    | frozenset(known.OPTIMIZER_NAMES)
+    | frozenset(known.OPTIMIZER_FACTORIES)
+)
 # dropout API last name -> (positional index of the probability, its keywords)
 _DROPOUT_P: dict[str, tuple[int, tuple[str, ...]]] = {}
 for _q, _style in known.DROPOUT_APIS.items():
@@ -120,9 +124,8 @@ def needs_full_scan(tree: ast.Module) -> bool:
             v = node.value  # type: ignore[attr-defined]
             if isinstance(v, str) and "decay" in v and len(v) < 80:
                 return True
-        elif t is ast.Name:
-            if "decay" in node.id:  # type: ignore[attr-defined]
-                return True
+        elif t is ast.Name and "decay" in node.id:  # type: ignore[attr-defined]
+            return True
         if transposes and matmuls:
             return True
     return False
