@@ -169,7 +169,7 @@ def bench_repo(repo: str, jobs: int | None) -> None:
         c0 = _cpu()
         cold_w, cold = _run([repo], jobs)
         cold_c = _cpu() - c0
-        warm_w, warm = _run([repo], jobs)
+        warm_w, _ = _run([repo], jobs)
         st = cold.stats  # type: ignore[attr-defined]
         print(
             f"cold scan:       {cold_w:7.2f} s wall, {cold_c:7.2f} s CPU "

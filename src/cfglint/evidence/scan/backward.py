@@ -45,7 +45,7 @@ class BackwardMixin:
     """Part of the scanner's visitor (see :mod:`scanner`): custom backward passes."""
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-        if self.cur.backward and isinstance(node.operator, cst.MatrixMultiply):
+        if isinstance(node.operator, cst.MatrixMultiply):
             for operand in (node.left, node.right):
                 if self._transposed(operand):
                     self._backward_site(operand, node, self.at(node))
@@ -90,11 +90,15 @@ class BackwardMixin:
                 return
 
     def _backward_site(self, operand: cst.CSTNode, node: cst.CSTNode, line: int) -> None:
-        self.backwards.append(
-            BackwardSite(
-                loc=SrcLoc(line=line),
-                function=self.cur.summary.qualname,
-                transposed=self.code(operand),
-                matmul=self.code(node),
-            )
+        fn = self.cur
+        site = BackwardSite(
+            loc=SrcLoc(line=line),
+            function=fn.summary.qualname,
+            transposed=self.code(operand),
+            matmul=self.code(node),
         )
+        if fn.backward:
+            self.backwards.append(site)
+        else:
+            # a helper: reported when the linker finds a backward that calls it
+            fn.summary.tmatmuls.append(site)

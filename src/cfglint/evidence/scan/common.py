@@ -131,3 +131,17 @@ class Frame:
         # custom backward being analysed ("torch" / "mindspore"), and transposed names
         self.backward = backward
         self.tainted: set[str] = set()
+        # the `if` tests this point sits behind, innermost last, as written
+        self.conds: list[str] = []
+        # `trainer = Trainer(...)`: trainer.train() calls Trainer.train
+        self.instances: dict[str, str] = {}
+        # `optimizer_cls = torch.optim.AdamW`: name -> qualified class
+        self.aliases: dict[str, str] = {}
+        # every value a name is given, with the condition it is given under
+        self.assign_all: dict[str, list[tuple[cst.BaseExpression, str]]] = {}
+        # names holding named_parameters() (or a list of them)
+        self.param_lists: set[str] = set()
+        # decay-building branches: "decay" / "no_decay" for the `if` bodies being walked
+        self.branches: list[str | None] = []
+        # tuples of module classes: name -> class names (minGPT's blacklist)
+        self.type_tuples: dict[str, list[str]] = {}

@@ -15,8 +15,74 @@ _DECAY_LIST_HINTS = ("decay", "skip", "exclude")
 class DecayMixin:
     """Part of the scanner's visitor (see :mod:`scanner`): weight-decay grouping."""
 
+    def _names_lead_to_decay(self) -> bool:
+        """Inside an `if` whose body adds to the decayed set (or tests module types): its
+        name tests say what *is* decayed, not what is skipped."""
+        fn = self.cur
+        return bool(fn.branches) and fn.branches[-1] in ("decay", "typed")
+
+    def _branch_kind(self, body: cst.BaseSuite) -> str | None:
+        """ "no_decay" / "decay" when an `if` body puts the parameter into such a set."""
+        stmts = body.body if isinstance(body, cst.IndentedBlock) else [body]
+        for stmt in stmts:
+            small = (
+                stmt.body
+                if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite))
+                else []
+            )
+            for sm in small:
+                call = sm.value if isinstance(sm, cst.Expr) else None
+                if (
+                    isinstance(call, cst.Call)
+                    and isinstance(call.func, cst.Attribute)
+                    and call.func.attr.value in ("add", "append", "extend", "update")
+                    and isinstance(call.func.value, cst.Name)
+                ):
+                    n = call.func.value.value.lower()
+                    if "decay" in n:
+                        return "no_decay" if n.startswith("no") or "no_" in n else "decay"
+        return None
+
+    def _module_type_test(self, test: cst.BaseExpression, kind: str | None) -> None:
+        """``isinstance(m, blacklist_weight_modules)`` leading to the no-decay set."""
+        fn = self.cur
+        found = False
+        stack = [test]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.BooleanOperation):
+                stack += [node.left, node.right]
+            elif isinstance(node, cst.UnaryOperation):
+                stack.append(node.expression)
+            elif (
+                isinstance(node, cst.Call)
+                and dotted(node.func) == "isinstance"
+                and len(node.args) == 2
+            ):
+                cls = node.args[1].value
+                types = None
+                if isinstance(cls, cst.Name):
+                    for f in (fn, self.top):
+                        types = f.type_tuples.get(cls.value) or types
+                elif isinstance(cls, cst.Tuple):
+                    names = [dotted(el.value) for el in cls.elements]
+                    types = [n.rsplit(".", 1)[-1] for n in names if n]
+                if types:
+                    found = True
+                    if kind == "no_decay":
+                        fn.groups.module_types.extend(
+                            t for t in types if t not in fn.groups.module_types
+                        )
+                        fn.groups.module_evidence.append(
+                            Evidence(loc=SrcLoc(line=self.line), text=self.code(test))
+                        )
+        if found and fn.branches:
+            fn.branches[-1] = "typed"
+
     def visit_Comparison(self, node: cst.Comparison) -> None:
         fn = self.cur
+        if self._names_lead_to_decay():
+            return
         line = self.at(node)
         left = node.left
         for ct in node.comparisons:
@@ -73,23 +139,24 @@ class DecayMixin:
         if not fn.groups.empty():
             fn.summary.groups = fn.groups
         for node, line, qual in fn.optimizers:
-            site = self._decay_site(fn, node, line, qual)
-            if site is not None:
-                self.decays.append(site)
+            self.decays.extend(self._decay_sites(fn, node, line, qual))
 
-    def _decay_site(self, fn: Frame, node: cst.Call, line: int, qual: str) -> DecaySite | None:
+    def _decay_sites(self, fn: Frame, node: cst.Call, line: int, qual: str) -> list[DecaySite]:
         params = call_arg(node, 0, "params")
         if params is None:
-            return None
+            return []
         framework = _framework_of(qual, self.roots)
+        factory = known.OPTIMIZER_FACTORIES.get(qual)
         wd_node = call_arg(node, 99, "weight_decay")
         wd: Arg | None
         if wd_node is not None:
             wd = self.arg(wd_node, keep_text=True)
+        elif factory is not None:
+            wd = Arg(kind="default", value=factory[2])
         elif qual in known.OPTIMIZER_WD_DEFAULT:
             wd = Arg(kind="default", value=known.OPTIMIZER_WD_DEFAULT[qual])
         else:
-            wd = None
+            wd = None  # unknown default: never taken for "decays everything"
         site = DecaySite(
             loc=SrcLoc(line=line),
             function=fn.summary.qualname,
@@ -98,11 +165,46 @@ class DecayMixin:
             params_text=self.code(params),
             weight_decay=wd,  # type: ignore[arg-type]
         )
+        if factory is not None:
+            policy, off_kw, _ = factory
+            off = call_arg(node, 99, off_kw)
+            if off is not None and literal(off) is False:
+                site.policy, site.detail = "decay_all", f"{off_kw}=False: every parameter decayed"
+            else:
+                site.policy = policy  # type: ignore[assignment]
+                site.detail = f"{qual.rsplit('.', 1)[-1]} groups the parameters itself"
+            return [site]
         expr = params
         if isinstance(expr, cst.Name):
             if expr.value in fn.summary.params:
-                return None  # built by the caller; its own optimizer call is what counts
+                return []  # built by the caller; its own optimizer call is what counts
+            values = fn.assign_all.get(expr.value, [])
+            if len(values) > 1:
+                # assigned in branches: one site per branch, each with its condition
+                out = []
+                for value, cond in values:
+                    one = self._decay_policy(
+                        fn, site.model_copy(deep=True), value, line, qual, framework
+                    )
+                    if one is not None:
+                        if cond:
+                            one.detail = f"{one.detail} (when {cond})"
+                        out.append(one)
+                if len({s.policy for s in out}) > 1:
+                    return out
             expr = fn.assigns.get(expr.value, expr)
+        one = self._decay_policy(fn, site, expr, line, qual, framework)
+        return [one] if one is not None else []
+
+    def _decay_policy(
+        self,
+        fn: Frame,
+        site: DecaySite,
+        expr: cst.BaseExpression,
+        line: int,
+        qual: str,
+        framework: str,
+    ) -> DecaySite | None:
         if _all_params(expr):
             # mindspore.nn optimizers (and MindFormers', built on them) filter ungrouped
             # parameters; the torch-like mindspore.mint.optim ones do not
@@ -118,6 +220,11 @@ class DecayMixin:
             return site
         if isinstance(expr, cst.Call):
             target = dotted(expr.func)
+            _, q = self.qualify_name(target)
+            if q in known.PARAM_GROUP_FACTORIES:
+                site.policy = known.PARAM_GROUP_FACTORIES[q]  # type: ignore[assignment]
+                site.detail = f"groups from {q}"
+                return site
             if target and target not in known.BUILTIN_CALLS:
                 site.params_from = self._callsite(expr, target, line).target
                 return site

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from cfglint.model.findings import InputProblem
 
 # Bump when the scanner's output for the same text changes: it is part of the cache key.
-SCANNER_VERSION = "2"
+SCANNER_VERSION = "3"
 
 # Which side of a migration a file belongs to, judged by what it imports.
 Side = Literal["mindformers", "megatron"]
@@ -39,6 +39,7 @@ EffectKind = Literal[
     "cudnn_deterministic",  # torch.backends.cudnn.deterministic
     "cudnn_benchmark",  # torch.backends.cudnn.benchmark (True is non-deterministic)
     "mindspore_deterministic",  # set_context(deterministic=...) / set_deterministic
+    "seed_helper",  # a library's seeding helper cfglint has no model of: seeding unknown
 ]
 
 DecayPolicy = Literal[
@@ -47,6 +48,7 @@ DecayPolicy = Literal[
     "exclude_1d",  # 1-D parameters skipped by shape (biases and norm weights)
     "exclude_by_name",  # a list of name fragments skipped
     "explicit_groups",  # hand-made groups whose membership cannot be read statically
+    "exclude_module_types",  # biases and the weights of listed module types (minGPT)
 ]
 
 
@@ -84,7 +86,12 @@ class Effect(BaseModel):
     # MindFormers' Trainer seeds only when the configured seed is non-zero
     needs_nonzero_seed: bool = False
     conditional: bool = False
+    # the innermost `if` test it sits behind, as written ("args.seed is not None")
+    condition: str = ""
     note: str = ""
+    # the call as written when it is a modelled framework function (megatron pretrain): the model
+    # holds only when the call really goes into that framework
+    modelled: str = ""
 
 
 class CallSite(BaseModel):
@@ -98,6 +105,10 @@ class CallSite(BaseModel):
     # a function handed to another call (mp.spawn(worker), fire.Fire(main),
     # Thread(target=run)): it is run by that call, with arguments we cannot see
     indirect: bool = False
+    condition: str = ""  # the innermost `if` test, when conditional
+    # a modelled framework call: followed only when it resolves to a scanned package
+    # that merely shares the framework's name (gpt-neox's own `megatron/`)
+    modelled: bool = False
 
 
 class Evidence(BaseModel):
@@ -116,9 +127,12 @@ class GroupEvidence(BaseModel):
     # weight_decay values of group dicts ({"params": ..., "weight_decay": 0.0})
     group_decays: list[Arg] = Field(default_factory=list)
     group_evidence: list[Evidence] = Field(default_factory=list)
+    # module classes whose weights are put in the no-decay set (minGPT's blacklist)
+    module_types: list[str] = Field(default_factory=list)
+    module_evidence: list[Evidence] = Field(default_factory=list)
 
     def empty(self) -> bool:
-        return not (self.shape or self.names or self.group_decays)
+        return not (self.shape or self.names or self.group_decays or self.module_types)
 
 
 class FunctionSummary(BaseModel):
@@ -129,6 +143,13 @@ class FunctionSummary(BaseModel):
     effects: list[Effect] = Field(default_factory=list)
     calls: list[CallSite] = Field(default_factory=list)
     groups: GroupEvidence | None = None
+    # trains: a backward pass, an optimizer step or a framework training call
+    trains: bool = False
+    # a custom backward (torch.autograd.Function.backward, MindSpore bprop)
+    backward: bool = False
+    # transposed operands fed to a matmul outside a backward: reported when a backward
+    # calls this function
+    tmatmuls: list[BackwardSite] = Field(default_factory=list)
 
 
 class LazyFunctions(dict):  # type: ignore[type-arg]
@@ -207,6 +228,8 @@ class FileSummary(BaseModel):
 
     error: str | None = None
     error_line: int | None = None
+    # built from the ast call graph only (triage found nothing for libcst to look at)
+    light: bool = False
     frameworks: list[str] = Field(default_factory=list)  # "torch", "mindspore", ...
     imports: dict[str, ImportRef] = Field(default_factory=dict)
     star_imports: list[ImportRef] = Field(default_factory=list)
@@ -217,6 +240,8 @@ class FileSummary(BaseModel):
     dropouts: list[DropoutSite] = Field(default_factory=list)
     decays: list[DecaySite] = Field(default_factory=list)
     backwards: list[BackwardSite] = Field(default_factory=list)
+    # qualnames of the custom backward functions (their helpers are checked when linking)
+    backward_fns: list[str] = Field(default_factory=list)
 
 
 # -- linked results ----------------------------------------------------------------------
@@ -246,7 +271,10 @@ class ReachedEffect(BaseModel):
     config_field: str | None = None
     needs_nonzero_seed: bool = False
     conditional: bool = False
+    condition: str = ""
     note: str = ""
+    # where the literal seed was written, when a caller passed it in (seed_all(42))
+    seed_loc: SourceLoc | None = None
     # the calls that led here, outermost first ("seed_all() at train.py:40")
     via: list[str] = Field(default_factory=list)
 
@@ -256,6 +284,8 @@ class EntryReport(BaseModel):
     side: Side | None = None
     anchor: SourceLoc  # the `if __name__ == "__main__":` line, or line 1
     has_main: bool = False
+    # reaches a backward pass, an optimizer step or a framework training call
+    trains: bool = False
     effects: list[ReachedEffect] = Field(default_factory=list)
     followed: int = 0  # function bodies followed
     files_reached: list[str] = Field(default_factory=list)
@@ -290,6 +320,7 @@ class SourceBackward(BaseModel):
 class ScanStats(BaseModel):
     files: int = 0
     parsed: int = 0  # parsed this run (cache misses)
+    full: int = 0  # of those, given a libcst tree (the rest: ast call graph only)
     cached: int = 0  # summaries read from the cache
     failed: int = 0
     workers: int = 1
@@ -317,3 +348,6 @@ class ScanResult(BaseModel):
     def comparable(self) -> dict[str, Any]:
         """Everything but timing and cache statistics, for comparing two runs."""
         return self.model_dump(exclude={"stats"})
+
+
+FunctionSummary.model_rebuild()

@@ -10,9 +10,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 import time
-from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -59,7 +60,7 @@ def scan(
 ) -> ScanResult:
     t0 = time.perf_counter()
     problems: list[InputProblem] = []
-    found = list(_discover(paths, problems))
+    found = list(discover(paths, problems))
     texts: dict[str, str] = {}
     keys: dict[str, str] = {}
     summaries: dict[str, FileSummary] = {}
@@ -71,7 +72,7 @@ def scan(
             continue
         texts[display] = text
         keys[display] = _key(text)
-    cache = _Cache(cache_dir() / "scan") if use_cache else None
+    cache = Cache(cache_dir() / "scan") if use_cache else None
     misses: list[str] = []
     for display, key in keys.items():
         s = cache.get(key) if cache is not None else None
@@ -83,6 +84,8 @@ def scan(
     if cache is not None:
         for display in misses:
             cache.put(keys[display], summaries[display])
+        if misses:
+            cache.prune()
     files: list[SourceFile] = []
     for display, abspath, explicit in found:
         s = summaries.get(display)
@@ -96,6 +99,7 @@ def scan(
     st = result.stats
     st.files = len(found)
     st.parsed = len(misses)
+    st.full = sum(1 for d in misses if d in summaries and not summaries[d].light)
     st.parsed_paths = sorted(misses)
     st.cached = len(keys) - len(misses)
     st.failed = len(problems)
@@ -111,7 +115,7 @@ def _key(text: str) -> str:
     return h.hexdigest()
 
 
-def _discover(paths: list[str], problems: list[InputProblem]) -> Iterator[tuple[str, str, bool]]:
+def discover(paths: list[str], problems: list[InputProblem]) -> Iterator[tuple[str, str, bool]]:
     """(display path, absolute real path, named explicitly) of each Python file, once."""
     seen: set[str] = set()
     for given in paths:
@@ -146,38 +150,127 @@ def _discover(paths: list[str], problems: list[InputProblem]) -> Iterator[tuple[
 def _parse(
     misses: list[str], texts: dict[str, str], out: dict[str, FileSummary], jobs: int | None
 ) -> int:
-    """Parse the cache misses into ``out``; returns the number of processes used."""
+    """Parse the cache misses into ``out``; returns the number of processes used.
+
+    On a terminal, a progress bar on stderr; Ctrl-C terminates the workers at once."""
     if not misses:
         return 0
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
     workers = max(1, min(workers, len(misses)))
-    if workers == 1 or len(misses) <= PARALLEL_THRESHOLD:
-        from cfglint.evidence.scan.scanner import summarize
+    from cfglint.evidence.scan.scanner import summarize, summarize_json
 
-        for display in misses:
-            out[display] = summarize(texts[display])
-        return 1
-    from cfglint.evidence.scan.scanner import summarize_json
+    with _progress(len(misses)) as advance:
+        if workers == 1 or len(misses) <= PARALLEL_THRESHOLD:
+            for display in misses:
+                out[display] = summarize(texts[display])
+                advance()
+            return 1
+        import multiprocessing
 
-    # Largest first, so one big file does not finish last on an otherwise idle pool.
-    order = sorted(misses, key=lambda d: len(texts[d]), reverse=True)
-    chunk = max(1, len(order) // (workers * 8))
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        for display, js in zip(
-            order,
-            pool.map(summarize_json, [texts[d] for d in order], chunksize=chunk),
-            strict=True,
-        ):
-            out[display] = FileSummary.model_validate_json(js)
+        # Largest first, so one big file does not finish last on an otherwise idle pool.
+        order = sorted(misses, key=lambda d: len(texts[d]), reverse=True)
+        chunk = max(1, len(order) // (workers * 8))
+        pool = multiprocessing.Pool(workers)
+        try:
+            results = pool.imap(summarize_json, [texts[d] for d in order], chunksize=chunk)
+            for display, js in zip(order, results, strict=True):
+                out[display] = FileSummary.model_validate_json(js)
+                advance()
+            pool.close()
+        except BaseException:
+            pool.terminate()  # Ctrl-C (or any failure): stop the workers now, not at the end
+            raise
+        finally:
+            pool.join()
     return workers
 
 
-class _Cache:
-    """One small JSON file per summary; unreadable or stale entries are just misses."""
+@contextmanager
+def _progress(total: int) -> Iterator[Callable[[], None]]:
+    """A progress bar on stderr when it is a terminal and the scan is long enough."""
+    if total < PARALLEL_THRESHOLD or not sys.stderr.isatty():
+        yield lambda: None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
-    def __init__(self, root: Path) -> None:
+    with Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        transient=True,
+        console=Console(stderr=True),
+    ) as bar:
+        task = bar.add_task("scanning sources", total=total)
+        yield lambda: bar.advance(task)
+
+
+def clear_cache() -> tuple[int, int]:
+    """Remove every cached scan summary: (files removed, bytes freed)."""
+    return Cache(cache_dir() / "scan").clear()
+
+
+class Cache:
+    """One small JSON file per summary; unreadable or stale entries are just misses.
+
+    Bounded: after a scan that wrote entries, the least recently written ones go until the
+    folder is under ``max_bytes`` (``CFGLINT_SCAN_CACHE_MB``, default 256 MiB)."""
+
+    def __init__(self, root: Path, max_bytes: int | None = None) -> None:
         self.root = root
         self._ok = True
+        if max_bytes is None:
+            try:
+                max_bytes = int(float(os.environ.get("CFGLINT_SCAN_CACHE_MB", "256")) * 2**20)
+            except ValueError:
+                max_bytes = 256 * 2**20
+        self.max_bytes = max_bytes
+
+    def _entries(self) -> list[tuple[float, int, Path]]:
+        out = []
+        try:
+            for sub in self.root.iterdir():
+                if not sub.is_dir():
+                    continue
+                for p in sub.iterdir():
+                    try:
+                        st = p.stat()
+                    except OSError:
+                        continue
+                    out.append((st.st_mtime, st.st_size, p))
+        except OSError:
+            pass
+        return out
+
+    def prune(self) -> int:
+        """Drop the oldest entries above the bound; returns how many were removed."""
+        entries = self._entries()
+        total = sum(size for _, size, _ in entries)
+        removed = 0
+        if total <= self.max_bytes:
+            return 0
+        for _, size, p in sorted(entries):
+            if total <= self.max_bytes * 0.9:  # some headroom: not a prune on every run
+                break
+            try:
+                p.unlink()
+            except OSError:
+                continue
+            total -= size
+            removed += 1
+        return removed
+
+    def clear(self) -> tuple[int, int]:
+        entries = self._entries()
+        n = freed = 0
+        for _, size, p in entries:
+            try:
+                p.unlink()
+            except OSError:
+                continue
+            n, freed = n + 1, freed + size
+        return n, freed
 
     def _path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.json"

@@ -9,12 +9,13 @@ of libcst's PositionProvider (that one re-generates the code with position track
 from __future__ import annotations
 
 import ast
+import warnings
 from collections.abc import Callable
 from typing import Any
 
 import libcst as cst
 
-from cfglint.evidence.scan import known
+from cfglint.evidence.scan import known, triage
 from cfglint.evidence.scan.backward import BackwardMixin
 from cfglint.evidence.scan.common import (
     NO,
@@ -50,9 +51,23 @@ def summarize(text: str) -> FileSummary:
     Never raises: one odd file must not stop a scan of a whole repository.
     """
     try:
+        tree = _ast_tree(text)
+        if tree is not None and not triage.needs_full_scan(tree):
+            # nothing libcst would find: the ast call graph is all the linker needs
+            return triage.summarize_tree(tree)
         return _summarize(text)
     except Exception as exc:  # a scanner bug on exotic input: report the file, go on
         return FileSummary(error=f"could not be analysed ({type(exc).__name__}: {exc})")
+
+
+def _ast_tree(text: str) -> ast.Module | None:
+    """CPython's own parse (cheap); None when it fails (libcst then words the error)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # invalid escape sequences in old code
+        try:
+            return ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
 
 
 def _summarize(text: str) -> FileSummary:
@@ -207,7 +222,9 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
 
     def qualify(self, node: cst.BaseExpression) -> tuple[str | None, str | None]:
         """(as written, fully qualified through absolute imports) of a dotted name."""
-        raw = dotted(node)
+        return self.qualify_name(dotted(node))
+
+    def qualify_name(self, raw: str | None) -> tuple[str | None, str | None]:
         if raw is None:
             return None, None
         head, _, rest = raw.partition(".")
@@ -260,6 +277,8 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
     def effect(self, kind: str, api: str, line: int, **kw: Any) -> None:
         fn = self.cur
         kw.setdefault("conditional", fn.cond > 0)
+        if kw["conditional"] and fn.conds and not kw.get("condition"):
+            kw["condition"] = fn.conds[-1]
         fn.summary.effects.append(Effect(kind=kind, api=api, loc=SrcLoc(line=line), **kw))  # type: ignore[arg-type]
 
     # -- imports ------------------------------------------------------------------------
@@ -327,6 +346,7 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
         elif in_class and name == "bprop":
             backward = "mindspore"
         fn = Frame(qual, self.line, params, defaults, backward)
+        fn.summary.backward = name in ("backward", "bprop") and backward is not None
         fn.str_lists.update(str_lists)
         self.want[id(node.name)] = lambda line, s=fn.summary: setattr(s, "loc", SrcLoc(line=line))
         self.stack.append(fn)
@@ -352,13 +372,27 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
             )
             self.stack.append(self.main)
             return
-        self.cur.cond += 1
+        fn = self.cur
+        fn.cond += 1
+        fn.conds.append(short(self.module.code_for_node(node.test), 80))
+        fn.branches.append(self._branch_kind(node.body))
+        self._module_type_test(node.test, fn.branches[-1])
+
+    def visit_Else(self, node: cst.Else) -> None:
+        fn = self.cur
+        if fn.conds:
+            fn.conds[-1] = f"not ({fn.conds[-1]})"
+            fn.branches[-1] = self._branch_kind(node.body)
 
     def leave_If(self, original_node: cst.If) -> None:
         if original_node is self.main_node:
             self.stack.pop()
             return
-        self.cur.cond -= 1
+        fn = self.cur
+        fn.cond -= 1
+        if fn.conds:
+            fn.conds.pop()
+            fn.branches.pop()
 
     def visit_For(self, node: cst.For) -> None:
         self._bind(node.target, node.iter)
@@ -383,7 +417,11 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
     def _bind(self, target: cst.BaseExpression, it: cst.BaseExpression) -> None:
         fn = self.cur
         src = dotted(it.func) if isinstance(it, cst.Call) else dotted(it)
-        holds_params = bool(src) and "param" in src.lower()  # type: ignore[union-attr]
+        holds_params = bool(src) and (
+            "param" in src.lower()  # type: ignore[union-attr]
+            or src in fn.param_lists
+            or src.split(".")[0] in fn.param_lists  # type: ignore[union-attr]
+        )
         if isinstance(target, cst.Name):
             if isinstance(it, cst.Name):
                 fn.iter_of[target.value] = it.value
@@ -407,6 +445,8 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
         if isinstance(target, cst.Name):
             name = target.value
             fn.assigns[name] = value
+            fn.assign_all.setdefault(name, []).append((value, fn.conds[-1] if fn.conds else ""))
+            self._track_value(fn, name, value)
             lit = literal(value)
             if lit is not NO:
                 fn.literals[name] = lit
@@ -420,46 +460,88 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
                     fn.groups.name_evidence.append(
                         Evidence(loc=SrcLoc(line=line), text=self.code(value))
                     )
-            if fn.backward:
-                if self._transposed(value):
-                    fn.tainted.add(name)
-                else:
-                    fn.tainted.discard(name)
-        elif isinstance(target, cst.Subscript):
-            _, q = self.qualify(target.value)
-            if q == "os.environ" and len(target.slice) == 1:
-                idx = target.slice[0].slice
-                if isinstance(idx, cst.Index) and literal(idx.value) == "PYTHONHASHSEED":
-                    self.effect("pythonhashseed", "os.environ", line, seed=self.arg(value))
-        elif isinstance(target, cst.Attribute):
-            _, q = self.qualify(target)
-            kind = known.ATTR_SWITCHES.get(q or "")
-            if kind is not None:
-                v = literal(value)
-                self.effect(kind, q, line, enabled=v if isinstance(v, bool) else None)  # type: ignore[arg-type]
-        elif isinstance(target, (cst.Tuple, cst.List)) and fn.backward:
+            if self._transposed(value):
+                fn.tainted.add(name)
+            else:
+                fn.tainted.discard(name)
+        elif isinstance(target, (cst.Subscript, cst.Attribute)):
+            self._assign_switch(target, value, line)
+        elif isinstance(target, (cst.Tuple, cst.List)):
             for el in target.elements:
                 if isinstance(el.value, cst.Name):
-                    fn.tainted.discard(el.value.value)
+                    n = el.value.value
+                    fn.tainted.discard(n)
+                    fn.instances.pop(n, None)
+                    fn.aliases.pop(n, None)
+                    fn.assigns[n] = value  # rebound: `pretrain, store = wrap(pretrain)`
+
+    def _track_value(self, fn: Frame, name: str, value: cst.BaseExpression) -> None:
+        """What kind of thing a name now holds: an instance, an optimizer class, the
+        parameters' names, a tuple of module classes."""
+        fn.instances.pop(name, None)
+        fn.aliases.pop(name, None)
+        fn.param_lists.discard(name)
+        if isinstance(value, cst.Call):
+            func = dotted(value.func)
+            if func and func.rsplit(".", 1)[-1][:1].isupper():
+                fn.instances[name] = func  # trainer = Trainer(...)
+            inner = value.args[0].value if func in ("list", "tuple") and value.args else value
+            if (
+                isinstance(inner, cst.Call)
+                and isinstance(inner.func, cst.Attribute)
+                and inner.func.attr.value == "named_parameters"
+            ):
+                fn.param_lists.add(name)
+            return
+        raw = dotted(value)
+        if raw is not None:
+            _, q = self.qualify_name(raw)
+            if raw.rsplit(".", 1)[-1] in known.OPTIMIZER_NAMES:
+                fn.aliases[name] = q or raw  # optimizer_cls = torch.optim.AdamW
+            return
+        if isinstance(value, cst.Tuple) and value.elements:
+            names = [dotted(el.value) for el in value.elements]
+            if all(names):
+                fn.type_tuples[name] = [n.rsplit(".", 1)[-1] for n in names]  # type: ignore[union-attr]
+
+    def resolve_call_name(self, raw: str) -> str:
+        """``trainer.train`` -> ``Trainer.train`` when ``trainer = Trainer(...)``; an alias
+        of an optimizer class -> that class."""
+        head, _, rest = raw.partition(".")
+        for fn in (self.cur, self.top):
+            if not rest and head in fn.aliases:
+                return fn.aliases[head]
+            if rest and "." not in rest and head in fn.instances:
+                return f"{fn.instances[head]}.{rest}"
+        return raw
 
     # -- expressions --------------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
         line = self.at(node)
-        raw, qual = self.qualify(node.func)
+        raw = dotted(node.func)
+        if raw is not None:
+            raw = self.resolve_call_name(raw)
+        raw, qual = self.qualify_name(raw)
         fn = self.cur
-        if fn.backward:
-            self._check_matmul(node, qual, line)
+        self._check_matmul(node, qual, line)
         if raw is None:
             return  # `ops.MatMul()(a, b)`-style calls have no dotted name to follow
-        if qual is not None and self._known_call(node, qual, line):
+        if known.is_training_call(qual or raw, len(node.args)) or (
+            qual is not None and known.is_training_call(raw, len(node.args))
+        ):
+            fn.summary.trains = True
+        if qual is not None and self._known_call(node, qual, line, raw):
             return
         last = raw.rsplit(".", 1)[-1]
         if last in known.OPTIMIZER_NAMES and call_arg(node, 0, "params") is not None:
+            fn.optimizers.append((node, line, qual or raw))
+        if (qual or "") in known.OPTIMIZER_FACTORIES:
             fn.optimizers.append((node, line, qual or raw))
         if (
             last in ("endswith", "startswith")
             and isinstance(node.func, cst.Attribute)
             and self._name_subject(node.func.value)
+            and not self._names_lead_to_decay()
         ):
             items = strings(node.args[0].value) if node.args else None
             if items:
@@ -484,6 +566,11 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
             name = v.value
             if name in fn.summary.params or name in fn.assigns or name in known.BUILTIN_CALLS:
                 continue  # a variable, not a function defined or imported here
+            _, q = self.qualify_name(name)
+            if q is not None and (
+                q in known.FRAMEWORK_INITS or q.split(".")[0] in known.EXTERNAL_ROOTS
+            ):
+                continue  # modelled where it is really called, never followed
             fn.summary.calls.append(
                 CallSite(
                     target=name,
@@ -510,12 +597,14 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
                 args.append(v)
             else:
                 kwargs[a.keyword.value] = v
+        fn = self.cur
         return CallSite(
             target=raw,
             loc=SrcLoc(line=line),
             args=args,
             kwargs=kwargs,
-            conditional=self.cur.cond > 0,
+            conditional=fn.cond > 0,
+            condition=fn.conds[-1] if fn.cond > 0 and fn.conds else "",
         )
 
     def _enclosing_class(self) -> str | None:
@@ -557,6 +646,7 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
             dropouts=self.dropouts,
             decays=self.decays,
             backwards=self.backwards,
+            backward_fns=[q for q, f in self.functions.items() if f.backward],
         )
 
 

@@ -33,6 +33,7 @@ class LibraryHelper:
     needs_nonzero_seed: bool = False
     conditional: bool = False
     deterministic_note: str = ""
+    trains: bool = False
 
 
 _ACCELERATE = LibraryHelper(

@@ -8,11 +8,33 @@ from cfglint.evidence.scan import known
 from cfglint.evidence.scan.common import call_arg, literal
 from cfglint.evidence.scan.model import Arg
 
+# Framework names a project may reuse for its own package (gpt-neox's `megatron/`): the
+# model is kept with the call, and the linker follows the call instead when the name
+# resolves to such a package.
+_IMPERSONATED = ("megatron.",)
+
 
 class SeedingMixin:
     """Part of the scanner's visitor (see :mod:`scanner`): seeding and determinism."""
 
-    def _known_call(self, node: cst.Call, qual: str, line: int) -> bool:
+    def _assign_switch(
+        self, target: cst.BaseExpression, value: cst.BaseExpression, line: int
+    ) -> None:
+        """``os.environ["PYTHONHASHSEED"] = ...`` and ``torch.backends.cudnn.* = ...``."""
+        if isinstance(target, cst.Subscript):
+            _, q = self.qualify(target.value)
+            if q == "os.environ" and len(target.slice) == 1:
+                idx = target.slice[0].slice
+                if isinstance(idx, cst.Index) and literal(idx.value) == "PYTHONHASHSEED":
+                    self.effect("pythonhashseed", "os.environ", line, seed=self.arg(value))
+        elif isinstance(target, cst.Attribute):
+            _, q = self.qualify(target)
+            kind = known.ATTR_SWITCHES.get(q or "")
+            if kind is not None:
+                v = literal(value)
+                self.effect(kind, q, line, enabled=v if isinstance(v, bool) else None)
+
+    def _known_call(self, node: cst.Call, qual: str, line: int, raw: str = "") -> bool:
         spec = known.SEED_CALLS.get(qual)
         if spec is not None:
             kind, idx, kw = spec
@@ -48,7 +70,11 @@ class SeedingMixin:
             return True
         init = known.FRAMEWORK_INITS.get(qual)
         if init is not None:
-            self._framework_init(node, qual, init, line)
+            modelled = raw if qual.startswith(_IMPERSONATED) else ""
+            self._framework_init(node, qual, init, line, modelled)
+            if modelled and raw:
+                call = self._callsite(node, raw, line)
+                self.cur.summary.calls.append(call.model_copy(update={"modelled": True}))
             return True
         style = known.DROPOUT_APIS.get(qual)
         if style is not None:
@@ -57,7 +83,7 @@ class SeedingMixin:
         return False
 
     def _framework_init(
-        self, node: cst.Call, qual: str, init: known.FrameworkInit, line: int
+        self, node: cst.Call, qual: str, init: known.FrameworkInit, line: int, modelled: str = ""
     ) -> None:
         seed: Arg | None = None
         if init.seed and init.seed[0] == "config":
@@ -73,6 +99,7 @@ class SeedingMixin:
                 needs_nonzero_seed=init.needs_nonzero_seed,
                 conditional=init.conditional or self.cur.cond > 0,
                 note=init.note,
+                modelled=modelled,
             )
         if init.deterministic:
             self.effect(
@@ -82,8 +109,12 @@ class SeedingMixin:
                 enabled=None,
                 config_field="determinism.deterministic",
                 note=init.deterministic_note,
+                modelled=modelled,
             )
         if init.deterministic_kw is not None:
             v = literal(call_arg(node, *init.deterministic_kw))
             if v is True:
                 self.effect("torch_deterministic", qual, line, enabled=True, note=init.note)
+        if getattr(init, "deterministic_always", False):
+            self.effect("torch_deterministic", qual, line, enabled=True, note=init.note)
+            self.effect("cudnn_deterministic", qual, line, enabled=True, note=init.note)
