@@ -758,7 +758,7 @@ def test_api_spellings(tmp_path: Path) -> None:
     def at(snippet: str) -> int:
         return next(i for i, line in enumerate(lines, 1) if snippet in line)
 
-    [entry] = scan_paths([str(tmp_path)]).entries
+    [entry] = scan_paths([str(tmp_path / "train.py")]).entries
     got = [(e.loc.line, e.kind, e.seed_value, e.enabled) for e in entry.effects]
     expected = [
         ("rnd.seed(1)", "random", 1, True),

@@ -28,6 +28,7 @@ below were read from the projects' sources:
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from dataclasses import dataclass
 
@@ -94,12 +95,13 @@ class FrameworkInit:
 _MEGATRON_INIT = FrameworkInit(
     kinds=("random", "numpy", "torch", "cuda"),
     seed=("config", "--seed"),
-    trains=True,
     deterministic="torch_deterministic",
     note="Megatron's _set_random_seed (seed + 100 * pipeline rank)",
     deterministic_note="Megatron calls torch.use_deterministic_algorithms(True) only with "
     "--deterministic-mode",
 )
+# Megatron's pretrain: initialize_megatron, then the training loop
+_MEGATRON_PRETRAIN = dataclasses.replace(_MEGATRON_INIT, trains=True)
 _MEGATRON_SET_SEED = FrameworkInit(
     kinds=("random", "numpy", "torch", "cuda"),
     seed=("arg", 0, "seed_"),
@@ -125,12 +127,12 @@ FRAMEWORK_INITS: dict[str, FrameworkInit] = {
     "megatron.training.initialize.initialize_megatron": _MEGATRON_INIT,
     "megatron.training.initialize_megatron": _MEGATRON_INIT,
     "megatron.initialize.initialize_megatron": _MEGATRON_INIT,  # pre-core layout
-    "megatron.training.pretrain": _MEGATRON_INIT,
-    "megatron.training.training.pretrain": _MEGATRON_INIT,
+    "megatron.training.pretrain": _MEGATRON_PRETRAIN,
+    "megatron.training.training.pretrain": _MEGATRON_PRETRAIN,
     "megatron.training.initialize._set_random_seed": _MEGATRON_SET_SEED,
     "megatron.initialize._set_random_seed": _MEGATRON_SET_SEED,
-    "mindspeed_llm.training.pretrain": _MEGATRON_INIT,
-    "mindspeed_llm.training.training.pretrain": _MEGATRON_INIT,
+    "mindspeed_llm.training.pretrain": _MEGATRON_PRETRAIN,
+    "mindspeed_llm.training.training.pretrain": _MEGATRON_PRETRAIN,
     "mindspeed_llm.training.initialize.initialize_megatron": _MEGATRON_INIT,
     "mindspeed_llm.training.initialize_megatron": _MEGATRON_INIT,
     "mindformers.Trainer": _MINDFORMERS_TRAINER,

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from cfglint.evidence.scan.link import SourceFile, link
+from cfglint.evidence.scan.link import SourceFile, is_test_file, link
 from cfglint.evidence.scan.model import SCANNER_VERSION, FileSummary, LazyFunctions, ScanResult
 from cfglint.load.datacache import cache_dir
 from cfglint.load.safeio import read_text
@@ -64,6 +64,8 @@ def scan(
     texts: dict[str, str] = {}
     keys: dict[str, str] = {}
     summaries: dict[str, FileSummary] = {}
+    # test suites get the call graph only (never an entry point, nor the job's layers)
+    deep = {display: explicit or not is_test_file(display) for display, _, explicit in found}
     for display, _, _ in found:
         try:
             text = read_text(display, max_bytes=MAX_SOURCE_BYTES, what="Python file")
@@ -71,7 +73,7 @@ def scan(
             problems.append(InputProblem(path=display, message=exc.message, line=exc.line))
             continue
         texts[display] = text
-        keys[display] = _key(text)
+        keys[display] = _key(text, deep[display])
     cache = Cache(cache_dir() / "scan") if use_cache else None
     misses: list[str] = []
     for display, key in keys.items():
@@ -80,7 +82,7 @@ def scan(
             misses.append(display)
         else:
             summaries[display] = s
-    workers = _parse(misses, texts, summaries, jobs)
+    workers = _parse(misses, texts, summaries, jobs, deep)
     if cache is not None:
         for display in misses:
             cache.put(keys[display], summaries[display])
@@ -108,9 +110,9 @@ def scan(
     return result
 
 
-def _key(text: str) -> str:
+def _key(text: str, deep: bool = True) -> str:
     h = hashlib.sha256()
-    h.update(f"cfglint-scan/{SCANNER_VERSION}\0".encode())
+    h.update(f"cfglint-scan/{SCANNER_VERSION}/{'deep' if deep else 'graph'}\0".encode())
     h.update(text.encode("utf-8", "surrogatepass"))
     return h.hexdigest()
 
@@ -148,7 +150,11 @@ def discover(paths: list[str], problems: list[InputProblem]) -> Iterator[tuple[s
 
 
 def _parse(
-    misses: list[str], texts: dict[str, str], out: dict[str, FileSummary], jobs: int | None
+    misses: list[str],
+    texts: dict[str, str],
+    out: dict[str, FileSummary],
+    jobs: int | None,
+    deep: dict[str, bool] | None = None,
 ) -> int:
     """Parse the cache misses into ``out``; returns the number of processes used.
 
@@ -162,7 +168,7 @@ def _parse(
     with _progress(len(misses)) as advance:
         if workers == 1 or len(misses) <= PARALLEL_THRESHOLD:
             for display in misses:
-                out[display] = summarize(texts[display])
+                out[display] = summarize(texts[display], (deep or {}).get(display, True))
                 advance()
             return 1
         import multiprocessing
@@ -172,7 +178,8 @@ def _parse(
         chunk = max(1, len(order) // (workers * 8))
         pool = multiprocessing.Pool(workers)
         try:
-            results = pool.imap(summarize_json, [texts[d] for d in order], chunksize=chunk)
+            work = [(texts[d], (deep or {}).get(d, True)) for d in order]
+            results = pool.imap(summarize_json, work, chunksize=chunk)
             for display, js in zip(order, results, strict=True):
                 out[display] = FileSummary.model_validate_json(js)
                 advance()

@@ -45,14 +45,16 @@ from cfglint.evidence.scan.model import (
 from cfglint.evidence.scan.seeding import SeedingMixin
 
 
-def summarize(text: str) -> FileSummary:
+def summarize(text: str, deep: bool = True) -> FileSummary:
     """Summary of one file's text; a syntax error becomes ``error`` / ``error_line``.
 
+    ``deep=False``: the call graph only, whatever the file holds (test suites: never an
+    entry point, their optimizers and layers are not the training job's).
     Never raises: one odd file must not stop a scan of a whole repository.
     """
     try:
         tree = _ast_tree(text)
-        if tree is not None and not triage.needs_full_scan(tree):
+        if tree is not None and (not deep or not triage.needs_full_scan(tree)):
             # nothing libcst would find: the ast call graph is all the linker needs
             return triage.summarize_tree(tree)
         return _summarize(text)
@@ -100,9 +102,9 @@ def _syntax_error(text: str, exc: cst.ParserSyntaxError) -> FileSummary:
     return FileSummary(error=f"cannot be parsed by libcst: {msg}", error_line=exc.raw_line)
 
 
-def summarize_json(text: str) -> str:
+def summarize_json(job: tuple[str, bool]) -> str:
     """For worker processes: the summary as JSON (cheaper to send back than objects)."""
-    summary = summarize(text)
+    summary = summarize(*job)
     try:
         return summary.model_dump_json(exclude_defaults=True)
     except ValueError as exc:  # unencodable text slipped into the summary

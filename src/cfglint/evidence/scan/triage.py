@@ -31,21 +31,17 @@ from cfglint.evidence.scan.model import (
 )
 
 # Last name parts of every call the libcst scanner recognises.
-_KNOWN_LAST = (
-    frozenset(
-        q.rsplit(".", 1)[-1]
-        for table in (
-            known.SEED_CALLS,
-            known.DETERMINISTIC_CALLS,
-            known.FRAMEWORK_INITS,
-            known.SET_CONTEXT,
-            known.ENV_SETTERS,
-        )
-        for q in table
+_KNOWN_LAST = frozenset(
+    q.rsplit(".", 1)[-1]
+    for table in (
+        known.SEED_CALLS,
+        known.DETERMINISTIC_CALLS,
+        known.FRAMEWORK_INITS,
+        known.SET_CONTEXT,
+        known.OPTIMIZER_FACTORIES,
     )
-    | frozenset(known.OPTIMIZER_NAMES)
-    | frozenset(known.OPTIMIZER_FACTORIES)
-)
+    for q in table
+) | frozenset(known.OPTIMIZER_NAMES)
 # dropout API last name -> (positional index of the probability, its keywords)
 _DROPOUT_P: dict[str, tuple[int, tuple[str, ...]]] = {}
 for _q, _style in known.DROPOUT_APIS.items():
@@ -96,7 +92,9 @@ def needs_full_scan(tree: ast.Module) -> bool:
                 return True
             if last in _DROPOUT_P and _dropout_matters(node, last):  # type: ignore[arg-type]
                 return True
-            if last in ("update", "setdefault", "putenv"):
+            if last == "putenv":
+                return True
+            if last in ("update", "setdefault"):
                 f = node.func  # type: ignore[attr-defined]
                 if isinstance(f, ast.Attribute) and _last(f.value) == "environ":
                     return True
@@ -116,7 +114,9 @@ def needs_full_scan(tree: ast.Module) -> bool:
                 if isinstance(tg, ast.Attribute) and tg.attr in _SWITCH_ATTRS:
                     return True
                 if isinstance(tg, ast.Subscript) and _last(tg.value) == "environ":
-                    return True
+                    key = tg.slice
+                    if not isinstance(key, ast.Constant) or key.value == "PYTHONHASHSEED":
+                        return True
         elif t is ast.FunctionDef or t is ast.AsyncFunctionDef:
             if node.name in ("backward", "bprop"):  # type: ignore[attr-defined]
                 return True
