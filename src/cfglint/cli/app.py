@@ -11,7 +11,7 @@ from cfglint import __version__
 from cfglint.check.rulebook import RuleFileError
 from cfglint.model.errors import InputError
 
-SUBCOMMANDS = ("lint", "show", "rules", "explain", "lr")
+SUBCOMMANDS = ("lint", "show", "rules", "explain", "lr", "cache")
 FORMATS = ("text", "json", "sarif")
 FAIL_ON = ("error", "warning", "note", "never")
 
@@ -68,6 +68,11 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         metavar="PATH",
         help="training sources (files or folders) to scan",
+    )
+    lint.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="neither read nor write the source-scan cache (see `cfglint cache`)",
     )
     lint.add_argument("--format", choices=FORMATS)
     lint.add_argument("--output", "-o", metavar="FILE", help="write the report here")
@@ -138,6 +143,9 @@ def build_parser() -> argparse.ArgumentParser:
     explain = sub.add_parser("explain", help="rationale and fix of one rule")
     explain.add_argument("rule", metavar="RULE-ID")
 
+    cache = sub.add_parser("cache", help="the source-scan cache: clear it, or show its size")
+    cache.add_argument("action", choices=("clear", "info"))
+
     lr = sub.add_parser("lr", help="both learning-rate curves, step by step")
     _common_inputs(lr)
     lr.add_argument(
@@ -193,6 +201,7 @@ def _dispatch(args: Any) -> int:
         "rules": commands.cmd_rules,
         "explain": commands.cmd_explain,
         "lr": commands.cmd_lr,
+        "cache": commands.cmd_cache,
     }[args.command](args)
 
 
