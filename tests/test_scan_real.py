@@ -304,3 +304,33 @@ def test_pip_package_named_like_the_importing_file_is_not_unscanned() -> None:
     res = scan_paths([fx("locations")])
     [entry] = res.entries
     assert not any("fancy_optimizers" in u for u in entry.unscanned)
+
+
+# -- 7. cache: --no-cache, cfglint cache clear, a size bound ---------------------------------
+
+
+def test_no_cache_and_cache_clear(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from cfglint.cli.app import main
+
+    monkeypatch.setenv("CFGLINT_CACHE_DIR", str(tmp_path))
+    main(["--source", fx("entry_repo"), "--no-cache", "--fail-on", "never"])
+    assert not list(tmp_path.rglob("scan/*/*.json"))
+    main(["--source", fx("entry_repo"), "--fail-on", "never"])
+    assert len(list(tmp_path.rglob("scan/*/*.json"))) == 6
+    assert main(["cache", "clear"]) == 0
+    assert not list(tmp_path.rglob("scan/*/*.json"))
+
+
+def test_cache_keeps_under_its_bound(tmp_path: Path) -> None:
+    from cfglint.evidence.scan.model import FileSummary
+    from cfglint.evidence.scan.runner import Cache
+
+    cache = Cache(tmp_path, max_bytes=4000)
+    big = FileSummary(classes=[f"C{i}" * 50 for i in range(5)])
+    for i in range(20):
+        cache.put(f"{i:02d}" + "0" * 62, big)
+    assert cache.usage()[1] > 4000
+    assert cache.prune() > 0
+    n, size = cache.usage()
+    assert 0 < n < 20 and size <= 4000
+    assert cache.get("19" + "0" * 62) is not None  # the newest entries stay

@@ -268,6 +268,11 @@ class Cache:
             removed += 1
         return removed
 
+    def usage(self) -> tuple[int, int]:
+        """(entries, bytes) in the cache folder."""
+        entries = self._entries()
+        return len(entries), sum(size for _, size, _ in entries)
+
     def clear(self) -> tuple[int, int]:
         entries = self._entries()
         n = freed = 0
