@@ -70,6 +70,7 @@ class Linker:
         self.by_abs = {f.abspath: f for f in self.files}
         self.index: dict[str, list[SourceFile]] = defaultdict(list)
         self._imports: dict[tuple[ImportRef, str], SourceFile | None] = {}
+        self._trains: dict[tuple[str, str], bool] = {}
         for f in self.files:
             for key in _module_keys(f.abspath):
                 self.index[key].append(f)
@@ -186,6 +187,32 @@ class Linker:
             init = s.functions.get(f"{name}.__init__")
             return (f, init) if init is not None else None
         return None
+
+    def reaches_training(
+        self, f: SourceFile, fn: FunctionSummary, depth: int = 0, stack: frozenset = frozenset()
+    ) -> bool:
+        """Does ``fn`` train, or call (through scanned code) something that does? Memoized
+        across entry candidates: a repository's scripts share most of their callees."""
+        key = (f.abspath, fn.qualname)
+        hit = self._trains.get(key)
+        if hit is not None:
+            return hit
+        if fn.trains:
+            self._trains[key] = True
+            return True
+        if depth >= MAX_DEPTH or key in stack:
+            return False  # not memoized: cut short, not known to be False
+        stack = stack | {key}
+        result = False
+        for call in fn.calls:
+            if call.modelled:
+                continue  # a modelled framework call: its own `trains` is on fn already
+            found = self.resolve(f, call.target, fn.qualname)
+            if found is not None and self.reaches_training(*found, depth + 1, stack):
+                result = True
+                break
+        self._trains[key] = result
+        return result
 
     def impersonates(self, f: SourceFile, target: str) -> bool:
         """Does ``target`` (a modelled framework call) resolve to a scanned package that
@@ -520,8 +547,15 @@ def choose_entries(linker: Linker, files: list[SourceFile], hints: list[str]) ->
     explicit = [f for f in ok if f.explicit]
     if explicit:
         return [linker.analyse(f) for f in explicit]
-    reports = [linker.analyse(f) for f in _candidates(ok)]
-    return [r for r in reports if r.trains]
+    out = []
+    for f in _candidates(ok):
+        s = f.summary
+        starts = [x for x in (s.main, s.module) if x is not None]
+        if any(linker.reaches_training(f, x) for x in starts):
+            report = linker.analyse(f)
+            if report.trains:
+                out.append(report)
+    return out
 
 
 def link(files: list[SourceFile], hints: list[str]) -> ScanResult:

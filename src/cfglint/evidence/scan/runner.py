@@ -7,6 +7,7 @@ imported only when something has to be parsed, so a warm run never loads it.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import os
@@ -163,12 +164,31 @@ def _parse(
         return 0
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
     workers = max(1, min(workers, len(misses)))
+    # Syntax trees hold millions of short-lived, acyclic objects: the cyclic collector's
+    # passes over them cost about a third of the libcst parse on Megatron-LM and free
+    # nothing (refcounting does).
+    gc_was = gc.isenabled()
+    gc.disable()
+    try:
+        return _parse_all(misses, texts, out, workers, deep or {})
+    finally:
+        if gc_was:
+            gc.enable()
+
+
+def _parse_all(
+    misses: list[str],
+    texts: dict[str, str],
+    out: dict[str, FileSummary],
+    workers: int,
+    deep: dict[str, bool],
+) -> int:
     from cfglint.evidence.scan.scanner import summarize, summarize_json
 
     with _progress(len(misses)) as advance:
         if workers == 1 or len(misses) <= PARALLEL_THRESHOLD:
             for display in misses:
-                out[display] = summarize(texts[display], (deep or {}).get(display, True))
+                out[display] = summarize(texts[display], deep.get(display, True))
                 advance()
             return 1
         import multiprocessing
@@ -176,9 +196,9 @@ def _parse(
         # Largest first, so one big file does not finish last on an otherwise idle pool.
         order = sorted(misses, key=lambda d: len(texts[d]), reverse=True)
         chunk = max(1, len(order) // (workers * 8))
-        pool = multiprocessing.Pool(workers)
+        pool = multiprocessing.Pool(workers, initializer=gc.disable)
         try:
-            work = [(texts[d], (deep or {}).get(d, True)) for d in order]
+            work = [(texts[d], deep.get(d, True)) for d in order]
             results = pool.imap(summarize_json, work, chunksize=chunk)
             for display, js in zip(order, results, strict=True):
                 out[display] = FileSummary.model_validate_json(js)

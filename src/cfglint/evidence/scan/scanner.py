@@ -54,9 +54,11 @@ def summarize(text: str, deep: bool = True) -> FileSummary:
     """
     try:
         tree = _ast_tree(text)
-        if tree is not None and (not deep or not triage.needs_full_scan(tree)):
+        if tree is not None:
             # nothing libcst would find: the ast call graph is all the linker needs
-            return triage.summarize_tree(tree)
+            light = triage.summarize_tree(tree, triage=deep)
+            if light is not None:
+                return light
         return _summarize(text)
     except Exception as exc:  # a scanner bug on exotic input: report the file, go on
         return FileSummary(error=f"could not be analysed ({type(exc).__name__}: {exc})")

@@ -79,58 +79,6 @@ def _constantish(node: ast.expr) -> bool:
     )
 
 
-def needs_full_scan(tree: ast.Module) -> bool:
-    """Whether the libcst scanner can find anything in this file (conservative)."""
-    transposes = matmuls = False
-    for node in ast.walk(tree):
-        t = type(node)
-        if t is ast.Call:
-            last = _last(node.func)  # type: ignore[attr-defined]
-            if last is None:
-                continue
-            if last in _KNOWN_LAST:
-                return True
-            if last in _DROPOUT_P and _dropout_matters(node, last):  # type: ignore[arg-type]
-                return True
-            if last == "putenv":
-                return True
-            if last in ("update", "setdefault"):
-                f = node.func  # type: ignore[attr-defined]
-                if isinstance(f, ast.Attribute) and _last(f.value) == "environ":
-                    return True
-            if last in _MATMUL:
-                matmuls = True
-            elif last in _TRANSPOSE:
-                transposes = True
-        elif t is ast.Attribute:
-            if node.attr in _TRANSPOSE:  # type: ignore[attr-defined]
-                transposes = True
-        elif t is ast.BinOp:
-            if isinstance(node.op, ast.MatMult):  # type: ignore[attr-defined]
-                matmuls = True
-        elif t in (ast.Assign, ast.AnnAssign, ast.AugAssign):
-            targets = node.targets if t is ast.Assign else [node.target]  # type: ignore[attr-defined]
-            for tg in targets:
-                if isinstance(tg, ast.Attribute) and tg.attr in _SWITCH_ATTRS:
-                    return True
-                if isinstance(tg, ast.Subscript) and _last(tg.value) == "environ":
-                    key = tg.slice
-                    if not isinstance(key, ast.Constant) or key.value == "PYTHONHASHSEED":
-                        return True
-        elif t is ast.FunctionDef or t is ast.AsyncFunctionDef:
-            if node.name in ("backward", "bprop"):  # type: ignore[attr-defined]
-                return True
-        elif t is ast.Constant:
-            v = node.value  # type: ignore[attr-defined]
-            if isinstance(v, str) and "decay" in v and len(v) < 80:
-                return True
-        elif t is ast.Name and "decay" in node.id:  # type: ignore[attr-defined]
-            return True
-        if transposes and matmuls:
-            return True
-    return False
-
-
 # -- call-graph summaries -----------------------------------------------------------------
 
 
@@ -149,15 +97,20 @@ _NO = object()
 
 
 def _literal(node: ast.expr | None) -> Any:
-    if node is None:
-        return _NO
-    try:
-        v = ast.literal_eval(node)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return _NO
-    if isinstance(v, (int, float, str, bool)) or v is None:
-        return v
+    """A constant (or a negated number); anything else is not a literal here."""
+    c = node.__class__
+    if c is ast.Constant:
+        v = node.value  # type: ignore[union-attr]
+        return v if v is None or isinstance(v, (int, float, str, bool)) else _NO
+    if c is ast.UnaryOp and isinstance(node.op, ast.USub):  # type: ignore[union-attr]
+        inner = node.operand  # type: ignore[union-attr]
+        if inner.__class__ is ast.Constant and type(inner.value) in (int, float):
+            return -inner.value
     return _NO
+
+
+class NeedsFullScan(Exception):
+    """Raised by the call-graph walk when the file holds something libcst must read."""
 
 
 def _seedish(text: str) -> str:
@@ -173,10 +126,17 @@ class _Fn:
         self.instances: dict[str, str] = {}
 
 
-class CallGraph(ast.NodeVisitor):
-    """Imports, classes, functions and calls of one module: what the linker follows."""
+class CallGraph:
+    """Imports, classes, functions and calls of one module: what the linker follows.
 
-    def __init__(self) -> None:
+    With ``triage=True`` the walk also looks for anything the libcst scanner reports
+    and stops at the first one (:class:`NeedsFullScan`): one cheap pass decides.
+    The walk is hand-rolled (a dispatch table by node class) because
+    ``ast.NodeVisitor``'s name lookups and generators cost more than the parse."""
+
+    def __init__(self, triage: bool = False) -> None:
+        self.triage = triage
+        self._transposes = self._matmuls = False
         self.imports: dict[str, ImportRef] = {}
         self.star: list[ImportRef] = []
         self.roots: set[str] = set()
@@ -190,6 +150,55 @@ class CallGraph(ast.NodeVisitor):
     @property
     def cur(self) -> _Fn:
         return self.stack[-1]
+
+    def visit(self, node: ast.AST) -> None:
+        m = _DISPATCH.get(node.__class__)
+        if m is not None:
+            m(self, node)
+        else:
+            self.generic_visit(node)
+
+    def generic_visit(self, node: ast.AST) -> None:
+        for name in node._fields:
+            v = getattr(node, name, None)
+            if v.__class__ is list:
+                for x in v:
+                    if isinstance(x, ast.AST):
+                        self.visit(x)
+            elif isinstance(v, ast.AST):
+                self.visit(v)
+
+    # triage ---------------------------------------------------------------------------
+    def _full(self) -> None:
+        if self.triage:
+            raise NeedsFullScan
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if self.triage and node.attr in _TRANSPOSE:
+            self._transposes = True
+            if self._matmuls:
+                raise NeedsFullScan
+        self.visit(node.value)
+
+    def visit_BinOp(self, node: ast.BinOp) -> None:
+        if self.triage and isinstance(node.op, ast.MatMult):
+            self._matmuls = True
+            if self._transposes:
+                raise NeedsFullScan
+        self.visit(node.left)
+        self.visit(node.right)
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if self.triage and "decay" in node.id:
+            raise NeedsFullScan
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        v = node.value
+        if self.triage and v.__class__ is str and "decay" in v and len(v) < 80:
+            raise NeedsFullScan
+
+    def _skip(self, node: ast.AST) -> None:
+        pass
 
     # imports ------------------------------------------------------------------------
     def visit_Import(self, node: ast.Import) -> None:
@@ -225,6 +234,8 @@ class CallGraph(ast.NodeVisitor):
         self.scope.pop()
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        if self.triage and node.name in ("backward", "bprop"):
+            raise NeedsFullScan
         for d in node.decorator_list:
             self.visit(d)
         qual = ".".join([*(n for n, _ in self.scope), node.name])
@@ -253,8 +264,6 @@ class CallGraph(ast.NodeVisitor):
         self.stack.pop()
         self.functions[qual] = fn.summary
 
-    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
-
     def visit_If(self, node: ast.If) -> None:
         if self.main is None and len(self.stack) == 1 and not self.scope and _is_main(node.test):
             self.main = _Fn(FunctionSummary(qualname="<main>", loc=SrcLoc(line=node.lineno)))
@@ -276,14 +285,34 @@ class CallGraph(ast.NodeVisitor):
 
     # statements ---------------------------------------------------------------------
     def visit_Assign(self, node: ast.Assign) -> None:
+        if self.triage:
+            self._switch_targets(node.targets)
         self.visit(node.value)
         for t in node.targets:
             self._assign(t, node.value)
+            if t.__class__ is not ast.Name:
+                self.visit(t)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if self.triage:
+            self._switch_targets([node.target])
         if node.value is not None:
             self.visit(node.value)
             self._assign(node.target, node.value)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        if self.triage:
+            self._switch_targets([node.target])
+        self.generic_visit(node)
+
+    def _switch_targets(self, targets: list[ast.expr]) -> None:
+        for tg in targets:
+            if isinstance(tg, ast.Attribute) and tg.attr in _SWITCH_ATTRS:
+                raise NeedsFullScan
+            if isinstance(tg, ast.Subscript) and _last(tg.value) == "environ":
+                key = tg.slice
+                if not isinstance(key, ast.Constant) or key.value == "PYTHONHASHSEED":
+                    raise NeedsFullScan
 
     def _assign(self, target: ast.expr, value: ast.expr) -> None:
         fn = self.cur
@@ -307,6 +336,8 @@ class CallGraph(ast.NodeVisitor):
 
     # calls --------------------------------------------------------------------------
     def visit_Call(self, node: ast.Call) -> None:
+        if self.triage:
+            self._triage_call(node)
         self.generic_visit(node)
         raw = _dotted(node.func)
         fn = self.cur
@@ -333,6 +364,25 @@ class CallGraph(ast.NodeVisitor):
                 )
             )
         del last
+
+    def _triage_call(self, node: ast.Call) -> None:
+        last = _last(node.func)
+        if last is None:
+            return
+        if last in _KNOWN_LAST or last == "putenv":
+            raise NeedsFullScan
+        if last in _DROPOUT_P and _dropout_matters(node, last):
+            raise NeedsFullScan
+        if last in ("update", "setdefault"):
+            f = node.func
+            if isinstance(f, ast.Attribute) and _last(f.value) == "environ":
+                raise NeedsFullScan
+        if last in _MATMUL:
+            self._matmuls = True
+        elif last in _TRANSPOSE:
+            self._transposes = True
+        if self._matmuls and self._transposes:
+            raise NeedsFullScan
 
     def _qualify(self, raw: str) -> str | None:
         head, _, rest = raw.partition(".")
@@ -461,8 +511,35 @@ def _trains(node: ast.Call, raw: str) -> bool:
     return known.is_training_call(raw, len(node.args) + len(node.keywords))
 
 
-def summarize_tree(tree: ast.Module) -> FileSummary:
-    v = CallGraph()
-    for stmt in tree.body:
-        v.visit(stmt)
+_DISPATCH: dict[type, Any] = {
+    ast.Import: CallGraph.visit_Import,
+    ast.ImportFrom: CallGraph.visit_ImportFrom,
+    ast.ClassDef: CallGraph.visit_ClassDef,
+    ast.FunctionDef: CallGraph.visit_FunctionDef,
+    ast.AsyncFunctionDef: CallGraph.visit_FunctionDef,
+    ast.If: CallGraph.visit_If,
+    ast.Lambda: CallGraph.visit_Lambda,
+    ast.Assign: CallGraph.visit_Assign,
+    ast.AnnAssign: CallGraph.visit_AnnAssign,
+    ast.AugAssign: CallGraph.visit_AugAssign,
+    ast.Call: CallGraph.visit_Call,
+    ast.Attribute: CallGraph.visit_Attribute,
+    ast.BinOp: CallGraph.visit_BinOp,
+    ast.Name: CallGraph.visit_Name,
+    ast.Constant: CallGraph.visit_Constant,
+    **{
+        t: CallGraph._skip
+        for t in (ast.Load, ast.Store, ast.Del, ast.Pass, ast.Break, ast.Continue, ast.alias)
+    },
+}
+
+
+def summarize_tree(tree: ast.Module, triage: bool = False) -> FileSummary | None:
+    """The call-graph summary; with ``triage``, None when the file needs libcst."""
+    v = CallGraph(triage=triage)
+    try:
+        for stmt in tree.body:
+            v.visit(stmt)
+    except NeedsFullScan:
+        return None
     return v.finish()
