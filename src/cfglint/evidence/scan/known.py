@@ -168,6 +168,8 @@ def is_training_call(name: str, nargs: int) -> bool:
         if recv in OPTIMIZER_NAMES or "optim" in head.lower():
             return True  # opt = torch.optim.SGD(...); opt.step()
         low = recv.lower()
+        if "scaler" in low and nargs >= 1:
+            return True  # GradScaler: scaler.step(optimizer)
         return any(low.startswith(r) or low.endswith(r) for r in _STEP_RECEIVERS)
     if last == "train" and head.rsplit(".", 1)[-1] == "model" and nargs >= 2:
         return True  # MindSpore Model.train(epoch, dataset)

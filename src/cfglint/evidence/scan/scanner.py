@@ -529,6 +529,9 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
         fn = self.cur
         self._check_matmul(node, qual, line)
         if raw is None:
+            f = node.func
+            if isinstance(f, cst.Attribute) and f.attr.value == "backward":
+                fn.summary.trains = True  # scaler.scale(loss).backward()
             return  # `ops.MatMul()(a, b)`-style calls have no dotted name to follow
         if known.is_training_call(qual or raw, len(node.args)) or (
             qual is not None and known.is_training_call(raw, len(node.args))

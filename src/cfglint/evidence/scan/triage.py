@@ -342,7 +342,7 @@ class CallGraph:
         raw = _dotted(node.func)
         fn = self.cur
         last = raw.rsplit(".", 1)[-1] if raw else None
-        if raw is not None and _trains(node, raw):
+        if (raw is not None and _trains(node, raw)) or _chained_backward(node):
             fn.summary.trains = True
         if raw is not None:
             self._passed(node)
@@ -532,6 +532,12 @@ _DISPATCH: dict[type, Any] = {
         for t in (ast.Load, ast.Store, ast.Del, ast.Pass, ast.Break, ast.Continue, ast.alias)
     },
 }
+
+
+def _chained_backward(node: ast.Call) -> bool:
+    """``scaler.scale(loss).backward()``, ``model(x).sum().backward()``: no dotted name."""
+    f = node.func
+    return isinstance(f, ast.Attribute) and f.attr == "backward" and _dotted(f) is None
 
 
 def summarize_tree(tree: ast.Module, triage: bool = False) -> FileSummary | None:
