@@ -49,6 +49,7 @@ class DropoutMixin:
                 p=round(float(p), 6),
                 text=self.code(node),
                 how=how,  # type: ignore[arg-type]
+                function=self.cur.summary.qualname,
             )
         )
 

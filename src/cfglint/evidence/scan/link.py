@@ -71,6 +71,7 @@ class Linker:
         self.index: dict[str, list[SourceFile]] = defaultdict(list)
         self._imports: dict[tuple[ImportRef, str], SourceFile | None] = {}
         self._trains: dict[tuple[str, str], bool] = {}
+        self.last_reached: set[tuple[str, str]] = set()
         for f in self.files:
             for key in _module_keys(f.abspath):
                 self.index[key].append(f)
@@ -232,6 +233,7 @@ class Linker:
     # -- entry points -------------------------------------------------------------------
     def analyse(self, entry: SourceFile) -> EntryReport:
         w = _Walk(self)
+        self.last_reached = w.reached
         w.module(entry)
         s = entry.summary
         if s.main is not None:
@@ -532,21 +534,33 @@ def is_test_file(path: str) -> bool:
     return any(p in ("tests", "test", "unit_tests", "testing") for p in parts[:-1])
 
 
-def choose_entries(linker: Linker, files: list[SourceFile], hints: list[str]) -> list[EntryReport]:
+def choose_entries(
+    linker: Linker,
+    files: list[SourceFile],
+    hints: list[str],
+    reached: set[tuple[str, str]] | None = None,
+) -> list[EntryReport]:
     """Entry points, analysed. A script the launch script starts (``hints``) or a file
     named on the command line is one; the folders given are only where reached code
     lives. Without either, a script is an entry point when it trains: it reaches a
     backward pass, an optimizer step or a framework training call (converters,
     preprocessors and tokenizer trainers do not), whatever its name."""
     ok = linker.files
+    reached = reached if reached is not None else set()
+
+    def analyse(f: SourceFile) -> EntryReport:
+        report = linker.analyse(f)
+        reached.update(linker.last_reached)
+        return report
+
     if hints:
         norm = [h.replace("\\", "/").lstrip("./") for h in hints if h]
         hit = [f for f in ok if any(_matches(f, h) for h in norm)]
         if hit:
-            return [linker.analyse(f) for f in hit]
+            return [analyse(f) for f in hit]
     explicit = [f for f in ok if f.explicit]
     if explicit:
-        return [linker.analyse(f) for f in explicit]
+        return [analyse(f) for f in explicit]
     out = []
     for f in _candidates(ok):
         s = f.summary
@@ -555,6 +569,7 @@ def choose_entries(linker: Linker, files: list[SourceFile], hints: list[str]) ->
             report = linker.analyse(f)
             if report.trains:
                 out.append(report)
+                reached.update(linker.last_reached)
     return out
 
 
@@ -563,12 +578,12 @@ def link(files: list[SourceFile], hints: list[str]) -> ScanResult:
     ok = linker.files
     sides = {f.display: side_of(f.summary.frameworks) for f in ok}
     result = ScanResult(files=[f.display for f in files], sides=sides)
-    result.entries = choose_entries(linker, files, hints)
+    reached_fns: set[tuple[str, str]] = set()
+    result.entries = choose_entries(linker, files, hints, reached_fns)
     by_display = {f.display: f for f in ok}
     # code no entry point reaches is not the training job's: its literals are not reported
-    reached: set[str] | None = None
-    if result.entries:
-        reached = {p for e in result.entries for p in e.files_reached}
+    reached = reached_fns if result.entries else None
+    entry_paths = {e.path for e in result.entries}
     for f in ok:
         if is_test_file(f.display) and not f.explicit:
             continue
@@ -576,8 +591,10 @@ def link(files: list[SourceFile], hints: list[str]) -> ScanResult:
         for b in f.summary.backwards:
             result.backwards.append(SourceBackward(path=f.display, side=side, site=b))
         result.backwards.extend(_backward_helpers(linker, f, by_display, sides))
-        if reached is None or f.display in reached:
-            for d in f.summary.dropouts:
+        # an entry script's own layers are the user's, reached or not
+        own = f.display in entry_paths
+        for d in f.summary.dropouts:
+            if reached is None or own or (f.abspath, d.function) in reached:
                 result.dropouts.append(SourceDropout(path=f.display, side=side, site=d))
         if _framework_internal(f, linker.by_abs):
             continue

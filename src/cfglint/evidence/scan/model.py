@@ -194,6 +194,7 @@ class DropoutSite(BaseModel):
     p: float  # drop probability (keep_prob converted)
     text: str  # the call as written
     how: Literal["default", "p", "keep_prob"]
+    function: str = "<module>"  # enclosing function: reported only when an entry reaches it
 
 
 class DecaySite(BaseModel):
