@@ -152,7 +152,7 @@ _TRAINING_SUFFIXES = (
     "Model.train",
     "training.train_step",
 )
-_STEP_RECEIVERS = ("optim", "opt", "engine", "model_engine")
+_STEP_RECEIVERS = frozenset({"opt", "optim", "engine", "model_engine", "trainer"})
 
 
 def is_training_call(name: str, nargs: int) -> bool:
@@ -165,12 +165,14 @@ def is_training_call(name: str, nargs: int) -> bool:
         return True  # loss.backward(), accelerator.backward(loss), engine.backward(loss)
     if last == "step":
         recv = head.rsplit(".", 1)[-1]
+        low = recv.lower()
+        if "sched" in low:
+            return False  # opt_param_scheduler.step(): a learning-rate schedule, not a step
         if recv in OPTIMIZER_NAMES or "optim" in head.lower():
             return True  # opt = torch.optim.SGD(...); opt.step()
-        low = recv.lower()
         if "scaler" in low and nargs >= 1:
             return True  # GradScaler: scaler.step(optimizer)
-        return any(low.startswith(r) or low.endswith(r) for r in _STEP_RECEIVERS)
+        return low in _STEP_RECEIVERS or low.endswith("optimizer")
     if last == "train" and head.rsplit(".", 1)[-1] == "model" and nargs >= 2:
         return True  # MindSpore Model.train(epoch, dataset)
     init = FRAMEWORK_INITS.get(name)

@@ -189,31 +189,40 @@ class Linker:
             return (f, init) if init is not None else None
         return None
 
-    def reaches_training(
-        self, f: SourceFile, fn: FunctionSummary, depth: int = 0, stack: frozenset = frozenset()
-    ) -> bool:
+    def reaches_training(self, f: SourceFile, fn: FunctionSummary) -> bool:
         """Does ``fn`` train, or call (through scanned code) something that does? Memoized
         across entry candidates: a repository's scripts share most of their callees."""
+        return self._reaches(f, fn, 0, frozenset())[0]
+
+    def _reaches(
+        self, f: SourceFile, fn: FunctionSummary, depth: int, stack: frozenset
+    ) -> tuple[bool, bool]:
+        """(trains, complete): a "no" found with a cut (depth, recursion) is not final."""
         key = (f.abspath, fn.qualname)
         hit = self._trains.get(key)
         if hit is not None:
-            return hit
+            return hit, True
         if fn.trains:
             self._trains[key] = True
-            return True
+            return True, True
         if depth >= MAX_DEPTH or key in stack:
-            return False  # not memoized: cut short, not known to be False
+            return False, False
         stack = stack | {key}
-        result = False
+        complete = True
         for call in fn.calls:
             if call.modelled:
                 continue  # a modelled framework call: its own `trains` is on fn already
             found = self.resolve(f, call.target, fn.qualname)
-            if found is not None and self.reaches_training(*found, depth + 1, stack):
-                result = True
-                break
-        self._trains[key] = result
-        return result
+            if found is None:
+                continue
+            yes, done = self._reaches(*found, depth + 1, stack)
+            if yes:
+                self._trains[key] = True
+                return True, True
+            complete = complete and done
+        if complete:
+            self._trains[key] = False
+        return False, complete
 
     def impersonates(self, f: SourceFile, target: str) -> bool:
         """Does ``target`` (a modelled framework call) resolve to a scanned package that
