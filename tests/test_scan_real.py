@@ -334,3 +334,47 @@ def test_cache_keeps_under_its_bound(tmp_path: Path) -> None:
     n, size = cache.usage()
     assert 0 < n < 20 and size <= 4000
     assert cache.get("19" + "0" * 62) is not None  # the newest entries stay
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+    except OSError:
+        return []
+    return [int(x) for x in text.split()]
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc")
+def test_ctrl_c_terminates_the_workers(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    body = "import torch\n\n\n" + "".join(
+        f"def f{i}(x):\n    return torch.relu(x) + {i}\n\n\n" for i in range(400)
+    )
+    for i in range(300):
+        (tmp_path / f"m{i}.py").write_text(body)
+    env = {**__import__("os").environ, "CFGLINT_CACHE_DIR": str(tmp_path / "c")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cfglint", "--source", str(tmp_path), "--no-cache"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    workers: list[int] = []
+    deadline = time.monotonic() + 60
+    while proc.poll() is None and not workers and time.monotonic() < deadline:
+        time.sleep(0.05)
+        workers = _children(proc.pid)
+    if not workers:
+        proc.wait()
+        pytest.skip("the scan finished before its workers could be interrupted")
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert "Traceback" not in err  # one process answers, workers stay quiet
+    for w in workers:
+        assert not Path(f"/proc/{w}").exists() or "zombie" in Path(f"/proc/{w}/status").read_text()

@@ -11,6 +11,7 @@ import gc
 import hashlib
 import json
 import os
+import signal
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -196,8 +197,16 @@ def _parse_all(
         # Largest first, so one big file does not finish last on an otherwise idle pool.
         order = sorted(misses, key=lambda d: len(texts[d]), reverse=True)
         chunk = max(1, len(order) // (workers * 8))
-        pool = multiprocessing.Pool(workers, initializer=gc.disable)
+        # Ctrl-C while the pool is being built would leave workers nobody terminates:
+        # hold SIGINT until it can be handled below.
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
+            pool = multiprocessing.Pool(workers, initializer=_worker_init)
+        except BaseException:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
+            raise
+        try:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)  # a held Ctrl-C lands here
             work = [(texts[d], deep.get(d, True)) for d in order]
             results = pool.imap(summarize_json, work, chunksize=chunk)
             for display, js in zip(order, results, strict=True):
@@ -210,6 +219,13 @@ def _parse_all(
         finally:
             pool.join()
     return workers
+
+
+def _worker_init() -> None:
+    """Workers leave Ctrl-C to the parent, which terminates them (no traceback per
+    worker), and skip the cyclic collector like the parent does."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    gc.disable()
 
 
 @contextmanager

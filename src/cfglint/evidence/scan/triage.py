@@ -12,7 +12,9 @@ first, and only the files that can matter get a libcst tree:
 
 The other files still matter for following calls from an entry point to the files that
 seed, so they get a *call-graph summary* built from the ``ast`` tree here: imports,
-classes, functions with their parameters and calls, the main block. Nothing is executed.
+classes, functions with their parameters and calls, the main block. One walk does both:
+it builds the call graph and stops at the first thing that needs libcst
+(:class:`NeedsFullScan`). Nothing is executed.
 """
 
 from __future__ import annotations
