@@ -352,7 +352,7 @@ class _Walk:
                 depth + 1,
                 cond or item.conditional,
                 stack,
-                condition or item.condition,
+                item.condition or condition,  # the innermost `if` on the way
             )
 
     def _unknown_helper(self, f: SourceFile, call: CallSite, via: list[str], cond: bool) -> None:
