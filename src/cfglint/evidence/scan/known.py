@@ -416,6 +416,13 @@ EXTERNAL_ROOTS = frozenset(sys.stdlib_module_names) | frozenset(
         "apex",
         "deepspeed",
         "accelerate",
+        # libraries whose seeding helpers are modelled (seed_helpers.py): a training
+        # script's calls into them are never followed, even when their source is among
+        # the scanned files (scanning Lightning's or timm's own repository)
+        "lightning",
+        "lightning_fabric",
+        "pytorch_lightning",
+        "timm",
         "scipy",
         "pandas",
         "tqdm",
