@@ -27,10 +27,10 @@ from cfglint.evidence.scan.model import (
     SourceBackward,
     SourceDecay,
     SourceDropout,
-    SourceLoc,
 )
 from cfglint.evidence.scan.policy import classify
 from cfglint.evidence.scan.seed_helpers import SEEDISH_NAMES
+from cfglint.model.values import Loc
 
 MAX_DEPTH = 12  # call chain length followed from an entry point
 MAX_VISITS = 4000  # function bodies walked per entry point, against call-graph blow-up
@@ -53,7 +53,7 @@ class _Resolved:
     text: str = ""
     from_config: bool = False
     # where a literal was written (the call that passed it), for locating findings
-    loc: SourceLoc | None = None
+    loc: Loc | None = None
 
 
 def side_of(frameworks: list[str]) -> Side | None:
@@ -247,9 +247,9 @@ class Linker:
         s = entry.summary
         if s.main is not None:
             w.walk(entry, s.main, {}, [], 0, False)
-            anchor = SourceLoc(path=entry.display, line=s.main.loc.line)
+            anchor = Loc(path=entry.display, line=s.main.loc.line)
         else:
-            anchor = SourceLoc(path=entry.display, line=1)
+            anchor = Loc(path=entry.display, line=1)
         side = side_of(s.frameworks)
         if side is None:
             sides = {side_of(self.by_abs[p].summary.frameworks) for p in w.files} - {None}
@@ -368,7 +368,7 @@ class _Walk:
             ReachedEffect(
                 kind="seed_helper",
                 api=api,
-                loc=SourceLoc(path=f.display, line=call.loc.line),
+                loc=Loc(path=f.display, line=call.loc.line),
                 enabled=None,
                 conditional=cond,
                 condition=call.condition,
@@ -421,7 +421,7 @@ def _reach(
         seed_loc=r.loc if r.value is not None else None,
         kind=e.kind,
         api=e.api,
-        loc=SourceLoc(path=f.display, line=e.loc.line),
+        loc=Loc(path=f.display, line=e.loc.line),
         seed_value=r.value,
         seed_text=r.text,
         seed_from_config=r.from_config,
@@ -459,7 +459,7 @@ def _bind(
     params = list(callee.params)
     if params and params[0] in ("self", "cls") and "." in callee.qualname:
         params = params[1:]
-    here = SourceLoc(path=caller.display, line=call.loc.line)
+    here = Loc(path=caller.display, line=call.loc.line)
 
     def ev(a: Arg) -> _Resolved:
         r = _eval(a, env)
