@@ -395,16 +395,12 @@ def _seed_where(e: ReachedEffect, v: Value | None) -> str:
     return f"{e.api} at {e.loc}{via}"
 
 
-<<<<<<< HEAD
 def _seed_src(e: ReachedEffect) -> Location:
     """Where a fix goes: the caller's literal (seed_everything(42)), not library code."""
     return _src(e.seed_loc or e.loc)
 
 
-@builtin("source_seed_mismatch")
-=======
 @builtin
->>>>>>> main
 def seed_mismatch(rule: Rule, ctx: Context) -> list[Finding]:
     res = _scan(rule, ctx)
     if res is None:
