@@ -9,7 +9,7 @@ from cfglint.evidence.scan.common import Frame, call_arg, dotted, literal
 from cfglint.evidence.scan.model import Arg, DecaySite, Evidence, SrcLoc
 from cfglint.evidence.scan.policy import MINDSPORE_UNGROUPED, classify
 
-_DECAY_LIST_HINTS = ("decay", "skip", "exclude")
+DECAY_LIST_HINTS = ("decay", "skip", "exclude")
 
 
 class DecayMixin:

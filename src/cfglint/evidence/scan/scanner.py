@@ -27,7 +27,7 @@ from cfglint.evidence.scan.common import (
     short,
     strings,
 )
-from cfglint.evidence.scan.decay import _DECAY_LIST_HINTS, DecayMixin
+from cfglint.evidence.scan.decay import DECAY_LIST_HINTS, DecayMixin
 from cfglint.evidence.scan.dropout import DropoutMixin
 from cfglint.evidence.scan.model import (
     Arg,
@@ -459,7 +459,7 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
             items = strings(value)
             if items is not None and not isinstance(value, cst.SimpleString):
                 fn.str_lists[name] = items
-                if any(h in name.lower() for h in _DECAY_LIST_HINTS):
+                if any(h in name.lower() for h in DECAY_LIST_HINTS):
                     fn.groups.names.extend(items)
                     fn.groups.name_evidence.append(
                         Evidence(loc=SrcLoc(line=line), text=self.code(value))
