@@ -332,7 +332,10 @@ def deterministic(rule: Rule, ctx: Context) -> list[Finding]:
             extra.append(_src(last.loc))
         if flagged:
             e = flagged[0]
-            detail += f"; it is switched on only when {e.condition} ({e.api} at {e.loc})"
+            detail += (
+                f"; the only switch found is conditional: on only when {e.condition} "
+                f"({e.api} at {e.loc})"
+            )
             extra.append(_src(e.loc))
         cfg_driven = [e for e in switches if e.config_field]
         if cfg_driven:

@@ -9,7 +9,7 @@ the candidate nearest to the importing file.
 from __future__ import annotations
 
 import os
-from collections import defaultdict
+from collections import defaultdict, deque
 from dataclasses import dataclass, field
 
 from cfglint.evidence.scan import known
@@ -70,7 +70,8 @@ class Linker:
         self.by_abs = {f.abspath: f for f in self.files}
         self.index: dict[str, list[SourceFile]] = defaultdict(list)
         self._imports: dict[tuple[ImportRef, str], SourceFile | None] = {}
-        self._trains: dict[tuple[str, str], bool] = {}
+        self._no_training: set[tuple[str, str]] = set()
+        self._resolved: dict[tuple[str, str, str], tuple[SourceFile, FunctionSummary] | None] = {}
         self.last_reached: set[tuple[str, str]] = set()
         for f in self.files:
             for key in _module_keys(f.abspath):
@@ -190,39 +191,41 @@ class Linker:
         return None
 
     def reaches_training(self, f: SourceFile, fn: FunctionSummary) -> bool:
-        """Does ``fn`` train, or call (through scanned code) something that does? Memoized
-        across entry candidates: a repository's scripts share most of their callees."""
-        return self._reaches(f, fn, 0, frozenset())[0]
+        """Does ``fn`` train, or call (through scanned code) something that does?
 
-    def _reaches(
-        self, f: SourceFile, fn: FunctionSummary, depth: int, stack: frozenset
-    ) -> tuple[bool, bool]:
-        """(trains, complete): a "no" found with a cut (depth, recursion) is not final."""
-        key = (f.abspath, fn.qualname)
-        hit = self._trains.get(key)
-        if hit is not None:
-            return hit, True
-        if fn.trains:
-            self._trains[key] = True
-            return True, True
-        if depth >= MAX_DEPTH or key in stack:
-            return False, False
-        stack = stack | {key}
-        complete = True
-        for call in fn.calls:
-            if call.modelled:
-                continue  # a modelled framework call: its own `trains` is on fn already
-            found = self.resolve(f, call.target, fn.qualname)
-            if found is None:
+        A breadth-first search over resolved calls. When it ends without finding
+        training, everything it visited is known not to reach training (their reachable
+        sets are inside this one): later candidates stop there. A repository's scripts
+        share most of their callees, so each function is explored about once."""
+        seen = {(f.abspath, fn.qualname)}
+        queue = deque([(f, fn)])
+        while queue:
+            g, cur = queue.popleft()
+            key = (g.abspath, cur.qualname)
+            if cur.trains:
+                return True
+            if key in self._no_training:
                 continue
-            yes, done = self._reaches(*found, depth + 1, stack)
-            if yes:
-                self._trains[key] = True
-                return True, True
-            complete = complete and done
-        if complete:
-            self._trains[key] = False
-        return False, complete
+            for call in cur.calls:
+                if call.modelled:
+                    continue  # a modelled framework call: its own `trains` is on cur already
+                found = self.resolve_cached(g, call.target, cur.qualname)
+                if found is None:
+                    continue
+                nxt = (found[0].abspath, found[1].qualname)
+                if nxt not in seen:
+                    seen.add(nxt)
+                    queue.append(found)
+        self._no_training |= seen
+        return False
+
+    def resolve_cached(
+        self, f: SourceFile, target: str, scope: str
+    ) -> tuple[SourceFile, FunctionSummary] | None:
+        key = (f.abspath, target, scope)
+        if key not in self._resolved:
+            self._resolved[key] = self.resolve(f, target, scope)
+        return self._resolved[key]
 
     def impersonates(self, f: SourceFile, target: str) -> bool:
         """Does ``target`` (a modelled framework call) resolve to a scanned package that
