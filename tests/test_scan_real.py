@@ -189,6 +189,8 @@ def test_own_megatron_package_is_followed_not_modelled() -> None:
     training = fx("neox_like", "megatron", "training.py")
     assert {e.kind for e in entry.effects} == {"random", "torch"}
     assert all(e.loc.path == training for e in entry.effects)
+    # `if seed > 0: ... else: raise` is a check: the seeding is not conditional
+    assert not any(e.conditional for e in entry.effects)
     findings, _ = lint(res)
     assert "DET012" in {f.rule for f in findings}  # numpy is not seeded there
     assert not any("--deterministic-mode" in f.message for f in findings)
@@ -378,3 +380,26 @@ def test_ctrl_c_terminates_the_workers(tmp_path: Path) -> None:
     assert "Traceback" not in err  # one process answers, workers stay quiet
     for w in workers:
         assert not Path(f"/proc/{w}").exists() or "zombie" in Path(f"/proc/{w}/status").read_text()
+
+
+def test_condition_is_kept_through_a_call_graph_only_file(tmp_path: Path) -> None:
+    files = {
+        "helpers.py": "import random\nimport torch\n\n\ndef seed_all(s):\n"
+        "    random.seed(s)\n    torch.manual_seed(s)\n",
+        # nothing here for libcst: this file gets the ast call graph only
+        "setup_run.py": "from helpers import seed_all\n\n\ndef setup(args):\n"
+        "    if args.reproducible:\n        seed_all(args.seed)\n",
+        "train.py": "from setup_run import setup\n\n\ndef main(args, loss):\n"
+        "    setup(args)\n    loss.backward()\n\n\nif __name__ == '__main__':\n"
+        "    main(None, None)\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    res = scan_paths([str(tmp_path / "train.py"), str(tmp_path)])
+    assert [p for p in res.stats.parsed_paths if p.endswith("setup_run.py")]
+    [entry] = res.entries
+    [torch_seed] = entry.of("torch")
+    assert torch_seed.conditional and torch_seed.condition == "args.reproducible"
+    findings, ctx = lint(res)
+    assert "DET013" not in {f.rule for f in findings}
+    assert any("only when args.reproducible" in r for _, r in ctx.not_checked)

@@ -133,6 +133,7 @@ class Frame:
         self.tainted: set[str] = set()
         # the `if` tests this point sits behind, innermost last, as written
         self.conds: list[str] = []
+        self.if_counted: list[bool] = []  # per enclosing `if`: does it make code conditional
         # `trainer = Trainer(...)`: trainer.train() calls Trainer.train
         self.instances: dict[str, str] = {}
         # `optimizer_cls = torch.optim.AdamW`: name -> qualified class

@@ -377,15 +377,20 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
             self.stack.append(self.main)
             return
         fn = self.cur
-        fn.cond += 1
-        fn.conds.append(short(self.module.code_for_node(node.test), 80))
+        # `if ok: ... else: raise` is a check, not a flag: what it guards always runs
+        counted = not _else_raises(node)
+        fn.if_counted.append(counted)
+        if counted:
+            fn.cond += 1
+            fn.conds.append(short(self.module.code_for_node(node.test), 80))
         fn.branches.append(self._branch_kind(node.body))
         self._module_type_test(node.test, fn.branches[-1])
 
     def visit_Else(self, node: cst.Else) -> None:
         fn = self.cur
-        if fn.conds:
+        if fn.if_counted and fn.if_counted[-1] and fn.conds:
             fn.conds[-1] = f"not ({fn.conds[-1]})"
+        if fn.branches:
             fn.branches[-1] = self._branch_kind(node.body)
 
     def leave_If(self, original_node: cst.If) -> None:
@@ -393,10 +398,10 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
             self.stack.pop()
             return
         fn = self.cur
-        fn.cond -= 1
-        if fn.conds:
+        if fn.if_counted.pop():
+            fn.cond -= 1
             fn.conds.pop()
-            fn.branches.pop()
+        fn.branches.pop()
 
     def visit_For(self, node: cst.For) -> None:
         self._bind(node.target, node.iter)
@@ -671,6 +676,18 @@ def _seedish(text: str) -> str:
     """Expression text is kept only when it may name a seed: the rest is never used, and
     keeping it would bloat every cached summary."""
     return text if "seed" in text.lower() else ""
+
+
+def _else_raises(node: cst.If) -> bool:
+    """``else:`` holding nothing but ``raise``."""
+    orelse = node.orelse
+    if not isinstance(orelse, cst.Else) or not isinstance(orelse.body, cst.IndentedBlock):
+        return False
+    stmts = orelse.body.body
+    return bool(stmts) and all(
+        isinstance(s, cst.SimpleStatementLine) and all(isinstance(x, cst.Raise) for x in s.body)
+        for s in stmts
+    )
 
 
 def _is_main_test(test: cst.BaseExpression) -> bool:

@@ -126,6 +126,7 @@ class _Fn:
         self.literals: dict[str, Any] = {}
         self.assigned: set[str] = set()
         self.instances: dict[str, str] = {}
+        self.conds: list[ast.expr] = []  # enclosing `if` tests, innermost last
 
 
 class CallGraph:
@@ -277,10 +278,21 @@ class CallGraph:
                 self.visit(stmt)
             return
         self.visit(node.test)
-        self.cur.cond += 1
-        for stmt in (*node.body, *node.orelse):
+        fn = self.cur
+        if node.orelse and all(isinstance(s, ast.Raise) for s in node.orelse):
+            for stmt in (*node.body, *node.orelse):  # a check, not a flag
+                self.visit(stmt)
+            return
+        fn.cond += 1
+        fn.conds.append(node.test)
+        for stmt in node.body:
             self.visit(stmt)
-        self.cur.cond -= 1
+        if node.orelse:
+            fn.conds[-1] = ast.UnaryOp(op=ast.Not(), operand=node.test)
+            for stmt in node.orelse:
+                self.visit(stmt)
+        fn.conds.pop()
+        fn.cond -= 1
 
     def visit_Lambda(self, node: ast.Lambda) -> None:
         self.visit(node.body)
@@ -363,6 +375,7 @@ class CallGraph:
                     args=args,
                     kwargs=kwargs,
                     conditional=fn.cond > 0,
+                    condition=_condition(fn),
                 )
             )
         del last
@@ -429,6 +442,7 @@ class CallGraph:
                     target=name,
                     loc=SrcLoc(line=node.lineno),
                     conditional=fn.cond > 0,
+                    condition=_condition(fn),
                     indirect=True,
                 )
             )
@@ -534,6 +548,14 @@ _DISPATCH: dict[type, Any] = {
         for t in (ast.Load, ast.Store, ast.Del, ast.Pass, ast.Break, ast.Continue, ast.alias)
     },
 }
+
+
+def _condition(fn: _Fn) -> str:
+    """The innermost `if` test as written (unparsed only for calls that sit behind one)."""
+    if fn.cond <= 0 or not fn.conds:
+        return ""
+    text = " ".join(ast.unparse(fn.conds[-1]).split())
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _chained_backward(node: ast.Call) -> bool:
