@@ -355,8 +355,12 @@ class CallGraph:
         self.generic_visit(node)
         raw = _dotted(node.func)
         fn = self.cur
-        last = raw.rsplit(".", 1)[-1] if raw else None
-        if (raw is not None and _trains(node, raw)) or _chained_backward(node):
+        if raw is not None:
+            target = self._target(raw)  # trainer.train() -> Trainer.train
+            named = (raw, target, self._qualify(target) or target)
+            if any(_trains(node, n) for n in named):
+                fn.summary.trains = True
+        elif _chained_backward(node):
             fn.summary.trains = True
         if raw is not None:
             self._passed(node)
@@ -378,7 +382,6 @@ class CallGraph:
                     condition=_condition(fn),
                 )
             )
-        del last
 
     def _triage_call(self, node: ast.Call) -> None:
         last = _last(node.func)
