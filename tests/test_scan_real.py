@@ -219,6 +219,17 @@ def test_adamw_default_decay_on_a_plain_list_is_reported() -> None:
     assert f.locations[0].line == line_of(fx("decay_styles", "adamw_plain.py"), "AdamW(")
 
 
+def test_unknown_weight_decay_default_is_unclear_not_decay_all() -> None:
+    res = scan_paths([fx("decay_styles", "unknown_default.py")])
+    [d] = res.decays
+    assert d.site.policy == "decay_all" and d.site.weight_decay is None
+    assert "SRC002" not in rules_of(res)  # against the assumed default: not even a note
+    findings, _ = lint(res, mf=config("mindformers", optimizer__weight_decay=(0.1, 3)))
+    rules = {f.rule: f for f in findings}
+    assert "SRC002" not in rules
+    assert "default unknown" in rules["SRC003"].message
+
+
 def test_optimizer_class_held_in_a_variable() -> None:
     [d] = _decays("decay_styles", "hf_optimizer_cls.py")
     assert d.site.optimizer == "torch.optim.AdamW"
