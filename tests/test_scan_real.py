@@ -136,6 +136,22 @@ def test_a_file_named_explicitly_is_the_entry_and_the_folder_only_holds_code() -
     assert fx("entry_repo", "model.py") in res.entries[0].files_reached
 
 
+def test_a_trainer_chosen_at_run_time_still_trains(tmp_path: Path) -> None:
+    # MindSpeed-LLM style: AutoTrainer picks the trainer class from the arguments
+    (tmp_path / "launcher.py").write_text(
+        "from registry import get_trainer\n\n\nclass AutoTrainer:\n"
+        "    def __init__(self, stage):\n        self.trainer = get_trainer(stage)\n\n"
+        "    def train(self):\n        self.trainer.train()\n"
+    )
+    (tmp_path / "posttrain.py").write_text(
+        "from launcher import AutoTrainer\n\n\ndef launch():\n"
+        "    trainer = AutoTrainer('sft')\n    trainer.train()\n\n\n"
+        "if __name__ == '__main__':\n    launch()\n"
+    )
+    res = scan_paths([str(tmp_path)])
+    assert [e.path for e in res.entries] == [str(tmp_path / "posttrain.py")]
+
+
 def test_converters_preprocessors_and_tokenizer_trainers_are_not_entries() -> None:
     res = scan_paths([fx("entry_repo")])
     paths = {e.path for e in res.entries}

@@ -175,6 +175,8 @@ def is_training_call(name: str, nargs: int) -> bool:
         return low in _STEP_RECEIVERS or low.endswith("optimizer")
     if last == "train" and head.rsplit(".", 1)[-1] == "model" and nargs >= 2:
         return True  # MindSpore Model.train(epoch, dataset)
+    if last in ("train", "fit") and head.rsplit(".", 1)[-1].lower().endswith("trainer"):
+        return True  # self.trainer.train(): a trainer picked at run time (MindSpeed-LLM)
     init = FRAMEWORK_INITS.get(name)
     if init is not None and getattr(init, "trains", False):
         return True
