@@ -68,6 +68,7 @@ def rules_of(res: ScanResult, **kw) -> set[str]:
         ("deepspeed_train.py", "set_random_seed(31)", {"random", "numpy", "torch"}, False),
         ("deepspeed_train.py", "model_parallel_cuda_manual_seed(31)", {"cuda"}, False),
         ("mindspore_train.py", "ms.set_seed(5)", {"mindspore", "numpy"}, False),
+        ("lightning_cli.py", "LightningCLI(", {"random", "numpy", "torch"}, False),
     ],
 )
 def test_library_seeding_helpers_are_modelled_at_the_callers_line(
@@ -84,6 +85,15 @@ def test_library_seeding_helpers_are_modelled_at_the_callers_line(
     # nothing here is reported as unseeded (MindSpore's set_seed leaves Python's random)
     unseeded = {"DET012", "DET013"} | ({"DET010"} if "random" in seeded else set())
     assert not rules_of(res) & unseeded
+
+
+def test_a_library_trainer_without_a_model_is_unknown() -> None:
+    res, entry = one_entry("seed_helpers", "trl_sft.py")
+    [helper] = entry.of("seed_helper")
+    assert helper.api == "trl.SFTTrainer"
+    findings, ctx = lint(res)
+    assert not {f.rule for f in findings} & {"DET010", "DET012", "DET013"}
+    assert any("trl.SFTTrainer" in r for _, r in ctx.not_checked)
 
 
 def test_transformers_trainer_seeds_from_training_arguments() -> None:

@@ -359,8 +359,12 @@ class _Walk:
             )
 
     def _unknown_helper(self, f: SourceFile, call: CallSite, via: list[str], cond: bool) -> None:
-        """A seeding helper of a library that is neither modelled nor scanned."""
-        if call.target.rsplit(".", 1)[-1] not in SEEDISH_NAMES:
+        """A seeding helper of a library that is neither modelled nor scanned, or a
+        library's Trainer class (TRL's SFTTrainer and the like seed in their constructor,
+        through transformers.Trainer): the seeding is unknown, not missing."""
+        last = call.target.rsplit(".", 1)[-1]
+        trainer = last.endswith("Trainer") and "." not in call.target
+        if last not in SEEDISH_NAMES and not trainer:
             return
         ref = f.summary.imports.get(call.target.split(".")[0])
         if ref is None or ref.level:
@@ -375,7 +379,8 @@ class _Walk:
                 enabled=None,
                 conditional=cond,
                 condition=call.condition,
-                note=f"{api} is a library's seeding helper cfglint has no model of",
+                note=f"{api} is a library's {'Trainer' if trainer else 'seeding helper'} "
+                "cfglint has no model of",
                 via=via,
             )
         )

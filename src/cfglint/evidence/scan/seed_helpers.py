@@ -60,6 +60,14 @@ _LIGHTNING_TRAINER = LibraryHelper(
     "accelerator_connector.py:572-591 (_set_torch_flags)",
     note="Trainer(deterministic=True) calls torch.use_deterministic_algorithms(True)",
 )
+_LIGHTNING_CLI = LibraryHelper(
+    kinds=("random", "numpy", "torch"),
+    seed=("arg", 99, "seed_everything_default"),
+    source="lightning 2.6.2: src/lightning/pytorch/cli.py:330 (seed_everything_default=True), "
+    ":775-788 (_set_seed, called from __init__ at :412)",
+    note="LightningCLI seeds through seed_everything unless seed_everything is False; the "
+    "default True draws a new random seed on every run",
+)
 _HF_SET_SEED = LibraryHelper(
     kinds=("random", "numpy", "torch", "cuda"),
     seed=("arg", 0, "seed"),
@@ -154,6 +162,10 @@ LIBRARY_HELPERS: dict[str, LibraryHelper] = {
             "pytorch_lightning.Trainer",
         ),
         _LIGHTNING_TRAINER,
+    ),
+    **dict.fromkeys(
+        ("lightning.pytorch.cli.LightningCLI", "pytorch_lightning.cli.LightningCLI"),
+        _LIGHTNING_CLI,
     ),
     **dict.fromkeys(("transformers.set_seed", "transformers.trainer_utils.set_seed"), _HF_SET_SEED),
     **dict.fromkeys(
