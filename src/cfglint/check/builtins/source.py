@@ -166,8 +166,8 @@ def _undecided(rule: Rule, ctx: Context, entry: EntryReport, kinds: tuple[str, .
         not_checked(
             ctx,
             rule,
-            f"{entry.path}: seeds through {h.api} at {h.loc}, a library helper or Trainer cfglint has "
-            "no model of: unknown",
+            f"{entry.path}: seeds through {h.api} at {h.loc}, a library helper or Trainer "
+            "cfglint has no model of: unknown",
         )
         return True
     return False
