@@ -11,7 +11,7 @@ from cfglint import __version__
 from cfglint.check.rulebook import RuleFileError
 from cfglint.model.errors import InputError
 
-SUBCOMMANDS = ("lint", "show", "rules", "explain", "lr", "probe")
+SUBCOMMANDS = ("lint", "show", "rules", "explain", "lr", "probe", "cache")
 FORMATS = ("text", "concise", "json", "sarif")
 FAIL_ON = ("error", "warning", "note", "never")
 
@@ -88,6 +88,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="lint the pairs of [tool.cfglint] pairs that include one of FILE (all of them "
         "when no FILE is given); for pre-commit",
     )
+    lint.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="neither read nor write the source-scan cache (see `cfglint cache`)",
+    )
     lint.add_argument("--output", "-o", metavar="FILE", help="write the report here")
     lint.add_argument(
         "--select",
@@ -163,6 +168,9 @@ def build_parser() -> argparse.ArgumentParser:
     explain = sub.add_parser("explain", help="rationale and fix of one rule")
     explain.add_argument("rule", metavar="RULE-ID")
     _color(explain)
+
+    cache = sub.add_parser("cache", help="the source-scan cache: clear it, or show its size")
+    cache.add_argument("action", choices=("clear", "info"))
 
     lr = sub.add_parser("lr", help="both learning-rate curves, step by step")
     _common_inputs(lr)
@@ -246,6 +254,7 @@ def _dispatch(args: Any) -> int:
         "explain": commands.cmd_explain,
         "lr": commands.cmd_lr,
         "probe": _cmd_probe,
+        "cache": commands.cmd_cache,
     }[args.command](args)
 
 

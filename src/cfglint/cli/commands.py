@@ -227,6 +227,7 @@ def _run_jobs(
             data=args.data,
             tokenizer=args.tokenizer,
             loss_logs=args.loss_log,
+            scan_cache=not args.no_cache,
         )
         report, ctx = lint(opts)
         if getattr(args, "probe", False) and not report.errors:
@@ -537,6 +538,24 @@ def rules_markdown(rules: Any) -> str:
         only = " *(align profile)*" if r.profiles == ("align",) else ""
         out.append(f"| {r.id} | `{r.row}` | {r.severity} | {r.title}{only} |")
     return "\n".join(out).lstrip("\n") + "\n"
+
+
+def cmd_cache(args: Any) -> int:
+    """``cfglint cache clear`` / ``cfglint cache info``: the source-scan cache."""
+    from cfglint.evidence.scan.runner import Cache
+    from cfglint.load.datacache import cache_dir
+
+    cache = Cache(cache_dir() / "scan")
+    if args.action == "clear":
+        n, freed = cache.clear()
+        sys.stdout.write(f"removed {n} cached scan summaries ({freed / 2**20:.1f} MiB)\n")
+    else:
+        n, size = cache.usage()
+        sys.stdout.write(
+            f"{cache.root}: {n} scan summaries, {size / 2**20:.1f} MiB "
+            f"(bound {cache.max_bytes / 2**20:.0f} MiB, CFGLINT_SCAN_CACHE_MB)\n"
+        )
+    return 0
 
 
 def cmd_explain(args: Any) -> int:
