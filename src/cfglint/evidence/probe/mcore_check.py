@@ -3,7 +3,7 @@ GPTModel (``megatron-core==0.16.1``, CPU), on identical weights and tokens.
 
 Run as ``python -m cfglint.evidence.probe.mcore_check OUT.json [dense|gqa]``: writes both
 step-1 losses and the per-weight gradient norms of both implementations. Used by
-tests/test_probe_mcore.py; never by the lint or the probe itself.
+tests/evidence/test_probe_mcore.py; never by the lint or the probe itself.
 
 Shims megatron-core needs on a CPU-only machine with one process (issue 8): gloo with a
 ``HashStore`` at world size 1, ``torch.cuda.current_device`` answering the CPU, the CPU RNG

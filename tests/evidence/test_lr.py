@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 if importlib.util.find_spec("cfglint") is None:  # a checkout without `pip install -e .`
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
 
 from cfglint.evidence.lr import (
     Schedule,

@@ -23,8 +23,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from cfglint.check.rulebook import load_rules
 from variations import (
     Applied,
     Delete,
@@ -37,6 +35,8 @@ from variations import (
     run_cli,
     same_values,
 )
+
+from cfglint.check.rulebook import load_rules
 
 MF, MG = "mindformers", "megatron"
 MG_DEFAULT = ("default of Megatron-LM", "default of MindSpeed-LLM")

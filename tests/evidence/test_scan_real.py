@@ -11,12 +11,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from test_scan import config, lint
 
 from cfglint.evidence.scan import scan_paths
 from cfglint.evidence.scan.model import EntryReport, ScanResult
-from test_scan import config, lint
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FIX = ROOT / "fixtures" / "sources"
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 REALPAIRS = ROOT / "fixtures" / "realpairs"
 COMPARING_BUILTINS = {"OPT010", "OTH001", "OTH010", "ALN011"}
 NOT_SCORED = {"STR014", "STR015", "STR016", "STR017"}

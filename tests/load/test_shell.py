@@ -17,7 +17,7 @@ from cfglint.load.shell import (
 )
 from cfglint.model.errors import InputError
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "megatron"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "megatron"
 
 
 def fixture(name: str) -> str:

@@ -21,7 +21,7 @@ from cfglint.model.config import Config
 from cfglint.model.findings import Finding
 from cfglint.model.values import Loc, Value
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FIX = ROOT / "fixtures" / "sources"
 RULE_FILES = (ROOT / "rules" / "determinism.yaml", ROOT / "rules" / "source.yaml")
 

@@ -1,8 +1,9 @@
 """Golden snapshots of the outputs users and CI rely on: text, JSON and SARIF of the bundled
 example and the fixture pairs, `show --format json` and `rules --format json`.
 
-Regenerate after an intended change with ``CFGLINT_UPDATE_GOLDEN=1 ./test tests/test_golden.py``
-and say in the commit what changed and why."""
+Regenerate after an intended change with
+``CFGLINT_UPDATE_GOLDEN=1 ./test tests/report/test_golden.py`` and say in the commit what
+changed and why."""
 
 from __future__ import annotations
 

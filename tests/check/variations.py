@@ -1,4 +1,4 @@
-"""Helpers for tests/test_rule_variations.py: one-knob edits of the aligned fixture pairs.
+"""Helpers for tests/check/test_rule_variations.py: one-knob edits of the aligned fixture pairs.
 
 An edit is applied to a copy of one file of a pair (never to the fixture itself); the lines
 it touched are computed from the edited copy, so a test can check that a finding points at
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PAIRS = ROOT / "fixtures" / "pairs"
 
 # pair name -> (folder, MindFormers YAML, Megatron / MindSpeed-LLM script, msrun script)

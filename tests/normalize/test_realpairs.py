@@ -13,6 +13,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from realpairs import REALPAIRS, pairs, run
 
 from cfglint.cli.pipeline import Options, lint
 from cfglint.evidence.reference import names_model
@@ -20,7 +21,6 @@ from cfglint.model.findings import Report
 from cfglint.normalize.megatron.build import normalize_megatron
 from cfglint.normalize.megatron.input import load_megatron
 from cfglint.normalize.mindformers.build import load_mindformers
-from realpairs import REALPAIRS, pairs, run
 
 
 @pytest.mark.parametrize("pair", pairs())
