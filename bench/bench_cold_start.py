@@ -43,7 +43,7 @@ def timed(cmd: list[str], env: dict[str, str], runs: int) -> float:
 
 def heavy_imports(env: dict[str, str]) -> list[str]:
     code = (
-        "import sys, contextlib, io\nfrom cfglint.cli import main\n"
+        "import sys, contextlib, io\nfrom cfglint.cli.app import main\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
         f"    main({[*PAIR, '--format', 'json']!r})\n"
         f"print([m for m in {HEAVY!r} if m in sys.modules])\n"

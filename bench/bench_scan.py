@@ -123,7 +123,7 @@ def generate(root: Path, n_files: int, seed: int = 0) -> list[Path]:
 
 
 def _run(paths: list[str], jobs: int | None) -> tuple[float, object]:
-    from cfglint.scan import scan_paths
+    from cfglint.evidence.scan import scan_paths
 
     t0 = time.perf_counter()
     res = scan_paths(paths, jobs=jobs)

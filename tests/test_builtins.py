@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from cfglint.cli import main
-from cfglint.indexed_dataset import DatasetError, open_indexed, write_indexed
+from cfglint.load.indexed_dataset import DatasetError, open_indexed, write_indexed
 from conftest import CORPUS, FIXTURES
 
 DENSE = FIXTURES / "pairs" / "llama2_dense"
@@ -146,7 +146,7 @@ def test_version_check_without_mindspore(capsys: pytest.CaptureFixture[str]) -> 
 
 
 def test_version_table_lookup(monkeypatch: pytest.MonkeyPatch) -> None:
-    from cfglint import versions
+    from cfglint.evidence import versions
 
     fake = {"mindspore": "2.4.10", "mindformers": "1.5.0"}
     monkeypatch.setattr(versions, "installed", lambda d: fake.get(d))

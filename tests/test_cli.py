@@ -291,7 +291,7 @@ def test_output_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
 
 def test_plain_lint_imports_no_heavy_modules() -> None:
     code = (
-        "import sys\nfrom cfglint.cli import main\n"
+        "import sys\nfrom cfglint.cli.app import main\n"
         f"rc = main([{EX_MF!r}, '--megatron', {EX_MG!r}, '--format', 'json'])\n"
         "heavy = [m for m in ('torch', 'mindspore', 'libcst', 'numpy', 'matplotlib')\n"
         "         if m in sys.modules]\n"

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
-from cfglint.rulebook import RuleFileError, load_rules
+from cfglint.check.rulebook import RuleFileError, load_rules
 from conftest import ROOT, need_shared
 
 
@@ -62,10 +62,11 @@ def test_conditions_cannot_escape_the_expression_language(tmp_path: Path) -> Non
 def test_source_check_stubs_match_the_scanner() -> None:
     # plain lints register stubs by name so that libcst and the scanner stay unimported;
     # once the scanner's checks are imported, every stub is replaced and none is missing
-    import cfglint.scan.checks  # noqa: F401
-    from cfglint.checks import BUILTINS, SOURCE_CHECKS
+    import cfglint.check.builtins.source  # noqa: F401
+    from cfglint.check.builtins.core import BUILTINS, SOURCE_CHECKS
 
-    from_scanner = {n for n, fn in BUILTINS.items() if fn.__module__ == "cfglint.scan.checks"}
+    src = "cfglint.check.builtins.source"
+    from_scanner = {n for n, fn in BUILTINS.items() if fn.__module__ == src}
     assert from_scanner == set(SOURCE_CHECKS)
 
 

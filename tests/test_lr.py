@@ -1,7 +1,7 @@
 """Learning-rate schedules: expected values are derived by hand in the comments.
 
-Indexing recap (see the cfglint.lr docstring): update ``i`` runs with scheduler index
-``g = i - 1`` in both frameworks. Megatron counts that index in samples
+Indexing recap (see the cfglint.evidence.lr.schedule docstring): update ``i`` runs with
+scheduler index ``g = i - 1`` in both frameworks. Megatron counts that index in samples
 (``num_steps = g * global_batch_size``), MindFormers in optimizer steps.
 """
 
@@ -17,17 +17,16 @@ import pytest
 if importlib.util.find_spec("cfglint") is None:  # a checkout without `pip install -e .`
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from cfglint.lr import (
+from cfglint.evidence.lr import (
     Schedule,
     compare,
     curve,
     lr_at,
     megatron_schedule,
     mindformers_schedule,
-    plot_png,
-    plot_terminal,
     wsd_decay_style,
 )
+from cfglint.report.lr_plot import plot_png, plot_terminal
 
 
 def approx(value: float) -> object:

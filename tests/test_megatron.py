@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from cfglint.megatron_args import known_versions, load_table
-from cfglint.megatron_input import load_megatron
-from cfglint.normalize_megatron import normalize_megatron
-from cfglint.values import Origin
+from cfglint.model.values import Origin
+from cfglint.normalize.megatron.args import known_versions, load_table
+from cfglint.normalize.megatron.build import normalize_megatron
+from cfglint.normalize.megatron.input import load_megatron
 from conftest import FIXTURES
 
 MG = FIXTURES / "megatron"

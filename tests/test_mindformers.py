@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from cfglint.errors import InputError
-from cfglint.normalize_mindformers import load_mindformers
-from cfglint.values import Origin
+from cfglint.model.errors import InputError
+from cfglint.model.values import Origin
+from cfglint.normalize.mindformers.build import load_mindformers
 from conftest import CORPUS, FIXTURES, need_shared
 
 

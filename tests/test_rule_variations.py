@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from cfglint.rulebook import load_rules
+from cfglint.check.rulebook import load_rules
 from variations import (
     Applied,
     Delete,

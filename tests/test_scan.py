@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from cfglint.datacache import load_data
-from cfglint.engine import Context, run_rules
-from cfglint.findings import Finding
-from cfglint.model import Config
-from cfglint.rulebook import Rule, RuleFile
-from cfglint.scan import scan_paths
-from cfglint.scan.link import MAX_DEPTH
-from cfglint.scan.model import ScanResult
-from cfglint.values import Loc, Value
+from cfglint.check.engine import Context, run_rules
+from cfglint.check.rulebook import Rule, RuleFile
+from cfglint.evidence.scan import scan_paths
+from cfglint.evidence.scan.link import MAX_DEPTH
+from cfglint.evidence.scan.model import ScanResult
+from cfglint.load.datacache import load_data
+from cfglint.model.config import Config
+from cfglint.model.findings import Finding
+from cfglint.model.values import Loc, Value
 
 ROOT = Path(__file__).resolve().parent.parent
 FIX = ROOT / "fixtures" / "sources"
@@ -498,9 +498,10 @@ def test_scanned_code_is_never_run(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 
 def test_plain_lint_does_not_import_libcst(tmp_path: Path) -> None:
     code = (
-        "import sys, cfglint.checks, cfglint.scan, cfglint.scan.checks\n"
+        "import sys, cfglint.check.builtins.core, cfglint.evidence.scan\n"
+        "import cfglint.check.builtins.source\n"
         "assert 'libcst' not in sys.modules\n"
-        "from cfglint.scan import scan_paths\n"
+        "from cfglint.evidence.scan import scan_paths\n"
         f"r = scan_paths([{fx('seed_all_pt')!r}])\n"
         "print('libcst' in sys.modules, r.stats.parsed)\n"
     )
@@ -594,7 +595,7 @@ def test_line_numbers_match_libcst_positions() -> None:
     import libcst as cst
     from libcst.metadata import MetadataWrapper, PositionProvider
 
-    from cfglint.scan.scanner import summarize
+    from cfglint.evidence.scan.scanner import summarize
 
     for path in sorted(FIX.rglob("*.py")):
         text = path.read_text()

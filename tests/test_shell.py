@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from cfglint.errors import InputError
-from cfglint.loaders.shell import (
+from cfglint.load.shell import (
     Invocation,
     ShellScript,
     Word,
@@ -16,6 +15,7 @@ from cfglint.loaders.shell import (
     parse_script,
     parse_script_text,
 )
+from cfglint.model.errors import InputError
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "megatron"
 

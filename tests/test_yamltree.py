@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from cfglint.errors import InputError
-from cfglint.loaders.yamltree import get, parse_yaml_text, resolve_plain_yaml11
+from cfglint.load.yamltree import get, parse_yaml_text, resolve_plain_yaml11
+from cfglint.model.errors import InputError
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,200 @@
+"""Command line: ``cfglint mindformers.yaml --megatron args.sh`` and friends."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+from cfglint import __version__
+from cfglint.check.rulebook import RuleFileError
+from cfglint.model.errors import InputError
+
+SUBCOMMANDS = ("lint", "show", "rules", "explain", "lr")
+FORMATS = ("text", "json", "sarif")
+FAIL_ON = ("error", "warning", "note", "never")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        # usage errors are input errors: one line, exit 2, no traceback
+        raise InputError(None, f"{self.prog}: {message}")
+
+
+def _common_inputs(p: argparse.ArgumentParser) -> None:
+    from cfglint.normalize.megatron.args import known_versions
+
+    p.add_argument(
+        "files",
+        nargs="*",
+        metavar="FILE",
+        help="MindFormers YAML files (also .py training sources and .sh launch scripts)",
+    )
+    p.add_argument(
+        "--megatron",
+        metavar="FILE",
+        help="Megatron-LM / MindSpeed-LLM arguments: launch script, args file, "
+        "training log, or --yaml-cfg file",
+    )
+    p.add_argument(
+        "--launch",
+        metavar="SCRIPT",
+        help="the MindFormers side's launch script (msrun), for environment checks",
+    )
+    p.add_argument(
+        "--megatron-version",
+        choices=known_versions(),
+        help="the release whose argument defaults apply (default: detected from the flags: "
+        "MindSpeed-LLM if the command uses MindSpeed-LLM's own flags, else the newest "
+        "Megatron-LM table)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    root = _Parser(
+        prog="cfglint",
+        description="Find the configuration causes of loss-curve mismatches between "
+        "Megatron-LM / MindSpeed-LLM and MindFormers training jobs.",
+    )
+    root.add_argument("--version", action="version", version=f"cfglint {__version__}")
+    sub = root.add_subparsers(dest="command", parser_class=_Parser)
+
+    lint = sub.add_parser("lint", help="check a config pair (the default command)")
+    _common_inputs(lint)
+    lint.add_argument(
+        "--source",
+        nargs="+",
+        default=[],
+        metavar="PATH",
+        help="training sources (files or folders) to scan",
+    )
+    lint.add_argument("--format", choices=FORMATS)
+    lint.add_argument("--output", "-o", metavar="FILE", help="write the report here")
+    lint.add_argument(
+        "--select",
+        action="append",
+        default=[],
+        metavar="RULE|ROW",
+        help="only these rule ids or checklist rows (repeatable, comma lists)",
+    )
+    lint.add_argument(
+        "--ignore",
+        action="append",
+        default=[],
+        metavar="RULE|ROW",
+        help="skip these rule ids or checklist rows",
+    )
+    lint.add_argument(
+        "--profile",
+        choices=("default", "align"),
+        help="align adds the Stage-1 alignment-run settings",
+    )
+    lint.add_argument(
+        "--fail-on",
+        choices=FAIL_ON,
+        help="lowest severity that makes the exit code 1 (default: warning)",
+    )
+    lint.add_argument(
+        "--data", metavar="PATH", help="dataset prefix (Megatron .bin/.idx) for the data rows"
+    )
+    lint.add_argument(
+        "--tokenizer", metavar="PATH", help="tokenizer file or folder for the special-token rows"
+    )
+    lint.add_argument(
+        "--loss-log",
+        action="append",
+        default=[],
+        metavar="LOG",
+        help="training log of either side with per-step losses, for the "
+        "migration-standard rows (give one per side)",
+    )
+    lint.add_argument(
+        "--verbose",
+        "-v",
+        action="store_true",
+        help="also list rows that could not be checked, and why",
+    )
+    lint.add_argument("--no-color", action="store_true")
+    lint.add_argument(
+        "--skip-unrecognized-yaml",
+        action="store_true",
+        help="skip YAML files that are not MindFormers configs (for pre-commit)",
+    )
+    lint.add_argument(
+        "--config",
+        metavar="PYPROJECT",
+        help="pyproject.toml with [tool.cfglint] (default: nearest one)",
+    )
+
+    show = sub.add_parser("show", help="print every checked setting with its value and origin")
+    _common_inputs(show)
+    show.add_argument("--format", choices=("text", "json"), default="text")
+    show.add_argument("--all", action="store_true", help="also settings that are not set anywhere")
+
+    rules = sub.add_parser("rules", help="list every rule")
+    rules.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+
+    explain = sub.add_parser("explain", help="rationale and fix of one rule")
+    explain.add_argument("rule", metavar="RULE-ID")
+
+    lr = sub.add_parser("lr", help="both learning-rate curves, step by step")
+    _common_inputs(lr)
+    lr.add_argument(
+        "--steps", type=int, help="number of steps to compare (default: training length)"
+    )
+    lr.add_argument("--plot", metavar="FILE.png", help="also write a PNG plot (needs matplotlib)")
+    return root
+
+
+def _argv_with_default_command(argv: list[str]) -> list[str]:
+    for i, a in enumerate(argv):
+        if a in ("-h", "--help", "--version"):
+            return argv
+        if not a.startswith("-") or (i > 0 and argv[i - 1] in ("--megatron", "--launch")):
+            return argv if a in SUBCOMMANDS else ["lint", *argv]
+    return ["lint", *argv]
+
+
+def main(argv: list[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args = build_parser().parse_args(_argv_with_default_command(args_list))
+        return _dispatch(args)
+    except InputError as exc:
+        print(exc.one_line(), file=sys.stderr)
+        return 2
+    except RuleFileError as exc:
+        print(f"cfglint: invalid rule file: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:
+        # An input we failed to anticipate must still end in one line, not a traceback.
+        # CFGLINT_DEBUG=1 (set by the test suite) re-raises, so such bugs surface in tests.
+        if os.environ.get("CFGLINT_DEBUG"):
+            raise
+        print(
+            f"cfglint: internal error ({type(exc).__name__}: {exc}); please report it with "
+            "the input files",
+            file=sys.stderr,
+        )
+        return 2
+
+
+def _dispatch(args: Any) -> int:
+    from cfglint.cli import commands
+
+    return {
+        "lint": commands.cmd_lint,
+        "show": commands.cmd_show,
+        "rules": commands.cmd_rules,
+        "explain": commands.cmd_explain,
+        "lr": commands.cmd_lr,
+    }[args.command](args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

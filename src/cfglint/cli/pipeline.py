@@ -1,0 +1,168 @@
+"""load -> normalize -> rules -> report, for one invocation."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from cfglint.check.engine import Context, run_rules
+from cfglint.check.rulebook import Rule, load_rules
+from cfglint.model.config import Config
+from cfglint.model.errors import InputError
+from cfglint.model.findings import SECTION_ORDER, Finding, InputProblem, InputRef, Report
+
+
+@dataclass
+class Options:
+    mindformers: list[str] = field(default_factory=list)
+    megatron: str | None = None
+    launch: str | None = None
+    sources: list[str] = field(default_factory=list)
+    profile: str = "default"
+    select: list[str] = field(default_factory=list)
+    ignore: list[str] = field(default_factory=list)
+    megatron_version: str | None = None
+    data: str | None = None
+    tokenizer: str | None = None
+    loss_logs: list[str] = field(default_factory=list)
+
+
+def classify(paths: list[str]) -> tuple[list[str], list[str], list[str]]:
+    """Positional files by kind: MindFormers YAML, Python sources, launch scripts."""
+    yamls, sources, scripts = [], [], []
+    for p in paths:
+        low = p.lower()
+        if low.endswith(".py") or os.path.isdir(p):
+            sources.append(p)
+        elif low.endswith((".sh", ".bash")):
+            scripts.append(p)
+        else:
+            yamls.append(p)
+    return yamls, sources, scripts
+
+
+def load_mindformers_side(path: str, launch: str | None = None) -> Config:
+    from cfglint.normalize.mindformers.build import load_mindformers
+
+    cfg = load_mindformers(path)
+    if launch:
+        from cfglint.normalize.launch import attach_mindformers_launch
+
+        attach_mindformers_launch(cfg, launch)
+    return cfg
+
+
+def load_megatron_side(path: str, version: str | None = None) -> Config:
+    from cfglint.normalize.megatron.build import normalize_megatron
+    from cfglint.normalize.megatron.input import load_megatron
+
+    return normalize_megatron(load_megatron(path, version))
+
+
+def _matches(f: Finding | Rule, keys: list[str]) -> bool:
+    rid = f.rule if isinstance(f, Finding) else f.id
+    return any(k in (rid, f.row) or f.row.startswith(k + ".") for k in keys)
+
+
+def _split(values: list[str]) -> list[str]:
+    return [x.strip() for v in values for x in v.split(",") if x.strip()]
+
+
+def select_rules(rules: tuple[Rule, ...], select: list[str], ignore: list[str]) -> tuple[Rule, ...]:
+    sel, ign = _split(select), _split(ignore)
+    out = tuple(r for r in rules if (not sel or _matches(r, sel)) and not _matches(r, ign))
+    return out
+
+
+def lint(opts: Options) -> tuple[Report, Context]:
+    report = Report()
+    ctx = Context(profile=opts.profile)
+    mf_path = opts.mindformers[0] if opts.mindformers else None
+    if len(opts.mindformers) > 1:
+        raise InputError(None, "one MindFormers YAML at a time (use `cfglint lint` per file)")
+    if mf_path:
+        report.inputs.append(InputRef(path=mf_path, kind="mindformers"))
+        ctx.mf = _guarded(report, mf_path, lambda: load_mindformers_side(mf_path, opts.launch))
+    if opts.megatron:
+        report.inputs.append(InputRef(path=opts.megatron, kind="megatron"))
+        ctx.mg = _guarded(
+            report, opts.megatron, lambda: load_megatron_side(opts.megatron, opts.megatron_version)
+        )
+    for cfg in (ctx.mf, ctx.mg):
+        if cfg is not None:
+            report.warnings.extend(_warnings(cfg))
+    if opts.sources:
+        from cfglint.evidence.scan import scan_paths
+
+        for s in opts.sources:
+            report.inputs.append(InputRef(path=s, kind="source"))
+        hints = _entry_hints(ctx)
+        ctx.sources = scan_paths(opts.sources, entry_hints=hints)
+        for problem in ctx.sources.errors:
+            (report.warnings if problem.level == "warning" else report.errors).append(problem)
+    if opts.data:
+        ctx.data["data"] = opts.data
+    if opts.tokenizer:
+        ctx.data["tokenizer"] = opts.tokenizer
+    ctx.logs = list(opts.loss_logs)
+    if ctx.mf is None and ctx.mg is None and ctx.sources is None:
+        return report, ctx
+    rules = select_rules(load_rules(), opts.select, opts.ignore)
+    try:
+        findings = run_rules(rules, ctx)
+    except InputError as exc:  # a data file or log a builtin check had to read
+        report.errors.append(InputProblem(path=exc.path or "", message=exc.message, line=exc.line))
+        return report, ctx
+    from cfglint.check.suppress import apply
+
+    findings, report.suppressed = apply(findings)
+    findings.sort(
+        key=lambda f: (
+            SECTION_ORDER.index(f.row.split(".")[0])
+            if f.row.split(".")[0] in SECTION_ORDER
+            else 99,
+            *f.sort_key(),
+        )
+    )
+    report.findings = findings
+    report.not_checked = sorted(set(ctx.not_checked))
+    return report, ctx
+
+
+def _guarded(report: Report, path: str, load):  # type: ignore[no-untyped-def]
+    try:
+        return load()
+    except InputError as exc:
+        report.errors.append(
+            InputProblem(path=exc.path or path, message=exc.message, line=exc.line)
+        )
+        return None
+
+
+def _warnings(cfg: Config) -> list[InputProblem]:
+    out = [InputProblem(path=cfg.path, message=w, level="warning") for w in cfg.warnings]
+    for v in cfg.unknown:
+        out.append(
+            InputProblem(
+                path=v.loc.path if v.loc else cfg.path,
+                line=v.loc.line if v.loc else None,
+                message=f"{v.knob} is not an argument of {cfg.defaults_from}; kept, not checked",
+                level="warning",
+            )
+        )
+    return out
+
+
+def _entry_hints(ctx: Context) -> list[str]:
+    hints = []
+    for cfg in (ctx.mf, ctx.mg):
+        if cfg is None or cfg.launch.entry_script is None or not cfg.launch.entry_script.known:
+            continue
+        script = str(cfg.launch.entry_script.value)
+        base = (
+            os.path.dirname(cfg.launch.entry_script.loc.path) if cfg.launch.entry_script.loc else ""
+        )
+        hints.append(
+            os.path.normpath(os.path.join(base, script)) if not os.path.isabs(script) else script
+        )
+    return hints

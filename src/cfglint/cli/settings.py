@@ -1,0 +1,77 @@
+"""Settings from ``[tool.cfglint]`` in the nearest ``pyproject.toml``.
+
+Command-line options win over the file. Keys use the option spelling with dashes or
+underscores: ``select``, ``ignore``, ``profile``, ``fail-on``, ``megatron-version``,
+``format``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from cfglint.model.errors import InputError
+
+KNOWN = {"select", "ignore", "profile", "fail_on", "megatron_version", "format", "exclude"}
+
+
+def _choices(key: str) -> list[str] | None:
+    if key == "megatron_version":
+        from cfglint.normalize.megatron.args import known_versions
+
+        return known_versions()
+    return {
+        "profile": ["default", "align"],
+        "fail_on": ["error", "warning", "note", "never"],
+        "format": ["text", "json", "sarif"],
+    }.get(key)
+
+
+def find_pyproject(start: str | None = None) -> Path | None:
+    cur = Path(start or os.getcwd()).resolve()
+    for d in (cur, *cur.parents):
+        p = d / "pyproject.toml"
+        if p.is_file():
+            return p
+        if (d / ".git").exists():
+            break
+    return None
+
+
+def load_settings(path: Path | None) -> dict[str, Any]:
+    if path is None:
+        return {}
+    import tomllib
+
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(str(path), f"invalid TOML: {exc}") from None
+    except OSError as exc:
+        raise InputError(str(path), f"cannot read: {exc.strerror}") from None
+    section = data.get("tool", {}).get("cfglint", {})
+    if not isinstance(section, dict):
+        raise InputError(str(path), "[tool.cfglint] must be a table")
+    out: dict[str, Any] = {}
+    for k, v in section.items():
+        key = k.replace("-", "_")
+        if key not in KNOWN:
+            raise InputError(
+                str(path),
+                f"unknown setting {k!r} in [tool.cfglint]; known: {', '.join(sorted(KNOWN))}",
+            )
+        if key in ("select", "ignore", "exclude") and isinstance(v, str):
+            v = [v]
+        allowed = _choices(key)
+        if allowed is not None and v not in allowed:
+            raise InputError(
+                str(path), f"[tool.cfglint] {k} = {v!r}: expected one of {', '.join(allowed)}"
+            )
+        if key in ("select", "ignore", "exclude") and not (
+            isinstance(v, list) and all(isinstance(x, str) for x in v)
+        ):
+            raise InputError(str(path), f"[tool.cfglint] {k} must be a list of strings")
+        out[key] = v
+    return out

@@ -1,0 +1,61 @@
+"""Learning-rate schedules from normalized configs (glue between model and lr)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from cfglint.model.config import Config
+
+# A step-by-step simulation holds the curve in memory; far beyond any real training run.
+MAX_STEPS = 20_000_000
+
+
+def schedule_of(cfg: Config) -> Any:
+    """The side's lr.Schedule; raises ValueError with a reason when it cannot be built."""
+    s = _schedule(cfg)
+    if s.total_steps > MAX_STEPS:
+        raise ValueError(
+            f"{s.total_steps} steps is too long to simulate step by step (limit {MAX_STEPS})"
+        )
+    for name in ("max_lr", "min_lr", "warmup_init"):
+        x = getattr(s, name)
+        if not math.isfinite(x):
+            raise ValueError(f"the schedule's {name.replace('_', ' ')} is {x}")
+    return s
+
+
+def _finite(values: dict[str, Any]) -> dict[str, Any]:
+    for k, v in values.items():
+        if isinstance(v, float) and not math.isfinite(v):
+            raise ValueError(f"{k} is {v}")
+    return values
+
+
+def _schedule(cfg: Config) -> Any:
+    from cfglint.evidence import lr
+
+    o = cfg.optimizer
+    if cfg.side == "megatron":
+        args: dict[str, Any] = {k: v.value for k, v in o.lr_extra.items() if v.known}
+        for key, val in (
+            ("lr", o.lr),
+            ("min_lr", o.min_lr),
+            ("lr_decay_style", o.lr_decay_style),
+            ("lr_warmup_init", o.lr_warmup_init),
+        ):
+            if val is not None and val.known:
+                args[key] = val.value
+        if o.train_steps is not None and o.train_steps.known and o.train_steps.value:
+            args.setdefault("train_iters", o.train_steps.value)
+        gbs = (
+            o.global_batch_size.value if o.global_batch_size and o.global_batch_size.known else None
+        )
+        if gbs is not None and (isinstance(gbs, bool) or not isinstance(gbs, int) or gbs <= 0):
+            raise ValueError(f"global batch size {gbs!r} is not a positive integer")
+        return lr.megatron_schedule(_finite(args), gbs)
+    block = {k: v.value for k, v in o.lr_extra.items() if v.known}
+    total = o.train_steps.value if o.train_steps is not None and o.train_steps.known else None
+    if not block.get("type"):
+        raise ValueError("no lr_schedule section")
+    return lr.mindformers_schedule(_finite(block), total)

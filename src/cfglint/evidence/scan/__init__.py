@@ -1,0 +1,32 @@
+"""Source scanner: seeding, determinism, dropout and weight-decay grouping in training code.
+
+Importing this package is cheap: libcst is loaded only when a file has to be parsed, so the
+plain config lint (which imports :mod:`cfglint.check.builtins.source`) never pays for it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cfglint.evidence.scan.model import ScanResult
+
+
+def scan_paths(
+    paths: list[str],
+    entry_hints: list[str] | None = None,
+    jobs: int | None = None,
+    use_cache: bool = True,
+) -> ScanResult:
+    """Scan Python training sources (files or folders) without importing or running them.
+
+    ``entry_hints`` name the scripts a launch script starts (``pretrain_gpt.py``); without
+    them, modules with an ``if __name__ == "__main__":`` block are the entry points.
+    ``jobs`` caps the worker processes (default: all cores; 1 parses in this process).
+    """
+    from cfglint.evidence.scan.runner import scan
+
+    return scan(list(paths), entry_hints=entry_hints, jobs=jobs, use_cache=use_cache)
+
+
+__all__ = ["scan_paths"]

@@ -1,0 +1,478 @@
+"""Linking per-file summaries: imports, call following and entry points.
+
+Works on the cached summaries only, so following calls across files never re-parses.
+Module names are not known (there is no sys.path), so every file is indexed under each
+dotted suffix of its path (``a/b/c.py`` -> ``c``, ``b.c``, ``a.b.c``) and an import picks
+the candidate nearest to the importing file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from cfglint.evidence.scan import known
+from cfglint.evidence.scan.model import (
+    Arg,
+    CallSite,
+    Effect,
+    EntryReport,
+    FileSummary,
+    FunctionSummary,
+    ImportRef,
+    ReachedEffect,
+    ScanResult,
+    Side,
+    SourceBackward,
+    SourceDecay,
+    SourceDropout,
+    SourceLoc,
+)
+from cfglint.evidence.scan.policy import classify
+
+MAX_DEPTH = 12  # call chain length followed from an entry point
+MAX_VISITS = 4000  # function bodies walked per entry point, against call-graph blow-up
+_TRAINING_NAME = re.compile(r"(train|pretrain|finetune|run_mindformer|main)", re.IGNORECASE)
+
+
+@dataclass
+class SourceFile:
+    display: str  # as the user will see it (relative to what was given)
+    abspath: str
+    summary: FileSummary
+    explicit: bool = False  # named on the command line, not found in a folder
+
+
+@dataclass(frozen=True)
+class _Resolved:
+    value: int | None = None
+    text: str = ""
+    from_config: bool = False
+
+
+def side_of(frameworks: list[str]) -> Side | None:
+    if "mindspore" in frameworks:
+        return "mindformers"
+    if "torch" in frameworks:
+        return "megatron"
+    return None
+
+
+class Linker:
+    def __init__(self, files: list[SourceFile]) -> None:
+        self.files = [f for f in files if f.summary.error is None]
+        self.by_abs = {f.abspath: f for f in self.files}
+        self.index: dict[str, list[SourceFile]] = defaultdict(list)
+        self._imports: dict[tuple[ImportRef, str], SourceFile | None] = {}
+        for f in self.files:
+            for key in _module_keys(f.abspath):
+                self.index[key].append(f)
+
+    # -- modules ------------------------------------------------------------------------
+    def find_module(self, dotted: str, frm: SourceFile) -> SourceFile | None:
+        if not dotted or dotted.split(".")[0] in known.EXTERNAL_ROOTS:
+            return None
+        cands = self.index.get(dotted)
+        if not cands:
+            return None
+        if len(cands) == 1:
+            return cands[0]
+        here = os.path.dirname(frm.abspath)
+        return max(cands, key=lambda c: (_common_len(here, c.abspath), c.abspath == frm.abspath))
+
+    def find_relative(self, level: int, module: str, frm: SourceFile) -> SourceFile | None:
+        base = os.path.dirname(frm.abspath)
+        for _ in range(level - 1):
+            base = os.path.dirname(base)
+        target = os.path.join(base, *module.split(".")) if module else base
+        for cand in (target + ".py", os.path.join(target, "__init__.py")):
+            f = self.by_abs.get(cand)
+            if f is not None:
+                return f
+        return None
+
+    def module_of_import(self, ref: ImportRef, frm: SourceFile) -> SourceFile | None:
+        """The scanned file an import statement loads (the submodule when it names one)."""
+        key = (ref, frm.abspath)
+        if key not in self._imports:
+            self._imports[key] = self._module_of_import(ref, frm)
+        return self._imports[key]
+
+    def _module_of_import(self, ref: ImportRef, frm: SourceFile) -> SourceFile | None:
+        if ref.level == 0:
+            if ref.name:
+                return self.find_module(f"{ref.module}.{ref.name}", frm) or self.find_module(
+                    ref.module, frm
+                )
+            return self.find_module(ref.module, frm)
+        if ref.name:
+            sub = f"{ref.module}.{ref.name}" if ref.module else ref.name
+            return self.find_relative(ref.level, sub, frm) or self.find_relative(
+                ref.level, ref.module, frm
+            )
+        return self.find_relative(ref.level, ref.module, frm)
+
+    # -- functions ----------------------------------------------------------------------
+    def lookup(
+        self, f: SourceFile, parts: list[str], depth: int
+    ) -> tuple[SourceFile, FunctionSummary] | None:
+        """A function (or a class's __init__) named ``parts`` inside module ``f``."""
+        s = f.summary
+        name = ".".join(parts)
+        if name in s.functions:
+            return f, s.functions[name]
+        if name in s.classes:
+            init = s.functions.get(f"{name}.__init__")
+            return (f, init) if init is not None else None
+        if parts[0] in s.imports and depth < MAX_DEPTH:
+            return self.resolve(f, name, "<module>", depth + 1)  # re-exported name
+        return None
+
+    def resolve(
+        self, f: SourceFile, target: str, scope: str, depth: int = 0
+    ) -> tuple[SourceFile, FunctionSummary] | None:
+        """The function a call to ``target`` made inside ``scope`` of ``f`` runs."""
+        parts = target.split(".")
+        s = f.summary
+        if not scope.startswith("<"):
+            outer = scope.split(".")
+            for i in range(len(outer), 0, -1):
+                cand = ".".join(outer[:i] + parts)
+                if cand in s.functions:
+                    return f, s.functions[cand]
+        ref = s.imports.get(parts[0])
+        if ref is None:
+            local = self.lookup_local(f, parts)
+            if local is not None:
+                return local
+            for star in s.star_imports:
+                m = self.module_of_import(star, f)
+                if m is not None and m is not f and depth < MAX_DEPTH:
+                    found = self.lookup(m, parts, depth + 1)
+                    if found is not None:
+                        return found
+            return None
+        rest = parts[1:]
+        mod = ref.module.split(".") if ref.module else []
+        full = mod + ([ref.name] if ref.name else []) + rest
+        lowest = 1 if ref.level == 0 else 0
+        for i in range(len(full) - 1, lowest - 1, -1):
+            dotted = ".".join(full[:i])
+            m = (
+                self.find_module(dotted, f)
+                if ref.level == 0
+                else self.find_relative(ref.level, dotted, f)
+            )
+            if m is not None and not (m is f and ".".join(full[i:]) == target):
+                found = self.lookup(m, full[i:], depth)
+                if found is not None:
+                    return found
+        return None
+
+    def lookup_local(
+        self, f: SourceFile, parts: list[str]
+    ) -> tuple[SourceFile, FunctionSummary] | None:
+        s = f.summary
+        name = ".".join(parts)
+        if name in s.functions:
+            return f, s.functions[name]
+        if name in s.classes:
+            init = s.functions.get(f"{name}.__init__")
+            return (f, init) if init is not None else None
+        return None
+
+    # -- entry points -------------------------------------------------------------------
+    def analyse(self, entry: SourceFile) -> EntryReport:
+        w = _Walk(self)
+        w.module(entry)
+        s = entry.summary
+        if s.main is not None:
+            w.walk(entry, s.main, {}, [], 0, False)
+            anchor = SourceLoc(path=entry.display, line=s.main.loc.line)
+        else:
+            anchor = SourceLoc(path=entry.display, line=1)
+        side = side_of(s.frameworks)
+        if side is None:
+            sides = {side_of(self.by_abs[p].summary.frameworks) for p in w.files} - {None}
+            side = sides.pop() if len(sides) == 1 else None
+        return EntryReport(
+            path=entry.display,
+            side=side,
+            anchor=anchor,
+            has_main=s.main is not None,
+            effects=w.effects,
+            followed=w.visits,
+            files_reached=sorted(self.by_abs[p].display for p in w.files),
+            unresolved=sorted(w.unresolved)[:50],
+            unscanned=sorted(w.unscanned)[:20],
+        )
+
+
+@dataclass
+class _Walk:
+    linker: Linker
+    effects: list[ReachedEffect] = field(default_factory=list)
+    files: set[str] = field(default_factory=set)
+    modules_done: set[str] = field(default_factory=set)
+    unresolved: set[str] = field(default_factory=set)
+    unscanned: set[str] = field(default_factory=set)
+    # (function, bound arguments) already walked: walking it again adds nothing new
+    done: set[tuple[str, frozenset]] = field(default_factory=set)
+    visits: int = 0
+
+    def module(self, f: SourceFile) -> None:
+        """Import-time effects: the module bodies of everything ``f`` imports, then its own."""
+        if f.abspath in self.modules_done:
+            return
+        self.modules_done.add(f.abspath)
+        s = f.summary
+        for ref in [*s.imports.values(), *s.star_imports]:
+            m = self.linker.module_of_import(ref, f)
+            if m is not None:
+                self.module(m)
+        if s.module is not None:
+            self.walk(f, s.module, {}, [], 0, False)
+
+    def walk(
+        self,
+        f: SourceFile,
+        fn: FunctionSummary,
+        env: dict[str, _Resolved],
+        via: list[str],
+        depth: int,
+        cond: bool,
+        stack: tuple[str, ...] = (),
+    ) -> None:
+        key = f"{f.abspath}::{fn.qualname}"
+        memo = (key, frozenset(env.items()))
+        if memo in self.done:
+            return
+        self.done.add(memo)
+        self.visits += 1
+        self.files.add(f.abspath)
+        stack = (*stack, key)
+        items: list[tuple[int, int, Effect | CallSite]] = [
+            (e.loc.line, 0, e) for e in fn.effects
+        ] + [(c.loc.line, 1, c) for c in fn.calls]
+        items.sort(key=lambda t: (t[0], t[1]))
+        for _, _, item in items:
+            if isinstance(item, Effect):
+                self.effects.append(_reach(item, f, env, via, cond))
+                continue
+            if self.visits >= MAX_VISITS or depth >= MAX_DEPTH:
+                continue
+            found = self.linker.resolve(f, item.target, fn.qualname)
+            if found is None:
+                self.unresolved.add(item.target)
+                self._note_unscanned(f, item.target)
+                continue
+            g, callee = found
+            if f"{g.abspath}::{callee.qualname}" in stack:
+                continue  # recursion: already on the way here
+            if g.abspath not in self.modules_done:
+                self.module(g)
+            how = " (passed to a call)" if item.indirect else "()"
+            step = f"{item.target}{how} at {f.display}:{item.loc.line}"
+            self.walk(
+                g,
+                callee,
+                _bind(callee, item, env),
+                [*via, step],
+                depth + 1,
+                cond or item.conditional,
+                stack,
+            )
+
+    def _note_unscanned(self, f: SourceFile, target: str) -> None:
+        """A call into an imported module that is not among the scanned files."""
+        ref = f.summary.imports.get(target.split(".")[0])
+        if ref is None:
+            return
+        root = ref.module.split(".")[0]
+        if ref.level == 0:
+            if (
+                root in known.EXTERNAL_ROOTS
+                or root in known.TORCH_ROOTS
+                or root in known.MINDSPORE_ROOTS
+            ):
+                return  # a library, modelled or irrelevant
+            # the project's own code sits next to the script; an installed library does not
+            here = os.path.dirname(f.abspath)
+            if not (
+                os.path.isdir(os.path.join(here, root))
+                or os.path.isfile(os.path.join(here, root + ".py"))
+            ):
+                return
+        if self.linker.module_of_import(ref, f) is None:
+            self.unscanned.add("." * ref.level + ref.module if ref.module else ref.name or "")
+
+
+def _reach(
+    e: Effect, f: SourceFile, env: dict[str, _Resolved], via: list[str], cond: bool
+) -> ReachedEffect:
+    r = _eval(e.seed, env) if e.seed is not None else _Resolved()
+    return ReachedEffect(
+        kind=e.kind,
+        api=e.api,
+        loc=SourceLoc(path=f.display, line=e.loc.line),
+        seed_value=r.value,
+        seed_text=r.text,
+        seed_from_config=r.from_config,
+        enabled=e.enabled,
+        config_field=e.config_field,
+        needs_nonzero_seed=e.needs_nonzero_seed,
+        conditional=e.conditional or cond,
+        note=e.note,
+        via=via,
+    )
+
+
+def _eval(a: Arg | None, env: dict[str, _Resolved]) -> _Resolved:
+    if a is None:
+        return _Resolved()
+    if a.kind in ("literal", "default"):
+        v = a.value
+        if isinstance(v, str) and v.strip().isdigit():
+            v = int(v)  # os.environ["PYTHONHASHSEED"] = "42"
+        if isinstance(v, int) and not isinstance(v, bool):
+            return _Resolved(value=v, text=str(v))
+        return _Resolved(text=repr(v))
+    if a.kind == "param":
+        return env.get(a.text, _Resolved(text=a.text))
+    if a.kind == "config":
+        return _Resolved(text=a.text, from_config=True)
+    last = a.text.rsplit(".", 1)[-1].lower()
+    # args.seed, config.seed, cfg.training.seed: the run's configured seed
+    return _Resolved(text=a.text, from_config="." in a.text and "seed" in last)
+
+
+def _bind(
+    callee: FunctionSummary, call: CallSite, env: dict[str, _Resolved]
+) -> dict[str, _Resolved]:
+    params = list(callee.params)
+    if params and params[0] in ("self", "cls") and "." in callee.qualname:
+        params = params[1:]
+    out: dict[str, _Resolved] = {}
+    for name, a in zip(params, call.args, strict=False):
+        out[name] = _eval(a, env)
+    for k, a in call.kwargs.items():
+        if k in params:
+            out[k] = _eval(a, env)
+    for name, d in callee.defaults.items():
+        if name not in out:
+            out[name] = _eval(d, {})
+    return out
+
+
+def _module_keys(abspath: str) -> list[str]:
+    stem = abspath[:-3] if abspath.endswith(".py") else abspath
+    parts = [p for p in stem.replace("\\", "/").split("/") if p]
+    if parts and parts[-1] == "__init__":
+        parts = parts[:-1]
+    return [".".join(parts[-k:]) for k in range(1, min(len(parts), 8) + 1)]
+
+
+def _common_len(a: str, b: str) -> int:
+    try:
+        return len(os.path.commonpath([a, b]))
+    except ValueError:
+        return 0
+
+
+# -- the whole result ---------------------------------------------------------------------
+
+
+def choose_entries(files: list[SourceFile], hints: list[str]) -> list[SourceFile]:
+    """Entry points: the hinted scripts; else scripts with a main block (training-like
+    names first when a folder was scanned, so a repository's tools do not drown them)."""
+    ok = [f for f in files if f.summary.error is None]
+    if hints:
+        norm = [h.replace("\\", "/").lstrip("./") for h in hints if h]
+        hit = [f for f in ok if any(_matches(f, h) for h in norm)]
+        if hit:
+            return hit
+    mains = [f for f in ok if f.summary.main is not None]
+    explicit = [f for f in mains if f.explicit]
+    found = [f for f in mains if not f.explicit and not is_test_file(f.display)]
+    training = [f for f in found if _TRAINING_NAME.search(os.path.basename(f.display))]
+    return explicit + (training or found)
+
+
+def _matches(f: SourceFile, hint: str) -> bool:
+    for p in (f.display.replace("\\", "/"), f.abspath.replace("\\", "/")):
+        if p == hint or p.endswith("/" + hint):
+            return True
+    return os.path.basename(f.display) == os.path.basename(hint)
+
+
+def _framework_internal(f: SourceFile, by_abs: dict[str, SourceFile]) -> bool:
+    """Inside a framework's own package (megatron/, mindformers/, ...)."""
+    d = os.path.dirname(f.abspath)
+    while True:
+        parent = os.path.dirname(d)
+        if parent == d:
+            return False
+        if (
+            os.path.basename(d) in known.FRAMEWORK_PACKAGES
+            and os.path.join(d, "__init__.py") in by_abs
+        ):
+            return True
+        d = parent
+
+
+def is_test_file(path: str) -> bool:
+    """Test suites build throw-away optimizers and layers: not the training job's code."""
+    parts = path.replace("\\", "/").split("/")
+    name = parts[-1]
+    if name == "conftest.py" or name.startswith("test_") or name.endswith("_test.py"):
+        return True
+    return any(p in ("tests", "test", "unit_tests", "testing") for p in parts[:-1])
+
+
+def link(files: list[SourceFile], hints: list[str]) -> ScanResult:
+    linker = Linker(files)
+    ok = linker.files
+    sides = {f.display: side_of(f.summary.frameworks) for f in ok}
+    result = ScanResult(files=[f.display for f in files], sides=sides)
+    for entry in choose_entries(files, hints):
+        result.entries.append(linker.analyse(entry))
+    for f in ok:
+        if is_test_file(f.display) and not f.explicit:
+            continue
+        side = sides[f.display]
+        for d in f.summary.dropouts:
+            result.dropouts.append(SourceDropout(path=f.display, side=side, site=d))
+        for b in f.summary.backwards:
+            result.backwards.append(SourceBackward(path=f.display, side=side, site=b))
+        if _framework_internal(f, linker.by_abs):
+            continue
+        for site in f.summary.decays:
+            resolved = _resolve_decay(linker, f, site)
+            if resolved is not None:
+                result.decays.append(resolved.model_copy(update={"side": side}))
+    return result
+
+
+def _resolve_decay(linker: Linker, f: SourceFile, site) -> SourceDecay | None:  # type: ignore[no-untyped-def]
+    if site.policy is not None:
+        return SourceDecay(path=f.display, site=site)
+    if site.params_from is None:
+        return None
+    found = linker.resolve(f, site.params_from, site.function)
+    if found is None or found[1].groups is None:
+        return None
+    g, fn = found
+    policy, names, evidence, detail = classify(fn.groups)  # type: ignore[arg-type]
+    if policy is None:
+        return None
+    site = site.model_copy(
+        update={
+            "policy": policy,
+            "names": names,
+            "evidence": evidence,
+            "detail": f"{detail} in {fn.qualname}()",
+        }
+    )
+    return SourceDecay(path=f.display, site=site, policy_path=g.display)

@@ -1,0 +1,204 @@
+"""Which command is the training launch (torchrun, msrun, deepspeed, python -m
+torch.distributed.*, behind wrappers), and how its words split into launcher options,
+entry script and training arguments.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import replace
+
+from cfglint.load.shell.pieces import NAME_RE
+from cfglint.load.shell.words import Invocation, ShellScript, Word
+
+LAUNCHERS = frozenset({"torchrun", "msrun", "deepspeed"})
+
+
+PYTHON_RE = re.compile(r"python(\d+(\.\d+)*)?")
+
+
+# Commands that run their argument list as another command.
+WRAPPERS = frozenset(
+    {
+        "nohup",
+        "exec",
+        "env",
+        "time",
+        "command",
+        "stdbuf",
+        "numactl",
+        "taskset",
+        "mpirun",
+        "mpiexec",
+        "srun",
+        "timeout",
+        "nice",
+        "ionice",
+        "setsid",
+        "unbuffer",
+        "builtin",
+    }
+)
+
+
+SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
+
+
+# Launcher options that take no value; every other option is assumed to take one.
+_TORCHRUN_FLAGS = frozenset(
+    {
+        "--standalone",
+        "--no_python",
+        "--no-python",
+        "-m",
+        "--module",
+        "--run_path",
+        "--run-path",
+        "--use_env",
+        "--use-env",
+    }
+)
+
+
+_DEEPSPEED_FLAGS = frozenset(
+    {
+        "--no_ssh_check",
+        "--no_local_rank",
+        "--no_python",
+        "--module",
+        "--force_multi",
+        "--save_pid",
+        "--enable_each_rank_log",
+        "--bind_cores_to_rank",
+        "--no_ssh",
+    }
+)
+
+
+_PYTHON_VALUE_OPTS = frozenset({"-W", "-X", "-Q"})
+
+
+_TRAIN_PATTERNS = (
+    "pretrain_*.py",
+    "posttrain*.py",
+    "train*.py",
+    "finetune*.py",
+    "run_mindformer.py",
+)
+
+
+LAUNCH_WORD_RE = re.compile(r"(?<![\w.-])(torchrun|msrun|deepspeed|python[\d.]*)(?![\w-])")
+
+
+def _launcher_kind(text: str | None) -> str | None:
+    if text is None:
+        return None
+    base = text.rsplit("/", 1)[-1]
+    if base in LAUNCHERS:
+        return base
+    if PYTHON_RE.fullmatch(base):
+        return "python"
+    return None
+
+
+def find_launcher(words: list[Word]) -> tuple[str, int, dict[str, Word]] | None:
+    """(launcher kind, index of the launcher word, env from ``env X=1``) or None.
+    Kind "?" means the command name is unknown but a .py script follows."""
+    if not words:
+        return None
+    kind = _launcher_kind(words[0].text)
+    if kind is not None:
+        return kind, 0, {}
+    if words[0].text is None:
+        if any(w.text and w.text.endswith(".py") for w in words[1:]):
+            return "?", 0, {}
+        return None
+    wrapper = words[0].text.rsplit("/", 1)[-1]
+    if wrapper not in WRAPPERS:
+        return None
+    if wrapper == "command" and len(words) > 1 and (words[1].text or "").startswith("-"):
+        return None  # `command -v torchrun` looks a launcher up, it does not run it
+    env: dict[str, Word] = {}
+    for i, w in enumerate(words[1:], start=1):
+        kind = _launcher_kind(w.text)
+        if kind is not None:
+            return kind, i, env
+        if w.text and NAME_RE.fullmatch(w.text.split("=", 1)[0]) and "=" in w.text:
+            name, _, value = w.text.partition("=")
+            env[name] = replace(w, text=value)
+    return None
+
+
+def split_launch(kind: str, words: list[Word]) -> tuple[str, list[Word], Word | None, list[Word]]:
+    """(launcher, launcher args, script, script args) for the words after the launcher."""
+    if kind == "python":
+        return _split_python(words)
+    if kind == "?":
+        i = next(i for i, w in enumerate(words) if w.text and w.text.endswith(".py"))
+        return kind, words[:i], words[i], words[i + 1 :]
+    flags = {"torchrun": _TORCHRUN_FLAGS, "deepspeed": _DEEPSPEED_FLAGS}.get(kind, frozenset())
+    return (kind, *_split_options(words, flags))
+
+
+def _split_python(words: list[Word]) -> tuple[str, list[Word], Word | None, list[Word]]:
+    i = 0
+    while i < len(words):
+        t = words[i].text
+        if t is None:
+            break
+        if t == "-m" and i + 1 < len(words):
+            module = words[i + 1]
+            if module.text in ("torch.distributed.launch", "torch.distributed.run"):
+                return (
+                    f"python -m {module.text}",
+                    *_split_options(words[i + 2 :], _TORCHRUN_FLAGS),
+                )
+            return "python", words[: i + 1], module, words[i + 2 :]
+        if t == "-c":
+            return "python", words[: i + 2], None, words[i + 2 :]
+        if t in _PYTHON_VALUE_OPTS:
+            i += 2
+        elif t.startswith("-") and t != "-":
+            i += 1
+        else:
+            break
+    if i < len(words):
+        return "python", words[:i], words[i], words[i + 1 :]
+    return "python", words, None, []
+
+
+def _split_options(
+    words: list[Word], flags: frozenset[str]
+) -> tuple[list[Word], Word | None, list[Word]]:
+    # The first .py token is the script; else skip options (with their values).
+    for i, w in enumerate(words):
+        if w.text is not None and w.text.endswith(".py") and not w.text.startswith("-"):
+            return words[:i], w, words[i + 1 :]
+    i = 0
+    while i < len(words):
+        t = words[i].text
+        if t is None or not t.startswith("-"):
+            if t is None and i == 0:
+                break
+            return words[:i], words[i], words[i + 1 :]
+        if "=" in t or t in flags:
+            i += 1
+        else:  # an option with its value; an unknown value is still a value
+            nxt = words[i + 1] if i + 1 < len(words) else None
+            i += 1 if nxt is None or (nxt.text or "").startswith("-") else 2
+    return words, None, []
+
+
+def main_invocation(script: ShellScript) -> Invocation | None:
+    """The invocation that runs the training job."""
+    if not script.invocations:
+        return None
+
+    def is_training(inv: Invocation) -> bool:
+        name = inv.script.text if inv.script is not None and inv.script.text else ""
+        base = name.rsplit("/", 1)[-1]
+        return any(fnmatch.fnmatchcase(base, p) for p in _TRAIN_PATTERNS)
+
+    pool = [inv for inv in script.invocations if is_training(inv)] or script.invocations
+    return max(pool, key=lambda inv: sum(1 for w in inv.args if (w.text or "").startswith("--")))

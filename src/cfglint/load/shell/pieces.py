@@ -1,0 +1,231 @@
+"""The interpreter's internal value model: fragments of text with positions, variables,
+word splitting, and the size limits that keep hostile scripts bounded.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+
+from cfglint.load.shell.words import Pos
+
+# Sizes count characters plus PIECE_COST per fragment, so that values made of many
+# small, empty or unknown fragments (and arrays of many elements) are bounded too.
+VALUE_LIMIT = 64 * 1024
+
+
+PIECE_COST = 16  # so that a value holds at most a few thousand fragments
+
+
+COMMAND_LIMIT = 1024 * 1024
+
+
+TOTAL_LIMIT = 8 * 1024 * 1024
+
+
+MAX_CALL_DEPTH = 16
+
+
+# Provenance chains (X=$((Y+1)) over thousands of lines) must not grow without bound.
+MAX_VIA = 16
+
+
+TOO_LARGE = "value too large (over 64 KiB)"
+
+
+_IFS_SPLIT = re.compile(r"([ \t\n]+)")
+
+
+IFS_CHAR = re.compile(r"[ \t\n]")
+
+
+_GLOB_RE = re.compile(r"[*?]|\[[^\]]*\]")
+
+
+_BRACE_RE = re.compile(r"\{[^{}\x00]*(,|\.\.)[^{}\x00]*\}")
+
+
+INT_RE = re.compile(r"[+-]?(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)")
+
+
+NAME_RE = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
+
+
+@dataclass(slots=True)  # not frozen: frozen __init__ is several times slower; never mutated
+class Piece:
+    """A fragment of an expanded word and where it came from."""
+
+    text: str
+    pos: Pos
+    via: tuple[Pos, ...] = ()
+    unknown: str = ""
+    cond: bool = False
+    split: bool = False  # subject to field splitting where it is used
+    glob: bool = False  # pattern characters are active where it is used
+    exact: bool = False  # text maps onto source columns starting at pos
+    brk: bool = False  # a hard word boundary, between elements of "${ARR[@]}"
+
+    # Direct constructor calls: dataclasses.replace is too slow for the hot paths.
+    def used(self, at: Pos, active: bool) -> Piece:
+        """This stored piece expanded at use site ``at``."""
+        via = self.via if at in self.via else (*self.via[: MAX_VIA - 1], at)
+        return Piece(self.text, self.pos, via, self.unknown, self.cond, active, active, self.exact)
+
+    def stored(self, *, cond: bool = False) -> Piece:
+        return Piece(
+            self.text, self.pos, self.via, self.unknown, self.cond or cond, exact=self.exact
+        )
+
+
+BREAK_PIECE = Piece("", (0, 0), brk=True)
+
+
+Value = tuple[Piece, ...]
+
+
+@dataclass(slots=True)
+class Var:
+    elements: dict[int, Value]  # a scalar is element 0 of a one-element array
+    is_array: bool
+    defs: tuple[Pos, ...]
+    cond: bool
+    branch: tuple[tuple[int, int], ...]
+    line: int
+
+    def scalar(self) -> Value | None:
+        return self.elements.get(0)
+
+    def ordered(self) -> list[Value]:
+        return [self.elements[k] for k in sorted(self.elements)]
+
+    def size(self) -> int:
+        return sum(pieces_size(v) for v in self.elements.values())
+
+
+@dataclass(frozen=True, slots=True)
+class Ctx:
+    cond: bool = False
+    branch: tuple[tuple[int, int], ...] = ()
+    in_function: bool = False
+
+    def into(self, block: int, k: int) -> Ctx:
+        return Ctx(True, (*self.branch, (block, k)), self.in_function)
+
+
+class ValueTooLarge(Exception):
+    pass
+
+
+class UnknownValue(Exception):
+    """Arithmetic or an index that cannot be evaluated; the message says why."""
+
+
+class StopScript(Exception):
+    """An unconditional top-level ``exit``: nothing after it runs."""
+
+
+def pieces_size(value: Iterable[Piece]) -> int:
+    return sum(len(p.text) + PIECE_COST for p in value)
+
+
+def merge_positions(*groups: Iterable[Pos], exclude: Pos | None = None) -> tuple[Pos, ...]:
+    seen: dict[Pos, None] = {}
+    for group in groups:
+        for p in group:
+            if p != exclude:
+                seen.setdefault(p, None)
+                if len(seen) >= MAX_VIA:
+                    return tuple(seen)
+    return tuple(seen)
+
+
+def snippet(text: str, limit: int = 40) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _shift(p: Piece, text: str, offset: int) -> Piece:
+    if offset == 0 and text == p.text:
+        return p
+    pos = (p.pos[0], p.pos[1] + offset) if p.exact else p.pos
+    return replace(p, text=text, pos=pos)
+
+
+def split_words(pieces: Iterable[Piece]) -> list[list[Piece]]:
+    """Field splitting: unquoted expansion results split on blanks, the rest do not."""
+    words: list[list[Piece]] = []
+    cur: list[Piece] | None = None
+    for p in pieces:
+        if p.brk:
+            if cur is not None:
+                words.append(cur)
+                cur = None
+        elif p.unknown or not p.split or not IFS_CHAR.search(p.text):
+            if p.split and not p.text and not p.unknown:
+                continue  # an empty unquoted expansion is no word at all
+            if cur is None:
+                cur = []
+            cur.append(p)
+        else:
+            offset = 0
+            for k, part in enumerate(_IFS_SPLIT.split(p.text)):
+                if k % 2:
+                    if cur is not None:
+                        words.append(cur)
+                        cur = None
+                elif part:
+                    if cur is None:
+                        cur = []
+                    cur.append(_shift(p, part, offset))
+                offset += len(part)
+    if cur is not None:
+        words.append(cur)
+    return words
+
+
+def word_problem(pieces: Sequence[Piece], *, patterns: bool = True) -> str:
+    """Why a word cannot be known statically even though all its text is known."""
+    active = "".join(p.text if p.glob else "\x00" * len(p.text) for p in pieces)
+    shown = "".join(p.text for p in pieces)
+    if active.startswith("~"):
+        return f"tilde expansion in {snippet(shown)!r} depends on $HOME"
+    if patterns and _BRACE_RE.search(active):
+        return f"brace expansion {snippet(shown)!r} is not expanded"
+    if patterns and _GLOB_RE.search(active):
+        return f"glob pattern {snippet(shown)!r} is not expanded"
+    return ""
+
+
+def at_expansion(pieces: list[Piece], pos: Pos) -> list[Piece]:
+    """A one-token operand of ``${X:-...}`` is reported at the ``${``, like a variable."""
+    joined = "".join(p.text for p in pieces)
+    if not pieces or IFS_CHAR.search(joined.strip()) or any(p.brk for p in pieces):
+        return pieces
+    via = merge_positions(*(p.via for p in pieces), exclude=pos)
+    return [
+        Piece(
+            joined,
+            pos,
+            via,
+            first_unknown(pieces),
+            any(p.cond for p in pieces),
+            split=any(p.split for p in pieces),
+            glob=any(p.glob for p in pieces),
+        )
+    ]
+
+
+def first_unknown(pieces: Iterable[Piece]) -> str:
+    return next((p.unknown for p in pieces if p.unknown), "")
+
+
+def storable(pieces: Iterable[Piece]) -> Value:
+    """A value as stored in a variable: no splitting marks; array breaks become blanks."""
+    out = []
+    for p in pieces:
+        if p.brk:
+            out.append(Piece(" ", out[-1].pos if out else (1, 1)))
+        else:
+            out.append(p.stored())
+    return tuple(out)

@@ -1,0 +1,385 @@
+"""Statements: blocks, branches (every branch taken, its output marked conditional), loops,
+commands, builtins and recording the training invocation.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
+
+from tree_sitter import Node
+
+from cfglint.load.shell.base import REDIRECTS, STATEMENTS
+from cfglint.load.shell.launcher import (
+    LAUNCHERS,
+    PYTHON_RE,
+    SHELLS,
+    WRAPPERS,
+    find_launcher,
+    split_launch,
+)
+from cfglint.load.shell.pieces import (
+    COMMAND_LIMIT,
+    IFS_CHAR,
+    MAX_CALL_DEPTH,
+    NAME_RE,
+    TOO_LARGE,
+    Ctx,
+    Piece,
+    StopScript,
+    ValueTooLarge,
+    Var,
+    first_unknown,
+    merge_positions,
+    snippet,
+    split_words,
+    word_problem,
+)
+from cfglint.load.shell.words import Invocation, Word
+
+
+class Statements:
+    """Statements: blocks, branches, loops, commands, builtins and the training invocation."""
+
+    # -- statements -------------------------------------------------------------------
+
+    def run(self, root: Node) -> None:
+        with contextlib.suppress(StopScript):
+            self.block(root.children, Ctx())
+
+    def block(self, nodes: Iterable[Node], ctx: Ctx) -> None:
+        for node in nodes:
+            if node.type in STATEMENTS or node.type == "case_item":
+                self.stmt(node, ctx)
+
+    def stmt(self, node: Node, ctx: Ctx) -> None:
+        t = node.type
+        if t == "command":
+            self.command(node, ctx)
+        elif t == "variable_assignment":
+            self.assign(node, ctx)
+        elif t == "variable_assignments":
+            for c in node.named_children:
+                if c.type == "variable_assignment":
+                    self.assign(c, ctx)
+        elif t == "declaration_command":
+            self.declare(node, ctx)
+        elif t == "unset_command":
+            self.unset(node, ctx)
+        elif t == "redirected_statement":
+            body = node.child_by_field_name("body")
+            if body is not None:
+                self.stmt(body, ctx)
+        elif t == "pipeline":
+            parts = [c for c in node.named_children if c.type in STATEMENTS]
+            for k, part in enumerate(parts):
+                # bash runs every part in a subshell; the first part stays in scope because
+                # tree-sitter-bash may glue the assignments of earlier lines onto it.
+                if k:
+                    self.scoped(part, ctx)
+                else:
+                    self.stmt(part, ctx)
+        elif t == "list":
+            self.and_or(node, ctx)
+        elif t == "subshell":
+            self.scoped(node, ctx)
+        elif t in ("compound_statement", "negated_command", "do_group", "ERROR"):
+            self.block(node.children, ctx)
+        elif t == "case_item":
+            self.block(node.children, ctx.into(node.id, 0))
+        elif t == "if_statement":
+            self.if_statement(node, ctx)
+        elif t == "case_statement":
+            for k, item in enumerate(c for c in node.named_children if c.type == "case_item"):
+                self.block(item.children, ctx.into(node.id, k))
+        elif t in ("for_statement", "c_style_for_statement", "while_statement"):
+            self.loop(node, ctx)
+        elif t == "function_definition":
+            name = node.child_by_field_name("name")
+            body = node.child_by_field_name("body")
+            if name is not None and body is not None:
+                self.functions[self.text(name)] = body
+
+    def scoped(self, node: Node, ctx: Ctx) -> None:
+        """Run ``node`` in a subshell: its variable changes do not reach the caller."""
+        saved = dict(self.vars), set(self.exported), dict(self.env)
+        try:
+            if node.type == "subshell":
+                self.block(node.children, ctx)
+            else:
+                self.stmt(node, ctx)
+        finally:
+            self.vars, self.exported, self.env = saved
+
+    def if_statement(self, node: Node, ctx: Ctx) -> None:
+        k = 0
+        cond_ctx = ctx
+        for part in self._clauses(node):
+            kind, cond, body = part
+            if kind != "if":
+                k += 1
+                cond_ctx = ctx.into(node.id, k)
+            self.block(cond, cond_ctx)
+            self.block(body, ctx.into(node.id, k))
+
+    @staticmethod
+    def _clauses(node: Node) -> Iterator[tuple[str, list[Node], list[Node]]]:
+        """(kind, condition statements, body statements) for if / elif / else."""
+
+        def split_then(n: Node) -> tuple[list[Node], list[Node]]:
+            cond: list[Node] = []
+            body: list[Node] = []
+            seen_then = False
+            for c in n.children:
+                if c.type == "then":
+                    seen_then = True
+                elif c.type in ("elif_clause", "else_clause"):
+                    continue
+                elif c.type in STATEMENTS:
+                    (body if seen_then else cond).append(c)
+            return cond, body
+
+        yield ("if", *split_then(node))
+        for c in node.named_children:
+            if c.type == "elif_clause":
+                yield ("elif", *split_then(c))
+            elif c.type == "else_clause":
+                yield "else", [], [s for s in c.children if s.type in STATEMENTS]
+
+    def loop(self, node: Node, ctx: Ctx) -> None:
+        body_ctx = ctx.into(node.id, 0)
+        if node.type == "for_statement":
+            var = node.child_by_field_name("variable")
+            if var is not None:
+                name = self.text(var)
+                reason = f"loop variable {name} takes several values"
+                self.set_var(
+                    name,
+                    {0: (self.unknown_piece(reason, self.npos(var)),)},
+                    False,
+                    self.npos(node),
+                    body_ctx,
+                )
+        elif node.type == "c_style_for_statement":
+            init = node.child_by_field_name("initializer")
+            if init is not None and init.type == "variable_assignment":
+                name_node = init.child_by_field_name("name")
+                if name_node is not None:
+                    name = self.text(name_node)
+                    reason = f"loop variable {name} takes several values"
+                    self.set_var(
+                        name,
+                        {0: (self.unknown_piece(reason, self.npos(init)),)},
+                        False,
+                        self.npos(node),
+                        body_ctx,
+                    )
+        else:
+            self.block(node.children_by_field_name("condition"), ctx)
+        body = node.child_by_field_name("body")
+        if body is not None:
+            self.block(body.children, body_ctx)
+
+    def and_or(self, node: Node, ctx: Ctx) -> None:
+        items: list[tuple[str, Node]] = []
+        head = node
+        while head.type == "list":  # left-nested: iterate, do not recurse
+            kids = [c for c in head.children if c.type != "comment"]
+            if len(kids) != 3:
+                break
+            items.append((kids[1].type, kids[2]))
+            head = kids[0]
+        items.reverse()
+        if head.type == "list":  # a shape we do not know: its statements, in order
+            self.block(head.children, ctx)
+        else:
+            self.stmt(head, ctx)
+        conditional = False
+        prev = head
+        for k, (op, item) in enumerate(items, start=1):
+            # `cd dir && torchrun ...` always runs; `[ -z "$X" ] && X=1` may not.
+            if op == "||" or (op == "&&" and self._is_test(prev)):
+                conditional = True
+            self.stmt(item, ctx.into(node.id, k) if conditional else ctx)
+            prev = item
+
+    def _is_test(self, node: Node) -> bool:
+        if node.type in ("test_command", "negated_command"):
+            return True
+        if node.type == "command":
+            name = node.child_by_field_name("name")
+            return name is not None and self.text(name) in ("[", "[[", "test")
+        return False
+
+    # -- commands ---------------------------------------------------------------------
+
+    def command(self, node: Node, ctx: Ctx) -> None:
+        prefix: list[Node] = []
+        name_node: Node | None = None
+        args: list[Node] = []
+        for i, c in enumerate(node.children):
+            fname = node.field_name_for_child(i)
+            if fname == "name":
+                name_node = c
+            elif fname == "argument":
+                args.append(c)
+            elif c.type == "variable_assignment" or (c.type in REDIRECTS and name_node is None):
+                prefix.append(c)
+        prefix = self._standalone_assignments(prefix, name_node, ctx)
+        if name_node is None:
+            return
+        saved, self._left = self._left, COMMAND_LIMIT
+        try:
+            name_pieces = self.expand(name_node, quoted=False)
+        except ValueTooLarge:
+            name_pieces = [self.unknown_piece(TOO_LARGE, self.npos(name_node))]
+        finally:
+            self._left = saved
+        name = None if first_unknown(name_pieces) else "".join(p.text for p in name_pieces)
+        base = (name or "").rsplit("/", 1)[-1]
+        if name is not None and self._builtin(base, name_node, args, node, ctx):
+            return
+        if (
+            name is not None
+            and base not in LAUNCHERS
+            and base not in WRAPPERS
+            and not PYTHON_RE.fullmatch(base)
+            and not IFS_CHAR.search(name.strip())
+        ):
+            return
+        words = self.command_words(name_node, args, ctx)
+        self.record_invocation(words, node, ctx, prefix, raw_name=self.text(name_node))
+
+    def _standalone_assignments(
+        self, prefix: list[Node], name_node: Node | None, ctx: Ctx
+    ) -> list[Node]:
+        """tree-sitter-bash sometimes glues ``A=1 B=2<newline>C=3<newline>cmd`` into one
+        command; bash ends a command at an unescaped newline, so split it back."""
+        group: list[Node] = []
+        for c in [*prefix, name_node]:
+            if c is None:
+                break
+            if group and self._newline_between(group[-1], c):
+                self._assign_all(group, ctx)
+                group = []
+            if c is not name_node:
+                group.append(c)
+        if name_node is None:
+            self._assign_all(group, ctx)
+            return []
+        return group
+
+    def _newline_between(self, a: Node, b: Node) -> bool:
+        gap = self.src[a.end_byte : b.start_byte].replace(b"\\\n", b"")
+        return b"\n" in gap
+
+    def _assign_all(self, nodes: list[Node], ctx: Ctx) -> None:
+        for c in nodes:
+            if c.type == "variable_assignment":
+                self.assign(c, ctx)
+
+    def _builtin(self, base: str, name_node: Node, args: list[Node], node: Node, ctx: Ctx) -> bool:
+        """Shell builtins that matter statically; True when handled."""
+        line = self.npos(node)[0]
+        argtext = " ".join(self.text(a) for a in args)
+        if base in self.functions and len(self.calls) < MAX_CALL_DEPTH:
+            if base in self.calls:
+                self.warn(line, f"recursive call of function {base} is not followed")
+                return True
+            self.calls.append(base)
+            try:
+                self.block([self.functions[base]], replace(ctx, in_function=True))
+            finally:
+                self.calls.pop()
+            return True
+        if base in ("source", "."):
+            self.warn(line, f"{base} {snippet(argtext, 60)} is not followed")
+        elif base == "eval":
+            self.warn(line, f"eval {snippet(argtext, 60)} is not evaluated")
+        elif base in SHELLS:
+            if args:
+                self.warn(line, f"{base} {snippet(argtext, 60)} is not followed")
+        elif base in ("read", "readarray", "mapfile", "let", "getopts", "printf"):
+            self._set_at_runtime(base, args, line, ctx)
+        elif base == "exit" and not ctx.cond and not ctx.in_function:
+            self.warn(line, "exit: the rest of the script never runs and is not analyzed")
+            raise StopScript
+        elif self.text(name_node).startswith("--"):
+            self.warn(
+                line,
+                f"{snippet(self.text(name_node))!r} is run as a command: a line"
+                " continuation above is probably broken (a space after the backslash?)",
+            )
+        else:
+            return False
+        return True
+
+    def _set_at_runtime(self, base: str, args: list[Node], line: int, ctx: Ctx) -> None:
+        texts = [self.text(a) for a in args]
+        names: list[str] = []
+        if base == "read":
+            names = [t for t in texts if NAME_RE.fullmatch(t)]
+        elif base in ("readarray", "mapfile") and texts and NAME_RE.fullmatch(texts[-1]):
+            names = [texts[-1]]
+        elif base == "let":
+            names = [t.split("=", 1)[0] for t in texts if "=" in t]
+        elif base == "printf" and "-v" in texts[:-1]:
+            names = [texts[texts.index("-v") + 1]]
+        for name in names:
+            if NAME_RE.fullmatch(name):
+                piece = self.unknown_piece(f"{name} is set by {base} at run time", (line, 1))
+                self.set_var(name, {0: (piece,)}, False, (line, 1), ctx)
+
+    def command_words(self, name_node: Node, args: list[Node], ctx: Ctx) -> list[Word]:
+        words: list[Word] = []
+        saved, self._left = self._left, COMMAND_LIMIT
+        try:
+            for node in [name_node, *args]:
+                try:
+                    pieces = self.expand(node, quoted=False)
+                except ValueTooLarge:
+                    pieces = [self.unknown_piece(TOO_LARGE, self.npos(node))]
+                words.extend(self.word(w, ctx) for w in split_words(pieces))
+        finally:
+            self._left = saved
+        return words
+
+    def word(self, pieces: Sequence[Piece], ctx: Ctx) -> Word:
+        at = pieces[0].pos
+        reason = first_unknown(pieces) or word_problem(pieces)
+        text = None if reason else "".join(p.text for p in pieces)
+        via = merge_positions(*(p.via for p in pieces), exclude=at)
+        cond = ctx.cond or any(p.cond for p in pieces)
+        return Word(text, self.loc(at), tuple(self.loc(v) for v in via), reason, cond)
+
+    def record_invocation(
+        self, words: list[Word], node: Node, ctx: Ctx, prefix: list[Node], raw_name: str
+    ) -> None:
+        found = find_launcher(words)
+        if found is None:
+            return
+        kind, at, env_words = found
+        launcher, launcher_args, script, rest = split_launch(kind, words[at + 1 :])
+        if kind == "?":
+            launcher = raw_name
+        self.invocations.append(
+            Invocation(
+                launcher=launcher,
+                launcher_args=launcher_args,
+                script=script,
+                args=rest,
+                loc=self.loc(self.npos(node)),
+                conditional=ctx.cond,
+            )
+        )
+        self.env.update(env_words)
+        for c in prefix:
+            if c.type == "variable_assignment":
+                name_node = c.child_by_field_name("name")
+                if name_node is None or name_node.type != "variable_name":
+                    continue
+                pos = self.npos(c)
+                elements, is_array = self.assigned_value(c.child_by_field_name("value"), pos, False)
+                var = Var(elements, is_array, (pos,), ctx.cond, ctx.branch, pos[0])
+                self.env[self.text(name_node)] = self.var_word(var)

@@ -1,0 +1,126 @@
+"""Syntax errors: tree-sitter's ERROR and MISSING nodes turned into one line naming the
+file and line, or a warning where bash itself would still run the script.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from tree_sitter import Node
+
+from cfglint.load.shell.base import SEPARATORS, STATEMENTS, ShellBase
+from cfglint.load.shell.launcher import LAUNCH_WORD_RE
+from cfglint.load.shell.pieces import snippet
+from cfglint.model.errors import InputError
+
+
+def syntax_problems(interp: ShellBase, root: Node, path: str) -> None:
+    """Raise for unterminated quotes and for unparsable launch commands; warn for the rest."""
+    if not root.has_error:
+        return
+    stack = [root]
+    problems: list[tuple[int, str, bool]] = []  # (line, what, fatal)
+    while stack:
+        node = stack.pop()
+        if node.is_missing:
+            _missing(interp, node, path, problems)
+            continue
+        if node.type == "ERROR":
+            _error(interp, node, path, problems)
+        stack.extend(reversed([c for c in node.children if c.has_error or c.is_missing]))
+    if not problems:
+        return
+    problems.sort()
+    statements = [c for c in _statement_nodes(root)]
+    for line, what, fatal in problems:
+        if fatal or not statements:
+            raise InputError(path, f"cannot parse shell: {what}", line=line)
+    for line, what, _ in problems:
+        interp.warn(line, f"cannot parse shell syntax ({what}); that part is skipped")
+
+
+def _statement_nodes(root: Node) -> Iterator[Node]:
+    for c in root.children:
+        if c.type == "ERROR":
+            yield from (g for g in c.children if g.type in STATEMENTS)
+        elif c.type in STATEMENTS:
+            yield c
+
+
+def _missing(
+    interp: ShellBase, node: Node, path: str, problems: list[tuple[int, str, bool]]
+) -> None:
+    parent = node.parent
+    if node.type in ('"', "'", "`") or (
+        parent is not None
+        and parent.type in ("string", "raw_string", "command_substitution")
+        and node.type in ('"', "`")
+    ):
+        start = parent if parent is not None else node
+        raise InputError(path, "unterminated quote starting here", line=interp.npos(start)[0])
+    region = parent if parent is not None else node
+    fatal = bool(LAUNCH_WORD_RE.search(interp.text(region)))
+    what = (
+        "here-document is never closed" if node.type == "heredoc_end" else f"missing {node.type!r}"
+    )
+    problems.append((interp.npos(region)[0], what, fatal))
+
+
+def _error(interp: ShellBase, node: Node, path: str, problems: list[tuple[int, str, bool]]) -> None:
+    """One problem per outermost ERROR node; fatal when it touches a launch command."""
+    if node.parent is not None and _inside_error(node.parent):
+        return
+    bad = _bad_items(node)
+    fatal = False
+    for item in bad:
+        text = interp.text(item)
+        stripped = text.lstrip("$")
+        if stripped[:1] in ("'", '"', "`") and _unbalanced(stripped):
+            raise InputError(path, "unterminated quote starting here", line=interp.npos(item)[0])
+        first = interp.line_starts[interp.npos(item)[0] - 1]
+        end_line = interp.pos_of(item.end_byte)[0]
+        last = (
+            interp.line_starts[end_line] if end_line < len(interp.line_starts) else len(interp.src)
+        )
+        lines = interp.src[first:last].decode("utf-8", "replace")
+        fatal = fatal or bool(LAUNCH_WORD_RE.search(lines))
+    what = f"unexpected {snippet(interp.text(bad[0]), 30)!r}"
+    problems.append((interp.npos(bad[0])[0], what, fatal))
+
+
+def _inside_error(node: Node | None) -> bool:
+    while node is not None:
+        if node.type == "ERROR":
+            return True
+        node = node.parent
+    return False
+
+
+def _bad_items(node: Node) -> list[Node]:
+    """The parts of an ERROR node that are not whole statements, nested ERRORs included."""
+    out: list[Node] = []
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        items = [
+            c for c in cur.children if c.type == "ERROR" or c.type not in (*STATEMENTS, *SEPARATORS)
+        ]
+        if not items and cur is node:
+            items = [node]
+        out.extend(i for i in items if i.type != "ERROR" or not i.children)
+        stack.extend(reversed([i for i in items if i.type == "ERROR" and i.children]))
+    return sorted(out, key=lambda n: n.start_byte) or [node]
+
+
+def _unbalanced(text: str) -> bool:
+    quote = text[0]
+    if quote == "'":
+        return text.count("'") % 2 == 1
+    body = re.sub(r"\\.", "", text, flags=re.S)
+    return body.count(quote) % 2 == 1
+
+
+def warning_line(message: str) -> int:
+    m = re.match(r"line (\d+):", message)
+    return int(m.group(1)) if m else 0

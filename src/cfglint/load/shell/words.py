@@ -1,0 +1,45 @@
+"""What the shell loader produces: words with the position they were typed at, the
+training invocation, and the parsed script.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cfglint.model.values import Loc
+
+
+@dataclass(frozen=True)
+class Word:
+    """One argument word after expansion and splitting."""
+
+    text: str | None  # None when unknown
+    loc: Loc  # where the text was typed: the line to edit
+    via: tuple[Loc, ...] = ()  # use sites and variable definitions it passed through
+    unknown: str = ""  # why text is None
+    conditional: bool = False  # from an if/case/loop branch, or a variable set in one
+
+
+@dataclass
+class Invocation:
+    """A launcher or python command, split into launcher options, script and arguments."""
+
+    launcher: str  # "torchrun", "python -m torch.distributed.run", "msrun", "python", ...
+    launcher_args: list[Word]
+    script: Word | None
+    args: list[Word]
+    loc: Loc
+    conditional: bool = False
+
+
+@dataclass
+class ShellScript:
+    path: str
+    invocations: list[Invocation]  # in order of appearance
+    env: dict[str, Word]  # exported variables, and `VAR=val` prefixes of launch commands
+    variables: dict[str, Word]  # final values; arrays joined with blanks
+    warnings: list[str]  # "line N: ..."
+    text: str
+
+
+Pos = tuple[int, int]  # (line, column), both 1-based

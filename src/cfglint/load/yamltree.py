@@ -1,0 +1,358 @@
+"""YAML into a tree of positioned nodes, read the way MindFormers reads it.
+
+MindFormers loads its configs with PyYAML, which follows YAML 1.1: a plain ``1e-5`` is
+a *string* there (YAML 1.1 floats need a dot and a signed exponent), ``on``/``yes`` are
+booleans, ``010`` is octal. ruamel.yaml gives us the syntax tree with line and column
+of every node; we then resolve plain scalars with YAML 1.1 rules ourselves, so the
+values we reason about are the values MindFormers really sees, and we remember where
+YAML 1.2 (most other tools, and most readers) would have seen something else.
+
+Untrusted input: nothing is constructed from tags, anchors are shared (never copied),
+the expanded size of aliases is bounded, and nesting depth is bounded.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+from cfglint.load.safeio import read_text
+from cfglint.model.errors import InputError
+
+MAX_DEPTH = 100
+# Expanded node count with every alias counted in full: real configs have a few
+# thousand; a "billion laughs" document has billions.
+MAX_EXPANDED = 1_000_000
+
+TAG = "tag:yaml.org,2002:"
+
+# YAML 1.1 implicit types, as PyYAML's resolver defines them (facts of the spec).
+_BOOL11 = {
+    "yes": True,
+    "Yes": True,
+    "YES": True,
+    "true": True,
+    "True": True,
+    "TRUE": True,
+    "on": True,
+    "On": True,
+    "ON": True,
+    "no": False,
+    "No": False,
+    "NO": False,
+    "false": False,
+    "False": False,
+    "FALSE": False,
+    "off": False,
+    "Off": False,
+    "OFF": False,
+}
+_NULL11 = {"", "~", "null", "Null", "NULL"}
+_FLOAT11 = re.compile(
+    r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?
+    |\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?
+    |[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*
+    |[-+]?\.(?:inf|Inf|INF)
+    |\.(?:nan|NaN|NAN))$""",
+    re.X,
+)
+_INT11 = re.compile(
+    r"""^(?:[-+]?0b[0-1_]+
+    |[-+]?0[0-7_]+
+    |[-+]?(?:0|[1-9][0-9_]*)
+    |[-+]?0x[0-9a-fA-F_]+
+    |[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)$""",
+    re.X,
+)
+# YAML 1.2 core schema numbers, to tell when the two readings disagree.
+_FLOAT12 = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$")
+_INT12 = re.compile(r"^[-+]?[0-9]+$|^0o[0-7]+$|^0x[0-9a-fA-F]+$")
+
+
+@dataclass(eq=False, slots=True)
+class Node:
+    """A YAML node: a scalar, a mapping (dict of key -> Node) or a sequence."""
+
+    value: Any
+    path: str
+    line: int  # 1-based
+    column: int  # 1-based
+    raw: str | None = None  # scalar text as written
+    # PyYAML (MindFormers) reads a string where YAML 1.2 reads a number or boolean.
+    yaml11_string: bool = False
+    # The YAML 1.2 reading, when it differs from the YAML 1.1 one.
+    yaml12_value: Any = None
+    key_line: int | None = None  # line of the mapping key that holds this node
+    key_column: int | None = None
+
+    @property
+    def is_map(self) -> bool:
+        return isinstance(self.value, dict)
+
+    @property
+    def is_seq(self) -> bool:
+        return isinstance(self.value, list)
+
+    def plain(self) -> Any:
+        """The value with nodes stripped (shared nodes stay shared, sizes are bounded)."""
+        if isinstance(self.value, dict):
+            return {k: v.plain() for k, v in self.value.items()}
+        if isinstance(self.value, list):
+            return [v.plain() for v in self.value]
+        return self.value
+
+
+@dataclass
+class Document:
+    path: str
+    root: Node
+    text: str
+    warnings: list[str] = field(default_factory=list)
+
+
+def resolve_plain_yaml11(text: str) -> Any:
+    """Value of a plain (unquoted, untagged) scalar under YAML 1.1 / PyYAML rules."""
+    if text in _NULL11:
+        return None
+    if text in _BOOL11:
+        return _BOOL11[text]
+    if _INT11.match(text):
+        return _int11(text)
+    if _FLOAT11.match(text):
+        return _float11(text)
+    return text
+
+
+def _int11(text: str) -> int:
+    t = text.replace("_", "")
+    sign = -1 if t.startswith("-") else 1
+    t = t.lstrip("+-")
+    if t == "0":
+        return 0
+    if t.startswith("0b"):
+        return sign * int(t[2:], 2)
+    if t.startswith("0x"):
+        return sign * int(t[2:], 16)
+    if t.startswith("0"):
+        return sign * int(t, 8)
+    if ":" in t:
+        return sign * _sexagesimal(t)
+    return sign * int(t)
+
+
+def _float11(text: str) -> float:
+    t = text.replace("_", "").lower()
+    if t.endswith((".inf", "inf")) and "inf" in t:
+        return -math.inf if t.startswith("-") else math.inf
+    if "nan" in t:
+        return math.nan
+    if ":" in t:
+        sign = -1.0 if t.startswith("-") else 1.0
+        return sign * float(_sexagesimal(t.lstrip("+-").split(".")[0])) + float(
+            "0." + t.split(".")[1] if t.split(".")[1] else 0
+        )
+    return float(t)
+
+
+def _sexagesimal(t: str) -> int:
+    total = 0
+    for part in t.split(":"):
+        total = total * 60 + int(part)
+    return total
+
+
+def resolve_plain_yaml12(text: str) -> Any:
+    """The YAML 1.2 core-schema reading, for reporting disagreements only."""
+    if text in ("true", "True", "TRUE"):
+        return True
+    if text in ("false", "False", "FALSE"):
+        return False
+    if text in ("", "~", "null", "Null", "NULL"):
+        return None
+    if _INT12.match(text):
+        try:
+            return int(text, 0) if text[:2] in ("0o", "0x") else int(text)
+        except ValueError:
+            return text
+    if _FLOAT12.match(text):
+        return float(text)
+    return text
+
+
+class _Builder:
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.memo: dict[int, Node] = {}
+        self.sizes: dict[int, int] = {}
+        self.warnings: list[str] = []
+
+    def build(self, ynode: Any, depth: int = 0) -> Node:
+        if depth > MAX_DEPTH:
+            raise InputError(
+                self.path, f"nesting deeper than {MAX_DEPTH} levels", line=ynode.start_mark.line + 1
+            )
+        key = id(ynode)
+        hit = self.memo.get(key)
+        if hit is not None:
+            return hit
+        kind = type(ynode).__name__
+        line, col = ynode.start_mark.line + 1, ynode.start_mark.column + 1
+        if kind == "ScalarNode":
+            node = self._scalar(ynode, line, col)
+            size = 1
+        elif kind == "SequenceNode":
+            items = [self.build(child, depth + 1) for child in ynode.value]
+            node = Node(items, self.path, line, col)
+            size = 1 + sum(self.sizes[id(c)] for c in ynode.value)
+        else:
+            node, size = self._mapping(ynode, line, col, depth)
+        if size > MAX_EXPANDED:
+            raise InputError(
+                self.path,
+                f"aliases expand to more than {MAX_EXPANDED} nodes (an alias bomb?)",
+                line=line,
+            )
+        self.sizes[key] = size
+        self.memo[key] = node
+        return node
+
+    def _scalar(self, ynode: Any, line: int, col: int) -> Node:
+        text: str = ynode.value
+        style = ynode.style or ""
+        tag = ynode.tag or ""
+        if style:  # quoted or block scalar: always a string
+            return Node(text, self.path, line, col, raw=text)
+        v11 = resolve_plain_yaml11(text)
+        v12 = resolve_plain_yaml12(text)
+        if tag == TAG + "str" and not isinstance(v12, str):
+            return Node(text, self.path, line, col, raw=text)  # explicit !!str
+        node = Node(v11, self.path, line, col, raw=text)
+        if _differs(v11, v12):
+            node.yaml12_value = v12
+            node.yaml11_string = isinstance(v11, str)
+        return node
+
+    def _mapping(self, ynode: Any, line: int, col: int, depth: int) -> tuple[Node, int]:
+        out: dict[str, Node] = {}
+        size = 1
+        merges: list[Node] = []
+        for knode, vnode in ynode.value:
+            if type(knode).__name__ != "ScalarNode":
+                raise InputError(
+                    self.path, "mapping keys must be plain scalars", line=knode.start_mark.line + 1
+                )
+            child = self.build(vnode, depth + 1)
+            size += self.sizes[id(vnode)]
+            if knode.tag == TAG + "merge" or (knode.value == "<<" and not knode.style):
+                merges.extend(child.value if child.is_seq else [child])
+                continue
+            k = knode.value if knode.style else _key_text(knode.value)
+            if k in out:
+                self.warnings.append(
+                    f"{self.path}:{knode.start_mark.line + 1}: duplicate key {k!r}; "
+                    "the last one wins (as in PyYAML)"
+                )
+            if child.key_line is None:
+                child.key_line = knode.start_mark.line + 1
+                child.key_column = knode.start_mark.column + 1
+            out[k] = child
+        # `<<: *base` fills in keys the mapping does not set itself (YAML merge keys).
+        for m in merges:
+            if not m.is_map:
+                raise InputError(self.path, "merge key `<<` needs a mapping", line=m.line)
+            for k, v in m.value.items():
+                out.setdefault(k, v)
+        return Node(out, self.path, line, col), size
+
+
+def _key_text(text: str) -> str:
+    v = resolve_plain_yaml11(text)
+    if isinstance(v, bool):
+        return text  # PyYAML would make `on:` a bool key; keep the spelling for lookups
+    return text if v is None else str(v) if not isinstance(v, str) else v
+
+
+def _differs(a: Any, b: Any) -> bool:
+    if type(a) is not type(b):
+        # 1 vs 1.0 cannot happen between the two schemas; any type change is a difference
+        return True
+    if isinstance(a, float) and math.isnan(a) and math.isnan(b):
+        return False
+    return a != b
+
+
+_yaml = None
+
+
+def _parser() -> Any:
+    global _yaml
+    if _yaml is None:
+        from ruamel.yaml import YAML
+
+        _yaml = YAML(typ="safe", pure=False)
+    return _yaml
+
+
+def parse_yaml_text(text: str, path: str) -> Document:
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 4000))
+    try:
+        root = _parser().compose(text)
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else None
+        what = (exc.problem or exc.context or "syntax error").strip()
+        if "another document" in what:
+            raise InputError(
+                path, "holds several YAML documents; a config is one document", line=line
+            ) from None
+        raise InputError(path, f"YAML syntax error: {what}", line=line) from None
+    except RecursionError:
+        raise InputError(path, f"nesting deeper than {MAX_DEPTH} levels") from None
+    except YAMLError as exc:
+        raise InputError(path, f"YAML error: {str(exc).splitlines()[0]}") from None
+    finally:
+        sys.setrecursionlimit(limit)
+    if root is None:
+        raise InputError(path, "empty YAML document, expected a mapping of settings")
+    builder = _Builder(path)
+    try:
+        node = builder.build(root)
+    except RecursionError:
+        raise InputError(path, f"nesting deeper than {MAX_DEPTH} levels") from None
+    if not node.is_map:
+        kind = "a list" if node.is_seq else "a scalar"
+        raise InputError(
+            path, f"top level is {kind}, expected a mapping of settings", line=node.line
+        )
+    return Document(path=path, root=node, text=text, warnings=builder.warnings)
+
+
+def load_yaml(path: str) -> Document:
+    return parse_yaml_text(read_text(path, what="YAML file"), path)
+
+
+def get(node: Node, dotted: str) -> Node | None:
+    """Follow ``a.b.c`` (and ``a[0]``) through mappings and sequences."""
+    cur: Node | None = node
+    for part in dotted.split("."):
+        if cur is None:
+            return None
+        idx = None
+        if part.endswith("]") and "[" in part:
+            part, _, rest = part.partition("[")
+            idx = int(rest[:-1])
+        if part:
+            if not cur.is_map:
+                return None
+            cur = cur.value.get(part)
+        if idx is not None:
+            if cur is None or not cur.is_seq or idx >= len(cur.value):
+                return None
+            cur = cur.value[idx]
+    return cur

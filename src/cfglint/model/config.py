@@ -1,0 +1,251 @@
+"""The one normalized model both sides land in.
+
+Field names are framework-neutral. Units and spellings are canonical so that rules can
+compare the two sides without knowing either framework:
+
+- dtypes: ``"float32"``, ``"bfloat16"``, ``"float16"``
+- normalization: ``"LayerNorm"`` or ``"RMSNorm"``
+- optimizer type: ``"adamw"`` (Megatron ``adam`` is decoupled AdamW), ``"sgd"``, ...
+- lr decay style: ``"constant"``, ``"linear"``, ``"cosine"``, ``"inverse-square-root"``,
+  ``"WSD"``, ``"polynomial"``, ``"cosine-restarts"``
+- ``clip_grad`` is the max global norm, ``0.0`` when clipping is off
+- every field is a :class:`~cfglint.model.values.Value` (or ``None`` when the framework has no
+  such knob at all, which is different from "not set": not set resolves to a default)
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Literal, get_origin
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from cfglint.model.values import Loc, Value
+
+Side = Literal["mindformers", "megatron"]
+V = Value | None
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    def items(self) -> list[tuple[str, Value]]:
+        return [(k, v) for k, v in self.__dict__.items() if isinstance(v, Value)]
+
+
+class Structure(_Section):
+    num_layers: V = None
+    num_heads: V = None
+    hidden_size: V = None
+    ffn_hidden_size: V = None
+    num_query_groups: V = None
+    head_dim: V = None
+    normalization: V = None
+    norm_epsilon: V = None
+    hidden_dropout: V = None
+    attention_dropout: V = None
+    recompute: V = None
+    use_flash_attention: V = None
+    fused_rope: V = None
+    fused_norm: V = None
+    fused_swiglu: V = None
+    fused_qkv: V = None
+    vocab_size: V = None
+    padded_vocab_size: V = None
+    seq_length: V = None
+    max_position_embeddings: V = None
+    position_embedding_type: V = None
+    rope_theta: V = None
+    rotary_percent: V = None
+    tied_embeddings: V = None
+    add_bias_linear: V = None
+    add_qkv_bias: V = None
+    activation: V = None
+    qk_norm: V = None
+
+
+class Moe(_Section):
+    num_experts: V = None
+    router_topk: V = None
+    capacity_factor: V = None
+    aux_loss_coeff: V = None
+    enable_sdrop: V = None
+    token_drop_policy: V = None
+    pad_to_capacity: V = None
+    router_dtype: V = None
+    use_fused_ops_topkrouter: V = None
+    shared_expert_gate: V = None
+    num_shared_experts: V = None
+    shared_expert_ffn_size: V = None
+    expert_ffn_size: V = None
+    router_pre_softmax: V = None
+    norm_topk_prob: V = None
+    topk_scaling_factor: V = None
+    score_function: V = None
+    load_balancing_type: V = None
+    expert_bias: V = None
+    first_k_dense: V = None
+
+
+class Optimizer(_Section):
+    type: V = None
+    eps: V = None
+    beta1: V = None
+    beta2: V = None
+    weight_decay: V = None
+    wd_to_qk_layernorm: V = None
+    lr: V = None
+    min_lr: V = None
+    lr_decay_style: V = None
+    lr_warmup_steps: V = None
+    lr_warmup_init: V = None
+    lr_decay_steps: V = None
+    # schedule-specific extras (power, num_cycles, WSD decay steps, ...), keyed by name
+    lr_extra: dict[str, Value] = Field(default_factory=dict)
+    train_steps: V = None
+    clip_grad: V = None
+    global_batch_size: V = None
+    micro_batch_size: V = None
+
+
+class Weight(_Section):
+    param_dtype: V = None
+    embedding_dtype: V = None
+    grad_reduce_dtype: V = None
+    init_method_std: V = None
+    load_checkpoint: V = None
+
+
+class Precision(_Section):
+    compute_dtype: V = None
+    layernorm_dtype: V = None
+    softmax_dtype: V = None
+    rotary_dtype: V = None
+    residual_dtype: V = None
+    loss_dtype: V = None
+    cross_entropy_fusion: V = None
+    precision_mode: V = None
+
+
+class Parallel(_Section):
+    data_parallel: V = None
+    tensor_parallel: V = None
+    pipeline_parallel: V = None
+    context_parallel: V = None
+    expert_parallel: V = None
+    sequence_parallel: V = None
+    distributed_optimizer: V = None
+    micro_batch_interleave: V = None
+    virtual_pipeline: V = None
+    micro_batch_num: V = None
+    world_size: V = None
+
+
+class Other(_Section):
+    enable_graph_kernel: V = None
+    graph_kernel_flags: V = None
+    bos_token_id: V = None
+    eos_token_id: V = None
+    pad_token_id: V = None
+    eod_token_id: V = None
+    data_path: V = None
+    tokenizer_path: V = None
+    prompt_template: V = None
+    training_stage: V = None  # "pretrain" or "sft"
+    framework_version: V = None
+
+
+class Determinism(_Section):
+    seed: V = None
+    # whether the framework really seeds its global RNGs with `seed` (MindFormers skips it
+    # in semi-auto parallel runs)
+    seed_applied: V = None
+    deterministic: V = None
+
+
+class Launch(_Section):
+    """What the launch script starts: launcher, entry script, device count."""
+
+    launcher: V = None
+    device: V = None  # "npu" or "gpu": what the launch script targets
+    entry_script: V = None
+    nproc_per_node: V = None
+    nnodes: V = None
+
+
+SECTIONS: tuple[str, ...] = (
+    "structure",
+    "moe",
+    "optimizer",
+    "weight",
+    "precision",
+    "parallel",
+    "other",
+    "determinism",
+    "launch",
+)
+
+
+class Config(BaseModel):
+    """One side of a migration, normalized."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    side: Side
+    path: str
+    kind: str  # "mindformers-legacy", "mindformers-mcore", "megatron-script", "megatron-log", ...
+    defaults_from: str = ""  # "Megatron-LM core_v0.13.0", "MindFormers v1.5.0 LlamaConfig"
+    model_class: str = ""
+    is_moe: bool = False
+    structure: Structure = Field(default_factory=Structure)
+    moe: Moe = Field(default_factory=Moe)
+    optimizer: Optimizer = Field(default_factory=Optimizer)
+    weight: Weight = Field(default_factory=Weight)
+    precision: Precision = Field(default_factory=Precision)
+    parallel: Parallel = Field(default_factory=Parallel)
+    other: Other = Field(default_factory=Other)
+    determinism: Determinism = Field(default_factory=Determinism)
+    launch: Launch = Field(default_factory=Launch)
+    # environment variables the launch script exports (name -> value as written)
+    env: dict[str, Value] = Field(default_factory=dict)
+    # the launch script the environment was read from ("" when none was given)
+    launch_script: str = ""
+    # flags or keys we do not know; kept, reported as warnings
+    unknown: list[Value] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+    # every file that contributed (base_config files, sourced launch scripts)
+    files: list[str] = Field(default_factory=list)
+
+    def get(self, dotted: str) -> Value | None:
+        """``cfg.get("optimizer.beta2")``; ``env.NAME`` reads the environment."""
+        section, _, name = dotted.partition(".")
+        if section == "env":
+            return self.env.get(name)
+        sec = getattr(self, section, None)
+        if not isinstance(sec, _Section):
+            raise KeyError(dotted)
+        if name not in type(sec).model_fields:
+            raise KeyError(dotted)
+        return getattr(sec, name)
+
+    def set(self, dotted: str, value: Value | None) -> None:
+        section, _, name = dotted.partition(".")
+        setattr(getattr(self, section), name, value)
+
+    @classmethod
+    def field_paths(cls) -> list[str]:
+        return list(_field_paths(cls))
+
+
+@cache
+def _field_paths(cls: type[Config]) -> tuple[str, ...]:
+    out = []
+    for section in SECTIONS:
+        sec_cls = cls.model_fields[section].annotation
+        for name, f in sec_cls.model_fields.items():  # type: ignore[union-attr]
+            if get_origin(f.annotation) is not dict:
+                out.append(f"{section}.{name}")
+    return tuple(out)
+
+
+__all__ = ["SECTIONS", "Config", "Loc", "Side", "Value"]

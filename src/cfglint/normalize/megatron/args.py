@@ -1,0 +1,275 @@
+"""Megatron-LM / MindSpeed-LLM argument tables and argparse-style resolution.
+
+The tables under ``data/`` list every argument of a named release (flags, dest, type,
+action, default). Resolution follows argparse as Megatron configures it: ``--flag value``
+and ``--flag=value``, store_true / store_false / ``--no-*`` (BooleanOptionalAction),
+``nargs``, type conversion, and the last occurrence wins. Abbreviated flags are not
+accepted (Megatron builds its parser with ``allow_abbrev=False``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from cfglint.load.datacache import DATA_DIR, load_data
+from cfglint.model.values import Loc, Value
+
+DATA = DATA_DIR
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    flags: tuple[str, ...]
+    dest: str
+    type: str
+    action: str
+    default: Any = None
+    nargs: str | int | None = None
+    choices: tuple[Any, ...] | None = None
+    const: Any = None
+    source: str = ""  # "Megatron-LM core_v0.19.0" / "MindSpeed-LLM 2.1.0"
+
+
+@dataclass
+class ArgTable:
+    name: str  # what --megatron-version accepts
+    label: str  # "Megatron-LM core_v0.19.0 (5be9626)"
+    by_flag: dict[str, ArgSpec] = field(default_factory=dict)
+    by_dest: dict[str, ArgSpec] = field(default_factory=dict)
+
+    def add(self, spec: ArgSpec) -> None:
+        for f in spec.flags:
+            self.by_flag[f] = spec
+        if spec.action == "boolean_optional":
+            for f in spec.flags:
+                self.by_flag["--no-" + f[2:]] = spec
+        self.by_dest[spec.dest] = spec
+
+
+def _spec(entry: dict[str, Any], source: str) -> ArgSpec:
+    ch = entry.get("choices")
+    return ArgSpec(
+        flags=tuple(entry["flags"]),
+        dest=entry["dest"],
+        type=entry.get("type", "str"),
+        action=entry.get("action", "store"),
+        default=entry.get("default"),
+        nargs=entry.get("nargs"),
+        choices=tuple(ch) if ch else None,
+        const=entry.get("const"),
+        source=source,
+    )
+
+
+def _label(meta: dict[str, Any]) -> str:
+    commit = str(meta.get("commit") or "")[:7]
+    return f"{meta['project']} {meta['version']}" + (f" ({commit})" if commit else "")
+
+
+def megatron_versions() -> list[str]:
+    """Megatron-LM releases we have a table for, newest first (``core_v0.19.0``, ...)."""
+    names = [p.stem.removeprefix("megatron_lm_") for p in DATA.glob("megatron_lm_*.yaml")]
+    return sorted(names, key=_version_key, reverse=True)
+
+
+def _version_key(name: str) -> tuple[int, ...]:
+    digits = name.removeprefix("core_v").removeprefix("core_r")
+    return tuple(int(x) if x.isdigit() else 0 for x in digits.split("."))
+
+
+def known_versions() -> list[str]:
+    """What ``--megatron-version`` accepts."""
+    return ["megatron-lm", "mindspeed-llm", *megatron_versions()]
+
+
+@cache
+def load_table(name: str = "megatron-lm") -> ArgTable:
+    """``megatron-lm`` (the newest Megatron-LM table), a release such as ``core_v0.12.1``,
+    or ``mindspeed-llm``: MindSpeed-LLM's additions and default overrides layered on the
+    Megatron-LM release it pins (or the closest one we have)."""
+    versions = megatron_versions()
+    if name not in known_versions():
+        raise ValueError(f"unknown Megatron version {name!r}; known: {', '.join(known_versions())}")
+    extra = load_data(DATA / "mindspeed_llm.yaml") if name == "mindspeed-llm" else None
+    if extra is not None:
+        base_name = (
+            extra.get("base_megatron") if extra.get("base_megatron") in versions else versions[0]
+        )
+    else:
+        base_name = versions[0] if name == "megatron-lm" else name
+    base = load_data(DATA / f"megatron_lm_{base_name}.yaml")
+    table = ArgTable(name=name, label=_label(base))
+    src = f"Megatron-LM {base['version']}"
+    for e in base["args"]:
+        table.add(_spec(e, src))
+    if extra is not None:
+        table.label = f"{_label(extra)} on {table.label}"
+        src2 = f"MindSpeed-LLM {extra['version']}"
+        for e in extra["args"]:
+            # core-only flags are not registered on MindSpeed-LLM's own parser
+            if e.get("scope") == "mindspeed_core_only":
+                continue
+            table.add(_spec(e, src2))
+    return table
+
+
+@dataclass
+class Token:
+    """One command-line word with where it was typed (shape of shell.Word)."""
+
+    text: str | None
+    loc: Loc
+    via: tuple[Loc, ...] = ()
+    unknown: str = ""
+    conditional: bool = False
+
+
+@dataclass
+class Resolved:
+    values: dict[str, Value]  # dest -> value (only what the command line set)
+    unknown: list[Value]
+    warnings: list[str]
+    table: ArgTable
+
+
+def _looks_like_flag(text: str | None) -> bool:
+    if not text or not text.startswith("-") or text == "-":
+        return False
+    try:
+        float(text)  # negative numbers are values (Megatron has no numeric-looking flags)
+        return False
+    except ValueError:
+        return True
+
+
+def resolve(tokens: list[Any], table: ArgTable) -> Resolved:
+    values: dict[str, Value] = {}
+    unknown: list[Value] = []
+    warnings: list[str] = []
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        text = tok.text
+        i += 1
+        if text is None:
+            warnings.append(f"{tok.loc}: an argument cannot be known statically ({tok.unknown})")
+            continue
+        if not _looks_like_flag(text):
+            warnings.append(f"{tok.loc}: stray value {text!r} (no flag before it)")
+            continue
+        flag, eq, inline = text.partition("=")
+        spec = table.by_flag.get(flag)
+        if spec is None:
+            # values after an unknown flag belong to it; keep them with it
+            vals = []
+            while i < len(tokens) and not _looks_like_flag(tokens[i].text):
+                vals.append(tokens[i].text)
+                i += 1
+            unknown.append(
+                Value.written(
+                    " ".join(v for v in vals if v is not None) or (inline if eq else True),
+                    knob=flag,
+                    loc=tok.loc,
+                    via=tok.via,
+                    conditional=tok.conditional,
+                )
+            )
+            continue
+        args: list[Any] = []
+        if eq:
+            args = [Token(inline, tok.loc, tok.via, "", tok.conditional)]
+        else:
+            want = _arity(spec)
+            while (
+                i < len(tokens) and len(args) < want[1] and (not _looks_like_flag(tokens[i].text))
+            ):
+                args.append(tokens[i])
+                i += 1
+            if len(args) < want[0]:
+                warnings.append(f"{tok.loc}: {flag} expects a value")
+                continue
+        v = _convert(spec, flag, tok, args, warnings)
+        prev = values.get(spec.dest)
+        if prev is not None and prev.loc is not None and not tok.conditional:
+            warnings.append(
+                f"{tok.loc}: {flag} is also set at {prev.loc}; the last one wins, as in argparse"
+            )
+        values[spec.dest] = v
+    return Resolved(values=values, unknown=unknown, warnings=warnings, table=table)
+
+
+def _arity(spec: ArgSpec) -> tuple[int, int]:
+    if spec.action in ("store_true", "store_false", "store_const", "count", "boolean_optional"):
+        return (0, 0)
+    n = spec.nargs
+    if n is None:
+        return (1, 1)
+    if n == "?":
+        return (0, 1)
+    if n == "*":
+        return (0, 10**9)
+    if n == "+":
+        return (1, 10**9)
+    return (int(n), int(n))
+
+
+def _convert(spec: ArgSpec, flag: str, tok: Any, args: list[Any], warnings: list[str]) -> Value:
+    loc, via, cond = tok.loc, tuple(tok.via), tok.conditional
+    if args:
+        # the value's own position matters most: it is what the user edits
+        loc = args[-1].loc
+        via = tuple(dict.fromkeys((*via, *(v for a in args for v in a.via))))
+        cond = cond or any(a.conditional for a in args)
+    kw = {"knob": flag, "via": via, "conditional": cond}
+    if spec.action == "store_true":
+        return Value.written(True, loc=loc, raw=flag, **kw)
+    if spec.action == "store_false":
+        return Value.written(False, loc=loc, raw=flag, **kw)
+    if spec.action == "boolean_optional":
+        return Value.written(not flag.startswith("--no-"), loc=loc, raw=flag, **kw)
+    if spec.action == "store_const":
+        return Value.written(spec.const, loc=loc, raw=flag, **kw)
+    if spec.action == "count":
+        return Value.written(1, loc=loc, raw=flag, **kw)
+    if not args:
+        return Value.written(spec.const, loc=loc, raw=flag, **kw)
+    bad = [a for a in args if a.text is None]
+    if bad:
+        return Value.unknown(flag, bad[0].unknown or "not known statically", loc=loc, via=via)
+    try:
+        items = [_typed(spec, a.text) for a in args]
+    except ValueError:
+        warnings.append(
+            f"{loc}: {flag} {' '.join(a.text for a in args)!r} is not a valid {spec.type}"
+        )
+        return Value.unknown(
+            flag, f"{' '.join(a.text for a in args)!r} is not a valid {spec.type}", loc=loc, via=via
+        )
+    raw = " ".join(a.text for a in args)
+    value: Any = items if spec.nargs not in (None, "?") else items[0]
+    if spec.choices and not all(
+        x in spec.choices for x in (items if isinstance(value, list) else [value])
+    ):
+        warnings.append(f"{loc}: {flag} {raw!r} is not one of {', '.join(map(str, spec.choices))}")
+    return Value.written(value, loc=loc, raw=raw, **kw)
+
+
+def _typed(spec: ArgSpec, text: str) -> Any:
+    if spec.type == "int":
+        return int(text)
+    if spec.type == "float":
+        return float(text)
+    if spec.type == "bool":
+        low = text.lower()
+        if low in ("true", "1", "yes"):
+            return True
+        if low in ("false", "0", "no"):
+            return False
+        raise ValueError(text)
+    return text
+
+
+def default_value(spec: ArgSpec, table: ArgTable) -> Value:
+    return Value.default(spec.default, knob=spec.flags[0], source=spec.source or table.label)

@@ -1,0 +1,41 @@
+"""Megatron arguments -> the normalized model, post-processed the way Megatron does it.
+
+Facts follow ``validate_args``, ``core_transformer_config_from_args`` and
+``TransformerConfig.__post_init__`` of the release in the argument table (see
+``data/megatron_lm_*.yaml``); MindSpeed-LLM's deviations are noted where they apply.
+One module per checklist section does the reading.
+"""
+
+from __future__ import annotations
+
+from cfglint.model.config import Config
+from cfglint.normalize.megatron.input import MegatronInput
+from cfglint.normalize.megatron.launch import read_launch
+from cfglint.normalize.megatron.moe import read_moe
+from cfglint.normalize.megatron.optimizer import read_optimizer
+from cfglint.normalize.megatron.other import read_other
+from cfglint.normalize.megatron.parallel import read_parallel
+from cfglint.normalize.megatron.precision import read_precision
+from cfglint.normalize.megatron.structure import read_structure
+
+
+def normalize_megatron(m: MegatronInput) -> Config:
+    cfg = Config(
+        side="megatron",
+        path=m.path,
+        kind=m.kind,
+        defaults_from=m.table.label,
+        env=dict(m.env),
+        unknown=list(m.unknown),
+        files=[m.path],
+        launch_script=m.path if m.kind.endswith("script") else "",
+    )
+    cfg.warnings.extend(m.warnings)
+    read_parallel(m, cfg)
+    read_structure(m, cfg)
+    read_moe(m, cfg)
+    read_optimizer(m, cfg)
+    read_precision(m, cfg)
+    read_other(m, cfg)
+    read_launch(m, cfg)
+    return cfg

@@ -1,0 +1,232 @@
+"""Load a Megatron argument set from any of the four input kinds.
+
+Launch script (parsed, never run), plain args file, the arguments block of a training
+log, or a ``--yaml-cfg`` file. All four become a :class:`MegatronInput`: the values the
+user wrote (dest -> Value), the table that supplies defaults, and what the launcher
+starts.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from cfglint.model.errors import InputError
+from cfglint.model.values import Loc, Value
+from cfglint.normalize.launch import launcher_options, word_value
+from cfglint.normalize.megatron.args import ArgTable, load_table, resolve
+
+NPU_ENV = (
+    "ASCEND_",
+    "HCCL_",
+    "PYTORCH_NPU_",
+    "TASK_QUEUE_ENABLE",
+    "CPU_AFFINITY_CONF",
+    "NPU_ASD_ENABLE",
+    "MS_",
+    "GLOG_",
+    "LCCL_",
+)
+GPU_ENV = ("NCCL_", "CUDA_VISIBLE_DEVICES", "CUBLAS_", "NVTE_")
+
+
+@dataclass
+class MegatronInput:
+    path: str
+    kind: str  # megatron-script | mindspeed-script | megatron-args | megatron-log | megatron-yaml
+    table: ArgTable
+    values: dict[str, Value]
+    final: bool = False  # values are post-validation (a training log): no defaults needed
+    env: dict[str, Value] = field(default_factory=dict)
+    launcher: Value | None = None
+    entry_script: Value | None = None
+    launcher_args: dict[str, Value] = field(default_factory=dict)
+    command_loc: Loc | None = None
+    unknown: list[Value] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    text: str = ""
+
+    def arg(self, dest: str, *older: str) -> Value:
+        """What Megatron would hold in ``args.<dest>`` before post-processing. ``older``
+        names the same argument's dest in other releases (e.g. ``norm_epsilon`` before it
+        became ``layernorm_epsilon``)."""
+        for alt in older:
+            if alt in self.values or (dest not in self.table.by_dest and alt in self.table.by_dest):
+                dest = alt
+                break
+        v = self.values.get(dest)
+        if v is not None:
+            return v
+        spec = self.table.by_dest.get(dest)
+        if spec is None:
+            return Value.unknown(dest, f"{self.table.label} has no argument {dest}")
+        if self.final:
+            return Value.default(
+                spec.default, knob=spec.flags[0], source=f"{spec.source} (not printed in the log)"
+            )
+        return Value.default(spec.default, knob=spec.flags[0], source=spec.source)
+
+    def given(self, dest: str) -> bool:
+        return dest in self.values
+
+
+def typed(values: dict[str, Value], table: ArgTable) -> tuple[dict[str, Value], list[str]]:
+    """Values read from a log or a YAML file checked against the argument's type, as argparse
+    would have done on a command line: a wrong type becomes unknown, with a warning."""
+    out: dict[str, Value] = {}
+    warnings: list[str] = []
+    for dest, v in values.items():
+        spec = table.by_dest.get(dest)
+        x = v.value
+        if spec is None or x is None or not v.known:
+            out[dest] = v
+            continue
+        want = spec.type
+        ok = True
+        if spec.nargs not in (None, "?"):
+            ok = isinstance(x, list)
+        elif want == "int":
+            ok = isinstance(x, int) and not isinstance(x, bool)
+        elif want == "float":
+            ok = isinstance(x, (int, float)) and not isinstance(x, bool)
+            if ok:
+                v = v.model_copy(update={"value": float(x)})
+        elif want == "bool":
+            ok = isinstance(x, bool)
+        if ok:
+            out[dest] = v
+        else:
+            warnings.append(f"{v.loc}: {dest} {x!r} is not a valid {want}")
+            out[dest] = Value.unknown(v.knob, f"{x!r} is not a valid {want}", loc=v.loc)
+    return out, warnings
+
+
+def detect_version(tokens: list[Any], script: str | None) -> str:
+    """MindSpeed-LLM if the command line uses flags only MindSpeed-LLM defines, or the
+    entry script is MindSpeed-LLM's own; plain Megatron-LM otherwise."""
+    if script and os.path.basename(script) == "posttrain_gpt.py":
+        return "mindspeed-llm"
+    plain = load_table("megatron-lm")
+    try:
+        ms = load_table("mindspeed-llm")
+    except (OSError, ValueError):
+        return "megatron-lm"
+    for t in tokens:
+        flag = (t.text or "").partition("=")[0]
+        if flag.startswith("--") and flag in ms.by_flag and flag not in plain.by_flag:
+            return "mindspeed-llm"
+    return "megatron-lm"
+
+
+def load_megatron(path: str, version: str | None = None) -> MegatronInput:
+    from cfglint.load.megatron_log import looks_like_log
+
+    if not os.path.exists(path):
+        raise InputError(path, "no such file")
+    if os.path.isdir(path):
+        raise InputError(path, "is a directory, expected a launch script, args file or log")
+    lower = path.lower()
+    if lower.endswith((".yaml", ".yml")):
+        return _from_yaml_cfg(path, version)
+    if looks_like_log(path):
+        return _from_log(path, version)
+    from cfglint.load.safeio import read_text
+
+    text = read_text(path, what="launch script")
+    if _is_args_file(text, lower):
+        return _from_args_file(path, version)
+    return _from_script(path, version)
+
+
+def _is_args_file(text: str, lower: str) -> bool:
+    if lower.endswith((".sh", ".bash")):
+        return False
+    lines = [
+        ln.strip() for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("#")
+    ]
+    return bool(lines) and all(ln.startswith("-") for ln in lines[:1])
+
+
+def _from_script(path: str, version: str | None) -> MegatronInput:
+    from cfglint.load.shell import main_invocation, parse_script
+
+    sh = parse_script(path)
+    inv = main_invocation(sh)
+    env = {k: word_value(k, w) for k, w in sh.env.items()}
+    if inv is None:
+        raise InputError(path, "no training command found (torchrun, msrun, python ... *.py)")
+    tokens = inv.args
+    script = inv.script.text if inv.script is not None else None
+    name = version or detect_version(tokens, script)
+    table = load_table(name)
+    res = resolve(tokens, table)
+    kind = "mindspeed-script" if name == "mindspeed-llm" else "megatron-script"
+    m = MegatronInput(
+        path=path,
+        kind=kind,
+        table=table,
+        values=res.values,
+        env=env,
+        unknown=res.unknown,
+        warnings=list(sh.warnings) + res.warnings,
+        text=sh.text,
+        command_loc=inv.loc,
+    )
+    m.launcher = Value.written(
+        inv.launcher, knob="launcher", loc=inv.loc, conditional=inv.conditional
+    )
+    if inv.script is not None:
+        m.entry_script = word_value("entry script", inv.script)
+    m.launcher_args = launcher_options(inv.launcher_args)
+    return m
+
+
+def _from_args_file(path: str, version: str | None) -> MegatronInput:
+    from cfglint.load.shell import parse_args_file
+
+    words, text = parse_args_file(path)
+    tokens = words
+    name = version or detect_version(tokens, None)
+    table = load_table(name)
+    res = resolve(tokens, table)
+    return MegatronInput(
+        path=path,
+        kind="megatron-args",
+        table=table,
+        values=res.values,
+        unknown=res.unknown,
+        warnings=res.warnings,
+        text=text,
+    )
+
+
+def _from_log(path: str, version: str | None) -> MegatronInput:
+    from cfglint.load.megatron_log import load_log
+
+    block = load_log(path)
+    table = load_table(version or "megatron-lm")
+    known = set(table.by_dest)
+    unknown = [v for k, v in block.values.items() if k not in known]
+    values, warnings = typed(block.values, table)
+    return MegatronInput(
+        path=path,
+        kind="megatron-log",
+        table=table,
+        values=values,
+        final=True,
+        unknown=[],
+        warnings=warnings
+        + [f"{v.loc}: {v.knob} is not an argument of {table.label}" for v in unknown][:20],
+    )
+
+
+def _from_yaml_cfg(path: str, version: str | None) -> MegatronInput:
+    from cfglint.load.megatron_yamlcfg import load_yaml_cfg
+
+    raw, text = load_yaml_cfg(path)
+    table = load_table(version or "megatron-lm")
+    values, warnings = typed(raw, table)
+    return MegatronInput(
+        path=path, kind="megatron-yaml", table=table, values=values, text=text, warnings=warnings
+    )

@@ -1,0 +1,139 @@
+"""MoE structure of a Megatron / MindSpeed-LLM run."""
+
+from __future__ import annotations
+
+from cfglint.model.config import Config
+from cfglint.model.values import Value
+from cfglint.normalize.megatron.common import DTYPE, cfg_compute_dtype
+from cfglint.normalize.megatron.input import MegatronInput
+
+
+def read_moe(m: MegatronInput, cfg: Config) -> None:
+    e = cfg.moe
+    e.num_experts = m.arg("num_experts")
+    cfg.is_moe = bool(e.num_experts.value)
+    e.router_topk = m.arg("moe_router_topk")
+    e.capacity_factor = m.arg("moe_expert_capacity_factor")
+    e.aux_loss_coeff = _first(m.arg("moe_aux_loss_coeff"))
+    e.token_drop_policy = m.arg("moe_token_drop_policy")
+    e.pad_to_capacity = m.arg("moe_pad_expert_input_to_capacity")
+    rd = m.arg("moe_router_dtype")
+    if rd.known and rd.value is None and m.arg("router_gating_in_fp32").value:
+        rd = m.arg("router_gating_in_fp32").model_copy(update={"value": "float32"})
+    elif rd.known and rd.value is None:
+        rd = rd.model_copy(
+            update={
+                "value": cfg_compute_dtype(m),
+                "detail": rd.detail + " (router runs in the compute dtype)",
+            }
+        )
+    elif rd.known:
+        rd = rd.model_copy(update={"value": DTYPE.get(str(rd.value), rd.value)})
+    e.router_dtype = rd
+    e.shared_expert_gate = (
+        m.arg("moe_shared_expert_gate")
+        if "moe_shared_expert_gate" in m.table.by_dest
+        else m.arg("shared_expert_gate")
+    )
+    e.num_shared_experts = (
+        m.arg("n_shared_experts") if "n_shared_experts" in m.table.by_dest else None
+    )
+    sh = m.arg("moe_shared_expert_intermediate_size")
+    n_sh = e.num_shared_experts
+    if sh.known and sh.value is None and n_sh is not None and n_sh.known and n_sh.value:
+        sh = Value.derived(None, "--n-shared-experts", "", [n_sh])  # filled after expert size
+    elif sh.known and sh.value is None:
+        sh = sh.model_copy(update={"value": 0, "detail": sh.detail + " (no shared experts)"})
+    e.shared_expert_ffn_size = sh
+    eff = m.arg("moe_ffn_hidden_size")
+    if eff.value is None and cfg.is_moe:
+        eff = Value.derived(
+            cfg.structure.ffn_hidden_size.value,
+            "--moe-ffn-hidden-size",
+            "defaults to the dense FFN size",
+            [cfg.structure.ffn_hidden_size],
+        )
+    e.expert_ffn_size = eff
+    if (
+        e.shared_expert_ffn_size is not None
+        and e.shared_expert_ffn_size.knob == "--n-shared-experts"
+    ):
+        n = e.num_shared_experts.value  # type: ignore[union-attr]
+        e.shared_expert_ffn_size = Value.derived(
+            n * (eff.value or 0) if eff.known else None,
+            "--n-shared-experts",
+            "MindSpeed-LLM: n_shared_experts x expert FFN size",
+            [e.num_shared_experts, eff],
+        )
+    e.router_pre_softmax = m.arg("moe_router_pre_softmax")
+    if "norm_topk_prob" in m.table.by_dest:
+        e.norm_topk_prob = m.arg("norm_topk_prob")
+    else:
+        # Megatron's top-k router: softmax over the chosen k (normalized) unless pre-softmax
+        e.norm_topk_prob = Value.derived(
+            not e.router_pre_softmax.value,
+            "--moe-router-pre-softmax",
+            "Megatron normalizes the top-k probabilities unless --moe-router-pre-softmax",
+            [e.router_pre_softmax],
+        )
+    sf = m.arg("moe_router_topk_scaling_factor")
+    if sf.known and sf.value is None:
+        sf = sf.model_copy(update={"value": 1.0, "detail": sf.detail + " (no scaling)"})
+    e.topk_scaling_factor = sf
+    e.score_function = m.arg("moe_router_score_function")
+    e.load_balancing_type = _first(m.arg("moe_router_load_balancing_type"))
+    e.expert_bias = m.arg("moe_router_enable_expert_bias")
+    if (
+        "first_k_dense_replace" in m.table.by_dest
+        and m.arg("first_k_dense_replace").value is not None
+    ):
+        e.first_k_dense = m.arg("first_k_dense_replace")
+    else:
+        e.first_k_dense = _dense_prefix(m.arg("moe_layer_freq"))
+
+
+def _first(v: Value) -> Value:
+    if v.known and isinstance(v.value, list) and len(v.value) == 1:
+        return v.model_copy(update={"value": v.value[0]})
+    return v
+
+
+def _dense_prefix(freq: Value) -> Value:
+    """Leading dense layers implied by --moe-layer-freq ("[0]*3+[1]*58" or an int)."""
+    if not freq.known:
+        return freq
+    f = freq.value
+    if isinstance(f, int) or (isinstance(f, str) and f.strip().isdigit()):
+        return freq.model_copy(update={"value": 0})
+    if isinstance(f, str):
+        pattern = _expand_layer_pattern(f)
+        if pattern is None:
+            return Value.unknown("--moe-layer-freq", f"cannot read pattern {f!r}", loc=freq.loc)
+        n = 0
+        while n < len(pattern) and pattern[n] == 0:
+            n += 1
+        return freq.model_copy(update={"value": n})
+    if isinstance(f, list):
+        n = 0
+        while n < len(f) and f[n] == 0:
+            n += 1
+        return freq.model_copy(update={"value": n})
+    return freq
+
+
+def _expand_layer_pattern(text: str) -> list[int] | None:
+    """``[0]*3+[1]*58`` or ``[0,1,1]``: lists of 0/1 joined by + with integer repeats."""
+    out: list[int] = []
+    for part in text.replace(" ", "").split("+"):
+        body, _, times = part.partition("*")
+        if not (body.startswith("[") and body.endswith("]")):
+            return None
+        try:
+            items = [int(x) for x in body[1:-1].split(",") if x]
+            n = int(times) if times else 1
+        except ValueError:
+            return None
+        if n > 100_000:
+            return None
+        out.extend(items * n)
+    return out

@@ -1,0 +1,78 @@
+"""Mixed-precision settings of a Megatron run."""
+
+from __future__ import annotations
+
+from cfglint.model.config import Config
+from cfglint.model.values import Value
+from cfglint.normalize.megatron.common import implementation_fact
+from cfglint.normalize.megatron.input import MegatronInput
+
+
+def read_precision(m: MegatronInput, cfg: Config) -> None:
+    pr, w = cfg.precision, cfg.weight
+    bf16, fp16 = m.arg("bf16"), m.arg("fp16")
+    if m.final and m.given("params_dtype"):
+        pdt = m.arg("params_dtype")
+        compute = pdt
+    elif bf16.value:
+        compute = bf16.model_copy(update={"value": "bfloat16"})
+    elif fp16.value:
+        compute = fp16.model_copy(update={"value": "float16"})
+    else:
+        compute = implementation_fact(
+            "float32",
+            "--bf16/--fp16",
+            f"default of {m.table.label}: no --bf16 or --fp16, so everything runs in float32",
+        )
+    pr.compute_dtype = compute
+    # Megatron keeps bf16/fp16 model weights (fp32 master copies live in the optimizer)
+    w.param_dtype = compute
+    w.embedding_dtype = compute
+    grad_bf16 = m.arg("grad_reduce_in_bf16") if "grad_reduce_in_bf16" in m.table.by_dest else None
+    if compute.value == "bfloat16" and not (grad_bf16 and grad_bf16.value):
+        w.grad_reduce_dtype = Value.derived(
+            "float32",
+            "--accumulate-allreduce-grads-in-fp32",
+            "Megatron forces fp32 gradient accumulation and all-reduce with --bf16",
+            [compute],
+        )
+    elif grad_bf16 is not None and grad_bf16.value:
+        w.grad_reduce_dtype = grad_bf16.model_copy(update={"value": "bfloat16"})
+    else:
+        acc = m.arg("accumulate_allreduce_grads_in_fp32")
+        w.grad_reduce_dtype = acc.model_copy(
+            update={
+                "value": "float32" if acc.value or compute.value == "float32" else compute.value
+            }
+        )
+    w.init_method_std = m.arg("init_method_std")
+    w.load_checkpoint = m.arg("load")
+    pr.layernorm_dtype = implementation_fact(
+        "float32",
+        "normalization",
+        "Megatron's fused LayerNorm / RMSNorm kernels compute the statistics in float32",
+    )
+    soft = m.arg("attention_softmax_in_fp32")
+    qk_scale = m.arg("apply_query_key_layer_scaling")
+    if cfg.structure.use_flash_attention is not None and cfg.structure.use_flash_attention.value:
+        pr.softmax_dtype = Value.derived(
+            "float32",
+            "--attention-softmax-in-fp32",
+            "fused attention kernels keep softmax in float32",
+            [cfg.structure.use_flash_attention],
+        )
+    elif soft.value or qk_scale.value:
+        pr.softmax_dtype = (soft if soft.value else qk_scale).model_copy(
+            update={"value": "float32"}
+        )
+    else:
+        pr.softmax_dtype = soft.model_copy(update={"value": compute.value})
+    pr.rotary_dtype = implementation_fact(
+        "float32", "rotary", "Megatron builds rotary frequencies in float32"
+    )
+    res = m.arg("fp32_residual_connection")
+    pr.residual_dtype = res.model_copy(update={"value": "float32" if res.value else compute.value})
+    pr.loss_dtype = implementation_fact(
+        "float32", "cross entropy", "Megatron's vocab-parallel cross entropy computes in float32"
+    )
+    pr.cross_entropy_fusion = m.arg("cross_entropy_loss_fusion")

@@ -1,0 +1,169 @@
+"""Network structure of a Megatron run, with ``validate_args`` and ``TransformerConfig``
+post-processing (FFN size, KV groups, padded vocabulary, fusions).
+"""
+
+from __future__ import annotations
+
+import math
+
+from cfglint.model.config import Config
+from cfglint.model.values import Value
+from cfglint.normalize.megatron.common import as_int, implementation_fact
+from cfglint.normalize.megatron.input import MegatronInput
+
+
+def read_structure(m: MegatronInput, cfg: Config) -> None:
+    s = cfg.structure
+    s.num_layers = m.arg("num_layers")
+    s.num_heads = m.arg("num_attention_heads")
+    s.hidden_size = m.arg("hidden_size")
+    hidden, heads = s.hidden_size, s.num_heads
+    swiglu = m.arg("swiglu")
+    if m.values.get("activation_func") is not None:  # --yaml-cfg spells it out
+        act = m.values["activation_func"]
+        swiglu = act.model_copy(update={"value": str(act.value).lower() == "swiglu"})
+    ffn = m.arg("ffn_hidden_size")
+    if ffn.value is None and as_int(hidden):
+        if swiglu.value:
+            ffn = Value.derived(
+                int((4 * hidden.value * 2 / 3) / 64) * 64,
+                "--ffn-hidden-size",
+                "Megatron default with --swiglu: 8/3 x hidden rounded down to a multiple of 64",
+                [hidden, swiglu],
+            )
+        else:
+            ffn = Value.derived(
+                4 * hidden.value, "--ffn-hidden-size", "Megatron default: 4 x hidden size", [hidden]
+            )
+    s.ffn_hidden_size = ffn
+    gqa = m.arg("group_query_attention")
+    if gqa.value:
+        s.num_query_groups = m.arg("num_query_groups")
+    else:
+        s.num_query_groups = Value.derived(
+            heads.value,
+            "--num-query-groups",
+            "without --group-query-attention every head is its own group",
+            [heads, gqa],
+        )
+    kv = m.arg("kv_channels")
+    if kv.value is None and as_int(hidden) and as_int(heads):
+        kv = Value.derived(
+            hidden.value // heads.value,
+            "--kv-channels",
+            "derived as hidden size / attention heads",
+            [hidden, heads],
+        )
+    s.head_dim = kv
+    s.normalization = m.arg("normalization")
+    s.norm_epsilon = m.arg("layernorm_epsilon", "norm_epsilon")
+    s.hidden_dropout = m.arg("hidden_dropout")
+    s.attention_dropout = m.arg("attention_dropout")
+    gran = m.arg("recompute_granularity")
+    s.recompute = gran.model_copy(update={"value": gran.value is not None}) if gran.known else gran
+    s.use_flash_attention = _flash(m)
+    s.fused_rope = _fused_rope(m)
+    s.fused_norm = m.arg("use_fused_rmsnorm") if "use_fused_rmsnorm" in m.table.by_dest else None
+    s.fused_swiglu = (
+        m.arg("use_fused_swiglu")
+        if "use_fused_swiglu" in m.table.by_dest
+        else m.arg("bias_swiglu_fusion")
+    )
+    s.fused_qkv = implementation_fact(
+        True,
+        "linear_qkv",
+        "Megatron's attention always projects Q, K and V with one fused linear layer (linear_qkv)",
+    )
+    s.vocab_size = m.arg("vocab_size")
+    s.padded_vocab_size = _padded_vocab(m)
+    s.seq_length = m.arg("seq_length")
+    mpe = m.arg("max_position_embeddings")
+    s.max_position_embeddings = mpe
+    s.position_embedding_type = m.arg("position_embedding_type")
+    rope = s.position_embedding_type.value in ("rope", "yarn", "mrope")
+    s.rope_theta = m.arg("rotary_base") if rope else None
+    s.rotary_percent = m.arg("rotary_percent") if rope else None
+    untie = m.arg("untie_embeddings_and_output_weights")
+    s.tied_embeddings = (
+        untie.model_copy(update={"value": not untie.value}) if untie.known else untie
+    )
+    s.add_bias_linear = m.arg("add_bias_linear")
+    qkv = m.arg("add_qkv_bias")
+    if s.add_bias_linear.value and not qkv.value:
+        qkv = Value.derived(
+            True,
+            "--add-qkv-bias",
+            "Megatron turns QKV bias on whenever linear biases are on",
+            [s.add_bias_linear],
+        )
+    s.add_qkv_bias = qkv
+    if swiglu.value:
+        s.activation = swiglu.model_copy(update={"value": "swiglu"})
+    elif m.arg("squared_relu").value:
+        s.activation = m.arg("squared_relu").model_copy(update={"value": "squared_relu"})
+    else:
+        s.activation = Value.default("gelu", knob="--swiglu", source=f"{m.table.label} (GeLU MLP)")
+    s.qk_norm = m.arg("qk_layernorm")
+
+
+def _flash(m: MegatronInput) -> Value:
+    if m.kind.startswith("mindspeed") or "attention_backend" not in m.table.by_dest:
+        return m.arg("use_flash_attn")
+    backend = m.arg("attention_backend")
+    impl = m.arg("transformer_impl")
+    if not backend.known:
+        return backend
+    if backend.value in ("flash", "fused"):
+        return Value.derived(
+            True,
+            "--attention-backend",
+            f"--attention-backend {backend.value} is a fused attention kernel",
+            [backend],
+        )
+    if backend.value == "auto" and impl.value == "transformer_engine":
+        return Value.derived(
+            True,
+            "--attention-backend",
+            "--attention-backend auto with Transformer Engine selects a fused "
+            "(flash or cuDNN) attention kernel",
+            [backend, impl],
+        )
+    return Value.derived(
+        False,
+        "--attention-backend",
+        f"--attention-backend {backend.value} computes attention unfused",
+        [backend, impl],
+    )
+
+
+def _fused_rope(m: MegatronInput) -> Value | None:
+    if m.kind.startswith("mindspeed") and "use_fused_rotary_pos_emb" in m.table.by_dest:
+        return m.arg("use_fused_rotary_pos_emb")
+    if "apply_rope_fusion" in m.table.by_dest:
+        return m.arg("apply_rope_fusion")
+    return None
+
+
+def _padded_vocab(m: MegatronInput) -> Value:
+    given = m.arg("padded_vocab_size")
+    if given.known and given.value:
+        return given
+    vocab = m.arg("vocab_size")
+    div = m.arg("make_vocab_size_divisible_by")
+    tp = m.arg("tensor_model_parallel_size")
+    if not vocab.known or vocab.value is None:
+        return Value.unknown(
+            "padded vocab size",
+            "Megatron takes the vocabulary size from the tokenizer; give "
+            "--padded-vocab-size or --vocab-size to compare it",
+        )
+    if m.arg("pad_vocab_size").value is False:
+        return vocab
+    multiple = (div.value or 1) * (tp.value or 1)
+    padded = int(math.ceil(vocab.value / multiple) * multiple)
+    return Value.derived(
+        padded,
+        "padded vocab size",
+        "vocab size rounded up to make-vocab-size-divisible-by x TP",
+        [vocab, div, tp],
+    )

@@ -1,0 +1,65 @@
+"""MindFormers YAML -> the normalized model, with MindFormers' own defaults and derivations.
+
+Three layouts exist in the wild:
+
+- legacy (``use_legacy`` absent or True): ``model.model_config.type: LlamaConfig`` and the
+  class's keyword defaults; ``moe_config`` at top level with MoEConfig defaults;
+- mcore (``use_legacy: False``): HF-style keys under ``model.model_config``, renamed to
+  TransformerConfig fields; defaults per model class < MFModelConfig < TransformerConfig;
+  the architecture may come from ``pretrained_model_dir/config.json``;
+- v2 template (top-level ``model_config`` / ``training_args`` /
+  ``distribute_parallel_config``): the mcore model with other section names.
+
+Facts (defaults, formulas, template behaviour) are from the MindFormers versions recorded
+in ``data/mindformers.yaml``. One module per checklist section does the reading.
+"""
+
+from __future__ import annotations
+
+from cfglint.load.mindformers_yaml import load_mindformers_yaml
+from cfglint.model.config import Config
+from cfglint.normalize.mindformers.defaults import (
+    mf_defaults,
+)
+from cfglint.normalize.mindformers.moe import read_moe
+from cfglint.normalize.mindformers.optimizer import read_optimizer
+from cfglint.normalize.mindformers.other import read_other
+from cfglint.normalize.mindformers.parallel import read_parallel
+from cfglint.normalize.mindformers.precision import read_precision
+from cfglint.normalize.mindformers.structure import read_structure
+from cfglint.normalize.mindformers.view import MFView
+
+
+# ---------------------------------------------------------------------------------------
+def load_mindformers(path: str) -> Config:
+    doc = load_mindformers_yaml(path)
+    view = MFView(doc, mf_defaults())
+    cfg = Config(
+        side="mindformers",
+        path=path,
+        kind="mindformers-mcore" if view.mcore else "mindformers-legacy",
+        files=list(doc.files),
+    )
+    cfg.warnings.extend(doc.warnings)
+    cls = view.model_cls
+    cfg.model_class = cls.name if cls else ""
+    cfg.defaults_from = cls.label if cls else f"MindFormers {view.d.project_version}"
+    if not view.mcore and view.model_node is not None and cls is None:
+        t = view.node(f"{view.model_path}.type")
+        if t is not None:
+            cfg.warnings.append(
+                f"{t.path}:{t.line}: model class {t.value} is not in cfglint's "
+                "MindFormers tables; its defaults are unknown"
+            )
+    for field in view.d.knobs["model_fields"]:
+        v = view.model(field)
+        if v is not None:
+            cfg.set(field, v)
+    read_parallel(view, cfg)
+    read_structure(view, cfg)
+    read_moe(view, cfg)
+    read_optimizer(view, cfg)
+    read_precision(view, cfg)
+    read_other(view, cfg)
+    cfg.warnings.extend(view.warnings)
+    return cfg

@@ -1,0 +1,316 @@
+"""Optimizer, learning-rate schedule, training length, gradient clipping and batch sizes of
+a MindFormers config.
+"""
+
+from __future__ import annotations
+
+from cfglint.load.yamltree import get
+from cfglint.model.config import Config
+from cfglint.model.values import Loc, Value
+from cfglint.normalize.mindformers.view import MFView, class_default
+
+
+def read_optimizer(view: MFView, cfg: Config) -> None:
+    o = cfg.optimizer
+    d = view.d
+    sec = view.node("optimizer")
+    tmpl = view.comp("OptimizerConfig", "optimizer")
+    if sec is None or not sec.plain():
+        o.type = Value.default(
+            "adamw",
+            "optimizer.type",
+            f"{tmpl.label} (no optimizer section)" if tmpl else "MindFormers template",
+        )
+        comp = view.comp("AdamW", "optimizer")
+        info = d.knobs["optimizers"]["AdamW"]
+        name = "AdamW"
+        defaults_from = tmpl
+    else:
+        tnode = view.node("optimizer.type")
+        name = str(tnode.value) if tnode is not None else "AdamW"
+        info = d.knobs["optimizers"].get(name, {"rule": name.lower(), "betas": "list"})
+        comp = view.comp(info.get("class", name), "optimizer")
+        o.type = (
+            view.value(tnode, "optimizer.type")
+            if tnode is not None
+            else Value.unknown("optimizer.type", "optimizer section without type")
+        )
+        if o.type.known:
+            o.type = o.type.model_copy(update={"value": info["rule"], "raw": name})
+        defaults_from = comp
+    o.eps = view.key("optimizer.eps", defaults_from if sec is None else comp, kind="float")
+    o.weight_decay = view.key(
+        "optimizer.weight_decay", defaults_from if sec is None else comp, kind="float"
+    )
+    src = defaults_from if sec is None else comp
+    betas = view.node("optimizer.betas")
+    if betas is not None and betas.is_seq and len(betas.value) == 2:
+        o.beta1 = view.value(betas.value[0], "optimizer.betas[0]", "float")
+        o.beta2 = view.value(betas.value[1], "optimizer.betas[1]", "float")
+        if info.get("betas") == "split":
+            view.warnings.append(
+                f"{betas.path}:{betas.line}: {name} takes beta1/beta2, not betas; "
+                "MindFormers would fail with an unexpected keyword"
+            )
+    elif view.node("optimizer.beta1") is not None or view.node("optimizer.beta2") is not None:
+        o.beta1 = view.key("optimizer.beta1", src, kind="float")
+        o.beta2 = view.key("optimizer.beta2", src, kind="float")
+        b = view.node("optimizer.beta1") or view.node("optimizer.beta2")
+        if info.get("betas") == "list" and b is not None:
+            view.warnings.append(
+                f"{b.path}:{b.line}: {name} takes betas: [b1, b2], not "
+                "beta1/beta2; MindFormers would fail with an unexpected keyword"
+            )
+    elif src is not None and src.has("betas"):
+        bl = src.defaults["betas"]
+        o.beta1 = Value.default(float(bl[0]), "optimizer.betas[0]", src.label)
+        o.beta2 = Value.default(float(bl[1]), "optimizer.betas[1]", src.label)
+    elif src is not None:
+        o.beta1 = view.key("optimizer.beta1", src, kind="float")
+        o.beta2 = view.key("optimizer.beta2", src, kind="float")
+    o.wd_to_qk_layernorm = Value.default(
+        False, "weight decay grouping", "MindFormers (1-D parameters and biases get no decay)"
+    )
+    _schedule(view, cfg)
+    _clip(view, cfg)
+    _batch(view, cfg)
+
+
+def _schedule(view: MFView, cfg: Config) -> None:
+    o = cfg.optimizer
+    sec = view.node("lr_schedule")
+    if sec is None:
+        grouped = view.node("grouped_lr_schedule.default")
+        if grouped is not None:
+            sec = grouped
+            prefix = "grouped_lr_schedule.default"
+        else:
+            prefix = "lr_schedule"
+    else:
+        prefix = "lr_schedule"
+    tmpl = view.comp("LrScheduleConfig", "lr_schedule")
+    if sec is None or not sec.plain():
+        name = tmpl.defaults.get("type", "CosineWithWarmUpLR") if tmpl else "CosineWithWarmUpLR"
+        comp = view.comp(name, "lr_schedule")
+        o.lr_decay_style = Value.default(
+            view.d.knobs["lr_schedules"].get(name, name),
+            "lr_schedule.type",
+            f"{tmpl.label if tmpl else 'MindFormers'} (no lr_schedule section)",
+        )
+        block: dict[str, Value] = {}
+        src = tmpl
+    else:
+        tnode = get(view.root, f"{prefix}.type")
+        name = str(tnode.value) if tnode is not None else ""
+        comp = view.comp(name, "lr_schedule")
+        style = view.d.knobs["lr_schedules"].get(name)
+        o.lr_decay_style = (
+            view.value(tnode, f"{prefix}.type").model_copy(
+                update={"value": style or name, "raw": name}
+            )
+            if tnode is not None
+            else Value.unknown(f"{prefix}.type", "lr_schedule without type")
+        )
+        block = {k: view.value(n, f"{prefix}.{k}") for k, n in sec.value.items() if not n.is_map}
+        src = comp
+    o.lr = block.get("learning_rate") or class_default(
+        src, "learning_rate", f"{prefix}.learning_rate"
+    )
+    if view.d.knobs["lr_schedules"].get(name) == "constant":
+        o.min_lr = Value.derived(
+            o.lr.value, f"{prefix}.learning_rate", "a constant schedule never decays", [o.lr]
+        )
+    elif name in ("LinearWithWarmUpLR", "linear"):
+        o.min_lr = Value.default(
+            0.0, f"{prefix}.lr_end", f"{comp.label if comp else name} (decays to 0)"
+        )
+    else:
+        o.min_lr = (
+            block.get("lr_end")
+            or block.get("eta_min")
+            or class_default(src, "lr_end", f"{prefix}.lr_end")
+        )
+    o.lr_warmup_init = block.get("warmup_lr_init") or class_default(
+        src, "warmup_lr_init", f"{prefix}.warmup_lr_init"
+    )
+    extra = dict(block)
+    extra["type"] = (
+        Value.written(name, knob=f"{prefix}.type", loc=Loc(path=view.doc.path, line=1))
+        if "type" not in extra
+        else extra["type"]
+    )
+    o.lr_extra = extra
+    # total steps: the block's own value, else what the trainer would compute
+    total = block.get("total_steps")
+    derived_total = _train_steps(view, cfg)
+    if total is None or (total.known and total.value in (-1, None)):
+        o.train_steps = derived_total
+    else:
+        o.train_steps = total
+    ratio = block.get("warmup_ratio")
+    steps = block.get("warmup_steps")
+    if ratio is not None and ratio.known and ratio.value is not None:
+        t = o.train_steps
+        if (
+            t is not None
+            and t.known
+            and isinstance(t.value, int)
+            and isinstance(ratio.value, (int, float))
+        ):
+            o.lr_warmup_steps = Value.derived(
+                int(t.value * ratio.value),
+                f"{prefix}.warmup_ratio",
+                "warmup_ratio x total steps (warmup_ratio wins over warmup_steps)",
+                [ratio, t],
+            )
+        else:
+            o.lr_warmup_steps = Value.derived(None, f"{prefix}.warmup_ratio", "", [ratio, t])
+            if t is None or not t.known:
+                o.lr_warmup_steps = Value.unknown(
+                    f"{prefix}.warmup_ratio",
+                    "warmup_ratio needs the total step count, which depends on the dataset size",
+                )
+    elif steps is not None:
+        o.lr_warmup_steps = steps
+    else:
+        o.lr_warmup_steps = class_default(src, "warmup_steps", f"{prefix}.warmup_steps", fallback=0)
+    ds = block.get("decay_steps")
+    o.lr_decay_steps = ds if ds is not None and ds.value is not None else o.train_steps
+
+
+def _train_steps(view: MFView, cfg: Config) -> Value:
+    """total_steps -1: epochs x batches per epoch, known when a Megatron-style dataset
+    gives its sample count (data_loader.sizes[0])."""
+    if view.v2:
+        stop = view.node("training_args.stop_step")
+        if stop is not None and isinstance(stop.value, int) and stop.value > 0:
+            return view.value(stop, "training_args.stop_step", "int")
+    sizes = view.node("train_dataset.data_loader.sizes")
+    epochs = view.key(
+        "training_args.epochs" if view.v2 else "runner_config.epochs",
+        view.comp("RunnerConfig", "runner_config"),
+        kind="int",
+        fallback=1,
+    )
+    gbs = cfg.optimizer.global_batch_size
+    if (
+        sizes is not None
+        and sizes.is_seq
+        and sizes.value
+        and isinstance(sizes.value[0].value, int)
+        and gbs is not None
+        and gbs.known
+        and isinstance(gbs.value, int)
+        and gbs.value > 0
+        and epochs.known
+        and isinstance(epochs.value, int)
+    ):
+        samples = view.value(sizes.value[0], "train_dataset.data_loader.sizes[0]", "int")
+        return Value.derived(
+            epochs.value * (samples.value // gbs.value),
+            "total_steps",
+            "epochs x (dataset samples // global batch size)",
+            [epochs, samples, gbs],
+        )
+    return Value.unknown(
+        "lr_schedule.total_steps",
+        "total_steps is -1: MindFormers takes it from the dataset size at run time",
+    )
+
+
+def _clip(view: MFView, cfg: Config) -> None:
+    sec = view.node("runner_wrapper")
+    tmpl = view.comp("WrapperConfig", "runner_wrapper")
+    if sec is None or not sec.plain():
+        use = Value.default(
+            True,
+            "runner_wrapper.use_clip_grad",
+            f"{tmpl.label if tmpl else 'MindFormers template'} (no runner_wrapper section)",
+        )
+        wrapper = "MFTrainOneStepCell"
+        mx = Value.default(1.0, "runner_wrapper.max_grad_norm", "MindFormers MFTrainOneStepCell")
+    else:
+        t = view.node("runner_wrapper.type")
+        wrapper = str(t.value) if t is not None else "MFTrainOneStepCell"
+        pp, ga = (
+            cfg.parallel.pipeline_parallel,
+            view.node("runner_config.gradient_accumulation_steps"),
+        )
+        switched = (pp is not None and pp.known and isinstance(pp.value, int) and pp.value > 1) or (
+            ga is not None and isinstance(ga.value, int) and ga.value > 1
+        )
+        if switched and wrapper in ("MFTrainOneStepCell", "mf_wrapper"):
+            wrapper = "MFPipelineWithLossScaleCell"
+        comp = view.comp(wrapper, "runner_wrapper")
+        use = view.key("runner_wrapper.use_clip_grad", comp, kind="bool", fallback=False)
+        mx = view.key("runner_wrapper.max_grad_norm", comp, kind="float", fallback=1.0)
+        if switched and view.node("runner_wrapper.use_clip_grad") is None:
+            use = Value.derived(
+                use.value,
+                "runner_wrapper.use_clip_grad",
+                f"default of {comp.label if comp else wrapper}, which MindFormers "
+                "uses when pipeline_stage or gradient accumulation is above 1",
+                [pp],
+            )
+    if use.known and not use.value and not use.yaml11_string:
+        cfg.optimizer.clip_grad = Value.derived(
+            0.0, "runner_wrapper.use_clip_grad", "gradient clipping is off", [use]
+        )
+    elif use.known and mx.known and not mx.yaml11_string:
+        inputs = [use, mx]
+        cfg.optimizer.clip_grad = Value.derived(
+            mx.value, "runner_wrapper.max_grad_norm", f"{wrapper} clips to max_grad_norm", inputs
+        )
+        if mx.origin.value == "file" and use.origin.value == "file":
+            cfg.optimizer.clip_grad = mx
+    else:
+        cfg.optimizer.clip_grad = mx if mx.yaml11_string else use
+
+
+def _batch(view: MFView, cfg: Config) -> None:
+    o, p = cfg.optimizer, cfg.parallel
+    if view.v2:
+        o.global_batch_size = view.key(
+            "training_args.global_batch_size", None, kind="int", fallback=None
+        )
+        o.micro_batch_size = view.key(
+            "training_args.micro_batch_size", None, kind="int", fallback=1
+        )
+        return
+    rc = view.comp("RunnerConfig", "runner_config")
+    bs = view.key("runner_config.batch_size", rc, kind="int")
+    ga = view.key("runner_config.gradient_accumulation_steps", rc, kind="int")
+    o.micro_batch_size = bs
+    dp, pp, mbn, mbi = (
+        p.data_parallel,
+        p.pipeline_parallel,
+        p.micro_batch_num,
+        p.micro_batch_interleave,
+    )
+    use_par = view.key("use_parallel", view.comp("GeneralConfig", "top_level"), kind="bool")
+    vals = [bs, dp, pp, mbn, mbi, ga]
+    if not all(v is not None and v.known and isinstance(v.value, int) for v in vals):
+        o.global_batch_size = Value.derived(None, "global batch size", "", [v for v in vals if v])
+        return
+    if not use_par.value:
+        o.global_batch_size = Value.derived(
+            bs.value * ga.value,
+            "global batch size",
+            "batch_size x gradient_accumulation_steps (single device, use_parallel False)",
+            [bs, ga],
+        )
+    elif pp.value > 1:
+        o.global_batch_size = Value.derived(
+            bs.value * dp.value * mbn.value * mbi.value,
+            "global batch size",
+            "batch_size x data_parallel x micro_batch_num x micro_batch_interleave_num "
+            "(pipeline_stage > 1)",
+            [bs, dp, mbn, mbi],
+        )
+    else:
+        o.global_batch_size = Value.derived(
+            bs.value * dp.value * mbi.value * ga.value,
+            "global batch size",
+            "batch_size x data_parallel x micro_batch_interleave_num x gradient_accumulation_steps",
+            [bs, dp, mbi, ga],
+        )

@@ -1,0 +1,229 @@
+"""Network structure of a MindFormers config, in both dialects, with each model class's
+defaults and MindFormers' own derivations (FFN size, KV heads, activation).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from cfglint.model.config import Config
+from cfglint.model.values import Value
+from cfglint.normalize.mindformers.view import (
+    MFView,
+    as_bool,
+    as_int,
+    class_fact,
+    first_written,
+    fixed,
+)
+
+
+def read_structure(view: MFView, cfg: Config) -> None:
+    s = cfg.structure
+    hidden, heads = s.hidden_size, s.num_heads
+    # FFN size
+    if view.mcore:
+        ffn = view.mcore_raw("ffn_hidden_size", "int")
+        if ffn is None and as_int(hidden) is not None:
+            ffn = Value.derived(
+                4 * hidden.value,
+                "ffn_hidden_size",
+                "TransformerConfig default: 4 x hidden size",
+                [hidden],
+            )
+        s.ffn_hidden_size = ffn or Value.unknown("ffn_hidden_size", "hidden size unknown")
+    else:
+        s.ffn_hidden_size = _legacy_ffn(view, hidden)
+    # attention heads and groups
+    if view.mcore:
+        g = view.mcore_raw("num_query_groups", "int")
+        s.num_query_groups = g or Value.derived(
+            heads.value, "num_query_groups", "defaults to the number of attention heads", [heads]
+        )
+        hd = view.mcore_raw("kv_channels", "int")
+    else:
+        s.num_query_groups = _legacy_kv_heads(view, heads)
+        hd = None
+        for k in ("head_dim", "kv_channels"):
+            n = view.node(f"{view.model_path}.{k}")
+            if n is not None:
+                hd = view.value(n, f"{view.model_path}.{k}", "int")
+                break
+    if hd is None and as_int(hidden) and as_int(heads):
+        hd = Value.derived(
+            hidden.value // heads.value,
+            "head_dim",
+            "derived as hidden size / attention heads",
+            [hidden, heads],
+        )
+    s.head_dim = hd
+    # class-fixed properties and dialect-specific keys
+    facts = view.d.knobs["legacy_classes"].get(cfg.model_class, {}) if not view.mcore else {}
+    if view.mcore:
+        s.normalization = view.mcore_field("normalization")
+        s.hidden_dropout = view.mcore_field("hidden_dropout", "float")
+        s.attention_dropout = view.mcore_field("attention_dropout", "float")
+        s.position_embedding_type = view.mcore_field("position_embedding_type")
+        s.rotary_percent = view.mcore_field("rotary_percent", "float")
+        if s.rotary_percent is not None and not s.rotary_percent.known:
+            s.rotary_percent = view.mcore_field("partial_rotary_factor", "float")
+        s.add_bias_linear = view.mcore_field("add_bias_linear", "bool")
+        s.activation = _mcore_activation(view)
+        tie = view.mcore_field("tie_word_embeddings", "bool")
+        s.tied_embeddings = tie
+        s.seq_length = first_written(
+            view,
+            [f"{view.model_path}.seq_length", "train_dataset.data_loader.config.seq_length"],
+            "int",
+        ) or view.mcore_field("seq_length", "int")
+        if (
+            cfg.model_class in ("Qwen3Config", "Qwen3MoeConfig")
+            and s.qk_norm is not None
+            and s.qk_norm.origin.value != "file"
+        ):
+            s.qk_norm = Value.default(
+                True,
+                "qk_layernorm",
+                f"{view.model_cls.label} "  # type: ignore[union-attr]
+                "(Qwen3 always builds q/k layernorm)",
+            )
+    else:
+        s.normalization = class_fact(view, facts, "normalization", "normalization")
+        s.activation = class_fact(view, facts, "activation", "hidden_act")
+        if s.activation.known and s.activation.value in ("silu", "swish"):
+            s.activation = s.activation.model_copy(update={"value": "swiglu"})
+        s.position_embedding_type = class_fact(view, facts, "position", "position_embedding_type")
+        rp = facts.get("rotary_percent")
+        s.rotary_percent = fixed(view, float(rp), "rotary fraction") if rp is not None else None
+        s.seq_length = view.legacy(["seq_length"], "int")
+        s.tied_embeddings = view.legacy(["tie_word_embeddings", "share_embedding_weight"], "bool")
+        lb = facts.get("linear_bias")
+        if isinstance(lb, dict):
+            s.add_bias_linear = view.legacy([lb["key"]], "bool")
+        elif lb is not None:
+            s.add_bias_linear = fixed(view, bool(lb), "linear bias")
+        else:
+            s.add_bias_linear = view.legacy(["add_bias_linear", "has_bias"], "bool")
+        s.hidden_dropout, s.attention_dropout = _legacy_dropout(view, facts)
+        if s.qk_norm is not None and not s.qk_norm.known:
+            s.qk_norm = fixed(view, False, "qk norm")
+    if s.add_qkv_bias is not None and not s.add_qkv_bias.known and s.add_bias_linear is not None:
+        s.add_qkv_bias = s.add_bias_linear
+    if (
+        s.rope_theta is not None
+        and s.position_embedding_type is not None
+        and s.position_embedding_type.value not in ("rope", "yarn", "partial_rope", "llama3")
+    ):
+        s.rope_theta = None
+    if s.max_position_embeddings is not None and (
+        not s.max_position_embeddings.known or not s.max_position_embeddings.value
+    ):
+        s.max_position_embeddings = Value.derived(
+            s.seq_length.value if s.seq_length else None,
+            "max_position_embedding",
+            "falls back to seq_length",
+            [s.seq_length],
+        )
+    rc = view.node("recompute_config.recompute")
+    sel = view.node("recompute_config.select_recompute")
+    recomp = [x for x in (rc, sel) if x is not None and x.plain()]
+    if recomp:
+        s.recompute = view.value(
+            recomp[0],
+            "recompute_config." + ("recompute" if recomp[0] is rc else "select_recompute"),
+        )
+        s.recompute = s.recompute.model_copy(update={"value": True})
+    elif rc is not None:
+        s.recompute = view.value(rc, "recompute_config.recompute", "bool")
+    else:
+        s.recompute = Value.default(False, "recompute_config.recompute", "MindFormers template")
+
+
+def _legacy_dropout(view: MFView, facts: dict[str, Any]) -> tuple[Value, Value]:
+    spec = facts.get("dropout")
+    if spec == "none" or spec is None:
+        cls = view.model_cls
+        why = f"{cls.label if cls else 'MindFormers'} (the legacy model has no dropout)"
+        return (
+            Value.default(0.0, "hidden_dropout", why),
+            Value.default(0.0, "attention_dropout", why),
+        )
+    return (view.legacy(spec["hidden"], "float"), view.legacy(spec["attention"], "float"))
+
+
+def _legacy_ffn(view: MFView, hidden: Value) -> Value:
+    for k in ("intermediate_size", "ffn_hidden_size"):
+        n = view.node(f"{view.model_path}.{k}")
+        if n is not None and n.value is not None:
+            return view.value(n, f"{view.model_path}.{k}", "int")
+    ratio_key = (
+        view.d.knobs["legacy_classes"]
+        .get(view.model_cls.name if view.model_cls else "", {})
+        .get("ffn_ratio")
+    )
+    if ratio_key:
+        ratio = view.legacy([ratio_key], "int")
+        if (
+            hidden.known
+            and ratio.known
+            and isinstance(ratio.value, int)
+            and isinstance(hidden.value, int)
+        ):
+            return Value.derived(
+                hidden.value * ratio.value,
+                "ffn size",
+                f"hidden size x {ratio_key}",
+                [hidden, ratio],
+            )
+        return Value.derived(None, "ffn size", "", [hidden, ratio])
+    mult = view.legacy(["multiple_of"], "int")
+    fdm = view.legacy(["ffn_dim_multiplier"], "float")
+    if not (hidden.known and isinstance(hidden.value, int)) or not mult.known or not mult.value:
+        return Value.unknown(
+            "intermediate_size", "cannot derive: hidden_size or multiple_of unknown"
+        )
+    if isinstance(fdm.value, str) or isinstance(mult.value, str):
+        return Value.unknown("intermediate_size", "ffn_dim_multiplier / multiple_of is a string")
+    h = 4 * hidden.value
+    if fdm.known and fdm.value is not None:
+        h = int((fdm.value + 0.01) * h)
+    h = int(2 * h / 3)
+    h = mult.value * math.ceil(h / mult.value)
+    return Value.derived(
+        h,
+        "intermediate_size",
+        "derived like LlamaFeedForward: 2/3 x 4 x hidden (x ffn_dim_multiplier), "
+        "rounded up to multiple_of",
+        [hidden, mult, fdm],
+    )
+
+
+def _legacy_kv_heads(view: MFView, heads: Value) -> Value:
+    n = view.node(f"{view.model_path}.n_kv_heads")
+    if n is not None and n.value is not None:
+        return view.value(n, f"{view.model_path}.n_kv_heads", "int")
+    mqa = view.node(f"{view.model_path}.multi_query_attention")
+    grp = view.node(f"{view.model_path}.multi_query_group_num")
+    if mqa is not None and mqa.value and grp is not None:
+        return view.value(grp, f"{view.model_path}.multi_query_group_num", "int")
+    for k in ("num_key_value_heads", "num_query_groups"):
+        n = view.node(f"{view.model_path}.{k}")
+        if n is not None and n.value is not None:
+            return view.value(n, f"{view.model_path}.{k}", "int")
+    return Value.derived(
+        heads.value, "n_kv_heads", "n_kv_heads unset: every head is its own group", [heads]
+    )
+
+
+def _mcore_activation(view: MFView) -> Value:
+    act = view.mcore_field("hidden_act")
+    glu = view.mcore_field("gated_linear_unit", "bool")
+    if not act.known:
+        return act
+    name = str(act.value).lower()
+    if name in ("swiglu", "fusedswiglu") or (name in ("silu", "swish") and as_bool(glu)):
+        return Value.derived("swiglu", "hidden_act", "SiLU with a gated linear unit", [act, glu])
+    if name == "gelu" and as_bool(glu):
+        return Value.derived("geglu", "hidden_act", "GeLU with a gated linear unit", [act, glu])
+    return act.model_copy(update={"value": name})

@@ -1,0 +1,295 @@
+"""A view of one MindFormers YAML: where each knob lives in either dialect, its value or
+the default of the class that reads it, and small readers shared by the section modules.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from typing import Any
+
+from cfglint.load.mindformers_yaml import MindFormersYaml
+from cfglint.load.yamltree import Node, get
+from cfglint.model.errors import InputError
+from cfglint.model.values import Loc, Value
+from cfglint.normalize.mindformers.defaults import (
+    REQUIRED,
+    Component,
+    MFDefaults,
+    coerce,
+)
+
+MAX_HF_CONFIG = 1024 * 1024
+
+
+class MFView:
+    """Lookups into one MindFormers config with positions and defaults."""
+
+    def __init__(self, doc: MindFormersYaml, d: MFDefaults) -> None:
+        self.doc, self.d, self.root = doc, d, doc.root
+        self.warnings: list[str] = []
+        self.v2 = "training_args" in self.root.value or (
+            "model_config" in self.root.value and "model" not in self.root.value
+        )
+        legacy = self.node("use_legacy")
+        self.mcore = self.v2 or (legacy is not None and legacy.value is False)
+        self.model_path = "model_config" if self.v2 else "model.model_config"
+        self.model_node = self.node(self.model_path)
+        self.hf: dict[str, Value] = {}
+        # set when the architecture lives in a config.json we cannot read
+        self.hf_missing = ""
+        if self.mcore:
+            self.hf = self._load_hf_config()
+        self.model_cls = self._model_class()
+
+    # -- basic access -------------------------------------------------------------------
+    def node(self, dotted: str) -> Node | None:
+        return get(self.root, dotted)
+
+    def value(self, node: Node, knob: str, kind: str | None = None) -> Value:
+        loc = Loc(path=node.path, line=node.line, column=node.column)
+        if node.yaml11_string:
+            return Value.written(node.value, knob=knob, loc=loc, raw=node.raw, yaml11_string=True)
+        v = coerce(node.plain(), kind)
+        wrong = _wrong_type(v, kind)
+        if wrong:
+            self.warnings.append(f"{loc}: {knob} is {wrong}")
+            return Value.unknown(knob, f"{wrong} as written", loc=loc)
+        return Value.written(v, knob=knob, loc=loc, raw=node.raw)
+
+    def key(
+        self,
+        dotted: str,
+        comp: Component | None,
+        default_key: str | None = None,
+        kind: str | None = None,
+        fallback: Any = REQUIRED,
+    ) -> Value:
+        """``dotted`` as written, else ``comp``'s default for it, else ``fallback``."""
+        n = self.node(dotted)
+        if n is not None:
+            return self.value(n, dotted, kind)
+        k = default_key or dotted.rsplit(".", 1)[-1]
+        if comp is not None and comp.has(k):
+            return Value.default(coerce(comp.defaults[k], kind), knob=dotted, source=comp.label)
+        if fallback is not REQUIRED:
+            return Value.default(fallback, knob=dotted, source="MindFormers")
+        return Value.unknown(
+            dotted, f"not set and {comp.label if comp else 'MindFormers'} has no default for it"
+        )
+
+    def comp(self, name: str, role: str) -> Component | None:
+        return self.d.get(name, role)
+
+    # -- model config --------------------------------------------------------------------
+    def _model_class(self) -> Component | None:
+        if self.mcore:
+            mt = self.mcore_raw("model_type")
+            return self.d.by_model_type.get(str(mt.value)) if mt is not None and mt.known else None
+        t = self.node(f"{self.model_path}.type")
+        return self.comp(str(t.value), "model_config_legacy") if t is not None else None
+
+    def legacy(self, keys: list[str], kind: str | None) -> Value:
+        for k in keys:
+            n = self.node(f"{self.model_path}.{k}")
+            if n is not None:
+                return self.value(n, f"{self.model_path}.{k}", kind)
+        cls = self.model_cls
+        for k in keys:
+            if cls is not None and k in cls.defaults:
+                return Value.default(
+                    coerce(cls.defaults[k], kind),
+                    knob=f"{self.model_path}.{keys[0]}",
+                    source=cls.label,
+                )
+        if cls is None:
+            return Value.unknown(
+                f"{self.model_path}.{keys[0]}",
+                "not set, and the model class is not one cfglint knows",
+            )
+        return Value.unknown(f"{self.model_path}.{keys[0]}", f"{cls.name} has no such setting")
+
+    def mcore_raw(self, field: str, kind: str | None = None) -> Value | None:
+        """A TransformerConfig field as written in YAML or config.json (after renames)."""
+        n = self.model_node
+        hits: list[tuple[str, Node]] = []
+        if n is not None and n.is_map:
+            hits = [(k, v) for k, v in n.value.items() if self.d.canonical(k) == field]
+        # the trainer flattens top-level moe_config items into the model arguments
+        moe = self.node("moe_config")
+        if moe is not None and moe.is_map:
+            hits += [
+                (f"moe_config.{k}", v) for k, v in moe.value.items() if self.d.canonical(k) == field
+            ]
+        if hits:
+            if len(hits) > 1:
+                names = ", ".join(k for k, _ in hits)
+                self.warnings.append(
+                    f"{self.doc.path}: {names} all set {field}; MindFormers "
+                    "refuses two keys for the same field"
+                )
+            k, node = hits[-1]
+            knob = k if k.startswith("moe_config.") else f"{self.model_path}.{k}"
+            return self._transform(k, self.value(node, knob, kind))
+        for k, v in self.hf.items():
+            if self.d.canonical(k) == field:
+                wrong = _wrong_type(coerce(v.value, kind), kind)
+                if wrong:
+                    return Value.unknown(v.knob, f"{wrong} in config.json", loc=v.loc)
+                return self._transform(k, v)
+        return None
+
+    def mcore_field(self, field: str, kind: str | None = None) -> Value:
+        v = self.mcore_raw(field)
+        if v is not None:
+            return (
+                v.model_copy(update={"value": coerce(v.value, kind)}) if not v.yaml11_string else v
+            )
+        knob = f"{self.model_path}.{field}"
+        if self.hf_missing:
+            return Value.unknown(knob, self.hf_missing)
+        chain = [
+            self.model_cls,
+            self.comp("MFModelConfig", "model_config"),
+            self.comp("TransformerConfig", "model_config"),
+        ]
+        for comp in chain:
+            if comp is None:
+                continue
+            for k, dv in comp.defaults.items():
+                if self.d.canonical(k) == field and dv != REQUIRED:
+                    return Value.default(
+                        coerce(self._apply(k, dv), kind), knob=knob, source=comp.label
+                    )
+        return Value.unknown(knob, f"no default for TransformerConfig field {field}")
+
+    def _transform(self, key: str, v: Value) -> Value:
+        if v.yaml11_string or not v.known:
+            return v
+        return v.model_copy(update={"value": self._apply(key, v.value)})
+
+    def _apply(self, key: str, value: Any) -> Any:
+        fn = self.d.tc_transforms.get(key)
+        if fn == "is_float_32":
+            if isinstance(value, bool):
+                return value
+            return str(value).lower() in ("float32", "fp32")
+        if fn == "is_use_gated_sigmoid" and isinstance(value, bool):
+            return "sigmoid" if value else "softmax"
+        if fn == "get_drop_policy" and isinstance(value, bool):
+            return "position" if value else "probs"
+        return value
+
+    def model(self, field: str) -> Value | None:
+        spec = self.d.knobs["model_fields"][field]
+        kind = spec.get("as")
+        if self.mcore:
+            return None if spec.get("mcore") is None else self.mcore_field(spec["mcore"], kind)
+        return self.legacy(spec["legacy"], kind)
+
+    def _load_hf_config(self) -> dict[str, Value]:
+        n = self.node("pretrained_model_dir")
+        if n is None or not isinstance(n.value, str) or not n.value:
+            return {}
+        base = n.value
+        candidates = [base, os.path.join(os.path.dirname(self.doc.path), base)]
+        for d in candidates:
+            path = os.path.join(d, "config.json")
+            if os.path.isfile(path):
+                return _read_hf_config(path)
+        self.hf_missing = (
+            f"not in the YAML; MindFormers reads it from {base}/config.json "
+            f"(pretrained_model_dir, {n.path}:{n.line}), which is not available here"
+        )
+        self.warnings.append(
+            f"{n.path}:{n.line}: pretrained_model_dir {base!r} is not here; the model settings "
+            "MindFormers would read from its config.json are unknown"
+        )
+        return {}
+
+
+def as_int(v: Value | None) -> int | None:
+    """The value when it is a usable integer (not a bool, not a PyYAML string), else None."""
+    if v is None or not v.known or isinstance(v.value, bool) or not isinstance(v.value, int):
+        return None
+    return v.value
+
+
+def _wrong_type(v: Any, kind: str | None) -> str:
+    """Why ``v`` cannot be the ``kind`` a setting needs ("" when it can)."""
+    if v is None or kind is None:
+        return ""
+    if kind in ("int", "float") and (isinstance(v, bool) or not isinstance(v, (int, float))):
+        return f"{v!r}, not a number"
+    if kind == "int" and isinstance(v, float) and not math.isfinite(v):
+        return f"{v!r}, not a finite number"
+    if kind == "bool" and not isinstance(v, bool):
+        return f"{v!r}, not true or false"
+    if kind == "dtype" and not isinstance(v, str):
+        return f"{v!r}, not a dtype name"
+    return ""
+
+
+def _read_hf_config(path: str) -> dict[str, Value]:
+    from cfglint.load.safeio import read_text
+
+    text = read_text(path, max_bytes=MAX_HF_CONFIG, what="HF config.json")
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise InputError(path, f"invalid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise InputError(path, "config.json must hold an object")
+    lines = text.splitlines()
+    out: dict[str, Value] = {}
+    for k, v in data.items():
+        if isinstance(v, (dict, list)) and k != "architectures":
+            continue
+        line = next((i for i, ln in enumerate(lines, 1) if f'"{k}"' in ln), 1)
+        out[k] = Value.written(v, knob=f"config.json {k}", loc=Loc(path=path, line=line))
+    return out
+
+
+def as_bool(v: Value) -> bool:
+    return bool(v.value) if v.known else False
+
+
+def first_written(view: MFView, keys: list[str], kind: str) -> Value | None:
+    for k in keys:
+        n = view.node(k)
+        if n is not None:
+            return view.value(n, k, kind)
+    return None
+
+
+def fixed(view: MFView, value: Any, what: str) -> Value:
+    cls = view.model_cls
+    return Value.default(
+        value, knob=what, source=f"{cls.label if cls else 'MindFormers'} (fixed by the model class)"
+    )
+
+
+def class_fact(view: MFView, facts: dict[str, Any], fact: str, knob: str) -> Value:
+    spec = facts.get(fact)
+    if spec is None:
+        return Value.unknown(knob, "not set, and the model class is not one cfglint knows")
+    if isinstance(spec, dict):
+        v = view.legacy([spec["key"]], None)
+        if not v.known:
+            return v
+        if "true" in spec:
+            mapped = spec["true"] if v.value else spec["false"]
+            return v.model_copy(update={"value": mapped})
+        return v
+    return fixed(view, spec, knob)
+
+
+def class_default(comp: Component | None, key: str, knob: str, fallback: Any = REQUIRED) -> Value:
+    if comp is not None and comp.has(key) and comp.defaults[key] is not None:
+        return Value.default(comp.defaults[key], knob=knob, source=comp.label)
+    if fallback is not REQUIRED:
+        return Value.default(fallback, knob=knob, source=comp.label if comp else "MindFormers")
+    if comp is not None and comp.defaults.get(key, REQUIRED) is None:
+        return Value.default(None, knob=knob, source=comp.label)
+    return Value.unknown(knob, f"not set and {comp.label if comp else 'the schedule'} requires it")

@@ -1,0 +1,29 @@
+"""Reports: one table of output formats, each a module with the same ``render`` signature.
+
+A format's module is imported only when that format is asked for, so a text lint never
+loads the SARIF writer (or the rule table it needs).
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cfglint.model.findings import Report
+
+
+@dataclass(frozen=True)
+class RenderOptions:
+    verbose: bool = False
+    color: bool = False
+
+
+# format name -> module under cfglint.report that defines render(report, options) -> str
+FORMATS = {"text": "text", "json": "json", "sarif": "sarif"}
+
+
+def render(fmt: str, report: Report, options: RenderOptions) -> str:
+    module = importlib.import_module(f"cfglint.report.{FORMATS[fmt]}")
+    return module.render(report, options)

@@ -1,0 +1,58 @@
+"""The stable JSON format of PRODUCT.md."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import TYPE_CHECKING, Any
+
+from cfglint import __version__
+from cfglint.model.findings import Report
+
+if TYPE_CHECKING:
+    from cfglint.report import RenderOptions
+
+
+def _clean(v: Any) -> Any:
+    # JSON has no inf/nan; a config can contain them (YAML `.inf`)
+    if isinstance(v, float) and not math.isfinite(v):
+        return str(v)
+    if isinstance(v, dict):
+        return {str(k): _clean(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_clean(x) for x in v]
+    return v
+
+
+def to_dict(report: Report, verbose: bool = False) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "tool": {"name": "cfglint", "version": __version__},
+        "inputs": [i.model_dump() for i in report.inputs],
+        "findings": [
+            {
+                "rule": f.rule,
+                "row": f.row,
+                "severity": f.severity,
+                "message": f.message,
+                "values": _clean(f.values),
+                "locations": [loc.model_dump() for loc in f.locations],
+            }
+            for f in report.findings
+        ],
+        "errors": [
+            {"path": e.path, "message": e.message} | ({"line": e.line} if e.line else {})
+            for e in report.errors
+        ],
+    }
+    if verbose:
+        out["warnings"] = [w.model_dump(exclude_none=True) for w in report.warnings]
+        out["not_checked"] = [{"row": r, "reason": why} for r, why in report.not_checked]
+    return out
+
+
+def render_json(report: Report, verbose: bool = False) -> str:
+    return json.dumps(to_dict(report, verbose), indent=2, ensure_ascii=False) + "\n"
+
+
+def render(report: Report, options: RenderOptions) -> str:
+    return render_json(report, verbose=options.verbose)

@@ -1,0 +1,111 @@
+"""Terminal output: grouped by checklist section, one block per finding."""
+
+from __future__ import annotations
+
+import io
+import textwrap
+from collections import defaultdict
+from typing import TYPE_CHECKING
+
+from cfglint.model.findings import SECTION_ORDER, Finding, Report
+
+STYLE = {"error": "bold red", "warning": "bold yellow", "note": "bold cyan"}
+
+if TYPE_CHECKING:
+    from cfglint.report import RenderOptions
+
+
+def _wrap(text: str, indent: str, width: int) -> str:
+    return textwrap.fill(
+        " ".join(text.split()),
+        width=width,
+        initial_indent=indent,
+        subsequent_indent=indent,
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+
+
+def render_text(
+    report: Report,
+    titles: dict[str, str],
+    *,
+    color: bool = False,
+    verbose: bool = False,
+    width: int = 100,
+) -> str:
+    """The report as (style, text) lines, printed through rich only when colored: rich
+    costs a noticeable share of a pre-commit run's start-up, and plain text needs none."""
+    lines = _lines(report, titles, verbose, width)
+    if not color:
+        return "".join(text + "\n" for _, text in lines)
+    from rich.console import Console
+    from rich.text import Text
+
+    buf = io.StringIO()
+    con = Console(file=buf, force_terminal=True, width=width, highlight=False, soft_wrap=True)
+    for style, text in lines:
+        con.print(Text(text, style=style or ""))
+    return buf.getvalue()
+
+
+def _lines(
+    report: Report, titles: dict[str, str], verbose: bool, width: int
+) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    by_section: dict[str, list[Finding]] = defaultdict(list)
+    for f in report.findings:
+        by_section[f.row.split(".")[0]].append(f)
+    for section in sorted(
+        by_section, key=lambda s: SECTION_ORDER.index(s) if s in SECTION_ORDER else 99
+    ):
+        out.append(("bold underline", titles.get(section, section)))
+        for f in by_section[section]:
+            out.append((STYLE[f.severity], f"  {f.severity:<7} {f.rule} {f.row}"))
+            out.append(("", _wrap(f.message, "    ", width)))
+            if f.rationale:
+                out.append(("dim", _wrap("why: " + f.rationale, "    ", width)))
+            if f.fix:
+                out.append(("green", _wrap("fix: " + f.fix, "    ", width)))
+            if f.locations:
+                at = ", ".join(f"{loc.path}:{loc.line}" for loc in f.locations)
+                out.append(("dim", _wrap("at: " + at, "    ", width)))
+        out.append(("", ""))
+    for e in report.errors:
+        where = f"{e.path}:{e.line}" if e.line else e.path
+        out.append(("bold red", f"input error {where}: {e.message}"))
+    if verbose:
+        for w in report.warnings:
+            where = f"{w.path}:{w.line}" if w.line else w.path
+            out.append(("yellow", f"warning {where}: {w.message}"))
+        if report.not_checked:
+            out.append(("bold", "Not checked"))
+            for row, why in report.not_checked:
+                out.append(("", _wrap(f"{row}: {why}", "  ", width)))
+    out.append(("bold", summary_line(report)))
+    return out
+
+
+def summary_line(report: Report) -> str:
+    counts = {"error": 0, "warning": 0, "note": 0}
+    for f in report.findings:
+        counts[f.severity] += 1
+    if not report.findings and not report.errors:
+        text = "No findings."
+    else:
+        parts = [f"{n} {k}{'s' if n != 1 else ''}" for k, n in counts.items() if n]
+        text = "Found " + (", ".join(parts) if parts else "no findings")
+        if report.errors:
+            text += f"; {len(report.errors)} input error{'s' if len(report.errors) != 1 else ''}"
+        text += "."
+    if report.suppressed:
+        text += f" ({report.suppressed} suppressed inline.)"
+    if report.warnings:
+        text += f" {len(report.warnings)} input warning(s); -v lists them."
+    return text
+
+
+def render(report: Report, options: RenderOptions) -> str:
+    from cfglint.check.rulebook import section_titles
+
+    return render_text(report, section_titles(), color=options.color, verbose=options.verbose)

@@ -1,1 +1,0 @@
-"""Reporters: one module per output format. Each turns a Report into text."""
