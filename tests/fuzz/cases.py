@@ -219,7 +219,9 @@ def c_lr_long_schedule(d: Path, scale: int) -> Case:
 @case("unbounded memory")
 def c_big_python_source(d: Path, scale: int) -> Case:
     # ~0.5 MB of ordinary statements per scale unit
-    body = "".join(f"x{i} = foo(a={i}, b=[1, 2, 3], c={{'k': {i}}})\n" for i in range(12_000 * scale))
+    body = "".join(
+        f"x{i} = foo(a={i}, b=[1, 2, 3], c={{'k': {i}}})\n" for i in range(12_000 * scale)
+    )
     src = _w(d / "src" / "big.py", "import torch\n" + body)
     return Case(_json(["--source", str(src.parent)]), responsible=str(src), max_rss_mib=900.0)
 
@@ -227,7 +229,9 @@ def c_big_python_source(d: Path, scale: int) -> Case:
 @case("unbounded memory")
 def c_huge_pyproject(d: Path, scale: int) -> Case:
     line = "# " + "x" * 98 + "\n"
-    pp = _w(d / "pyproject.toml", "[tool.cfglint]\nprofile = 'default'\n" + line * (200_000 * scale))
+    pp = _w(
+        d / "pyproject.toml", "[tool.cfglint]\nprofile = 'default'\n" + line * (200_000 * scale)
+    )
     return Case(_json([str(_mf(d)), "--config", str(pp)]), responsible=str(pp))
 
 
@@ -432,9 +436,7 @@ def c_unreadable_source_folder(d: Path, scale: int) -> Case:
     locked = d / "src" / "locked"
     _w(locked / "hidden.py", "import random\n")
     locked.chmod(0)
-    return Case(
-        _json(["--source", str(d / "src")]), responsible="locked", setup_as_root_skips=True
-    )
+    return Case(_json(["--source", str(d / "src")]), responsible="locked", setup_as_root_skips=True)
 
 
 @case("output contract")

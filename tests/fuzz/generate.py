@@ -46,19 +46,90 @@ PYPROJECT = (
 )
 
 HOSTILE = [
-    "|", "| |", "||", "&&", ";;", '"', "'", "`", "$(", "${", "$((", "))", "\\", "\\\n",
-    "\x00", "\r", "\t", "\ufeff", "\u202e", "é", "\U0001f642", "&a ", "*a", "<<: *a", "!!binary ",
-    "!!python/object:os.system ", "!!float ", "1e999", "-1e999", "-.inf", ".nan", "nan", "inf",
-    "9" * 5000, "0x", "-0", "1_000", "null", "~", "{", "}", "[", "]", ": ", "- ", "\n  ", "---\n",
-    "...\n", "%YAML 1.2\n", "#", "# cfglint: disable=all\n", "base_config: x.yaml\n",
-    "base_config: /dev/zero\n", "base_config: /\n", "/dev/zero", "/dev/null", "..",
-    "iteration 1/ 2 | lm loss: nan | grad norm: inf |", "step:[1/2], loss: 1e999,",
+    "|",
+    "| |",
+    "||",
+    "&&",
+    ";;",
+    '"',
+    "'",
+    "`",
+    "$(",
+    "${",
+    "$((",
+    "))",
+    "\\",
+    "\\\n",
+    "\x00",
+    "\r",
+    "\t",
+    "\ufeff",
+    "\u202e",
+    "é",
+    "\U0001f642",
+    "&a ",
+    "*a",
+    "<<: *a",
+    "!!binary ",
+    "!!python/object:os.system ",
+    "!!float ",
+    "1e999",
+    "-1e999",
+    "-.inf",
+    ".nan",
+    "nan",
+    "inf",
+    "9" * 5000,
+    "0x",
+    "-0",
+    "1_000",
+    "null",
+    "~",
+    "{",
+    "}",
+    "[",
+    "]",
+    ": ",
+    "- ",
+    "\n  ",
+    "---\n",
+    "...\n",
+    "%YAML 1.2\n",
+    "#",
+    "# cfglint: disable=all\n",
+    "base_config: x.yaml\n",
+    "base_config: /dev/zero\n",
+    "base_config: /\n",
+    "/dev/zero",
+    "/dev/null",
+    "..",
+    "iteration 1/ 2 | lm loss: nan | grad norm: inf |",
+    "step:[1/2], loss: 1e999,",
     "------------------------ arguments ------------------------\n",
     "-------------------- end of arguments ---------------------\n",
     "  lr .............................................. 1e999\n",
-    "<<EOF\n", "EOF\n", "if [ 1 ]; then\n", "fi\n", "case x in\n", "esac\n", "( ", " )",
-    "lambda: ", "def f(:\n", "class X(", "async ", "await ", "yield ", "**", "@", "\x0c",
-    "torchrun ", "msrun --worker_num=", "python pretrain_gpt.py ", "--lr ", "--seed ",
+    "<<EOF\n",
+    "EOF\n",
+    "if [ 1 ]; then\n",
+    "fi\n",
+    "case x in\n",
+    "esac\n",
+    "( ",
+    " )",
+    "lambda: ",
+    "def f(:\n",
+    "class X(",
+    "async ",
+    "await ",
+    "yield ",
+    "**",
+    "@",
+    "\x0c",
+    "torchrun ",
+    "msrun --worker_num=",
+    "python pretrain_gpt.py ",
+    "--lr ",
+    "--seed ",
 ]
 
 
@@ -75,7 +146,7 @@ def _canary_injections(canary: Path) -> list[str]:
         f"!!python/object/apply:subprocess.call [[touch, {c}]]",
         f"__import__('os').system('touch {c}')",
         f"open('{c}', 'w')",
-        f'exec("open(\'{c}\', \'w\')")\n',
+        f"exec(\"open('{c}', 'w')\")\n",
         f"  seed ............................................ __import__('os').system('touch {c}')\n",  # noqa: E501
     ]
 
@@ -138,7 +209,11 @@ def m_nest(r: random.Random, t: str, _: Path) -> str:
 
 def m_long_line(r: random.Random, t: str, _: Path) -> str:
     i = r.randrange(len(t) + 1)
-    return t[:i] + r.choice(["a ", "1 + ", "x,", "--f 1 ", "'", "\\"]) * r.choice([1000, 20000]) + t[i:]
+    return (
+        t[:i]
+        + r.choice(["a ", "1 + ", "x,", "--f 1 ", "'", "\\"]) * r.choice([1000, 20000])
+        + t[i:]
+    )
 
 
 def m_splice(r: random.Random, t: str, _: Path) -> str:
@@ -164,8 +239,19 @@ def m_canary(r: random.Random, t: str, canary: Path) -> str:
 
 
 MUTATORS: list[Mutator] = [
-    m_delete_line, m_duplicate_line, m_truncate, m_insert_token, m_insert_token, m_replace_value,
-    m_replace_value, m_swap_lines, m_nest, m_long_line, m_splice, m_canary, m_canary,
+    m_delete_line,
+    m_duplicate_line,
+    m_truncate,
+    m_insert_token,
+    m_insert_token,
+    m_replace_value,
+    m_replace_value,
+    m_swap_lines,
+    m_nest,
+    m_long_line,
+    m_splice,
+    m_canary,
+    m_canary,
 ]
 
 
@@ -223,8 +309,17 @@ def _dataset(prefix: Path, docs: list[list[int]]) -> None:
 
 
 SLOTS = (
-    "yaml", "base_config", "megatron", "launch", "source", "data", "tokenizer", "loss_log",
-    "pyproject", "show", "lr",
+    "yaml",
+    "base_config",
+    "megatron",
+    "launch",
+    "source",
+    "data",
+    "tokenizer",
+    "loss_log",
+    "pyproject",
+    "show",
+    "lr",
 )
 
 
@@ -292,6 +387,8 @@ def make_case(r: random.Random, d: Path, slot: str) -> FuzzCase:
             y = mutated(r.choice(SEEDS["yaml"]), "mf.yaml")
             return FuzzCase(slot, ["lr", str(y), "--megatron", str(mg)], str(y), False, canary)
         m = mutated(r.choice(SEEDS["megatron"]), "mg.sh")
+        # a training length of its own, so an error can only come from the mutated side
+        mf.write_text(mf.read_text().replace("total_steps: -1", "total_steps: 5000"))
         return FuzzCase(slot, ["lr", str(mf), "--megatron", str(m)], str(m), False, canary)
     raise ValueError(slot)
 

@@ -18,6 +18,7 @@ Two ways to run a case:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -49,9 +50,7 @@ def known_rows() -> set[str]:
 
 
 def _env(cache: str) -> dict[str, str]:
-    env = {
-        k: v for k, v in os.environ.items() if not k.startswith(("CFGLINT_", "PYTEST", "COV"))
-    }
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CFGLINT_", "PYTEST", "COV"))}
     env["CFGLINT_CACHE_DIR"] = cache
     env["PYTHONPATH"] = str(SRC) + os.pathsep + env.get("PYTHONPATH", "")
     env["NO_COLOR"] = "1"
@@ -109,7 +108,7 @@ def run_cli(
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=err,
-            preexec_fn=lambda: _limits(mem),  # noqa: PLW1509 -- limits need the child's own rlimit
+            preexec_fn=lambda: _limits(mem),
             start_new_session=True,
         )
         timed_out = False
@@ -242,7 +241,7 @@ class Pool:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
-                preexec_fn=lambda: _limits(self.mem),  # noqa: PLW1509
+                preexec_fn=lambda: _limits(self.mem),
                 start_new_session=True,
             )
         return self.proc
@@ -250,10 +249,8 @@ class Pool:
     def _reap(self) -> None:
         if self.proc is None:
             return
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(self.proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         _, _, usage = os.wait4(self.proc.pid, 0)
         self.proc.returncode = -9
         self.peak_rss_mib = max(self.peak_rss_mib, usage.ru_maxrss / 1024)
@@ -276,7 +273,12 @@ class Pool:
             status = proc.poll()
             self._reap()
             return Outcome(
-                argv, None if timed_out else (status if status else -11), "", "", secs, 0.0,
+                argv,
+                None if timed_out else (status if status else -11),
+                "",
+                "",
+                secs,
+                0.0,
                 timed_out=timed_out,
             )
         r = json.loads(line)

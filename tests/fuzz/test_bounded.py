@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from cases import CASES, restore, unreadable_dirs_work
 from harness import known_rows, run_cli, violations
 

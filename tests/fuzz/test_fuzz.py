@@ -16,7 +16,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-
 from cases import restore
 from generate import SLOTS, SPECIALS, FuzzCase, make_case, special_case
 from harness import Outcome, Pool, known_rows, run_cli, violations
@@ -112,7 +111,7 @@ def _report(counts: Counter[str], failures: list[str], peak: float) -> None:
 
 def test_fuzz_quick_slice() -> None:
     """A few mutated cases per slot and the special files that used to block or hang."""
-    counts, failures, peak = _mutated(3 * len(SLOTS), 1, SEED)
+    counts, failures, _ = _mutated(3 * len(SLOTS), 1, SEED)
     more, fails2 = _specials(("megatron", "source"), ("fifo", "deep"), 1, SEED)
     counts.update(more)
     failures += fails2

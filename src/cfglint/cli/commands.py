@@ -22,7 +22,7 @@ def _settings(args: Any) -> dict[str, Any]:
     if path:
         from pathlib import Path
 
-        if not os.path.isfile(path):
+        if not os.path.lexists(path):
             raise InputError(path, "no such pyproject.toml")
         return load_settings(Path(path))
     return load_settings(find_pyproject())
@@ -227,7 +227,9 @@ def cmd_show(args: Any) -> int:
             "settings": {p: {"mindformers": _cell(a), "megatron": _cell(b)} for p, a, b in rows},
             "warnings": [w for c in (mf, mg) if c is not None for w in c.warnings],
         }
-        sys.stdout.write(json.dumps(out, indent=2, default=str, ensure_ascii=False) + "\n")
+        from cfglint.report.json import dumps
+
+        sys.stdout.write(dumps(out, indent=2, default=str, ensure_ascii=False) + "\n")
         return 0
     from rich.console import Console
     from rich.table import Table

@@ -8,19 +8,24 @@ The file is streamed; only those lines are read.
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 from dataclasses import dataclass, field
 
+from cfglint.load.safeio import iter_lines, open_regular
 from cfglint.model.errors import InputError
 
-_MG_ITER = re.compile(r"iteration\s+(\d+)\s*/\s*\d+\s*\|")
+# step numbers are bounded to 18 digits: int() of a 5,000-digit run would raise
+_MG_ITER = re.compile(r"iteration\s+(\d{1,18})\s*/\s*\d+\s*\|")
 _MG_LOSS = re.compile(r"\blm loss:\s*([-+0-9.eE]+)")
 _MG_NORM = re.compile(r"\bgrad norm:\s*([-+0-9.eE]+)")
-_MF_STEP = re.compile(r"step:\s*\[\s*(\d+)\s*/\s*\d+\s*\]")
+_MF_STEP = re.compile(r"step:\s*\[\s*(\d{1,18})\s*/\s*\d+\s*\]")
 _MF_LOSS = re.compile(r"\bloss:\s*([-+0-9.eE]+)")
 _MF_NORM = re.compile(r"global_norm:\s*\[?\s*([-+0-9.eE]+)")
 MAX_LINES = 5_000_000
+# Reading stops after this many bytes: the steps that decide a comparison come first, and a
+# multi-GB log must not cost minutes or unbounded memory.
+MAX_BYTES = 256 * 1024 * 1024
+MAX_LINE = 64 * 1024
 
 
 @dataclass
@@ -33,17 +38,16 @@ class LossLog:
 
 
 def read_loss_log(path: str) -> LossLog:
-    if not os.path.isfile(path):
-        raise InputError(path, "no such training log")
     mg, mf = LossLog(path, "megatron"), LossLog(path, "mindformers")
-    try:
-        fh = open(path, "rb")  # noqa: SIM115 -- opened apart from `with` to report errors cleanly
-    except OSError as exc:
-        raise InputError(path, f"cannot read: {exc.strerror}") from None
-    with fh:
-        for n, raw in enumerate(fh, start=1):
-            if n > MAX_LINES:
+    seen = 0
+    with open_regular(path, what="training log") as fh:
+        for n, raw, too_long in iter_lines(fh, path, what="training log", max_line=MAX_LINE):
+            seen += len(raw)
+            if n > MAX_LINES or seen > MAX_BYTES:
                 break
+            # most lines of a real log are neither kind: skip them before decoding
+            if too_long or (b"iteration" not in raw and b"step:" not in raw):
+                continue
             line = raw.decode("utf-8", "replace")
             m = _MG_ITER.search(line)
             if m:

@@ -14,6 +14,12 @@ MAX_STEPS = 20_000_000
 def schedule_of(cfg: Config) -> Any:
     """The side's lr.Schedule; raises ValueError with a reason when it cannot be built."""
     s = _schedule(cfg)
+    if isinstance(s.total_steps, bool) or not isinstance(s.total_steps, int):
+        # `total_steps: 1e5` is the string "1e5" to PyYAML (YAML 1.1 floats need a dot)
+        raise ValueError(
+            f"the training length {s.total_steps!r} is not a whole number of steps "
+            "(YAML 1.1 reads 1e5 as a string; write 100000)"
+        )
     if s.total_steps > MAX_STEPS:
         raise ValueError(
             f"{s.total_steps} steps is too long to simulate step by step (limit {MAX_STEPS})"

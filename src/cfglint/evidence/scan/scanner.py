@@ -114,7 +114,64 @@ def summarize(text: str) -> FileSummary:
         return FileSummary(error=f"could not be analysed ({type(exc).__name__}: {exc})")
 
 
+# libcst's native parser recurses once per nesting level and is super-linear in it: 2,000
+# nested parentheses overflow its stack (SIGSEGV, no message), `a[0][0]...` 3,000 deep takes
+# 30 s, `[[[...` 1,000 deep 1 GB. CPython's own parser (ast, C, never runs anything) measures
+# the nesting first; real training code stays far below these bounds.
+MAX_AST_DEPTH = 300
+MAX_BRACKET_DEPTH = 100
+
+
+def nesting_problem(text: str) -> str | None:
+    """Why ``text`` is too deeply nested to hand to libcst, or None."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError as err:
+        if "too many nested parentheses" in str(err.msg):
+            return "too deeply nested to parse (more than 200 nested brackets)"
+        return _bracket_problem(text)  # libcst reports the syntax error; only guard depth
+    except (RecursionError, MemoryError, ValueError):
+        return "too deeply nested to parse"
+    depth = 0
+    stack: list[tuple[ast.AST, int]] = [(tree, 0)]
+    while stack:
+        node, d = stack.pop()
+        if d > depth:
+            depth = d
+            if depth > MAX_AST_DEPTH:
+                return f"too deeply nested to parse (expressions more than {MAX_AST_DEPTH} deep)"
+        stack.extend((c, d + 1) for c in ast.iter_child_nodes(node))
+    return None
+
+
+def _bracket_problem(text: str) -> str | None:
+    """Bracket depth of a file CPython cannot parse (newer syntax or an error), from the
+    tokenizer: strings and comments do not count."""
+    import io
+    import tokenize
+
+    depth = 0
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.OP:
+                if tok.string in "([{":
+                    depth += 1
+                    if depth > MAX_BRACKET_DEPTH:
+                        return (
+                            f"too deeply nested to parse (more than {MAX_BRACKET_DEPTH} "
+                            f"nested brackets, line {tok.start[0]})"
+                        )
+                elif tok.string in ")]}":
+                    depth = max(0, depth - 1)
+    except (tokenize.TokenError, SyntaxError, RecursionError, MemoryError, ValueError):
+        pass
+    return None
+
+
 def _summarize(text: str) -> FileSummary:
+    problem = nesting_problem(text)
+    if problem is not None:
+        return FileSummary(error=problem)
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
