@@ -39,27 +39,33 @@ BENCH_SCALE = {
 }
 
 
+# extra sizes measured under their own name: "case@scale"
+EXTRA = {"lr_long_schedule@5": "10M steps, the largest simulated since the fix"}
+
+
 def run(names: list[str], timeout: float) -> dict[str, dict[str, object]]:
     out: dict[str, dict[str, object]] = {}
     for name in names:
-        d = Path(tempfile.mkdtemp(prefix=f"worst-{name}-"))
+        base, _, at = name.partition("@")
+        scale = int(at) if at else BENCH_SCALE.get(name, 1)
+        d = Path(tempfile.mkdtemp(prefix=f"worst-{base}-"))
         try:
-            c = CASES[name](d, BENCH_SCALE.get(name, 1))
+            c = CASES[base](d, scale)
             o = run_cli(c.argv, cwd=d, timeout=timeout)
         finally:
             restore(d)
             shutil.rmtree(d, ignore_errors=True)
         first = (o.stderr.strip().splitlines() or [""])[-1][:160]
         out[name] = {
-            "class": CLASS[name],
-            "scale": BENCH_SCALE.get(name, 1),
+            "class": CLASS[base],
+            "scale": scale,
             "outcome": o.kind,
             "seconds": round(o.seconds, 2),
             "peak_rss_mib": round(o.max_rss_mib, 1),
             "stderr": first,
         }
         print(
-            f"{CLASS[name]:18} {name:34} {o.kind:6} {o.seconds:7.2f} s {o.max_rss_mib:8.1f} MiB"
+            f"{CLASS[base]:18} {name:34} {o.kind:6} {o.seconds:7.2f} s {o.max_rss_mib:8.1f} MiB"
             f"  {first[:90]}",
             flush=True,
         )
@@ -71,14 +77,14 @@ def compare(a: str, b: str) -> None:
     rb = json.loads((HERE / "results" / f"worst_{b}.json").read_text())["cases"]
     print(f"| class | case | {a}: outcome, s, MiB | {b}: outcome, s, MiB |")
     print("|---|---|---|---|")
-    for name in sorted(set(ra) | set(rb), key=lambda n: (CLASS.get(n, ""), n)):
+    for name in sorted(set(ra) | set(rb), key=lambda n: (CLASS.get(n.split("@")[0], ""), n)):
         cells = []
         for r in (ra, rb):
             x = r.get(name)
             cells.append(
                 f"{x['outcome']}, {x['seconds']}, {x['peak_rss_mib']}" if x else "not measured"
             )
-        print(f"| {CLASS.get(name, '?')} | {name} | {cells[0]} | {cells[1]} |")
+        print(f"| {CLASS.get(name.split('@')[0], '?')} | {name} | {cells[0]} | {cells[1]} |")
 
 
 def main() -> None:
@@ -91,7 +97,7 @@ def main() -> None:
     if args.compare:
         compare(*args.compare)
         return
-    names = args.names or sorted(CASES, key=lambda n: (CLASS[n], n))
+    names = args.names or [*sorted(CASES, key=lambda n: (CLASS[n], n)), *EXTRA]
     res = run(names, args.timeout)
     if args.save:
         path = HERE / "results" / f"worst_{args.save}.json"

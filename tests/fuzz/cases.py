@@ -176,12 +176,12 @@ def c_fifo_pyproject(d: Path, scale: int) -> Case:
 
 
 def _dataset(d: Path, bin_bytes: int) -> Path:
-    """A .bin/.idx pair whose one document is ``bin_bytes`` of zero token ids."""
+    """A .bin/.idx pair: ``bin_bytes`` of zero token ids, one more than the index says."""
     import struct
 
     prefix = d / "ds"
     _sparse(prefix.with_suffix(".bin"), bin_bytes)
-    n = bin_bytes // 2
+    n = bin_bytes // 2 - 1  # one token short: the data rows report the .bin, located there
     idx = b"MMIDIDX\x00\x00" + struct.pack("<QBQQ", 1, 8, 1, 2)
     idx += struct.pack("<i", n) + struct.pack("<q", 0) + struct.pack("<qq", 0, 1)
     _w(prefix.with_suffix(".idx"), idx)

@@ -355,7 +355,7 @@ def make_case(r: random.Random, d: Path, slot: str) -> FuzzCase:
         seed = r.choice(SEEDS["source"])
         src = mutated(seed, "src/" + seed.name)
         if r.random() < 0.5:
-            other = r.choice(SEEDS["source"])
+            other = r.choice([p for p in SEEDS["source"] if p.parent.name != "broken"])
             shutil.copy(other, d / "src" / ("other_" + other.name))
         return FuzzCase(slot, ["--source", str(d / "src"), *j], str(src), True, canary)
     if slot == "data":

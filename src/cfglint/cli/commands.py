@@ -180,7 +180,11 @@ def _emit(report: Report, fmt_name: str, args: Any) -> None:
 def _load_pair(args: Any) -> tuple[Config | None, Config | None]:
     from cfglint.cli.pipeline import load_megatron_side, load_mindformers_side
 
-    yamls, _, scripts = classify(args.files)
+    yamls, sources, scripts = classify(args.files)
+    if sources:
+        raise InputError(
+            sources[0], "is a folder or Python source; this command reads configs, not sources"
+        )
     megatron = args.megatron or (scripts[0] if scripts else None)
     if len(yamls) > 1:
         raise InputError(None, "show takes one MindFormers YAML")
