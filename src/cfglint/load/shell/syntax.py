@@ -4,6 +4,7 @@ file and line, or a warning where bash itself would still run the script.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterator
 
@@ -21,13 +22,15 @@ def syntax_problems(interp: ShellBase, root: Node, path: str) -> None:
         return
     stack = [root]
     problems: list[tuple[int, str, bool]] = []  # (line, what, fatal)
-    while stack:
+    words = _LaunchWords(interp.src)
+    # a file of garbage has thousands of errors; the first ones say enough
+    while stack and len(problems) < MAX_PROBLEMS:
         node = stack.pop()
         if node.is_missing:
-            _missing(interp, node, path, problems)
+            _missing(interp, node, path, problems, words)
             continue
         if node.type == "ERROR":
-            _error(interp, node, path, problems)
+            _error(interp, node, path, problems, words)
         stack.extend(reversed([c for c in node.children if c.has_error or c.is_missing]))
     if not problems:
         return
@@ -49,7 +52,11 @@ def _statement_nodes(root: Node) -> Iterator[Node]:
 
 
 def _missing(
-    interp: ShellBase, node: Node, path: str, problems: list[tuple[int, str, bool]]
+    interp: ShellBase,
+    node: Node,
+    path: str,
+    problems: list[tuple[int, str, bool]],
+    words: _LaunchWords,
 ) -> None:
     parent = node.parent
     if node.type in ('"', "'", "`") or (
@@ -64,14 +71,20 @@ def _missing(
         problems.append((interp.npos(start)[0], "construct tree-sitter-bash cannot read", False))
         return
     region = parent if parent is not None else node
-    fatal = bool(LAUNCH_WORD_RE.search(interp.text(region)))
+    fatal = words.within(region.start_byte, region.end_byte)
     what = (
         "here-document is never closed" if node.type == "heredoc_end" else f"missing {node.type!r}"
     )
     problems.append((interp.npos(region)[0], what, fatal))
 
 
-def _error(interp: ShellBase, node: Node, path: str, problems: list[tuple[int, str, bool]]) -> None:
+def _error(
+    interp: ShellBase,
+    node: Node,
+    path: str,
+    problems: list[tuple[int, str, bool]],
+    words: _LaunchWords,
+) -> None:
     """One problem per outermost ERROR node; fatal when it touches a launch command."""
     if node.parent is not None and _inside_error(node.parent):
         return
@@ -89,9 +102,27 @@ def _error(interp: ShellBase, node: Node, path: str, problems: list[tuple[int, s
     first = interp.line_starts[interp.npos(bad[0])[0] - 1]
     end_line = max(interp.pos_of(item.end_byte)[0] for item in bad)
     last = interp.line_starts[end_line] if end_line < len(interp.line_starts) else len(interp.src)
-    fatal = bool(LAUNCH_WORD_RE.search(interp.src[first:last].decode("utf-8", "replace")))
+    fatal = words.within(first, last)
     what = f"unexpected {snippet(interp.text(bad[0]), 30)!r}"
     problems.append((interp.npos(bad[0])[0], what, fatal))
+
+
+MAX_PROBLEMS = 200
+_LAUNCH_WORD_BYTES = re.compile(LAUNCH_WORD_RE.pattern.encode())
+
+
+class _LaunchWords:
+    """Where launcher words (torchrun, python, ...) are, found once per script: searching
+    each error's region anew was quadratic on a script with thousands of errors."""
+
+    def __init__(self, src: bytes) -> None:
+        found = [(m.start(), m.end()) for m in _LAUNCH_WORD_BYTES.finditer(src)]
+        self.starts = [a for a, _ in found]
+        self.ends = [b for _, b in found]
+
+    def within(self, start: int, end: int) -> bool:
+        i = bisect.bisect_left(self.starts, start)
+        return i < len(self.starts) and self.ends[i] <= end
 
 
 def _inside_error(node: Node | None) -> bool:
