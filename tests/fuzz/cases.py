@@ -272,6 +272,22 @@ def c_long_python_expression(d: Path, scale: int) -> Case:
 
 
 @case("super-linear time")
+def c_long_python_expression_broken(d: Path, scale: int) -> Case:
+    # found by the fuzz run: the same chain in a file CPython rejects (libcst still tried)
+    chain = " + ".join(["1"] * 3000 * scale)
+    src = _w(d / "src" / "expr.py", "x = {" + chain + " 'a': 1}\n")
+    return Case(_json(["--source", str(src.parent)]), responsible=str(src))
+
+
+@case("super-linear time")
+def c_python_as_launch_script(d: Path, scale: int) -> Case:
+    # found by the fuzz run: tree-sitter-bash's error recovery on ~170 KB that is not bash
+    lines = [f"        self.layer{i} = nn.Linear(64, 64)  # layer {i}\n" for i in range(2000)]
+    sh = _w(d / "msrun.sh", "#!/bin/bash\n\nclass GPTModel(nn.Module):\n" + "".join(lines) * scale)
+    return Case(_json([str(_mf(d)), "--launch", str(sh)]), responsible=str(sh))
+
+
+@case("super-linear time")
 def c_yaml_open_brackets(d: Path, scale: int) -> Case:
     y = _w(d / "mf.yaml", "a: " + "[" * 3000 * scale + "\n")
     return Case(_json([str(y)]), responsible=str(y), want_exit=(2,))

@@ -39,7 +39,7 @@ RULES = ROOT / "rules"
 
 MEM_LIMIT = 2 * 1024**3  # the address-space limit of the fuzz campaign in the issue
 TIMEOUT = 30.0
-OUT_CAP = 256 * 1024  # keep at most this much of a child's stdout/stderr
+OUT_CAP = 16 * 1024 * 1024  # keep at most this much of a child's stdout/stderr
 
 
 def known_rows() -> set[str]:
@@ -218,8 +218,8 @@ for line in cmd:
         except BaseException as exc:
             rc = 99
             err.write("Traceback (most recent call last): escaped " + repr(exc)[:500])
-    proto.write(json.dumps({"rc": rc, "out": out.getvalue()[:262144],
-                            "err": err.getvalue()[:262144],
+    proto.write(json.dumps({"rc": rc, "out": out.getvalue()[:16777216],
+                            "err": err.getvalue()[:16777216],
                             "secs": time.monotonic() - t0}) + "\n")
 """
 
