@@ -36,3 +36,30 @@ def test_bounded(name: str, tmp_path: Path) -> None:
     assert out.rc in case.want_exit, f"{name}: exit {out.rc}, stderr {out.stderr[-500:]}"
     if "also" in case.extra:
         assert case.extra["also"] in out.stderr, out.stderr
+
+
+def test_unreadable_source_folder_is_a_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sub-folder of --source that cannot be listed is reported, not skipped silently.
+    chmod 0 does not stop root (CI may run as root), so the denial is simulated where
+    os.walk lists folders."""
+    import os
+
+    from cfglint.evidence.scan.runner import scan
+
+    (tmp_path / "train.py").write_text("import torch\ntorch.manual_seed(1)\n")
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    (locked / "hidden.py").write_text("import random\n")
+    real_scandir = os.scandir
+
+    def scandir(path: object = ".") -> object:
+        if os.fspath(path) == str(locked):  # type: ignore[arg-type]
+            raise PermissionError(13, "Permission denied", str(locked))
+        return real_scandir(path)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    result = scan([str(tmp_path)], use_cache=False)
+    notes = [(p.path, p.level, p.message) for p in result.errors]
+    assert any(path == str(locked) and level == "warning" for path, level, _ in notes), notes
