@@ -34,6 +34,8 @@ BENCH_SCALE = {
     "huge_loss_log": 7,  # ~200 MB
     "broken_bash_array": 2,  # ~140 KB line
     "long_python_expression": 4,  # 80 KB expression
+    "long_python_expression_broken": 4,  # 12 000 terms in a file CPython rejects
+    "python_as_launch_script": 2,  # ~200 KB of Python given as a launch script
     "yaml_open_brackets": 3,  # 9 KB of [
     "yaml_deep_block": 4,  # 20 000 levels
 }
