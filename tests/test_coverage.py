@@ -39,12 +39,16 @@ def test_rules_are_validated_when_loaded(tmp_path: Path) -> None:
     )
     with pytest.raises(RuleFileError, match="no_such_field"):
         load_rules(str(tmp_path))
+    # each kind has its own required fields, named with the rule they belong to
     bad.write_text(
-        bad.read_text()
-        .replace("optimizer.no_such_field", "optimizer.beta2")
-        .replace("kind: compare", "kind: builtin")
+        bad.read_text().replace(
+            "kind: compare\n    field: optimizer.no_such_field", "kind: builtin"
+        )
     )
-    with pytest.raises(RuleFileError, match="needs check"):
+    with pytest.raises(RuleFileError, match=r"rule OPT999 \(kind builtin\): check: Field required"):
+        load_rules(str(tmp_path))
+    bad.write_text(bad.read_text().replace("kind: builtin", "kind: builtin\n    check: lr.nothing"))
+    with pytest.raises(RuleFileError, match=r"no builtin check named 'lr\.nothing'"):
         load_rules(str(tmp_path))
 
 
@@ -59,15 +63,32 @@ def test_conditions_cannot_escape_the_expression_language(tmp_path: Path) -> Non
         load_rules(str(tmp_path))
 
 
-def test_source_check_stubs_match_the_scanner() -> None:
-    # plain lints register stubs by name so that libcst and the scanner stay unimported;
-    # once the scanner's checks are imported, every stub is replaced and none is missing
-    import cfglint.check.builtins.source  # noqa: F401
-    from cfglint.check.builtins.core import BUILTINS, SOURCE_CHECKS
+def test_every_builtin_is_named_by_a_rule_and_every_name_resolves() -> None:
+    # the registry resolves `module.function` names on demand; nobody keeps a list, so check
+    # that no marked check is orphaned and no rule names an unmarked helper
+    import importlib
+    import pkgutil
 
-    src = "cfglint.check.builtins.source"
-    from_scanner = {n for n, fn in BUILTINS.items() if fn.__module__ == src}
-    assert from_scanner == set(SOURCE_CHECKS)
+    import cfglint.check.builtins as pkg
+    from cfglint.check.registry import resolve
+
+    named = {r.check for r in load_rules() if r.kind == "builtin"}
+    for n in named:
+        assert callable(resolve(n))
+    marked = set()
+    for info in pkgutil.iter_modules(pkg.__path__):
+        mod = importlib.import_module(f"{pkg.__name__}.{info.name}")
+        for attr, fn in vars(mod).items():
+            if getattr(fn, "cfglint_builtin", False) and fn.__module__ == mod.__name__:
+                marked.add(f"{info.name}.{attr}")
+    assert marked == named
+    with pytest.raises(KeyError):
+        resolve("data.dataset_prefixes")  # a helper, not a check
+
+
+def test_source_rules_need_sources_so_a_plain_lint_never_imports_them() -> None:
+    src = {r.id for r in load_rules() if r.kind == "builtin" and r.check.startswith("source.")}
+    assert src and all("sources" in r.needs for r in load_rules() if r.id in src)
 
 
 def test_readme_rule_table_is_generated_from_the_rule_files() -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from cfglint.check.engine import Context, run_rules
-from cfglint.check.rulebook import Rule, RuleFile
+from cfglint.check.schema import Rule, RuleFile
 from cfglint.evidence.scan import scan_paths
 from cfglint.evidence.scan.link import MAX_DEPTH
 from cfglint.evidence.scan.model import ScanResult
@@ -498,7 +498,7 @@ def test_scanned_code_is_never_run(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 
 def test_plain_lint_does_not_import_libcst(tmp_path: Path) -> None:
     code = (
-        "import sys, cfglint.check.builtins.core, cfglint.evidence.scan\n"
+        "import sys, cfglint.check.builtins.lr, cfglint.evidence.scan\n"
         "import cfglint.check.builtins.source\n"
         "assert 'libcst' not in sys.modules\n"
         "from cfglint.evidence.scan import scan_paths\n"

@@ -98,3 +98,53 @@ def test_shape_and_syntax_errors(text: str, message: str, line: int | None) -> N
         parse_yaml_text(text, "bad.yaml")
     assert message in str(err.value)
     assert err.value.line == line
+
+
+def _tree(node: object) -> object:
+    """Every fact a node carries, recursively, for comparing two parses."""
+    from cfglint.load.yamltree import Node
+
+    assert isinstance(node, Node)
+    facts = (node.line, node.column, node.raw, node.yaml11_string, node.yaml12_value)
+    facts += (node.key_line, node.key_column)
+    if node.is_map:
+        return facts, {k: _tree(v) for k, v in node.value.items()}
+    if node.is_seq:
+        return facts, [_tree(v) for v in node.value]
+    return facts, repr(node.value)
+
+
+def _yaml_files() -> list[object]:
+    from conftest import CORPUS, FIXTURES
+
+    files = sorted(FIXTURES.rglob("*.yaml"))
+    if CORPUS.is_dir():
+        files += sorted(CORPUS.glob("*.yaml"))
+    return files
+
+
+@pytest.mark.parametrize("path", _yaml_files(), ids=lambda p: p.name)
+def test_libyaml_and_ruamel_give_the_same_tree(path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the fast path (libyaml, as MindFormers reads YAML) and the deep-nesting fallback
+    # (ruamel) must not be told apart by anything downstream
+    import cfglint.load.yamltree as yt
+
+    text = path.read_text(encoding="utf-8")
+    assert yt.nesting_bound(text) <= yt.MAX_DEPTH  # real configs take the fast path
+    fast = _tree(parse_yaml_text(text, str(path)).root)
+    monkeypatch.setattr(yt, "nesting_bound", lambda _text: yt.MAX_DEPTH + 1)
+    assert _tree(parse_yaml_text(text, str(path)).root) == fast
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["a: " + "[" * 150 + "]" * 150, "a:\n" + "".join(" " * i + f"k{i}:\n" for i in range(1, 120))],
+)
+def test_deep_texts_never_reach_libyaml(text: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # libyaml's composer recurses in C without a limit: a deep text must take ruamel's path
+    import cfglint.load.yamltree as yt
+
+    assert yt.nesting_bound(text) > yt.MAX_DEPTH
+    monkeypatch.setattr(yt, "_libyaml_loader", lambda _y: pytest.fail("reached libyaml"))
+    with pytest.raises(InputError, match="nesting deeper"):
+        parse_yaml_text(text, "deep.yaml")

@@ -2,173 +2,66 @@
 
 from __future__ import annotations
 
-import math
-import string
-from dataclasses import dataclass, field
 from typing import Any
 
+from cfglint.check.context import (
+    Context,
+    label,
+    make_finding,
+    not_checked,
+    render,
+    value_locations,
+    where,
+    yaml11_findings,
+)
 from cfglint.check.expr import ConfigView, evaluate
-from cfglint.check.rulebook import Rule, _equal
+from cfglint.check.registry import resolve
+from cfglint.check.schema import BuiltinRule, Rule, equal
 from cfglint.model.config import Config
 from cfglint.model.findings import SEVERITY_RANK, Finding, Location
-from cfglint.model.values import Loc, Value, fmt
-
-SIDE_LABEL = {"mindformers": "MindFormers", "megatron": "Megatron"}
-
-
-@dataclass
-class Context:
-    """Everything the rules look at."""
-
-    mf: Config | None = None
-    mg: Config | None = None
-    profile: str = "default"
-    # results of the source scanner (cfglint.evidence.scan), when --source was given
-    sources: Any = None
-    # paths of data / tokenizer files given on the command line
-    data: dict[str, str] = field(default_factory=dict)
-    # training logs with per-step losses (--loss-log), parsed once
-    logs: list[str] = field(default_factory=list)
-    log_cache: dict[str, Any] = field(default_factory=dict)
-    # (row, path, line) of PyYAML-string values already reported, so that the compare and
-    # the recommend rule of one row do not both report the same string
-    yaml11_seen: set[tuple[str, str, int]] = field(default_factory=set)
-    # rows that could not be checked, with the reason (shown in verbose output)
-    not_checked: list[tuple[str, str]] = field(default_factory=list)
-
-    def side(self, name: str) -> Config | None:
-        return self.mf if name == "mindformers" else self.mg
-
-
-def label(cfg: Config) -> str:
-    if cfg.side == "megatron" and cfg.kind.startswith("mindspeed"):
-        return "MindSpeed-LLM"
-    return SIDE_LABEL[cfg.side]
-
-
-def to_location(loc: Loc, side: str) -> Location:
-    return Location(path=loc.path, line=loc.line, column=loc.column, side=side)  # type: ignore[arg-type]
-
-
-def value_locations(v: Value | None, side: str) -> list[Location]:
-    """Where a value was typed first, then the lines that carried it there (the variable
-    assignment a flag expands, the array a value sits in)."""
-    if v is None:
-        return []
-    return [to_location(loc, side) for loc in v.locations()]
-
-
-def where(v: Value | None, cfg: Config | None) -> str:
-    if v is None:
-        return "no such setting"
-    if v.origin.value == "default" and cfg is not None and v.knob:
-        import os
-
-        return f"{v.detail}, not set in {os.path.basename(cfg.path)}"
-    return v.where()
-
-
-class _Fmt(string.Formatter):
-    def get_field(self, field_name: str, args: Any, kwargs: Any) -> Any:
-        # Only plain names and one [key] lookup: templates cannot reach attributes.
-        name, _, key = field_name.partition("[")
-        obj = kwargs[name]
-        if key:
-            obj = obj[key.rstrip("]")]
-        return obj, field_name
-
-
-_FMT = _Fmt()
-
-
-def render(template: str, fields: dict[str, Any]) -> str:
-    return _FMT.vformat(template, (), fields).strip()
+from cfglint.model.values import Value, fmt
 
 
 def run_rules(rules: tuple[Rule, ...], ctx: Context) -> list[Finding]:
-    from cfglint.check.builtins.core import BUILTINS
-
     out: list[Finding] = []
     for rule in rules:
         if ctx.profile not in rule.profiles:
             continue
-        if rule.kind == "builtin":
-            out.extend(BUILTINS[rule.check](rule, ctx))  # type: ignore[index]
-        else:
-            out.extend(_KINDS[rule.kind](rule, ctx))
+        out.extend(_KINDS[rule.kind](rule, ctx))
     return out
 
 
+def _builtin(rule: BuiltinRule, ctx: Context) -> list[Finding]:
+    if "sources" in rule.needs and ctx.sources is None:
+        # without --source there is nothing to look at: say so without importing the scanner
+        return not_checked(ctx, rule, "no training sources given (--source)")
+    return resolve(rule.check)(rule, ctx)
+
+
 def _when(rule: Rule, ctx: Context, cfg: Config | None = None) -> bool:
+    """The rule's condition. A condition that reads an unknown value is not decided: the
+    rule stays silent and ``-v`` names the value and why it is unknown."""
     if not rule.when:
         return True
+    unknowns: list[tuple[str, Value]] = []
     names = {
-        "mf": ConfigView(ctx.mf) if ctx.mf else None,
-        "mg": ConfigView(ctx.mg) if ctx.mg else None,
-        "cfg": ConfigView(cfg) if cfg else None,
+        "mf": ConfigView(ctx.mf, unknowns) if ctx.mf else None,
+        "mg": ConfigView(ctx.mg, unknowns) if ctx.mg else None,
+        "cfg": ConfigView(cfg, unknowns) if cfg else None,
     }
-    return bool(evaluate(rule.when, names))
-
-
-def make_finding(
-    rule: Rule, message: str, values: dict[str, Any], locations: list[Location]
-) -> Finding:
-    seen: list[Location] = []
-    for loc in locations:
-        if loc not in seen:
-            seen.append(loc)
-    return Finding(
-        rule=rule.id,
-        row=rule.row,
-        severity=rule.severity,
-        message=message,
-        values=values,
-        locations=seen,
-        rationale=rule.rationale,
-        fix=rule.fix,
-    )
-
-
-def yaml11_findings(
-    rule: Rule, v: Value, cfg: Config, ctx: Context, other: Value | None = None
-) -> list[Finding]:
-    """A number MindFormers will read as a string, reported once per row."""
-    key = (rule.row, v.loc.path if v.loc else cfg.path, v.loc.line if v.loc else 0)
-    if key in ctx.yaml11_seen:
-        return []
-    ctx.yaml11_seen.add(key)
-    f = yaml11_finding(rule, v, cfg)
-    if other is not None and other.known:
-        f.values["megatron"] = other.value
-        f.locations.extend(value_locations(other, "megatron"))
-    return [f]
-
-
-def yaml11_finding(rule: Rule, v: Value, cfg: Config) -> Finding:
-    """A number MindFormers will read as a string (PyYAML follows YAML 1.1)."""
-    msg = (
-        f"{rule.title}: MindFormers reads {v.knob}: {v.raw} as the string {v.raw!r}, "
-        f"not a number ({v.short_where()}). PyYAML, which MindFormers uses, follows YAML 1.1: "
-        "a float needs a dot and a signed exponent. Write it as "
-        f"{_yaml11_spelling(v.raw or '')}."
-    )
-    return make_finding(rule, msg, {cfg.side: v.raw}, value_locations(v, cfg.side)).model_copy(
-        update={"severity": "error"}
-    )
-
-
-def _yaml11_spelling(raw: str) -> str:
-    try:
-        x = float(raw)
-    except ValueError:
-        return "a quoted-free number with a dot, e.g. 1.0e-5"
-    if not math.isfinite(x):
-        return "a number within the float range (this one overflows to infinity)"
-    mant, _, exp = f"{x:e}".partition("e")
-    mant = mant.rstrip("0").rstrip(".")
-    if "." not in mant:
-        mant += ".0"
-    return f"{mant}e{int(exp):+03d}".replace("e+0", "e+").replace("e-0", "e-")
+    result = bool(evaluate(rule.when, names))
+    if unknowns:
+        field, v = unknowns[0]
+        side = f" on {label(cfg)}" if cfg is not None else ""
+        ctx.not_checked.append(
+            (
+                rule.row,
+                f"{rule.id}: not decided{side}: it depends on {field} ({v.knob}), "
+                f"which is {v.where()}",
+            )
+        )
+        return False
+    return result
 
 
 def _compare(rule: Rule, ctx: Context) -> list[Finding]:
@@ -183,7 +76,7 @@ def _compare(rule: Rule, ctx: Context) -> list[Finding]:
             gone = a if not a.known else b
             ctx.not_checked.append((rule.row, f"{rule.id}: {gone.knob} is {gone.where()}"))
         return []
-    if _equal(_n(a.value), _n(b.value), rule.tolerance):
+    if equal(_n(a.value), _n(b.value), rule.tolerance):
         return []
     fields = {
         "title": rule.title,
@@ -326,6 +219,7 @@ _KINDS = {
     "recommend": _recommend,
     "consistency": _consistency,
     "env": _env,
+    "builtin": _builtin,
 }
 
 

@@ -61,10 +61,13 @@ _NULL_SAFE: dict[str, Callable[..., Any]] = {
 
 
 class ConfigView:
-    """Attribute access into a normalized config that yields plain values."""
+    """Attribute access into a normalized config that yields plain values. ``unknowns``,
+    when given, collects every unknown value the expression reads (``(field, Value)``), so
+    that a rule whose condition depended on one can say so instead of staying silent."""
 
-    def __init__(self, cfg: Any) -> None:
+    def __init__(self, cfg: Any, unknowns: list[tuple[str, Value]] | None = None) -> None:
         self._cfg = cfg
+        self._unknowns = unknowns
 
     def __getattr__(self, section: str) -> Any:
         if section == "is_moe":
@@ -73,18 +76,22 @@ class ConfigView:
             return self._cfg.side
         if section == "env":
             return _EnvView(self._cfg.env)
-        return _SectionView(self._cfg, section)
+        return _SectionView(self._cfg, section, self._unknowns)
 
 
 class _SectionView:
-    def __init__(self, cfg: Any, section: str) -> None:
-        self._cfg, self._section = cfg, section
+    def __init__(
+        self, cfg: Any, section: str, unknowns: list[tuple[str, Value]] | None = None
+    ) -> None:
+        self._cfg, self._section, self._unknowns = cfg, section, unknowns
 
     def __getattr__(self, name: str) -> Any:
         try:
             v = self._cfg.get(f"{self._section}.{name}")
         except KeyError:
             raise ExprError(f"unknown field {self._section}.{name}") from None
+        if v is not None and not v.known and self._unknowns is not None:
+            self._unknowns.append((f"{self._section}.{name}", v))
         return _plain(v)
 
 

@@ -6,7 +6,8 @@ import os
 from dataclasses import dataclass, field
 
 from cfglint.check.engine import Context, run_rules
-from cfglint.check.rulebook import Rule, load_rules
+from cfglint.check.rulebook import load_rules
+from cfglint.check.schema import Rule
 from cfglint.model.config import Config
 from cfglint.model.errors import InputError
 from cfglint.model.findings import SECTION_ORDER, Finding, InputProblem, InputRef, Report

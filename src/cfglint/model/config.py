@@ -16,7 +16,7 @@ compare the two sides without knowing either framework:
 from __future__ import annotations
 
 from functools import cache
-from typing import Literal, get_origin
+from typing import Any, Literal, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -27,7 +27,9 @@ V = Value | None
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # Our normalizers fill sections field by field; nothing validates them during a lint, so
+    # the validator is built only if something asks for it (start-up time, see bench/).
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     def items(self) -> list[tuple[str, Value]]:
         return [(k, v) for k, v in self.__dict__.items() if isinstance(v, Value)]
@@ -57,6 +59,11 @@ class Structure(_Section):
     position_embedding_type: V = None
     rope_theta: V = None
     rotary_percent: V = None
+    # "none", or "llama3(factor=8, low=1, high=4, original=8192)", "yarn(...)", "linear(...)",
+    # "ntk(...)": the RoPE frequency rescaling, canonical on both sides
+    rope_scaling: V = None
+    # True: rotate interleaved pairs (GLM, Megatron --rotary-interleaved); False: the two halves
+    rope_interleaved: V = None
     tied_embeddings: V = None
     add_bias_linear: V = None
     add_qkv_bias: V = None
@@ -98,6 +105,8 @@ class Optimizer(_Section):
     min_lr: V = None
     lr_decay_style: V = None
     lr_warmup_steps: V = None
+    # warmup as a fraction of the decay length: compared when a step count needs the dataset
+    lr_warmup_fraction: V = None
     lr_warmup_init: V = None
     lr_decay_steps: V = None
     # schedule-specific extras (power, num_cycles, WSD decay steps, ...), keyed by name
@@ -139,6 +148,8 @@ class Parallel(_Section):
     virtual_pipeline: V = None
     micro_batch_num: V = None
     world_size: V = None
+    # why the layout cannot run on the device count the script yields ("" when it can)
+    layout_problem: V = None
 
 
 class Other(_Section):
@@ -161,6 +172,8 @@ class Determinism(_Section):
     # in semi-auto parallel runs)
     seed_applied: V = None
     deterministic: V = None
+    # the seed that orders the training samples (Megatron: --seed through the dataset builder)
+    data_seed: V = None
 
 
 class Launch(_Section):
@@ -173,23 +186,12 @@ class Launch(_Section):
     nnodes: V = None
 
 
-SECTIONS: tuple[str, ...] = (
-    "structure",
-    "moe",
-    "optimizer",
-    "weight",
-    "precision",
-    "parallel",
-    "other",
-    "determinism",
-    "launch",
-)
 
 
 class Config(BaseModel):
     """One side of a migration, normalized."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     side: Side
     path: str
@@ -197,15 +199,15 @@ class Config(BaseModel):
     defaults_from: str = ""  # "Megatron-LM core_v0.13.0", "MindFormers v1.5.0 LlamaConfig"
     model_class: str = ""
     is_moe: bool = False
-    structure: Structure = Field(default_factory=Structure)
-    moe: Moe = Field(default_factory=Moe)
-    optimizer: Optimizer = Field(default_factory=Optimizer)
-    weight: Weight = Field(default_factory=Weight)
-    precision: Precision = Field(default_factory=Precision)
-    parallel: Parallel = Field(default_factory=Parallel)
-    other: Other = Field(default_factory=Other)
-    determinism: Determinism = Field(default_factory=Determinism)
-    launch: Launch = Field(default_factory=Launch)
+    structure: Structure = Field(default_factory=Structure.model_construct)
+    moe: Moe = Field(default_factory=Moe.model_construct)
+    optimizer: Optimizer = Field(default_factory=Optimizer.model_construct)
+    weight: Weight = Field(default_factory=Weight.model_construct)
+    precision: Precision = Field(default_factory=Precision.model_construct)
+    parallel: Parallel = Field(default_factory=Parallel.model_construct)
+    other: Other = Field(default_factory=Other.model_construct)
+    determinism: Determinism = Field(default_factory=Determinism.model_construct)
+    launch: Launch = Field(default_factory=Launch.model_construct)
     # environment variables the launch script exports (name -> value as written)
     env: dict[str, Value] = Field(default_factory=dict)
     # the launch script the environment was read from ("" when none was given)
@@ -215,6 +217,12 @@ class Config(BaseModel):
     warnings: list[str] = Field(default_factory=list)
     # every file that contributed (base_config files, sourced launch scripts)
     files: list[str] = Field(default_factory=list)
+
+    @classmethod
+    def create(cls, **fields: Any) -> Config:
+        """A new, empty config for a normalizer to fill. Built without validation: every
+        value comes from our own code, and validating would only cost start-up time."""
+        return cls.model_construct(**fields)
 
     def get(self, dotted: str) -> Value | None:
         """``cfg.get("optimizer.beta2")``; ``env.NAME`` reads the environment."""
@@ -235,6 +243,15 @@ class Config(BaseModel):
     @classmethod
     def field_paths(cls) -> list[str]:
         return list(_field_paths(cls))
+
+
+# the config's sections, in declaration order (the checklist's own sections are
+# cfglint.model.findings.SECTION_ORDER: it adds alignment, source and standard, lacks launch)
+SECTIONS: tuple[str, ...] = tuple(
+    name
+    for name, f in Config.model_fields.items()
+    if isinstance(f.annotation, type) and issubclass(f.annotation, _Section)
+)
 
 
 @cache

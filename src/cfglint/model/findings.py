@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
+
+from cfglint.model.values import Loc
 
 Severity = Literal["error", "warning", "note"]
 # the checklist's sections, in the order reports list them
@@ -25,12 +27,9 @@ SEVERITY_RANK: dict[str, int] = {"note": 0, "warning": 1, "error": 2}
 LocSide = Literal["mindformers", "megatron", "source"]
 
 
-class Location(BaseModel):
-    model_config = ConfigDict(frozen=True)
+class Location(Loc):
+    """A position (:class:`~cfglint.model.values.Loc`) on one side of a finding."""
 
-    path: str
-    line: int
-    column: int = 1
     side: LocSide
     # a stand-in position (the file's first line) for a setting that is not written
     anchor: bool = Field(default=False, exclude=True)

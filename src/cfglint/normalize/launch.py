@@ -11,7 +11,18 @@ from typing import Any
 
 from cfglint.model.config import Config
 from cfglint.model.values import Value
-from cfglint.normalize.megatron.common import fixed_int
+
+
+def fixed_int(v: Value, knob: str) -> Value:
+    """A launcher option as an integer; unknown (with the reason) when it is not a fixed number."""
+    if not v.known:
+        return v
+    try:
+        return v.model_copy(update={"value": int(str(v.value)), "knob": knob})
+    except ValueError:
+        return Value.unknown(
+            knob, f"{v.value!r} is not a fixed number (elastic range?)", loc=v.loc, via=v.via
+        )
 
 
 def word_value(knob: str, w: Any) -> Value:

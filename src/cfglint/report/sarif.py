@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cfglint import __version__
-from cfglint.check.rulebook import Rule
+from cfglint.check.schema import Rule
 from cfglint.model.findings import Finding, Location, Report
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"

@@ -1,7 +1,7 @@
 """Builtin checks over the source scan (``ctx.sources``, a :class:`ScanResult`).
 
-Imported by :mod:`cfglint.check.builtins.core` for every lint, with or without ``--source``: it must
-stay light (no libcst, no scanner), so it reads only the result types.
+Imported only when a lint has ``--source`` (the rules say ``needs: [sources]``); it reads only
+the scan's result types, never libcst or the scanner.
 """
 
 from __future__ import annotations
@@ -10,20 +10,26 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from cfglint.check.builtins.core import builtin, not_checked
-from cfglint.check.engine import Context, label, make_finding, render, value_locations
-from cfglint.check.rulebook import Rule
+from cfglint.check.context import (
+    Context,
+    builtin,
+    label,
+    make_finding,
+    not_checked,
+    render,
+    value_locations,
+)
+from cfglint.check.schema import Rule
 from cfglint.evidence.scan.model import (
     EntryReport,
     ReachedEffect,
     ScanResult,
     SourceDecay,
-    SourceLoc,
 )
 from cfglint.evidence.scan.policy import MEGATRON_DEFAULT, MINDFORMERS_DEFAULT, compare, describe
 from cfglint.model.config import Config
 from cfglint.model.findings import Finding, Location
-from cfglint.model.values import Value, fmt
+from cfglint.model.values import Loc, Value, fmt
 
 SIDE_WORDS = {"megatron": "PyTorch", "mindformers": "MindSpore"}
 SEED_KINDS = ("torch", "mindspore")
@@ -50,7 +56,7 @@ def _entries(rule: Rule, ctx: Context) -> list[EntryReport]:
     return res.entries
 
 
-def _src(loc: SourceLoc) -> Location:
+def _src(loc: Loc) -> Location:
     return Location(path=loc.path, line=loc.line, column=loc.column, side="source")
 
 
@@ -175,7 +181,7 @@ def _entry_finding(
 # -- determinism rows ---------------------------------------------------------------------
 
 
-@builtin("source_random_seed")
+@builtin
 def random_seed(rule: Rule, ctx: Context) -> list[Finding]:
     def hint(entry: EntryReport) -> str:
         trainer = [
@@ -191,7 +197,7 @@ def random_seed(rule: Rule, ctx: Context) -> list[Finding]:
     return _missing(rule, ctx, ("random",), "random.seed()", hint)
 
 
-@builtin("source_pythonhashseed")
+@builtin
 def pythonhashseed(rule: Rule, ctx: Context) -> list[Finding]:
     def scripts(entry: EntryReport) -> list[Config]:
         sides = [entry.side] if entry.side else ["mindformers", "megatron"]
@@ -212,12 +218,12 @@ def pythonhashseed(rule: Rule, ctx: Context) -> list[Finding]:
     return _missing(rule, ctx, ("pythonhashseed",), "PYTHONHASHSEED", hint, exported)
 
 
-@builtin("source_numpy_seed")
+@builtin
 def numpy_seed(rule: Rule, ctx: Context) -> list[Finding]:
     return _missing(rule, ctx, ("numpy",), "np.random.seed()")
 
 
-@builtin("source_framework_seed")
+@builtin
 def framework_seed(rule: Rule, ctx: Context) -> list[Finding]:
     out = []
     for entry in _entries(rule, ctx):
@@ -249,7 +255,7 @@ def framework_seed(rule: Rule, ctx: Context) -> list[Finding]:
     return out
 
 
-@builtin("source_deterministic")
+@builtin
 def deterministic(rule: Rule, ctx: Context) -> list[Finding]:
     out = []
     for entry in _entries(rule, ctx):
@@ -339,7 +345,7 @@ def _seed_where(e: ReachedEffect, v: Value | None) -> str:
     return f"{e.api} at {e.loc}{via}"
 
 
-@builtin("source_seed_mismatch")
+@builtin
 def seed_mismatch(rule: Rule, ctx: Context) -> list[Finding]:
     res = _scan(rule, ctx)
     if res is None:
@@ -393,7 +399,7 @@ def seed_mismatch(rule: Rule, ctx: Context) -> list[Finding]:
     return out
 
 
-@builtin("source_seed_vs_config")
+@builtin
 def seed_vs_config(rule: Rule, ctx: Context) -> list[Finding]:
     out = []
     for entry in _entries(rule, ctx):
@@ -448,7 +454,7 @@ def seed_vs_config(rule: Rule, ctx: Context) -> list[Finding]:
 # -- source rows -----------------------------------------------------------------------------
 
 
-@builtin("source_dropout")
+@builtin
 def dropout(rule: Rule, ctx: Context) -> list[Finding]:
     res = _scan(rule, ctx)
     if res is None:
@@ -465,7 +471,7 @@ def dropout(rule: Rule, ctx: Context) -> list[Finding]:
             )
         else:
             how = "a literal in the code"
-        loc = SourceLoc(path=d.path, line=s.loc.line)
+        loc = Loc(path=d.path, line=s.loc.line)
         fields = {
             "title": rule.title,
             "p": fmt(s.p),
@@ -511,12 +517,12 @@ class _Policy:
 
 def _source_policy(d: SourceDecay) -> _Policy:
     s = d.site
-    loc = SourceLoc(path=d.path, line=s.loc.line)
+    loc = Loc(path=d.path, line=s.loc.line)
     locs = [_src(loc)]
     where = f"{s.optimizer} at {loc}"
     if d.policy_path and s.evidence:
         ev = s.evidence[0]
-        ev_loc = SourceLoc(path=d.policy_path, line=ev.loc.line)
+        ev_loc = Loc(path=d.policy_path, line=ev.loc.line)
         locs.append(_src(ev_loc))
         where += f", groups built at {ev_loc} ({ev.text})"
     elif s.evidence:
@@ -598,17 +604,17 @@ def _decay_pairs(rule: Rule, ctx: Context, want: str) -> list[Finding]:
     return out
 
 
-@builtin("source_weight_decay_mismatch")
+@builtin
 def weight_decay_mismatch(rule: Rule, ctx: Context) -> list[Finding]:
     return _decay_pairs(rule, ctx, "differ")
 
 
-@builtin("source_weight_decay_unclear")
+@builtin
 def weight_decay_unclear(rule: Rule, ctx: Context) -> list[Finding]:
     return _decay_pairs(rule, ctx, "unclear")
 
 
-@builtin("source_noncontiguous_grad")
+@builtin
 def noncontiguous_grad(rule: Rule, ctx: Context) -> list[Finding]:
     res = _scan(rule, ctx)
     if res is None:
@@ -616,7 +622,7 @@ def noncontiguous_grad(rule: Rule, ctx: Context) -> list[Finding]:
     out = []
     for b in res.backwards:
         s = b.site
-        loc = SourceLoc(path=b.path, line=s.loc.line)
+        loc = Loc(path=b.path, line=s.loc.line)
         fields = {
             "title": rule.title,
             "function": s.function,

@@ -28,9 +28,9 @@ from cfglint.evidence.scan.model import (
     SourceBackward,
     SourceDecay,
     SourceDropout,
-    SourceLoc,
 )
 from cfglint.evidence.scan.policy import classify
+from cfglint.model.values import Loc
 
 MAX_DEPTH = 12  # call chain length followed from an entry point
 MAX_VISITS = 4000  # function bodies walked per entry point, against call-graph blow-up
@@ -190,9 +190,9 @@ class Linker:
         s = entry.summary
         if s.main is not None:
             w.walk(entry, s.main, {}, [], 0, False)
-            anchor = SourceLoc(path=entry.display, line=s.main.loc.line)
+            anchor = Loc(path=entry.display, line=s.main.loc.line)
         else:
-            anchor = SourceLoc(path=entry.display, line=1)
+            anchor = Loc(path=entry.display, line=1)
         side = side_of(s.frameworks)
         if side is None:
             sides = {side_of(self.by_abs[p].summary.frameworks) for p in w.files} - {None}
@@ -316,7 +316,7 @@ def _reach(
     return ReachedEffect(
         kind=e.kind,
         api=e.api,
-        loc=SourceLoc(path=f.display, line=e.loc.line),
+        loc=Loc(path=f.display, line=e.loc.line),
         seed_value=r.value,
         seed_text=r.text,
         seed_from_config=r.from_config,

@@ -19,6 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from cfglint.model.findings import InputProblem
+from cfglint.model.values import Loc
 
 # Bump when the scanner's output for the same text changes: it is part of the cache key.
 SCANNER_VERSION = "2"
@@ -222,23 +223,12 @@ class FileSummary(BaseModel):
 # -- linked results ----------------------------------------------------------------------
 
 
-class SourceLoc(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    path: str
-    line: int
-    column: int = 1
-
-    def __str__(self) -> str:
-        return f"{self.path}:{self.line}"
-
-
 class ReachedEffect(BaseModel):
     """An effect as reached from an entry point, with its seed value resolved."""
 
     kind: EffectKind
     api: str
-    loc: SourceLoc
+    loc: Loc
     seed_value: int | None = None  # a literal seed after binding arguments
     seed_text: str = ""  # how the seed is written when not a literal
     seed_from_config: bool = False
@@ -254,7 +244,7 @@ class ReachedEffect(BaseModel):
 class EntryReport(BaseModel):
     path: str
     side: Side | None = None
-    anchor: SourceLoc  # the `if __name__ == "__main__":` line, or line 1
+    anchor: Loc  # the `if __name__ == "__main__":` line, or line 1
     has_main: bool = False
     effects: list[ReachedEffect] = Field(default_factory=list)
     followed: int = 0  # function bodies followed

@@ -226,6 +226,8 @@ def _convert(spec: ArgSpec, flag: str, tok: Any, args: list[Any], warnings: list
     if spec.action == "store_true":
         return Value.written(True, loc=loc, raw=flag, **kw)
     if spec.action == "store_false":
+        # "--disable-bias-linear=false" would read as "biases on": name the setting
+        kw["knob"] = f"{spec.dest} ({flag})"
         return Value.written(False, loc=loc, raw=flag, **kw)
     if spec.action == "boolean_optional":
         return Value.written(not flag.startswith("--no-"), loc=loc, raw=flag, **kw)
@@ -272,4 +274,8 @@ def _typed(spec: ArgSpec, text: str) -> Any:
 
 
 def default_value(spec: ArgSpec, table: ArgTable) -> Value:
-    return Value.default(spec.default, knob=spec.flags[0], source=spec.source or table.label)
+    knob = spec.flags[0]
+    if spec.action == "store_false":
+        # the default of a negative flag: "add_bias_linear=true", not "--disable-bias-linear=true"
+        knob = spec.dest
+    return Value.default(spec.default, knob=knob, source=spec.source or table.label)

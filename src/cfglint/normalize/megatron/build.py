@@ -16,11 +16,12 @@ from cfglint.normalize.megatron.optimizer import read_optimizer
 from cfglint.normalize.megatron.other import read_other
 from cfglint.normalize.megatron.parallel import read_parallel
 from cfglint.normalize.megatron.precision import read_precision
+from cfglint.normalize.megatron.rope import read_rope
 from cfglint.normalize.megatron.structure import read_structure
 
 
 def normalize_megatron(m: MegatronInput) -> Config:
-    cfg = Config(
+    cfg = Config.create(
         side="megatron",
         path=m.path,
         kind=m.kind,
@@ -33,6 +34,7 @@ def normalize_megatron(m: MegatronInput) -> Config:
     cfg.warnings.extend(m.warnings)
     read_parallel(m, cfg)
     read_structure(m, cfg)
+    read_rope(m, cfg)
     read_moe(m, cfg)
     read_optimizer(m, cfg)
     read_precision(m, cfg)

@@ -25,17 +25,6 @@ def as_int(v: Value | None) -> int | None:
     return v.value if v.value > 0 else None
 
 
-def fixed_int(v: Value, knob: str) -> Value:
-    if not v.known:
-        return v
-    try:
-        return v.model_copy(update={"value": int(str(v.value)), "knob": knob})
-    except ValueError:
-        return Value.unknown(
-            knob, f"{v.value!r} is not a fixed number (elastic range?)", loc=v.loc, via=v.via
-        )
-
-
 def cfg_compute_dtype(m: MegatronInput) -> str:
     if m.arg("bf16").value:
         return "bfloat16"

@@ -61,11 +61,15 @@ class MegatronInput:
         spec = self.table.by_dest.get(dest)
         if spec is None:
             return Value.unknown(dest, f"{self.table.label} has no argument {dest}")
+        knob = spec.flags[0]
+        if spec.action == "store_false":
+            # the default of a negative flag names the setting, not the flag that turns it off
+            knob = dest
         if self.final:
             return Value.default(
-                spec.default, knob=spec.flags[0], source=f"{spec.source} (not printed in the log)"
+                spec.default, knob=knob, source=f"{spec.source} (not printed in the log)"
             )
-        return Value.default(spec.default, knob=spec.flags[0], source=spec.source)
+        return Value.default(spec.default, knob=knob, source=spec.source)
 
     def given(self, dest: str) -> bool:
         return dest in self.values

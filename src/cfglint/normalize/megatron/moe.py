@@ -66,16 +66,7 @@ def read_moe(m: MegatronInput, cfg: Config) -> None:
             [e.num_shared_experts, eff],
         )
     e.router_pre_softmax = m.arg("moe_router_pre_softmax")
-    if "norm_topk_prob" in m.table.by_dest:
-        e.norm_topk_prob = m.arg("norm_topk_prob")
-    else:
-        # Megatron's top-k router: softmax over the chosen k (normalized) unless pre-softmax
-        e.norm_topk_prob = Value.derived(
-            not e.router_pre_softmax.value,
-            "--moe-router-pre-softmax",
-            "Megatron normalizes the top-k probabilities unless --moe-router-pre-softmax",
-            [e.router_pre_softmax],
-        )
+    e.norm_topk_prob = _normalized(m, e.router_pre_softmax)
     sf = m.arg("moe_router_topk_scaling_factor")
     if sf.known and sf.value is None:
         sf = sf.model_copy(update={"value": 1.0, "detail": sf.detail + " (no scaling)"})
@@ -87,9 +78,44 @@ def read_moe(m: MegatronInput, cfg: Config) -> None:
         "first_k_dense_replace" in m.table.by_dest
         and m.arg("first_k_dense_replace").value is not None
     ):
-        e.first_k_dense = m.arg("first_k_dense_replace")
+        fk = m.arg("first_k_dense_replace")
+        if fk.known and isinstance(fk.value, int) and fk.value < 0:
+            # layer n is MoE when n-1 >= first_k_dense_replace: -1 leaves no dense layer
+            # (mindspeed_llm/core/transformer/transformer_block.py:163 @ c77308a1)
+            fk = Value.derived(
+                0, fk.knob, f"{fk.value} leaves every layer MoE (no leading dense layer)", [fk]
+            )
+        e.first_k_dense = fk
     else:
         e.first_k_dense = _dense_prefix(m.arg("moe_layer_freq"))
+
+
+def _normalized(m: MegatronInput, pre: Value) -> Value:
+    """Whether the chosen experts' weights sum to 1. Megatron's top-k router without
+    --moe-router-pre-softmax takes the softmax over the k chosen logits, which is normalized
+    by construction (and equals a softmax over all experts renormalized over the top k);
+    with pre-softmax the weights are the full-softmax probabilities, renormalized only by
+    MindSpeed-LLM's --norm-topk-prob (mindspeed_llm/core/transformer/moe/router.py:557-561
+    @ c77308a1)."""
+    flag = m.arg("norm_topk_prob") if "norm_topk_prob" in m.table.by_dest else None
+    if not pre.known:
+        return pre
+    if not pre.value:
+        return Value.derived(
+            True,
+            "--moe-router-pre-softmax",
+            "without --moe-router-pre-softmax the softmax over the chosen experts sums to 1",
+            [pre],
+        )
+    if flag is not None and flag.known and flag.value:
+        return flag
+    return Value.derived(
+        False,
+        "--moe-router-pre-softmax",
+        "with --moe-router-pre-softmax the top-k weights are full-softmax probabilities"
+        + (" (no --norm-topk-prob)" if flag is not None else ""),
+        [pre] + ([flag] if flag is not None else []),
+    )
 
 
 def _first(v: Value) -> Value:

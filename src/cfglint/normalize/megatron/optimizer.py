@@ -31,12 +31,20 @@ def read_optimizer(m: MegatronInput, cfg: Config) -> None:
     gbs = m.arg("global_batch_size")
     dp = cfg.parallel.data_parallel
     if gbs.value is None and o.micro_batch_size.known and dp is not None:
+        mbs = o.micro_batch_size.value
+        known = dp.known and isinstance(dp.value, int) and isinstance(mbs, int)
         gbs = Value.derived(
-            (o.micro_batch_size.value or 0) * (dp.value or 0) if dp.known else None,
+            mbs * dp.value if known else None,  # type: ignore[operator]
             "--global-batch-size",
             "Megatron default: micro batch size x data parallel size",
             [o.micro_batch_size, dp],
         )
+        if not known and gbs.known:
+            # never 0 for "not known": the data-parallel size is missing
+            gbs = Value.unknown(
+                "--global-batch-size",
+                "not set, and the data-parallel size it defaults from is not known",
+            )
     o.global_batch_size = gbs
     iters = m.arg("train_iters")
     samples = m.arg("train_samples")
@@ -67,6 +75,26 @@ def read_optimizer(m: MegatronInput, cfg: Config) -> None:
         )
     else:
         o.lr_warmup_steps = m.arg("lr_warmup_iters")
+    # warmup as a fraction of the decay length (training.py get_optimizer_param_scheduler,
+    # Megatron-LM: lr_warmup_fraction x lr_decay_iters, lr_decay_iters defaulting to
+    # train_iters), for comparison with a MindFormers warmup_ratio whose steps are unknown
+    if frac.known and frac.value is not None:
+        o.lr_warmup_fraction = frac
+    else:
+        w = o.lr_warmup_steps
+        if (
+            w.known
+            and decay.known
+            and isinstance(w.value, (int, float))
+            and isinstance(decay.value, (int, float))
+            and decay.value > 0
+        ):
+            o.lr_warmup_fraction = Value.derived(
+                w.value / decay.value,
+                "--lr-warmup-iters",
+                "warmup iterations / lr decay iterations",
+                [w, decay],
+            )
     extra: dict[str, Value] = {}
     for dest in (
         "lr_warmup_fraction",

@@ -5,15 +5,16 @@ from __future__ import annotations
 from cfglint.model.config import Config
 from cfglint.model.values import Value
 from cfglint.normalize.megatron.input import MegatronInput
+from cfglint.normalize.placeholders import as_placeholder
 
 
 def read_other(m: MegatronInput, cfg: Config) -> None:
     o = cfg.other
-    o.data_path = m.arg("data_path")
+    o.data_path = as_placeholder(m.arg("data_path"), "--data-path")
     tok = m.arg("tokenizer_model")
     if not tok.value and "tokenizer_name_or_path" in m.table.by_dest:
         tok = m.arg("tokenizer_name_or_path")
-    o.tokenizer_path = tok
+    o.tokenizer_path = as_placeholder(tok, tok.knob or "tokenizer")
     o.prompt_template = m.arg("prompt_type") if "prompt_type" in m.table.by_dest else None
     stage = None
     for dest in ("stage", "is_instruction_dataset"):
@@ -31,6 +32,14 @@ def read_other(m: MegatronInput, cfg: Config) -> None:
         True,
         "--seed",
         "Megatron seeds random, numpy, torch and CUDA with it (+100 per pipeline rank)",
+        [d.seed],
+    )
+    # the GPT dataset builder takes random_seed=args.seed (Megatron-LM pretrain_gpt.py:405);
+    # MindSpeed-LLM builds its datasets through the same builder
+    d.data_seed = Value.derived(
+        d.seed.value,
+        "--seed",
+        "Megatron shuffles the dataset samples with --seed (GPTDataset random_seed)",
         [d.seed],
     )
     det = m.arg("deterministic_mode")

@@ -4,10 +4,14 @@
 
 from __future__ import annotations
 
+import re
+
 from cfglint.model.config import Config
 from cfglint.model.values import Value
-from cfglint.normalize.megatron.common import fixed_int
+from cfglint.normalize.launch import fixed_int
 from cfglint.normalize.megatron.input import MegatronInput
+
+_DEFAULTED = re.compile(r"\$\{\w+:?-[^}]*\}")
 
 
 def read_parallel(m: MegatronInput, cfg: Config) -> None:
@@ -61,6 +65,82 @@ def read_parallel(m: MegatronInput, cfg: Config) -> None:
             "data_parallel", "the device count is not known (no launcher arguments)"
         )
     p.micro_batch_interleave = None
+    _check_layout(m, cfg)
+
+
+def _ints(*vals: Value | None) -> list[int] | None:
+    out = []
+    for v in vals:
+        if v is None or not v.known or isinstance(v.value, bool) or not isinstance(v.value, int):
+            return None
+        if v.value <= 0:
+            return None
+        out.append(v.value)
+    return out
+
+
+def _env_default(m: MegatronInput, v: Value) -> str:
+    """The ``${NAME:-default}`` a value came from ("" when it was written plainly)."""
+    lines = m.text.splitlines()
+    for loc in v.locations():
+        if 0 < loc.line <= len(lines):
+            hit = _DEFAULTED.search(lines[loc.line - 1])
+            if hit:
+                return hit.group(0)
+    return ""
+
+
+def _check_layout(m: MegatronInput, cfg: Config) -> None:
+    """Megatron refuses a layout whose world size is not a multiple of TP x PP x CP
+    (parallel_state.py: data-parallel size) or of expert-TP x EP x PP
+    (Megatron-LM megatron/core/parallel_state.py:881; expert TP defaults to TP,
+    megatron/training/arguments.py:587). When the device count comes from a
+    ``${SLURM_NNODES:-1}``-style default, the script was written for another node count:
+    the world size and the data-parallel size are unknown, not derived from the default."""
+    p = cfg.parallel
+    ws = p.world_size
+    if ws is None or not ws.known:
+        return
+    etp = (
+        m.arg("expert_tensor_parallel_size")
+        if "expert_tensor_parallel_size" in m.table.by_dest
+        else None
+    )
+    if etp is not None and (not etp.known or etp.value is None):
+        etp = p.tensor_parallel
+    sizes = _ints(ws, p.tensor_parallel, p.pipeline_parallel, p.context_parallel)
+    if sizes is None:
+        return
+    world, tp, pp, cp = sizes
+    problems = []
+    defaulted = _env_default(m, ws)
+    # a plain TP x PP x CP mismatch is PAR012's; here only when the count is a default
+    if world % (tp * pp * cp) and defaulted:
+        problems.append(f"{world} devices are not a multiple of TP x PP x CP = {tp} x {pp} x {cp}")
+    e = _ints(p.expert_parallel, etp)
+    moe = bool(m.arg("num_experts").value)  # read_moe runs later
+    dense_ok = world % (tp * pp * cp) == 0  # when it is not, PAR012 says so already
+    if moe and e is not None and world % (e[1] * e[0] * pp) and (dense_ok or defaulted):
+        problems.append(
+            f"{world} devices cannot place the experts: not a multiple of expert-TP x EP x PP "
+            f"= {e[1]} x {e[0]} x {pp}"
+        )
+    if not problems:
+        p.layout_problem = Value.derived(
+            "", "parallel layout", "the layout fits the device count", [ws, p.tensor_parallel]
+        )
+        return
+    why = "; ".join(problems)
+    if defaulted:
+        why += (
+            f" (the device count comes from the default of {defaulted}: the script is meant "
+            "for another node count)"
+        )
+        p.world_size = Value.unknown("world size", why, loc=ws.loc, via=ws.via)
+        p.data_parallel = Value.unknown("data_parallel", why, loc=ws.loc, via=ws.via)
+    p.layout_problem = Value.derived(
+        why, "parallel layout", "Megatron refuses to start with this layout", [ws]
+    )
 
 
 def _world_size(m: MegatronInput) -> Value | None:

@@ -6,6 +6,7 @@ from cfglint.model.config import Config
 from cfglint.model.values import Value
 from cfglint.normalize.megatron.common import implementation_fact
 from cfglint.normalize.megatron.input import MegatronInput
+from cfglint.normalize.placeholders import as_placeholder
 
 
 def read_precision(m: MegatronInput, cfg: Config) -> None:
@@ -46,7 +47,7 @@ def read_precision(m: MegatronInput, cfg: Config) -> None:
             }
         )
     w.init_method_std = m.arg("init_method_std")
-    w.load_checkpoint = m.arg("load")
+    w.load_checkpoint = initial_weights(m)
     pr.layernorm_dtype = implementation_fact(
         "float32",
         "normalization",
@@ -76,3 +77,48 @@ def read_precision(m: MegatronInput, cfg: Config) -> None:
         "float32", "cross entropy", "Megatron's vocab-parallel cross entropy computes in float32"
     )
     pr.cross_entropy_fusion = m.arg("cross_entropy_loss_fusion")
+
+
+def initial_weights(m: MegatronInput) -> Value:
+    """What the run starts from: the checkpoint it loads (a path or a description), "" for
+    random weights, unknown when that cannot be told from the script.
+
+    - ``--load DIR``: Megatron loads DIR's checkpoint; a directory without one starts from
+      random weights with a warning (Megatron-LM megatron/training/checkpointing.py:1845,
+      "could not find the metadata file"), which only the file system can tell.
+    - MindSpeed-LLM ``--enable-hf2mg-convert``: refuses to start unless --load holds
+      Hugging Face safetensors, which it converts and loads
+      (mindspeed_llm/features_manager/convert_checkpoint/convert_checkpoint.py:137 @ c77308a1).
+    - ``--finetune`` / ``--stage sft``: a fine-tuning run loads the model it tunes.
+    """
+    load = m.arg("load")
+    placeholder = as_placeholder(load, "--load")
+    hf2mg = m.arg("enable_hf2mg_convert") if "enable_hf2mg_convert" in m.table.by_dest else None
+    tune = [m.arg(d) for d in ("finetune", "stage") if d in m.table.by_dest]
+    tune = [v for v in tune if v.known and v.value]
+    if hf2mg is not None and hf2mg.known and hf2mg.value:
+        path = load.value if load.known and placeholder is load else "a path still to be filled in"
+        return Value.derived(
+            f"Hugging Face weights converted at start ({path})",
+            "--enable-hf2mg-convert",
+            "MindSpeed-LLM converts and loads the Hugging Face weights at --load; it refuses "
+            "to start without them",
+            [hf2mg],
+        )
+    if placeholder is not None and not placeholder.known:
+        if tune:
+            return Value.unknown(
+                "--load",
+                f"a fine-tuning run ({tune[0].knob}) loads the checkpoint at --load, but "
+                f"{placeholder.detail}",
+                loc=load.loc,
+                via=load.via,
+            )
+        return placeholder
+    if load.known and not load.value and tune:
+        return Value.unknown(
+            "--load",
+            f"a fine-tuning run ({tune[0].knob}) without --load: the checkpoint may come from "
+            "--pretrained-checkpoint or start random",
+        )
+    return load

@@ -26,6 +26,7 @@ from cfglint.normalize.mindformers.optimizer import read_optimizer
 from cfglint.normalize.mindformers.other import read_other
 from cfglint.normalize.mindformers.parallel import read_parallel
 from cfglint.normalize.mindformers.precision import read_precision
+from cfglint.normalize.mindformers.rope import read_rope
 from cfglint.normalize.mindformers.structure import read_structure
 from cfglint.normalize.mindformers.view import MFView
 
@@ -34,7 +35,7 @@ from cfglint.normalize.mindformers.view import MFView
 def load_mindformers(path: str) -> Config:
     doc = load_mindformers_yaml(path)
     view = MFView(doc, mf_defaults())
-    cfg = Config(
+    cfg = Config.create(
         side="mindformers",
         path=path,
         kind="mindformers-mcore" if view.mcore else "mindformers-legacy",
@@ -57,6 +58,7 @@ def load_mindformers(path: str) -> Config:
             cfg.set(field, v)
     read_parallel(view, cfg)
     read_structure(view, cfg)
+    read_rope(view, cfg)
     read_moe(view, cfg)
     read_optimizer(view, cfg)
     read_precision(view, cfg)

@@ -29,26 +29,7 @@ def read_moe(view: MFView, cfg: Config) -> None:
             update={"value": None, "detail": cf.detail or "capacity_factor <= 0 means dropless"}
         )
     e.capacity_factor = cf
-    types = view.node("moe_config.aux_loss_types")
-    if types is not None and types.plain():
-        factors = view.node("moe_config.aux_loss_factors")
-        e.aux_loss_coeff = (
-            view.value(factors, "moe_config.aux_loss_factors")
-            if factors is not None
-            else view.key("moe_config.aux_loss_factor", mc, kind="float")
-        )
-        if e.aux_loss_coeff.known and isinstance(e.aux_loss_coeff.value, list):
-            e.aux_loss_coeff = e.aux_loss_coeff.model_copy(
-                update={
-                    "value": sum(x for x in e.aux_loss_coeff.value if isinstance(x, (int, float)))
-                }
-            )
-        e.load_balancing_type = view.value(types, "moe_config.aux_loss_types")
-    else:
-        e.aux_loss_coeff = view.key("moe_config.aux_loss_factor", mc, kind="float")
-        e.load_balancing_type = Value.default(
-            "aux_loss", "moe_config.aux_loss_types", "MindFormers MoEConfig (one global aux loss)"
-        )
+    _legacy_aux_loss(view, cfg)
     e.enable_sdrop = view.key("moe_config.enable_sdrop", mc, kind="bool")
     e.token_drop_policy = (
         e.enable_sdrop.model_copy(update={"value": "position" if e.enable_sdrop.value else "probs"})
@@ -81,7 +62,7 @@ def read_moe(view: MFView, cfg: Config) -> None:
         "moe_config.routing_policy",
         "MindFormers MoEConfig (softmax over all experts before top-k)",
     )
-    e.norm_topk_prob = view.key("moe_config.norm_topk_prob", mc, kind="bool")
+    e.norm_topk_prob = _normalized(view.key("moe_config.norm_topk_prob", mc, kind="bool"), e)
     e.topk_scaling_factor = view.key("moe_config.routed_scaling_factor", mc, kind="float")
     sig = view.key("moe_config.use_gating_sigmoid", mc, kind="bool")
     e.score_function = (
@@ -90,10 +71,122 @@ def read_moe(view: MFView, cfg: Config) -> None:
         else sig
     )
     e.expert_bias = view.key("moe_config.balance_via_topk_bias", mc, kind="bool")
-    fk = view.key("moe_config.first_k_dense_replace", mc)
-    if fk.known and isinstance(fk.value, bool):
-        fk = fk.model_copy(update={"value": int(fk.value)})
-    e.first_k_dense = fk
+    if cfg.model_class in _COUNTS_DENSE_LAYERS:
+        fk = view.key("moe_config.first_k_dense_replace", mc)
+        if fk.known and isinstance(fk.value, bool):
+            fk = fk.model_copy(update={"value": int(fk.value)})
+        e.first_k_dense = fk
+    else:
+        # LlamaForCausalLM-style models build every layer as MoE when expert_num > 1
+        # (llama_transformer.py LLamaDecodeLayer, mindformers @ 31a92de4 lines 764-781);
+        # MoEConfig.first_k_dense_replace (a boolean there) is not read by them
+        e.first_k_dense = Value.default(
+            0,
+            "moe_config.first_k_dense_replace",
+            f"{cfg.model_class or 'MindFormers'} (every layer is MoE; first_k_dense_replace "
+            "is only read by DeepSeek-style models)",
+        )
+
+
+# Legacy model classes whose layers read first_k_dense_replace as a count of leading
+# dense layers (research/deepseek2, research/deepseek3: layer_id < first_k_dense_replace).
+_COUNTS_DENSE_LAYERS = ("DeepseekV2Config", "DeepseekV3Config")
+# Legacy model classes that build MoEV2 (TopkRouterV2) for expert_num > 1: their aux loss
+# comes only from aux_loss_types / aux_loss_factors (moe.py TopkRouterV2: aux_loss_config;
+# MoEV2 refuses any routing_policy but TopkRouterV2).
+_V2_ROUTER_CLASSES = ("LlamaConfig", "InternLM2Config", "DeepseekV2Config", "DeepseekV3Config")
+
+
+def _legacy_aux_loss(view: MFView, cfg: Config) -> None:
+    """Which load-balancing loss the legacy router really adds, and its weight.
+
+    MoE (TopkRouterV1) multiplies the router's balance loss by ``aux_loss_factor``
+    (mindformers/modules/transformer/moe.py MoE.construct, v1.5.0 line 625). MoEV2 with
+    TopkRouterV2, which LlamaForCausalLM-style models build, reads only
+    ``dict(zip(aux_loss_types, aux_loss_factors))``: the "expert" entry is the balance loss;
+    ``aux_loss_factor`` is stored but never used (v1.5.0 lines 1328 and 1571)."""
+    e, mc = cfg.moe, view.comp("MoEConfig", "moe_config")
+    policy = view.key("moe_config.routing_policy", mc)
+    v2 = (policy.known and policy.value == "TopkRouterV2") or cfg.model_class in _V2_ROUTER_CLASSES
+    types = view.node("moe_config.aux_loss_types")
+    if not v2:
+        e.aux_loss_coeff = view.key("moe_config.aux_loss_factor", mc, kind="float")
+        e.load_balancing_type = Value.default(
+            "aux_loss",
+            "moe_config.aux_loss_types",
+            "MindFormers MoE with TopkRouterV1 (one aux loss)",
+        )
+        return
+    names = types.plain() if types is not None else None
+    if not isinstance(names, list) or "expert" not in names:
+        why = (
+            "MindFormers TopkRouterV2 adds a balance loss only for an 'expert' entry of "
+            "aux_loss_types; "
+            + ("none is set" if not names else f"aux_loss_types is {names}")
+            + " (aux_loss_factor is not read by this router)"
+        )
+        if types is not None:
+            e.aux_loss_coeff = Value.derived(
+                0.0,
+                "moe_config.aux_loss_types",
+                why,
+                [view.value(types, "moe_config.aux_loss_types")],
+            )
+        else:
+            e.aux_loss_coeff = Value.default(0.0, "moe_config.aux_loss_types", why)
+        e.load_balancing_type = e.aux_loss_coeff.model_copy(update={"value": "none"})
+        return
+    idx = names.index("expert")
+    factors = view.node("moe_config.aux_loss_factors")
+    if factors is None or not factors.is_seq or idx >= len(factors.value):
+        e.aux_loss_coeff = Value.unknown(
+            "moe_config.aux_loss_factors", "aux_loss_types has 'expert' but no matching factor"
+        )
+    else:
+        e.aux_loss_coeff = view.value(
+            factors.value[idx], f"moe_config.aux_loss_factors[{idx}]", "float"
+        )
+    # "device" and "comm" entries add DeepSeek-V2-style device / communication balance
+    # losses, which Megatron has no equivalent for: they are part of the method
+    extra = [str(x) for x in names if x != "expert"]
+    e.load_balancing_type = view.value(types, "moe_config.aux_loss_types").model_copy(
+        update={"value": "+".join(["aux_loss", *extra])}
+    )
+
+
+def _normalized(flag: Value, e: object) -> Value:
+    """Whether the chosen experts' weights sum to 1. MindFormers always takes a softmax over
+    all experts before top-k (legacy TopkRouterV2; mcore router.py routing() at
+    mindformers @ 477621fd and HEAD, which does not read moe_router_pre_softmax), then
+    renormalizes the top-k only when norm_topk_prob is set and more than one expert is
+    chosen. That is the canonical form compared with Megatron's."""
+    topk = getattr(e, "router_topk", None)
+    if not flag.known or topk is None or not topk.known:
+        return flag
+    if isinstance(topk.value, int) and topk.value <= 1 and flag.value:
+        return Value.derived(
+            False,
+            flag.knob,
+            "with one expert per token MindFormers does not renormalize (the weight is the "
+            "softmax probability)",
+            [flag, topk],
+        )
+    return flag
+
+
+class Spelled(str):
+    """A canonical value that prints the way the file spells it: compares as the canonical
+    name, reads as "gbs_aux_loss (global_aux_loss)" in messages."""
+
+    written: str
+
+    def __new__(cls, canonical: str, written: str) -> Spelled:
+        obj = super().__new__(cls, canonical)
+        obj.written = written
+        return obj
+
+    def __str__(self) -> str:
+        return f"{self.written} (Megatron's {str.__str__(self)})"
 
 
 def _moe_mcore(view: MFView, cfg: Config) -> None:
@@ -137,8 +230,13 @@ def _moe_mcore(view: MFView, cfg: Config) -> None:
             [e.num_shared_experts, e.expert_ffn_size],
         )
     e.shared_expert_ffn_size = sh
-    e.router_pre_softmax = f("moe_router_pre_softmax", "bool")
-    e.norm_topk_prob = f("norm_topk_prob", "bool")
+    e.router_pre_softmax = Value.default(
+        True,
+        "moe_router_pre_softmax",
+        "MindFormers mcore router (softmax over all experts before top-k; "
+        "moe_router_pre_softmax is not read by router.py routing())",
+    )
+    e.norm_topk_prob = _normalized(f("norm_topk_prob", "bool"), e)
     sf = f("moe_router_topk_scaling_factor", "float")
     if sf.known and sf.value is None:
         sf = sf.model_copy(update={"value": 1.0, "detail": sf.detail + " (no scaling)"})
@@ -147,7 +245,7 @@ def _moe_mcore(view: MFView, cfg: Config) -> None:
     lb = f("moe_router_load_balancing_type")
     # MindFormers' name for Megatron's global-batch auxiliary loss
     if lb.known and lb.value == "gbs_aux_loss":
-        lb = lb.model_copy(update={"value": "global_aux_loss", "raw": "gbs_aux_loss"})
+        lb = lb.model_copy(update={"value": Spelled("global_aux_loss", "gbs_aux_loss")})
     e.load_balancing_type = lb
     e.expert_bias = f("moe_router_enable_expert_bias", "bool")
     fk = f("first_k_dense_replace", "int")

@@ -72,9 +72,10 @@ def read_optimizer(view: MFView, cfg: Config) -> None:
     o.wd_to_qk_layernorm = Value.default(
         False, "weight decay grouping", "MindFormers (1-D parameters and biases get no decay)"
     )
+    # the batch first: total_steps -1 is derived from the dataset size and the global batch
+    _batch(view, cfg)
     _schedule(view, cfg)
     _clip(view, cfg)
-    _batch(view, cfg)
 
 
 def _schedule(view: MFView, cfg: Config) -> None:
@@ -173,6 +174,15 @@ def _schedule(view: MFView, cfg: Config) -> None:
                 "warmup_ratio x total steps (warmup_ratio wins over warmup_steps)",
                 [ratio, t],
             )
+        elif (
+            isinstance(ratio.value, (int, float))
+            and not isinstance(ratio.value, bool)
+            and (ratio.value == 0)
+        ):
+            # 0 x any length is 0: no warmup, whatever the dataset size
+            o.lr_warmup_steps = Value.derived(
+                0, f"{prefix}.warmup_ratio", "warmup_ratio 0: no warmup", [ratio]
+            )
         else:
             o.lr_warmup_steps = Value.derived(None, f"{prefix}.warmup_ratio", "", [ratio, t])
             if t is None or not t.known:
@@ -180,6 +190,10 @@ def _schedule(view: MFView, cfg: Config) -> None:
                     f"{prefix}.warmup_ratio",
                     "warmup_ratio needs the total step count, which depends on the dataset size",
                 )
+                if isinstance(ratio.value, (int, float)) and not isinstance(ratio.value, bool):
+                    # what can still be compared: the fraction (total_steps is also the decay
+                    # length of MindFormers' warmup schedules)
+                    o.lr_warmup_fraction = ratio
     elif steps is not None:
         o.lr_warmup_steps = steps
     else:
@@ -280,8 +294,15 @@ def _clip(view: MFView, cfg: Config) -> None:
 def _batch(view: MFView, cfg: Config) -> None:
     o, p = cfg.optimizer, cfg.parallel
     if view.v2:
-        o.global_batch_size = view.key(
-            "training_args.global_batch_size", None, kind="int", fallback=None
+        gb = view.node("training_args.global_batch_size")
+        o.global_batch_size = (
+            view.value(gb, "training_args.global_batch_size", "int")
+            if gb is not None
+            else Value.unknown(
+                "training_args.global_batch_size",
+                "not set: the v2 template derives it from the data-parallel size, which "
+                "depends on the device count",
+            )
         )
         o.micro_batch_size = view.key(
             "training_args.micro_batch_size", None, kind="int", fallback=1

@@ -5,6 +5,20 @@ from __future__ import annotations
 from cfglint.model.config import Config
 from cfglint.model.values import Value
 from cfglint.normalize.mindformers.view import MFView, first_written
+from cfglint.normalize.placeholders import as_placeholder
+
+# MindSpore's ParallelMode names and the integers MindFormers also accepts
+# (MsParallelConfig: 0 data, 1 semi-auto, 2 auto, 3 hybrid parallel)
+_PARALLEL_MODES = {
+    "data_parallel": 0,
+    "semi_auto_parallel": 1,
+    "auto_parallel": 2,
+    "hybrid_parallel": 3,
+    "stand_alone": "stand_alone",
+}
+# dataset loaders that build Megatron's GPTDataset, whose sample order is a function of its
+# seed exactly as in Megatron
+_MEGATRON_DATASETS = ("BlendedMegatronDatasetDataLoader",)
 
 
 def read_other(view: MFView, cfg: Config) -> None:
@@ -22,7 +36,7 @@ def read_other(view: MFView, cfg: Config) -> None:
         ["train_dataset.data_loader.config.data_path", "train_dataset.data_loader.dataset_dir"],
         "str",
     )
-    o.data_path = dp
+    o.data_path = as_placeholder(dp, "the dataset path")
     tok = first_written(
         view,
         [
@@ -32,21 +46,16 @@ def read_other(view: MFView, cfg: Config) -> None:
         ],
         "str",
     )
-    o.tokenizer_path = tok
-    rm = view.node("run_mode")
-    if rm is not None and isinstance(rm.value, str):
-        o.training_stage = view.value(rm, "run_mode").model_copy(
-            update={"value": "sft" if rm.value == "finetune" else "pretrain"}
-        )
-    else:
-        o.training_stage = Value.default("pretrain", "run_mode", "MindFormers (run_mode train)")
+    o.tokenizer_path = as_placeholder(tok, "the tokenizer path")
+    o.training_stage = training_stage(view)
     d = cfg.determinism
     if view.v2:
         d.seed = view.key("training_args.training_seed", None, kind="int", fallback=None)
     else:
         d.seed = view.key("seed", view.comp("GeneralConfig", "top_level"), kind="int")
     use_par = view.key("use_parallel", view.comp("GeneralConfig", "top_level"), kind="bool")
-    mode = view.key("parallel.parallel_mode", view.comp("MsParallelConfig", "parallel"), kind="int")
+    mode = parallel_mode(view)
+    d.data_seed = _data_seed(view, cfg)
     if d.seed is not None and d.seed.known and not d.seed.value:
         d.seed_applied = Value.derived(
             False, "seed", "MindFormers skips set_seed when seed is 0", [d.seed]
@@ -77,3 +86,67 @@ def read_other(view: MFView, cfg: Config) -> None:
             False, "train_precision_sync", "MindFormers template (deterministic computation off)"
         )
     cfg.launch.device = Value.default("npu", "context.device_target", "MindFormers (Ascend)")
+
+
+def parallel_mode(view: MFView) -> Value:
+    """``parallel.parallel_mode`` as MindFormers' integer code; MindSpore's mode names
+    ("SEMI_AUTO_PARALLEL", "STAND_ALONE", ...) are valid spellings too."""
+    v = view.key("parallel.parallel_mode", view.comp("MsParallelConfig", "parallel"))
+    if v.known and isinstance(v.value, str):
+        code = _PARALLEL_MODES.get(v.value.strip().lower())
+        if code is None:
+            view.warnings.append(f"{v.loc}: parallel.parallel_mode {v.value!r} is not a mode")
+            return Value.unknown(v.knob, f"{v.value!r} is not a MindSpore parallel mode", loc=v.loc)
+        return v.model_copy(update={"value": code})
+    if v.known and (isinstance(v.value, bool) or not isinstance(v.value, int)):
+        return Value.unknown(v.knob, f"{v.value!r} is not a parallel mode", loc=v.loc)
+    return v
+
+
+def training_stage(view: MFView) -> Value:
+    """Pretraining or fine-tuning. ``run_mode: finetune`` says so; a ``train`` run on an
+    instruction dataset (MindRecord with a labels column: prompt tokens masked out of the
+    loss) is a fine-tuning run too, whatever run_mode says."""
+    rm = view.node("run_mode")
+    if rm is not None and isinstance(rm.value, str) and rm.value == "finetune":
+        return view.value(rm, "run_mode").model_copy(update={"value": "sft"})
+    loader = view.node("train_dataset.data_loader.type")
+    cols = view.node("train_dataset.input_columns")
+    if (
+        cols is not None
+        and isinstance(cols.plain(), list)
+        and "labels" in cols.plain()
+        and not (loader is not None and loader.value in _MEGATRON_DATASETS)
+    ):
+        return Value.derived(
+            "sft",
+            "train_dataset.input_columns",
+            "an instruction dataset: the MindRecord samples carry labels (prompt masked)",
+            [view.value(cols, "train_dataset.input_columns")],
+        )
+    if rm is not None and isinstance(rm.value, str):
+        return view.value(rm, "run_mode").model_copy(update={"value": "pretrain"})
+    return Value.default("pretrain", "run_mode", "MindFormers (run_mode train)")
+
+
+def _data_seed(view: MFView, cfg: Config) -> Value | None:
+    """The seed that orders the samples. Only MindFormers' Megatron-dataset loader draws the
+    same order as Megatron for the same seed (its GPTDataset config.seed); a MindRecord
+    dataset is shuffled by MindSpore's sampler, whose order no Megatron seed reproduces."""
+    loader = view.node("train_dataset.data_loader.type")
+    if loader is None or loader.value not in _MEGATRON_DATASETS:
+        # MindSpore's sampler orders MindRecord / other datasets: no seed on the Megatron
+        # side reproduces that order, so there is no comparable knob (the data-set rows
+        # compare what is read instead)
+        return None
+    for key in ("train_dataset.data_loader.config.seed", "train_dataset.seed"):
+        n = view.node(key)
+        if n is not None:
+            return view.value(n, key, "int")
+    seed = cfg.determinism.seed
+    return Value.derived(
+        seed.value if seed is not None else None,
+        "seed",
+        "the dataset config has no seed: the global seed is used",
+        [seed],
+    )

@@ -108,6 +108,20 @@ def read_parallel(view: MFView, cfg: Config) -> None:
                 "reset by MindFormers because use_parallel is False",
                 [cur, use_par],
             )
+    sp, tp = p.sequence_parallel, p.tensor_parallel
+    if (
+        sp is not None
+        and sp.known
+        and sp.value is True
+        and tp is not None
+        and tp.known
+        and tp.value == 1
+    ):
+        # sequence parallel splits activations across the model-parallel group: with one
+        # device in it there is nothing to split (Megatron switches it off at TP 1 too)
+        p.sequence_parallel = Value.derived(
+            False, sp.knob, "no effect with model_parallel 1", [sp, tp]
+        )
     dims = [p.data_parallel, p.tensor_parallel, p.pipeline_parallel, p.context_parallel]
     if all(d is not None and d.known and isinstance(d.value, int) for d in dims):
         p.world_size = Value.derived(

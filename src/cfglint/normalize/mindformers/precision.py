@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from cfglint.model.config import Config
 from cfglint.model.values import Value
+from cfglint.normalize.mindformers.other import training_stage
 from cfglint.normalize.mindformers.view import MFView, first_written
+from cfglint.normalize.placeholders import as_placeholder
 
 
 def read_precision(view: MFView, cfg: Config) -> None:
@@ -43,10 +45,12 @@ def read_precision(view: MFView, cfg: Config) -> None:
         else:
             pr.residual_dtype = fp32res
     else:
-        pr.softmax_dtype = view.legacy(["softmax_compute_type", "softmax_compute_dtype"], "dtype")
+        pr.softmax_dtype = view.legacy(
+            ["softmax_compute_type", "softmax_compute_dtype"], "dtype", "precision.softmax_dtype"
+        )
         emb = view.legacy(["embedding_init_type"], "dtype")
         w.embedding_dtype = emb if emb.known and emb.value is not None else w.param_dtype
-        res = view.legacy(["residual_dtype"], "dtype")
+        res = view.legacy(["residual_dtype", "res_dtype"], "dtype", "precision.residual_dtype")
         if res.known and res.value is None:
             res = Value.derived(
                 pr.compute_dtype.value if pr.compute_dtype else None,
@@ -83,14 +87,62 @@ def read_precision(view: MFView, cfg: Config) -> None:
     pr.loss_dtype = Value.default(
         "float32", "loss", "MindFormers (logits cast to float32 before cross entropy)"
     )
-    pm = view.node("context.ascend_config.precision_mode")
-    pr.precision_mode = (
-        view.value(pm, "context.ascend_config.precision_mode")
-        if pm is not None
-        else Value.default(
-            None, "context.ascend_config.precision_mode", "MindSpore (CANN default mode)"
+    pr.precision_mode = _precision_mode(view)
+    w.load_checkpoint = _initial_weights(view)
+
+
+def _precision_mode(view: MFView) -> Value:
+    """CANN's operator precision mode. Unset, MindSpore picks it by chip: allow_fp32_to_fp16
+    on the Atlas training series (910A), must_keep_origin_dtype on Atlas A2 and later
+    (mindspore.device_context.ascend.op_precision.precision_mode, MindSpore docs r2.5 and
+    master). A max_device_memory above the 32 GB of a 910A tells the chip."""
+    knob = "context.ascend_config.precision_mode"
+    pm = view.node(knob)
+    if pm is not None:
+        return view.value(pm, knob)
+    mem = view.node("context.max_device_memory")
+    gb = _gigabytes(mem.value) if mem is not None else None
+    if gb is not None and gb > 32:
+        return Value.derived(
+            "must_keep_origin_dtype",
+            knob,
+            "MindSpore's default on Atlas A2 and later: max_device_memory "
+            f"{mem.value} is more than a 910A (Atlas training series, 32 GB) holds",  # type: ignore[union-attr]
+            [view.value(mem, "context.max_device_memory")],  # type: ignore[arg-type]
         )
+    return Value.unknown(
+        knob,
+        "not set: MindSpore's default depends on the chip (allow_fp32_to_fp16 on the Atlas "
+        "training series, must_keep_origin_dtype on Atlas A2 and later), which the config "
+        "does not name",
     )
-    w.load_checkpoint = first_written(
-        view, ["load_checkpoint", "checkpoint_config.load_checkpoint"], "str"
-    ) or Value.default("", "load_checkpoint", "MindFormers template")
+
+
+def _gigabytes(text: object) -> float | None:
+    s = str(text).strip().upper()
+    for unit, scale in (("GB", 1.0), ("MB", 1 / 1024)):
+        if s.endswith(unit):
+            try:
+                return float(s[: -len(unit)]) * scale
+            except ValueError:
+                return None
+    return None
+
+
+def _initial_weights(view: MFView) -> Value:
+    """The checkpoint the run starts from ("" for random weights), unknown for a placeholder
+    or for the empty path a published fine-tuning config leaves for the user to fill in."""
+    v = first_written(view, ["load_checkpoint", "checkpoint_config.load_checkpoint"], "str")
+    if v is None:
+        v = Value.default("", "load_checkpoint", "MindFormers template")
+    v = as_placeholder(v, "load_checkpoint") or v
+    if v.known and not v.value:
+        stage = training_stage(view)
+        if stage.known and stage.value == "sft":
+            return Value.unknown(
+                v.knob,
+                f"empty in a fine-tuning config ({stage.knob}): the checkpoint to tune is "
+                "to be filled in",
+                loc=v.loc,
+            )
+    return v

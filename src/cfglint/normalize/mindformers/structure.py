@@ -97,7 +97,9 @@ def read_structure(view: MFView, cfg: Config) -> None:
         rp = facts.get("rotary_percent")
         s.rotary_percent = fixed(view, float(rp), "rotary fraction") if rp is not None else None
         s.seq_length = view.legacy(["seq_length"], "int")
-        s.tied_embeddings = view.legacy(["tie_word_embeddings", "share_embedding_weight"], "bool")
+        s.tied_embeddings = view.legacy(
+            ["tie_word_embeddings", "share_embedding_weight"], "bool", "structure.tied_embeddings"
+        )
         lb = facts.get("linear_bias")
         if isinstance(lb, dict):
             s.add_bias_linear = view.legacy([lb["key"]], "bool")

@@ -90,25 +90,45 @@ class MFView:
         t = self.node(f"{self.model_path}.type")
         return self.comp(str(t.value), "model_config_legacy") if t is not None else None
 
-    def legacy(self, keys: list[str], kind: str | None) -> Value:
+    def legacy(self, keys: list[str], kind: str | None, field: str = "") -> Value:
         for k in keys:
             n = self.node(f"{self.model_path}.{k}")
             if n is not None:
                 return self.value(n, f"{self.model_path}.{k}", kind)
         cls = self.model_cls
-        for k in keys:
-            if cls is not None and k in cls.defaults:
-                return Value.default(
-                    coerce(cls.defaults[k], kind),
-                    knob=f"{self.model_path}.{keys[0]}",
-                    source=cls.label,
-                )
+        # the class, then the classes it passes its keyword arguments on to
+        for comp in self.class_chain():
+            for k in keys:
+                if k in comp.defaults:
+                    return Value.default(
+                        coerce(comp.defaults[k], kind),
+                        knob=f"{self.model_path}.{keys[0]}",
+                        source=comp.label,
+                    )
         if cls is None:
             return Value.unknown(
                 f"{self.model_path}.{keys[0]}",
                 "not set, and the model class is not one cfglint knows",
             )
+        absent = (self.d.knobs["legacy_classes"].get(cls.name) or {}).get("absent") or {}
+        if field in absent:
+            value, why = absent[field]
+            return Value.default(
+                coerce(value, kind) if value is not None else None,
+                knob=f"{self.model_path}.{keys[0]}",
+                source=f"{cls.label} (no such setting: {why})",
+            )
         return Value.unknown(f"{self.model_path}.{keys[0]}", f"{cls.name} has no such setting")
+
+    def class_chain(self) -> list[Component]:
+        """The legacy model class and its bases that cfglint has tables for."""
+        out: list[Component] = []
+        cls = self.model_cls
+        while cls is not None and cls not in out:
+            out.append(cls)
+            bases = cls.raw.get("bases") or []
+            cls = next((b for b in (self.comp(x, "model_config_legacy") for x in bases) if b), None)
+        return out
 
     def mcore_raw(self, field: str, kind: str | None = None) -> Value | None:
         """A TransformerConfig field as written in YAML or config.json (after renames)."""
@@ -186,7 +206,13 @@ class MFView:
         kind = spec.get("as")
         if self.mcore:
             return None if spec.get("mcore") is None else self.mcore_field(spec["mcore"], kind)
-        return self.legacy(spec["legacy"], kind)
+        if self.model_cls is not None and not any(
+            self.node(f"{self.model_path}.{k}") is not None for k in spec["legacy"]
+        ):
+            facts = self.d.knobs["legacy_classes"].get(self.model_cls.name) or {}
+            if (facts.get("absent") or {}).get(field, [None])[0] == "no_knob":
+                return None
+        return self.legacy(spec["legacy"], kind, field)
 
     def _load_hf_config(self) -> dict[str, Value]:
         n = self.node("pretrained_model_dir")
@@ -244,7 +270,7 @@ def _read_hf_config(path: str) -> dict[str, Value]:
     lines = text.splitlines()
     out: dict[str, Value] = {}
     for k, v in data.items():
-        if isinstance(v, (dict, list)) and k != "architectures":
+        if isinstance(v, (dict, list)) and k not in ("architectures", "rope_scaling"):
             continue
         line = next((i for i, ln in enumerate(lines, 1) if f'"{k}"' in ln), 1)
         out[k] = Value.written(v, knob=f"config.json {k}", loc=Loc(path=path, line=line))

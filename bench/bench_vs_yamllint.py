@@ -1,0 +1,80 @@
+"""A pair lint against yamllint on one of the two files, measured alternately in one run.
+
+    python bench/bench_vs_yamllint.py [--runs N]
+
+Each command is a fresh interpreter (as in a pre-commit hook) with bytecode cached; one
+warm-up round fills the caches. Reported per command: median wall time and median CPU time
+(user + system, which a loaded machine disturbs far less than wall time), and both as a
+multiple of yamllint. The floor rows show what the libraries alone cost: importing
+pydantic's BaseModel is already about one yamllint. Prints numbers; no pass/fail.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+EX = ROOT / "fixtures/examples/llama2_7b"
+MF, MG = str(EX / "pretrain_llama2_7b.yaml"), str(EX / "pretrain_llama2_7b.sh")
+
+
+def run(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
+    start = time.perf_counter()
+    pid = os.fork()
+    if pid == 0:  # child: silence output, then become the command
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        os.execve(cmd[0], cmd, env)
+    _, _, usage = os.wait4(pid, 0)
+    return time.perf_counter() - start, usage.ru_utime + usage.ru_stime
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=15)
+    args = ap.parse_args()
+    yamllint = shutil.which("yamllint", path=str(Path(sys.executable).parent)) or shutil.which(
+        "yamllint"
+    )
+    if yamllint is None:
+        sys.exit("yamllint is not installed (pip install yamllint)")
+    py = sys.executable
+    rows = {
+        "python -c pass": [py, "-c", "pass"],
+        "yamllint -d relaxed MF.yaml": [yamllint, "-d", "relaxed", MF],
+        "floor: import pydantic.BaseModel": [py, "-c", "from pydantic import BaseModel"],
+        "floor: import yaml, tree_sitter_bash": [py, "-c", "import yaml, tree_sitter_bash"],
+        "cfglint MF.yaml": [py, "-m", "cfglint", MF],
+        "cfglint MF.yaml --megatron MG.sh": [py, "-m", "cfglint", MF, "--megatron", MG],
+    }
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    with tempfile.TemporaryDirectory() as cache:
+        env["CFGLINT_CACHE_DIR"] = cache
+        for cmd in rows.values():  # warm-up: bytecode and cfglint's data caches
+            run(cmd, env)
+        wall: dict[str, list[float]] = {k: [] for k in rows}
+        cpu: dict[str, list[float]] = {k: [] for k in rows}
+        for _ in range(args.runs):
+            for name, cmd in rows.items():
+                w, c = run(cmd, env)
+                wall[name].append(w)
+                cpu[name].append(c)
+    ref_w = statistics.median(wall["yamllint -d relaxed MF.yaml"])
+    ref_c = statistics.median(cpu["yamllint -d relaxed MF.yaml"])
+    print(f"{'command':38} {'wall':>9} {'x':>6} {'cpu':>9} {'x':>6}")
+    for name in rows:
+        w, c = statistics.median(wall[name]), statistics.median(cpu[name])
+        print(f"{name:38} {w * 1000:7.1f}ms {w / ref_w:5.2f}x {c * 1000:7.1f}ms {c / ref_c:5.2f}x")
+    print(f"load average during the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,103 @@
+"""Checks against facts outside the two configs: installed versions, the published model a
+config names, and whether both sides start from the same weights.
+"""
+
+from __future__ import annotations
+
+from cfglint.check.context import (
+    Context,
+    builtin,
+    file_location,
+    finding,
+    label,
+    locations_of,
+    not_checked,
+    value_locations,
+)
+from cfglint.check.schema import Rule
+from cfglint.model.findings import Finding, Location
+from cfglint.model.values import fmt
+
+
+# -- environment and upstream ------------------------------------------------------------------
+@builtin
+def version_check(rule: Rule, ctx: Context) -> list[Finding]:
+    from cfglint.evidence.versions import check_installed
+
+    if ctx.mf is None:
+        return []
+    problem, info = check_installed()
+    if problem is None:
+        return not_checked(ctx, rule, info)
+    return [finding(rule, problem, {"mindformers": info}, file_location(ctx.mf))]
+
+
+@builtin
+def open_source_diff(rule: Rule, ctx: Context) -> list[Finding]:
+    from cfglint.evidence.reference import claimed_model, differences
+
+    out = []
+    for cfg in (ctx.mf, ctx.mg):
+        if cfg is None:
+            continue
+        ref, why = claimed_model(cfg)
+        if ref is None:
+            ctx.not_checked.append((rule.row, f"{rule.id}: {label(cfg)}: {why}"))
+            continue
+        diffs = differences(cfg, ref)
+        if not diffs:
+            continue
+        text = "; ".join(
+            f"{name} {fmt(mine.value)} ({mine.brief()}) vs published {fmt(theirs)}"
+            for name, mine, theirs in diffs
+        )
+        detail = f"{label(cfg)} names {ref['name']} ({why}) but differs: {text}"
+        locs: list[Location] = []
+        for _, mine, _ in diffs:
+            locs += value_locations(mine, cfg.side)
+        out.append(
+            finding(
+                rule,
+                detail,
+                {cfg.side: {n: m.value for n, m, _ in diffs}},
+                locs or file_location(cfg),
+            )
+        )
+    return out
+
+
+@builtin
+def same_weights(rule: Rule, ctx: Context) -> list[Finding]:
+    mf, mg = ctx.mf, ctx.mg
+    if mf is None or mg is None:
+        return []
+    a, b = mf.weight.load_checkpoint, mg.weight.load_checkpoint
+    for v, who in ((a, "MindFormers"), (b, label(mg))):
+        if v is not None and not v.known:
+            # a placeholder path or $1 is neither "loads" nor "random": say so
+            return not_checked(
+                ctx, rule, f"{who}'s initial weights are unknown: {v.knob} is {v.where()}"
+            )
+    la = bool(a is not None and a.known and a.value)
+    lb = bool(b is not None and b.known and b.value)
+    if la and lb:
+        return []
+    if la != lb:
+        who, other = ("MindFormers", label(mg)) if la else (label(mg), "MindFormers")
+        loaded = a if la else b
+        detail = (
+            f"{who} loads {loaded.value} ({loaded.brief()}) but {other} starts from "  # type: ignore[union-attr]
+            "random initialization"
+        )
+        return [
+            finding(
+                rule,
+                detail,
+                {"mindformers": a.value if a else None, "megatron": b.value if b else None},
+                locations_of((a, "mindformers"), (b, "megatron")) or file_location(mf),
+            )
+        ]
+    if ctx.profile != "align":
+        return []
+    detail = "neither side loads an initial checkpoint; each draws its own random weights"
+    return [finding(rule, detail, {}, file_location(mf) + file_location(mg))]

@@ -1,0 +1,191 @@
+"""What every check sees and the helpers that turn facts into findings.
+
+:class:`Context` carries both normalized sides and the evidence gathered for this run; the
+rule engine and the builtin checks under :mod:`cfglint.check.builtins` share the helpers
+here, so that no check module reaches into another.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import string
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from cfglint.model.config import Config
+from cfglint.model.findings import Finding, Location
+from cfglint.model.values import Loc, Value
+
+if TYPE_CHECKING:
+    from cfglint.check.schema import Rule
+
+SIDE_LABEL = {"mindformers": "MindFormers", "megatron": "Megatron"}
+
+
+@dataclass
+class Context:
+    """Everything the rules look at."""
+
+    mf: Config | None = None
+    mg: Config | None = None
+    profile: str = "default"
+    # results of the source scanner (cfglint.evidence.scan), when --source was given
+    sources: Any = None
+    # paths of data / tokenizer files given on the command line
+    data: dict[str, str] = field(default_factory=dict)
+    # training logs with per-step losses (--loss-log), parsed once
+    logs: list[str] = field(default_factory=list)
+    log_cache: dict[str, Any] = field(default_factory=dict)
+    # (row, path, line) of PyYAML-string values already reported, so that the compare and
+    # the recommend rule of one row do not both report the same string
+    yaml11_seen: set[tuple[str, str, int]] = field(default_factory=set)
+    # rows that could not be checked, with the reason (shown in verbose output)
+    not_checked: list[tuple[str, str]] = field(default_factory=list)
+
+    def side(self, name: str) -> Config | None:
+        return self.mf if name == "mindformers" else self.mg
+
+
+def label(cfg: Config) -> str:
+    if cfg.side == "megatron" and cfg.kind.startswith("mindspeed"):
+        return "MindSpeed-LLM"
+    return SIDE_LABEL[cfg.side]
+
+
+def to_location(loc: Loc, side: str) -> Location:
+    return Location(path=loc.path, line=loc.line, column=loc.column, side=side)  # type: ignore[arg-type]
+
+
+def value_locations(v: Value | None, side: str) -> list[Location]:
+    """Where a value was typed first, then the lines that carried it there (the variable
+    assignment a flag expands, the array a value sits in)."""
+    if v is None:
+        return []
+    return [to_location(loc, side) for loc in v.locations()]
+
+
+def where(v: Value | None, cfg: Config | None) -> str:
+    if v is None:
+        return "no such setting"
+    if v.origin.value == "default" and cfg is not None and v.knob:
+        return f"{v.detail}, not set in {os.path.basename(cfg.path)}"
+    return v.where()
+
+
+class _Fmt(string.Formatter):
+    def get_field(self, field_name: str, args: Any, kwargs: Any) -> Any:
+        # Only plain names and one [key] lookup: templates cannot reach attributes.
+        name, _, key = field_name.partition("[")
+        obj = kwargs[name]
+        if key:
+            obj = obj[key.rstrip("]")]
+        return obj, field_name
+
+
+_FMT = _Fmt()
+
+
+def render(template: str, fields: dict[str, Any]) -> str:
+    return _FMT.vformat(template, (), fields).strip()
+
+
+def make_finding(
+    rule: Rule, message: str, values: dict[str, Any], locations: list[Location]
+) -> Finding:
+    seen: list[Location] = []
+    for loc in locations:
+        if loc not in seen:
+            seen.append(loc)
+    return Finding(
+        rule=rule.id,
+        row=rule.row,
+        severity=rule.severity,
+        message=message,
+        values=values,
+        locations=seen,
+        rationale=rule.rationale,
+        fix=rule.fix,
+    )
+
+
+def yaml11_findings(
+    rule: Rule, v: Value, cfg: Config, ctx: Context, other: Value | None = None
+) -> list[Finding]:
+    """A number MindFormers will read as a string, reported once per row."""
+    key = (rule.row, v.loc.path if v.loc else cfg.path, v.loc.line if v.loc else 0)
+    if key in ctx.yaml11_seen:
+        return []
+    ctx.yaml11_seen.add(key)
+    f = yaml11_finding(rule, v, cfg)
+    if other is not None and other.known:
+        f.values["megatron"] = other.value
+        f.locations.extend(value_locations(other, "megatron"))
+    return [f]
+
+
+def yaml11_finding(rule: Rule, v: Value, cfg: Config) -> Finding:
+    """A number MindFormers will read as a string (PyYAML follows YAML 1.1)."""
+    msg = (
+        f"{rule.title}: MindFormers reads {v.knob}: {v.raw} as the string {v.raw!r}, "
+        f"not a number ({v.short_where()}). PyYAML, which MindFormers uses, follows YAML 1.1: "
+        "a float needs a dot and a signed exponent. Write it as "
+        f"{_yaml11_spelling(v.raw or '')}."
+    )
+    return make_finding(rule, msg, {cfg.side: v.raw}, value_locations(v, cfg.side)).model_copy(
+        update={"severity": "error"}
+    )
+
+
+def _yaml11_spelling(raw: str) -> str:
+    try:
+        x = float(raw)
+    except ValueError:
+        return "a quoted-free number with a dot, e.g. 1.0e-5"
+    if not math.isfinite(x):
+        return "a number within the float range (this one overflows to infinity)"
+    mant, _, exp = f"{x:e}".partition("e")
+    mant = mant.rstrip("0").rstrip(".")
+    if "." not in mant:
+        mant += ".0"
+    return f"{mant}e{int(exp):+03d}".replace("e+0", "e+").replace("e-0", "e-")
+
+
+Check = Callable[["Rule", Context], list[Finding]]
+
+
+def builtin(fn: Check) -> Check:
+    """Mark a function of a module under :mod:`cfglint.check.builtins` as a check that rules
+    may name (``check: module.function``); unmarked helpers cannot be named."""
+    fn.cfglint_builtin = True  # type: ignore[attr-defined]
+    return fn
+
+
+def not_checked(ctx: Context, rule: Rule, why: str) -> list[Finding]:
+    ctx.not_checked.append((rule.row, f"{rule.id}: {why}"))
+    return []
+
+
+def finding(
+    rule: Rule,
+    detail: str,
+    values: dict[str, Any],
+    locs: list[Location],
+    severity: str | None = None,
+) -> Finding:
+    f = make_finding(
+        rule, render(rule.message, {"title": rule.title, "detail": detail}), values, locs
+    )
+    return f.model_copy(update={"severity": severity}) if severity else f
+
+
+def locations_of(*pairs: tuple[Value | None, str]) -> list[Location]:
+    out: list[Location] = []
+    for v, side in pairs:
+        out += value_locations(v, side)
+    return out
+
+
+def file_location(cfg: Config) -> list[Location]:
+    return [Location(path=cfg.path, line=1, side=cfg.side, anchor=True)]

@@ -1,0 +1,240 @@
+"""The rule schema: one model per rule kind, told apart by ``kind``, validated at load.
+
+One YAML file per checklist section under ``rules/``. Each rule names exactly one checklist
+row (``section.key``) and says how it is decided; the engine in :mod:`cfglint.check.engine`
+is generic over these kinds:
+
+``compare``      both sides configure ``field``; the normalized values must agree
+``recommend``    ``field`` on the listed ``sides`` should satisfy ``expect``
+``consistency``  ``check`` (an expression over ``cfg``) must hold on each listed side
+``env``          the launch script should export ``env`` satisfying ``expect``
+``builtin``      a named check ``module.function`` under :mod:`cfglint.check.builtins`
+                 (learning-rate curves, source scan results, data files, ...) for what one
+                 comparison cannot express
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from cfglint.check.expr import ExprError, compile_expr
+from cfglint.model.config import Config
+from cfglint.model.findings import SECTION_ORDER, Severity
+
+SideName = Literal["mindformers", "megatron"]
+PROFILES = ("default", "align")
+ROW_SECTIONS = SECTION_ORDER
+_ID = re.compile(r"^[A-Z]{2,4}[0-9]{3}$")
+
+
+class Expect(BaseModel):
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    op: Literal["eq", "ne", "lt", "le", "gt", "ge", "in", "not_in", "truthy", "falsy", "set"]
+    value: Any = None
+
+    def holds(self, v: Any) -> bool:
+        match self.op:
+            case "truthy":
+                return bool(v)
+            case "falsy":
+                return not v
+            case "set":
+                return v is not None
+            case "in" | "not_in":
+                inside = _norm(v) in [_norm(x) for x in self.value]
+                return inside if self.op == "in" else not inside
+        a, b = _norm(v), _norm(self.value)
+        try:
+            if self.op == "eq":
+                return equal(a, b)
+            if self.op == "ne":
+                return not equal(a, b)
+            return {"lt": a < b, "le": a <= b, "gt": a > b, "ge": a >= b}[self.op]
+        except TypeError:
+            return False
+
+    def describe(self) -> str:
+        from cfglint.model.values import fmt
+
+        words = {
+            "eq": "",
+            "ne": "not ",
+            "lt": "< ",
+            "le": "<= ",
+            "gt": "> ",
+            "ge": ">= ",
+            "truthy": "enabled",
+            "falsy": "disabled",
+            "set": "set",
+        }
+        if self.op in ("in", "not_in"):
+            vals = ", ".join(fmt(x) for x in self.value)
+            return ("one of " if self.op == "in" else "none of ") + vals
+        if self.op in ("truthy", "falsy", "set"):
+            return words[self.op]
+        return words[self.op] + fmt(self.value)
+
+
+def _norm(v: Any) -> Any:
+    return v.lower() if isinstance(v, str) else v
+
+
+def equal(a: Any, b: Any, rel: float = 1e-6) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b or a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return abs(a - b) <= rel * max(abs(a), abs(b)) or a == b
+    return a == b
+
+
+class RuleBase(BaseModel):
+    """What every rule has, whatever decides it."""
+
+    # validated when the rule files change; a lint reads the validated cache with
+    # model_construct, so the validators are built only when they are needed
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+
+    id: str
+    row: str
+    severity: Severity
+    title: str
+    message: str
+    rationale: str
+    fix: str
+    profiles: tuple[str, ...] = ("default", "align")
+    # extra fields whose locations a finding should point at
+    locate: tuple[str, ...] = ()
+    sides: tuple[SideName, ...] = ("mindformers", "megatron")
+    when: str | None = None
+    section: str = ""  # filled from the file
+
+    @field_validator("id")
+    @classmethod
+    def _id(cls, v: str) -> str:
+        if not _ID.match(v):
+            raise ValueError(f"rule id {v!r} must look like ABC123")
+        return v
+
+    @field_validator("row")
+    @classmethod
+    def _row(cls, v: str) -> str:
+        sec, _, key = v.partition(".")
+        if sec not in ROW_SECTIONS or not re.match(r"^[a-z0-9_]+$", key):
+            raise ValueError(f"row {v!r} is not a checklist row key (section.key)")
+        return v
+
+    @field_validator("profiles")
+    @classmethod
+    def _profiles(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        bad = [p for p in v if p not in PROFILES]
+        if bad:
+            raise ValueError(f"unknown profile(s) {bad}; known: {list(PROFILES)}")
+        return v
+
+    @field_validator("when")
+    @classmethod
+    def _when(cls, v: str | None) -> str | None:
+        return _expression(v)
+
+    @model_validator(mode="after")
+    def _fields(self) -> RuleBase:
+        fields = set(Config.field_paths())
+        bad_side = [x for x in self.locate if ":" in x and x.split(":")[0] not in ("mf", "mg")]
+        if bad_side:
+            raise ValueError(f"locate entries may be prefixed mf: or mg: only, not {bad_side}")
+        named = (getattr(self, "field", None), *(x.rpartition(":")[2] for x in self.locate))
+        for f in named:
+            if f is not None and f not in fields:
+                raise ValueError(f"field {f!r} is not in the normalized model")
+        return self
+
+
+def _expression(text: str | None) -> str | None:
+    if text:
+        try:
+            compile_expr(text)
+        except ExprError as exc:
+            raise ValueError(str(exc)) from None
+    return text
+
+
+class CompareRule(RuleBase):
+    """Both sides configure ``field``; the normalized values must agree."""
+
+    kind: Literal["compare"]
+    field: str
+    # relative tolerance for numeric comparison
+    tolerance: float = Field(default=1e-6, ge=0)
+
+
+class RecommendRule(RuleBase):
+    """``field`` on the listed ``sides`` should satisfy ``expect``."""
+
+    kind: Literal["recommend"]
+    field: str
+    expect: Expect
+
+
+class ConsistencyRule(RuleBase):
+    """``check``, an expression over ``cfg``, must hold on each listed side."""
+
+    kind: Literal["consistency"]
+    check: str
+
+    @field_validator("check")
+    @classmethod
+    def _check(cls, v: str) -> str:
+        return _expression(v) or v
+
+
+class EnvRule(RuleBase):
+    """The launch script should export ``env`` satisfying ``expect``."""
+
+    kind: Literal["env"]
+    env: str
+    expect: Expect
+    # the device the launch script targets ("npu", "gpu") or any
+    device: Literal["npu", "gpu", "any"] = "any"
+
+
+class BuiltinRule(RuleBase):
+    """A named check, ``module.function`` under :mod:`cfglint.check.builtins` (the loader
+    checks that the name resolves)."""
+
+    kind: Literal["builtin"]
+    check: str
+    # evidence the check needs; without it the row is "not checked" and the check's module
+    # is never imported
+    needs: tuple[Literal["sources"], ...] = ()
+
+
+Rule = Annotated[
+    CompareRule | RecommendRule | ConsistencyRule | EnvRule | BuiltinRule,
+    Field(discriminator="kind"),
+]
+RULE_CLASSES: dict[str, type[RuleBase]] = {
+    "compare": CompareRule,
+    "recommend": RecommendRule,
+    "consistency": ConsistencyRule,
+    "env": EnvRule,
+    "builtin": BuiltinRule,
+}
+
+
+class RuleFile(BaseModel):
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    section: str
+    title: str
+    rules: list[Rule]
+
+    @field_validator("section")
+    @classmethod
+    def _section(cls, v: str) -> str:
+        if v not in ROW_SECTIONS:
+            raise ValueError(f"unknown section {v!r}")
+        return v
