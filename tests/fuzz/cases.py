@@ -406,6 +406,13 @@ def c_loss_log_io_error(d: Path, scale: int) -> Case:
     )
 
 
+@case("output contract")
+def c_python_syntax_warning(d: Path, scale: int) -> Case:
+    # found by the fuzz run: CPython's SyntaxWarning leaked to stderr as a second line
+    src = _w(d / "src" / "train.py", "x = [1if 1 else 2]\ny = (1]\n")
+    return Case(_json(["--source", str(src.parent)]), responsible=str(src), want_exit=(2,))
+
+
 # -- output contract -----------------------------------------------------------------------------
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import re
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -78,7 +79,9 @@ def parse_value(text: str) -> Any:
         pass
     if t[:1] in "[(" and len(t) < 10_000:
         try:
-            v = ast.literal_eval(t)  # literals only: lists and tuples of plain values
+            with warnings.catch_warnings():  # SyntaxWarnings would print on stderr
+                warnings.simplefilter("ignore")
+                v = ast.literal_eval(t)  # literals only: lists and tuples of plain values
             return list(v) if isinstance(v, tuple) else v
         except (ValueError, SyntaxError, MemoryError, RecursionError):
             return t

@@ -9,6 +9,7 @@ of libcst's PositionProvider (that one re-generates the code with position track
 from __future__ import annotations
 
 import ast
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -131,10 +132,18 @@ _BINARY = frozenset(
 )
 
 
+def _ast_parse(text: str) -> ast.Module:
+    """CPython's parse of ``text``, its SyntaxWarnings ("invalid decimal literal", ...)
+    kept off stderr: they would print as `<unknown>:3: SyntaxWarning` lines."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(text)
+
+
 def nesting_problem(text: str) -> str | None:
     """Why ``text`` is too deeply nested to hand to libcst, or None."""
     try:
-        tree = ast.parse(text)
+        tree = _ast_parse(text)
     except SyntaxError as err:
         if "too many nested parentheses" in str(err.msg):
             return "too deeply nested to parse (more than 200 nested brackets)"
@@ -210,7 +219,7 @@ def _syntax_error(text: str, exc: cst.ParserSyntaxError) -> FileSummary:
     """One clear line. CPython's parser (ast: parses, never runs) words errors better and
     points at the right line; libcst's token-level message is the fallback."""
     try:
-        ast.parse(text)
+        _ast_parse(text)
     except SyntaxError as err:
         what = "" if err.msg == "invalid syntax" else f": {err.msg}"
         col = f" (column {err.offset})" if err.offset else ""
