@@ -379,6 +379,15 @@ def parse_yaml_text(text: str, path: str) -> Document:
             raise InputError(
                 path, "holds several YAML documents; a config is one document", line=line
             ) from None
+        context = (exc.context or "").strip()
+        if context.startswith("found duplicate anchor") and exc.context_mark is not None:
+            first = exc.context_mark.line + 1
+            raise InputError(
+                path,
+                f"{context.split(';')[0]} (first at line {first}); PyYAML, which MindFormers "
+                "reads configs with, refuses it",
+                line=line,
+            ) from None
         raise InputError(path, f"YAML syntax error: {what}", line=line) from None
     except RecursionError:
         raise InputError(path, f"nesting deeper than {MAX_DEPTH} levels") from None

@@ -26,8 +26,9 @@ def parse_script(path: str) -> ShellScript:
 
 
 # tree-sitter-bash parses a real launch script in milliseconds, but its error recovery is
-# super-linear on text that is not bash (170 KB of Python: ~9 s); the parse gets a budget.
-PARSE_SECONDS = 5.0
+# super-linear in time and memory on text that is not bash (200 KB of Python: > 30 s,
+# ~150 MB a second); the parse gets a budget.
+PARSE_SECONDS = 2.0
 
 
 def _parse_tree(src: bytes, path: str) -> Tree:
