@@ -1,4 +1,4 @@
-"""Regenerate the rule reference in README.md from the rule files.
+"""Regenerate the rule reference in README.md and docs/rules.md from the rule files.
 
     .venv/bin/python scripts/update_readme_rules.py
 
@@ -34,6 +34,15 @@ def main() -> int:
     if new != text:
         readme.write_text(new, encoding="utf-8")
         print("README.md updated")
+    from cfglint.check.rulebook import load_rules
+    from cfglint.cli.commands import rules_page
+
+    page = ROOT / "docs" / "rules.md"
+    want = rules_page(load_rules())
+    if not page.is_file() or page.read_text(encoding="utf-8") != want:
+        page.parent.mkdir(exist_ok=True)
+        page.write_text(want, encoding="utf-8")
+        print("docs/rules.md updated")
     return 0
 
 

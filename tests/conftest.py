@@ -45,3 +45,8 @@ def _isolated_cache(
     monkeypatch.setenv("CFGLINT_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))
     # unexpected exceptions re-raise instead of becoming cfglint's one-line internal error
     monkeypatch.setenv("CFGLINT_DEBUG", "1")
+    # reports wrap to the terminal's width: pin it (and colour off) so output is the same
+    # in a terminal, a pipe and CI; tests of the width and colour switches set their own
+    monkeypatch.setenv("COLUMNS", "100")
+    for name in ("FORCE_COLOR", "NO_COLOR"):
+        monkeypatch.delenv(name, raising=False)

@@ -1,6 +1,7 @@
 """The hooks work from a consuming repository with a plain `pre-commit run`: a real
-pre-commit (from PyPI) installs cfglint from a git repository holding this project and
-fails on a bad config, passes on a good one, and only looks at the files it is given."""
+pre-commit (from PyPI) installs cfglint from a git repository holding this project, runs
+each hook with and without ``args:``, fails on a bad config, passes on a good one, skips
+files that are not training inputs, and runs a configured pair when either file changes."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from conftest import FIXTURES, ROOT
 
 pytest.importorskip("pre_commit")
 GOOD = FIXTURES / "pairs" / "llama2_dense" / "llama2_7b_align.yaml"
+GOOD_MG = FIXTURES / "pairs" / "llama2_dense" / "pretrain_llama2_align.sh"
 ENV = {
     **os.environ,
     "GIT_AUTHOR_NAME": "t",
@@ -23,6 +25,7 @@ ENV = {
     "GIT_COMMITTER_NAME": "t",
     "GIT_COMMITTER_EMAIL": "t@example.com",
 }
+ENV.pop("CFGLINT_DEBUG", None)
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -33,8 +36,9 @@ def git(cwd: Path, *args: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    """This project as a git repository, the way a consumer's pre-commit fetches it."""
+def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, Path]:
+    """This project as a git repository, the way a consumer's pre-commit fetches it, and
+    one PRE_COMMIT_HOME for the module so the hook environment is built once."""
     repo = tmp_path_factory.mktemp("cfglint-hooks")
     for name in ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml"):
         shutil.copy(ROOT / name, repo / name)
@@ -45,11 +49,12 @@ def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     git(repo, "init", "-q")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "cfglint")
-    return repo, git(repo, "rev-parse", "HEAD")
+    return repo, git(repo, "rev-parse", "HEAD"), tmp_path_factory.mktemp("pre-commit-home")
 
 
-def consumer(tmp: Path, hook_repo: tuple[Path, str], hooks: str) -> Path:
-    repo, rev = hook_repo
+def consumer(tmp: Path, hook_repo: tuple[Path, str, Path], hooks: str) -> Path:
+    repo, rev, _ = hook_repo
+    tmp.mkdir(exist_ok=True)
     (tmp / ".pre-commit-config.yaml").write_text(
         f"repos:\n  - repo: {repo}\n    rev: {rev}\n    hooks:\n{hooks}"
     )
@@ -57,8 +62,10 @@ def consumer(tmp: Path, hook_repo: tuple[Path, str], hooks: str) -> Path:
     return tmp
 
 
-def pre_commit(cwd: Path, *files: str) -> subprocess.CompletedProcess[str]:
-    env = {**ENV, "PRE_COMMIT_HOME": str(cwd.parent / "pre-commit-home")}
+def pre_commit(
+    cwd: Path, hook_repo: tuple[Path, str, Path], *files: str
+) -> subprocess.CompletedProcess[str]:
+    env = {**ENV, "PRE_COMMIT_HOME": str(hook_repo[2])}
     return subprocess.run(
         [sys.executable, "-m", "pre_commit", "run", "--files", *files],
         cwd=cwd,
@@ -70,38 +77,118 @@ def pre_commit(cwd: Path, *files: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_mindformers_hook_fails_on_bad_and_passes_on_good(
-    tmp_path: Path, hook_repo: tuple[Path, str]
-) -> None:
-    (tmp_path / "consumer").mkdir()
-    repo = consumer(tmp_path / "consumer", hook_repo, "      - id: cfglint-mindformers\n")
+def _configs(repo: Path) -> None:
     configs = repo / "configs"
     configs.mkdir()
     good = GOOD.read_text()
     (configs / "good.yaml").write_text(good)
-    (configs / "bad.yaml").write_text(
-        good.replace('param_init_type: "float32"', 'param_init_type: "float16"')
-    )
-    (repo / "ci.yaml").write_text("steps:\n  - run: echo hi\n")  # not a MindFormers config
+    # eps 1e-8 is the string '1e-8' to MindFormers' YAML 1.1 reader: wrong in any run
+    (configs / "bad.yaml").write_text(good.replace("eps: 1.e-8", "eps: 1e-8"))
+    (repo / "ci.yaml").write_text("on: [push]\njobs:\n  a:\n    steps:\n      - run: echo hi\n")
+    (repo / "compose.yaml").write_text("services:\n  web:\n    image: nginx\n")
+
+
+def test_mindformers_hook_fails_on_bad_and_passes_on_good(
+    tmp_path: Path, hook_repo: tuple[Path, str, Path]
+) -> None:
+    repo = consumer(tmp_path / "consumer", hook_repo, "      - id: cfglint-mindformers\n")
+    _configs(repo)
     git(repo, "add", "-A")
 
-    ok = pre_commit(repo, "configs/good.yaml", "ci.yaml")
+    ok = pre_commit(repo, hook_repo, "configs/good.yaml", "ci.yaml", "compose.yaml")
     assert ok.returncode == 0, ok.stdout + ok.stderr
     assert "Passed" in ok.stdout
 
-    bad = pre_commit(repo, "configs/bad.yaml")
+    bad = pre_commit(repo, hook_repo, "configs/bad.yaml")
     assert bad.returncode == 1, bad.stdout + bad.stderr
-    assert "Failed" in bad.stdout and "WGT002" in bad.stdout
+    assert "Failed" in bad.stdout and "OPT003" in bad.stdout
     assert "configs/bad.yaml" in bad.stdout
 
 
-def test_sources_hook_reports_python_findings(tmp_path: Path, hook_repo: tuple[Path, str]) -> None:
-    (tmp_path / "consumer").mkdir()
-    repo = consumer(tmp_path / "consumer", hook_repo, "      - id: cfglint-sources\n")
+def test_mindformers_hook_with_args(tmp_path: Path, hook_repo: tuple[Path, str, Path]) -> None:
+    """``args:`` are placed before the file names; both a flag with a value and a
+    selection reach the lint."""
+    hooks = (
+        "      - id: cfglint-mindformers\n"
+        "        args: [--ignore, OPT003, --output-format, concise]\n"
+    )
+    repo = consumer(tmp_path / "consumer", hook_repo, hooks)
+    _configs(repo)
+    git(repo, "add", "-A")
+    run = pre_commit(repo, hook_repo, "configs/bad.yaml")
+    assert run.returncode == 0, run.stdout + run.stderr  # the only problem is ignored
+    assert "Passed" in run.stdout
+
+
+def test_megatron_hook_lints_training_launches_and_skips_converters(
+    tmp_path: Path, hook_repo: tuple[Path, str, Path]
+) -> None:
+    hooks = "      - id: cfglint-megatron\n        args: [--select, OPT]\n"
+    repo = consumer(tmp_path / "consumer", hook_repo, hooks)
+    tools = FIXTURES / "inputs" / "config_repo" / "tools"
+    shutil.copy(tools / "convert_ckpt.sh", repo / "convert_ckpt.sh")
+    shutil.copy(tools / "env_setup.sh", repo / "env_setup.sh")
+    git(repo, "add", "-A")
+    ok = pre_commit(repo, hook_repo, "convert_ckpt.sh", "env_setup.sh")
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+
+    # global batch 6 is not a multiple of micro batch 4 x data parallel 1: wrong in any run
+    script = GOOD_MG.read_text().replace("--global-batch-size 4", "--global-batch-size 6")
+    (repo / "pretrain.sh").write_text(script)
+    git(repo, "add", "-A")
+    bad = pre_commit(repo, hook_repo, "pretrain.sh", "convert_ckpt.sh")
+    assert bad.returncode == 1, bad.stdout + bad.stderr
+    assert "OPT015" in bad.stdout and "pretrain.sh" in bad.stdout
+
+
+def test_sources_hook_with_args(tmp_path: Path, hook_repo: tuple[Path, str, Path]) -> None:
+    hooks = "      - id: cfglint-sources\n        args: [--fail-on, warning]\n"
+    repo = consumer(tmp_path / "consumer", hook_repo, hooks)
     src = FIXTURES / "sources" / "plain_decay"
     for f in src.iterdir():
         shutil.copy(f, repo / f.name)
     git(repo, "add", "-A")
-    run = pre_commit(repo, "train_plain.py", "utils.py")
+    run = pre_commit(repo, hook_repo, "train_plain.py", "utils.py")
     assert run.returncode == 1, run.stdout + run.stderr
     assert "train_plain.py:9" in run.stdout  # AdamW over model.parameters(): decays everything
+
+
+def _pair_repo(tmp: Path, hook_repo: tuple[Path, str, Path]) -> Path:
+    repo = consumer(tmp / "consumer", hook_repo, "      - id: cfglint-pairs\n")
+    (repo / "configs").mkdir()
+    (repo / "scripts").mkdir()
+    shutil.copy(GOOD, repo / "configs" / "llama2.yaml")
+    shutil.copy(GOOD_MG, repo / "scripts" / "pretrain.sh")
+    (repo / "pyproject.toml").write_text(
+        "[tool.cfglint]\n"
+        'pairs = [{mindformers = "configs/llama2.yaml", megatron = "scripts/pretrain.sh"}]\n'
+    )
+    (repo / "other.yaml").write_text("services:\n  web:\n    image: nginx\n")
+    git(repo, "add", "-A")
+    return repo
+
+
+def test_pair_hook_runs_when_either_file_changes(
+    tmp_path: Path, hook_repo: tuple[Path, str, Path]
+) -> None:
+    repo = _pair_repo(tmp_path, hook_repo)
+    ok = pre_commit(repo, hook_repo, "configs/llama2.yaml")
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+
+    # only the launch script changes: the pair still runs, and finds the new mismatch
+    script = (repo / "scripts" / "pretrain.sh").read_text()
+    (repo / "scripts" / "pretrain.sh").write_text(
+        script.replace("--adam-beta2 0.95", "--adam-beta2 0.999")
+    )
+    git(repo, "add", "-A")
+    bad = pre_commit(repo, hook_repo, "scripts/pretrain.sh")
+    assert bad.returncode == 1, bad.stdout + bad.stderr
+    assert "beta2" in bad.stdout
+
+    # a change to a file outside every pair does not run (or fail) the pair
+    other = pre_commit(repo, hook_repo, "other.yaml")
+    assert other.returncode == 0, other.stdout + other.stderr
+
+    # and the config side alone triggers it too
+    bad_cfg = pre_commit(repo, hook_repo, "configs/llama2.yaml")
+    assert bad_cfg.returncode == 1, bad_cfg.stdout + bad_cfg.stderr

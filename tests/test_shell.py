@@ -501,12 +501,49 @@ def test_not_followed_and_warned() -> None:
         "sh -c 'torchrun a.py'\n"
         "torchrun pretrain_gpt.py\n"
     )
+    missing = "no .sh file found next to the script or in a folder above it"
     assert script.warnings[:3] == [
-        "line 1: source ./env.sh is not followed",
-        "line 2: . ./more.sh is not followed",
+        f"line 1: source ./env.sh is not followed: {missing}",
+        f"line 2: . ./more.sh is not followed: {missing}",
         "line 3: bash other.sh --x is not followed",
     ]
     assert [i.launcher for i in script.invocations] == ["torchrun"]
+
+
+def test_sourced_file_is_read_in_place(tmp_path: Path) -> None:
+    """`source` runs the file in the current shell: its variables and exports count, and
+    each value keeps the sourced file's own line."""
+    (tmp_path / "common.sh").write_text(
+        '# shared settings\nexport NCCL_ALGO=Ring\nLAUNCH="torchrun --nproc_per_node 4"\n'
+    )
+    script = tmp_path / "train.sh"
+    script.write_text(
+        'source "$(dirname "$0")/common.sh"\n$LAUNCH pretrain_gpt.py --num-layers 2\n'
+    )
+    sh = parse_script(str(script))
+    (inv,) = sh.invocations
+    assert inv.launcher == "torchrun" and texts(inv.launcher_args) == ["--nproc_per_node", "4"]
+    assert inv.launcher_args[1].loc.path.endswith("common.sh")
+    assert inv.launcher_args[1].loc.line == 3
+    assert sh.env["NCCL_ALGO"].text == "Ring" and sh.env["NCCL_ALGO"].loc.line == 2
+    assert inv.args[1].loc.path == str(script) and inv.args[1].loc.line == 2
+
+
+def test_uv_run_and_variable_prefix_launchers() -> None:
+    uv = run(
+        "uv run --extra ssm --no-sync python -m torch.distributed.run --nproc_per_node 2 "
+        "pretrain_gpt.py --num-layers 2\n"
+    )
+    (inv,) = uv.invocations
+    assert inv.launcher == "python -m torch.distributed.run" and inv.script is not None
+    assert inv.script.text == "pretrain_gpt.py" and texts(inv.args) == ["--num-layers", "2"]
+    empty = run("P=\n$P torchrun --nproc_per_node 2 pretrain_gpt.py --num-layers 2\n")
+    assert [i.launcher for i in empty.invocations] == ["torchrun"]
+    unknown = run("$VENV torchrun --nproc_per_node 2 pretrain_gpt.py --num-layers 2\n")
+    (inv,) = unknown.invocations
+    assert inv.launcher == "torchrun" and texts(inv.launcher_args) == ["--nproc_per_node", "2"]
+    # uv doing something else runs nothing we read
+    assert run("uv pip install -r requirements.txt\n").invocations == []
 
 
 def test_lists_and_short_circuit_assignments() -> None:

@@ -12,7 +12,7 @@ from cfglint.check.rulebook import RuleFileError
 from cfglint.model.errors import InputError
 
 SUBCOMMANDS = ("lint", "show", "rules", "explain", "lr")
-FORMATS = ("text", "json", "sarif")
+FORMATS = ("text", "concise", "json", "sarif")
 FAIL_ON = ("error", "warning", "note", "never")
 
 
@@ -29,7 +29,8 @@ def _common_inputs(p: argparse.ArgumentParser) -> None:
         "files",
         nargs="*",
         metavar="FILE",
-        help="MindFormers YAML files (also .py training sources and .sh launch scripts)",
+        help="MindFormers configs, launch scripts (training launches of either side) and "
+        "folders holding them; .py files are training sources; - reads a config from stdin",
     )
     p.add_argument(
         "--megatron",
@@ -51,6 +52,14 @@ def _common_inputs(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _color(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--no-color",
+        action="store_true",
+        help="plain text (also NO_COLOR=1; FORCE_COLOR=1 colors output to a pipe)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     root = _Parser(
         prog="cfglint",
@@ -64,31 +73,42 @@ def build_parser() -> argparse.ArgumentParser:
     _common_inputs(lint)
     lint.add_argument(
         "--source",
-        nargs="+",
+        action="append",
         default=[],
         metavar="PATH",
-        help="training sources (files or folders) to scan",
+        help="a training source file or folder to scan (repeatable, one value each)",
     )
-    lint.add_argument("--format", choices=FORMATS)
+    lint.add_argument("--format", "--output-format", dest="format", choices=FORMATS)
+    lint.add_argument(
+        "--statistics", action="store_true", help="count findings per rule instead of listing them"
+    )
+    lint.add_argument(
+        "--pairs",
+        action="store_true",
+        help="lint the pairs of [tool.cfglint] pairs that include one of FILE (all of them "
+        "when no FILE is given); for pre-commit",
+    )
     lint.add_argument("--output", "-o", metavar="FILE", help="write the report here")
     lint.add_argument(
         "--select",
         action="append",
         default=[],
         metavar="RULE|ROW",
-        help="only these rule ids or checklist rows (repeatable, comma lists)",
+        help="only these rules: ids in any case, id prefixes (OPT, DET01), rows, sections, or "
+        "settings as `show` prints them (repeatable, comma lists)",
     )
     lint.add_argument(
         "--ignore",
         action="append",
         default=[],
         metavar="RULE|ROW",
-        help="skip these rule ids or checklist rows",
+        help="skip these rules (same names as --select)",
     )
     lint.add_argument(
         "--profile",
         choices=("default", "align"),
-        help="align adds the Stage-1 alignment-run settings",
+        help="align adds the Stage-1 alignment-run settings, and on a single side the "
+        "alignment advice that the default profile reports only for pairs",
     )
     lint.add_argument(
         "--fail-on",
@@ -113,14 +133,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--verbose",
         "-v",
         action="store_true",
-        help="also list rows that could not be checked, and why",
+        help="also list rows that could not be checked, and why, and every skipped file",
     )
-    lint.add_argument("--no-color", action="store_true")
-    lint.add_argument(
-        "--skip-unrecognized-yaml",
-        action="store_true",
-        help="skip YAML files that are not MindFormers configs (for pre-commit)",
-    )
+    _color(lint)
+    # kept for hook configurations written before detection: other YAML is always skipped now
+    lint.add_argument("--skip-unrecognized-yaml", action="store_true", help=argparse.SUPPRESS)
     lint.add_argument(
         "--config",
         metavar="PYPROJECT",
@@ -131,19 +148,29 @@ def build_parser() -> argparse.ArgumentParser:
     _common_inputs(show)
     show.add_argument("--format", choices=("text", "json"), default="text")
     show.add_argument("--all", action="store_true", help="also settings that are not set anywhere")
+    show.add_argument(
+        "--diff-only", action="store_true", help="only settings whose two values differ"
+    )
+    _color(show)
 
     rules = sub.add_parser("rules", help="list every rule")
     rules.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+    _color(rules)
 
     explain = sub.add_parser("explain", help="rationale and fix of one rule")
     explain.add_argument("rule", metavar="RULE-ID")
+    _color(explain)
 
     lr = sub.add_parser("lr", help="both learning-rate curves, step by step")
     _common_inputs(lr)
     lr.add_argument(
-        "--steps", type=int, help="number of steps to compare (default: training length)"
+        "--steps",
+        type=int,
+        help="training length in optimizer steps, where a side leaves it to the dataset "
+        "(MindFormers total_steps: -1); default: the other side's length",
     )
-    lr.add_argument("--plot", metavar="FILE.png", help="also write a PNG plot (needs matplotlib)")
+    lr.add_argument("--plot", metavar="FILE.png", help="also write a PNG plot")
+    _color(lr)
     return root
 
 

@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from cfglint.cli.pipeline import Options, classify, lint
+from cfglint.cli.inputs import Plan
+from cfglint.cli.pipeline import Options, lint
 from cfglint.model.config import Config
 from cfglint.model.errors import InputError
 from cfglint.model.findings import SECTION_ORDER, InputProblem, Report
@@ -39,69 +40,124 @@ def _out(text: str, output: str | None) -> None:
         sys.stdout.write(text)
 
 
-def _excluded(path: str, patterns: list[str]) -> bool:
-    from fnmatch import fnmatch
+def _planned_jobs(args: Any, cfg: dict[str, Any]) -> Plan:
+    """What this invocation lints: the configured pairs (no FILE, or --pairs), else the
+    files and folders given, each recognised before any rule sees it."""
+    from cfglint.cli.inputs import Job, plan
 
-    p = Path(path).as_posix()
-    return any(fnmatch(p, pat) or fnmatch(Path(p).name, pat) for pat in patterns)
-
-
-def _jobs(
-    args: Any, exclude: list[str] | None = None
-) -> list[tuple[list[str], str | None, list[str]]]:
-    """(mindformers files, megatron file, sources) per lint run. Many YAML files without
-    --megatron (a pre-commit run) are linted one by one; ``exclude`` globs (from
-    [tool.cfglint]) drop files given on the command line."""
-    files = [f for f in args.files if not _excluded(f, exclude or [])]
-    yamls, sources, scripts = classify(files)
-    if getattr(args, "skip_unrecognized_yaml", False):
-        yamls = [y for y in yamls if looks_like_mindformers(y)]
-    sources = sources + list(getattr(args, "source", []) or [])
-    megatron = args.megatron
-    if megatron is None and len(scripts) == 1 and len(yamls) <= 1:
-        megatron, scripts = scripts[0], []
-    jobs: list[tuple[list[str], str | None, list[str]]] = []
-    if megatron is not None:
-        for y in yamls or [None]:  # type: ignore[list-item]
-            jobs.append(([y] if y else [], megatron, []))
-    else:
-        jobs.extend(([y], None, []) for y in yamls)
-    jobs.extend(([], s, []) for s in scripts)
-    if sources:
-        if jobs:
-            jobs[0] = (jobs[0][0], jobs[0][1], sources)
-        else:
-            jobs.append(([], None, sources))
-    return jobs
-
-
-MF_KEYS = {
-    "model",
-    "model_config",
-    "runner_config",
-    "optimizer",
-    "lr_schedule",
-    "parallel_config",
-    "trainer",
-    "training_args",
-    "runner_wrapper",
-    "base_config",
-    "moe_config",
-    "context",
-}
+    base = cfg.get("_base") or Path.cwd()
+    pairs = cfg.get("pairs") or []
+    no_inputs = not (args.files or args.megatron or args.source)
+    if args.pairs or (no_inputs and pairs):
+        if not pairs:
+            raise InputError(None, "--pairs: no pairs in [tool.cfglint] (see README, pre-commit)")
+        settings = cfg.get("_path")
+        changed_settings = settings is not None and any(
+            os.path.abspath(f) == os.path.abspath(settings) for f in args.files
+        )
+        chosen = (
+            pairs
+            if not args.files or changed_settings
+            else [p for p in pairs if _touches(p, args.files)]
+        )
+        return Plan(
+            jobs=[
+                Job(p.get("mindformers"), p.get("megatron"), p.get("launch"), list(p["source"]))
+                for p in chosen
+            ]
+        )
+    if args.megatron is not None:
+        _check_megatron_side(args.megatron)
+    return plan(
+        list(args.files),
+        megatron=args.megatron,
+        launch=args.launch,
+        sources=list(args.source or []),
+        exclude=list(cfg.get("exclude", [])),
+        base=Path(base),
+    )
 
 
-def looks_like_mindformers(path: str) -> bool:
-    """A YAML whose top level has MindFormers sections (CI files, compose files, ... do not).
-    Unreadable files count as configs, so their errors are still reported."""
-    from cfglint.load.yamltree import load_yaml
+def _touches(pair: dict[str, Any], files: list[str]) -> bool:
+    """A changed file belongs to a pair: one of its files, or under one of its sources."""
+    mine = [pair.get(k) for k in ("mindformers", "megatron", "launch")]
+    roots = [os.path.abspath(x) for x in [*mine, *pair["source"]] if x]
+    for f in files:
+        full = os.path.abspath(f)
+        if any(full == r or full.startswith(r.rstrip(os.sep) + os.sep) for r in roots):
+            return True
+    return False
 
-    try:
-        root = load_yaml(path).root
-    except InputError as exc:
-        # a list or an empty document is some other YAML; a broken file is still reported
-        return not exc.message.startswith(("top level is", "empty YAML"))
-    return len(MF_KEYS & set(root.value)) >= 2
+
+def _check_megatron_side(path: str) -> None:
+    """--megatron names the Megatron side: a converter or an FSDP2 script is refused with
+    what it is, never read with Megatron's defaults."""
+    from cfglint.load.detect import Kind, detect_script
+
+    if not path.lower().endswith((".sh", ".bash")) or not os.path.isfile(path):
+        return
+    d = detect_script(path)
+    if d.kind is Kind.NOT_TRAINING:
+        raise InputError(path, f"not a training launch ({d.why}); nothing to compare")
+    if d.kind is Kind.FSDP2_LAUNCH:
+        raise InputError(path, f"MindSpeed-LLM FSDP2 launch: {d.why}")
+    if d.kind is Kind.MINDFORMERS_LAUNCH:
+        raise InputError(
+            path, f"a MindFormers launch ({d.why}); give it with --launch, beside its config"
+        )
+
+
+def _check_paths(args: Any) -> None:
+    """--data and --tokenizer name files the user expects to exist: a typo is an input
+    error, not a finding about a file that is not there."""
+    data = getattr(args, "data", None)
+    if data and not any(os.path.exists(data + ext) for ext in ("", ".bin", ".idx")):
+        raise InputError(
+            data, "--data: no such dataset (looked for PREFIX, PREFIX.bin, PREFIX.idx)"
+        )
+    tok = getattr(args, "tokenizer", None)
+    if tok and not os.path.exists(tok):
+        raise InputError(tok, "--tokenizer: no such file or folder")
+
+
+def _check_selectors(args: Any, cfg: dict[str, Any]) -> None:
+    from cfglint.check.rulebook import load_rules
+    from cfglint.cli.selection import check_known, split
+
+    rules = load_rules()
+    check_known(split(args.select), rules, "--select")
+    check_known(split(args.ignore), rules, "--ignore")
+    where = "[tool.cfglint]"
+    check_known(split(cfg.get("select", [])), rules, f"{where} select")
+    check_known(split(cfg.get("ignore", [])), rules, f"{where} ignore")
+
+
+STDIN_NAME = "<stdin>"
+
+
+def _stdin_file(files: list[str]) -> tuple[list[str], str | None]:
+    """``-`` as a FILE: standard input, read once into a private file for the loaders."""
+    if "-" not in files:
+        return files, None
+    import tempfile
+
+    from cfglint.load.safeio import MAX_BYTES
+
+    data = sys.stdin.buffer.read(MAX_BYTES + 1)
+    if len(data) > MAX_BYTES:
+        raise InputError(STDIN_NAME, f"input larger than {MAX_BYTES // (1024 * 1024)} MiB")
+    folder = tempfile.mkdtemp(prefix="cfglint-stdin-")
+    path = os.path.join(folder, "stdin.yaml")
+    with open(path, "wb") as fh:
+        fh.write(data)
+    return [path if f == "-" else f for f in files], path
+
+
+def _rename(report: Report, old: str, new: str) -> Report:
+    """Paths of the private stdin file, as the user knows them."""
+    text = report.model_dump_json()
+    text = text.replace(json.dumps(old)[1:-1], new).replace(os.path.basename(old), new)
+    return Report.model_validate_json(text)
 
 
 def cmd_lint(args: Any) -> int:
@@ -110,22 +166,60 @@ def cmd_lint(args: Any) -> int:
     profile = args.profile or cfg.get("profile", "default")
     fail_on = args.fail_on or cfg.get("fail_on", "warning")
     version = args.megatron_version or cfg.get("megatron_version")
-    jobs = _jobs(args, list(cfg.get("exclude", [])))
-    if not jobs and args.skip_unrecognized_yaml:
-        return 0  # a pre-commit run whose changed YAML files are not MindFormers configs
-    if not jobs:
-        raise InputError(
-            None,
-            "nothing to check: give a MindFormers YAML, --megatron FILE "
-            "or --source PATH (see cfglint --help)",
-        )
+    _check_selectors(args, cfg)
+    _check_paths(args)
+    args.files, stdin_path = _stdin_file(list(args.files))
+    try:
+        todo = _planned_jobs(args, cfg)
+        total = _run_jobs(todo, args, cfg, profile, version)
+    finally:
+        if stdin_path:
+            import shutil
+
+            shutil.rmtree(os.path.dirname(stdin_path), ignore_errors=True)
+    if stdin_path:
+        total = _rename(total, stdin_path, STDIN_NAME)
+    if not todo.jobs:
+        # nothing was linted: every skipped file, with what it was taken for, is the answer
+        for x in total.skipped:
+            print(f"{x.path}: {x.message}", file=sys.stderr)
+        if not total.skipped and not (args.pairs or cfg.get("pairs")):
+            raise InputError(
+                None,
+                "nothing to check: give a MindFormers YAML, a launch script, a folder, "
+                "--megatron FILE or --source PATH (see cfglint --help)",
+            )
+        what = f": {len(total.skipped)} file(s) skipped, none is a training input"
+        print(f"cfglint: nothing checked{what if total.skipped else ''}", file=sys.stderr)
+        return 0
+    _note_skipped(todo, total, args)
+    if total.errors:
+        for e in total.errors:
+            print(_problem_line(e), file=sys.stderr)
+        if total.findings or fmt_name != "text":
+            _emit(
+                total.model_copy(update={"errors": total.errors if fmt_name != "text" else []}),
+                fmt_name,
+                args,
+                len(todo.jobs) > 1,
+            )
+        return 2
+    _emit(total, fmt_name, args, len(todo.jobs) > 1)
+    from cfglint.check.engine import failing
+
+    return 1 if failing(total.findings, fail_on) else 0
+
+
+def _run_jobs(
+    todo: Plan, args: Any, cfg: dict[str, Any], profile: str, version: str | None
+) -> Report:
     total = Report()
-    for mf, mg, sources in jobs:
+    for job in todo.jobs:
         opts = Options(
-            mindformers=mf,
-            megatron=mg,
-            launch=args.launch,
-            sources=sources,
+            mindformers=[job.mindformers] if job.mindformers else [],
+            megatron=job.megatron,
+            launch=job.launch,
+            sources=job.sources,
             profile=profile,
             select=args.select or list(cfg.get("select", [])),
             ignore=args.ignore + list(cfg.get("ignore", [])),
@@ -141,57 +235,82 @@ def cmd_lint(args: Any) -> int:
         total.warnings.extend(report.warnings)
         total.not_checked.extend(report.not_checked)
         total.suppressed += report.suppressed
-    _emit(total, fmt_name, args)
-    if total.errors:
-        if fmt_name != "text" or args.output:
-            for e in total.errors:
-                print(_problem_line(e), file=sys.stderr)
-        return 2
-    from cfglint.check.engine import failing
+    total.skipped = [
+        InputProblem(path=d.path, message=f"skipped: {d.kind.value} ({d.why})", level="note")
+        for d in todo.skipped
+    ]
+    return total
 
-    return 1 if failing(total.findings, fail_on) else 0
+
+def _note_skipped(todo: Plan, report: Report, args: Any) -> None:
+    """A note per skipped file named on the command line (pre-commit passes names); files
+    found by walking a folder are counted, and listed with -v."""
+    walked = [s for s in report.skipped if s.path in todo.walked]
+    for s in report.skipped:
+        if s.path not in todo.walked or args.verbose:
+            print(f"{s.path}: {s.message}", file=sys.stderr)
+    if walked and not args.verbose and todo.jobs:
+        print(
+            f"cfglint: {len(walked)} file(s) in the given folders skipped as not training "
+            "inputs (converters, preprocessing, other YAML, ...); -v lists them",
+            file=sys.stderr,
+        )
 
 
 def _problem_line(e: InputProblem) -> str:
     return f"{e.path}:{e.line}: {e.message}" if e.line else f"{e.path}: {e.message}"
 
 
-def _emit(report: Report, fmt_name: str, args: Any) -> None:
+def _emit(report: Report, fmt_name: str, args: Any, many: bool = False) -> None:
+    from cfglint.cli.terminal import term_width, use_color
     from cfglint.report import RenderOptions, render
 
-    color = False
-    if fmt_name == "text":
-        if report.errors and not args.output:
-            # one clear line per input error, on stderr; the rest of the report still shows
-            for e in report.errors:
-                print(_problem_line(e), file=sys.stderr)
-            report = report.model_copy(update={"errors": []})
-        color = (
-            not args.no_color
-            and args.output is None
-            and sys.stdout.isatty()
-            and "NO_COLOR" not in os.environ
-        )
-    options = RenderOptions(verbose=args.verbose, color=color)
+    if args.statistics:
+        from cfglint.check.rulebook import load_rules
+        from cfglint.report.concise import render_statistics
+
+        titles = {r.id: r.title for r in load_rules()}
+        _out(render_statistics(report, titles), args.output)
+        return
+    color = fmt_name == "text" and use_color(args, to_file=args.output is not None)
+    options = RenderOptions(
+        verbose=args.verbose,
+        color=color,
+        width=term_width() if args.output is None else 100,
+        name_files=many,
+    )
     _out(render(fmt_name, report, options), args.output)
 
 
 # -- show -----------------------------------------------------------------------------------
 def _load_pair(args: Any) -> tuple[Config | None, Config | None]:
     from cfglint.cli.pipeline import load_megatron_side, load_mindformers_side
+    from cfglint.load.detect import Kind, detect
 
-    yamls, sources, scripts = classify(args.files)
-    if sources:
-        raise InputError(
-            sources[0], "is a folder or Python source; this command reads configs, not sources"
-        )
+    configs, scripts, launch = [], [], args.launch
+    for f in args.files:
+        d = detect(f) if os.path.exists(f) else None
+        if d is None or (
+            d.kind in (Kind.MINDFORMERS_CONFIG, Kind.BROKEN) and not f.endswith((".sh", ".bash"))
+        ):
+            configs.append(f)
+        elif d.kind is Kind.MINDFORMERS_LAUNCH:
+            launch = launch or f
+        elif d.kind is Kind.MEGATRON_LAUNCH or d.kind is Kind.BROKEN:
+            scripts.append(f)
+        else:
+            raise InputError(f, f"{d.kind.value} ({d.why}): nothing to show")
     megatron = args.megatron or (scripts[0] if scripts else None)
-    if len(yamls) > 1:
-        raise InputError(None, "show takes one MindFormers YAML")
-    mf = load_mindformers_side(yamls[0], args.launch) if yamls else None
+    if megatron is not None:
+        _check_megatron_side(megatron)
+    if len(configs) > 1:
+        raise InputError(None, f"{args.command} takes one MindFormers YAML")
+    mf = load_mindformers_side(configs[0], launch) if configs else None
     mg = load_megatron_side(megatron, args.megatron_version) if megatron else None
     if mf is None and mg is None:
-        raise InputError(None, "nothing to show: give a MindFormers YAML and/or --megatron FILE")
+        raise InputError(
+            None, f"nothing to {args.command}: give a MindFormers YAML and/or --megatron FILE"
+        )
     return mf, mg
 
 
@@ -236,36 +355,75 @@ def cmd_show(args: Any) -> int:
         sys.stdout.write(dumps(out, indent=2, default=str, ensure_ascii=False) + "\n")
         return 0
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
-    con = Console(highlight=False, soft_wrap=False, width=max(120, _term_width()))
+    from cfglint.cli.terminal import term_width, use_color
+
+    color = use_color(args)
+    width = term_width()
+    con = Console(
+        highlight=False,
+        soft_wrap=False,
+        width=width,
+        force_terminal=color,
+        no_color=not color,
+        color_system="standard" if color else None,
+    )
+    both = mf is not None and mg is not None
+    if args.diff_only:
+        if not both:
+            raise InputError(None, "--diff-only compares two sides: give both")
+        rows = [r for r in rows if _differs(r[1], r[2])]
     title = " vs ".join(
         f"{c.path} ({c.defaults_from or c.kind})" for c in (mf, mg) if c is not None
     )
-    table = Table(title=title, show_lines=False, expand=True)
-    table.add_column("setting", no_wrap=True)
-    if mf:
-        table.add_column("MindFormers", overflow="fold")
-        table.add_column("from", style="dim", overflow="fold")
-    if mg:
-        table.add_column("Megatron", overflow="fold")
-        table.add_column("from", style="dim", overflow="fold")
+    # Wide terminals get separate "from" columns; narrow ones put the origin under the value.
+    wide = width >= 120
+    table = Table(title=escape(title), show_lines=not wide, expand=True, pad_edge=False)
+    longest = max((len(r[0]) for r in rows), default=10)
+    table.add_column("setting", no_wrap=True, min_width=min(longest, width // 3))
+    for cfg, name in ((mf, "MindFormers"), (mg, "Megatron")):
+        if cfg is None:
+            continue
+        table.add_column(name, overflow="fold", ratio=3)
+        if wide:
+            table.add_column("from", style="dim", overflow="fold", ratio=3)
     for path, a, b in rows:
         cells = [path]
         for cfg, v in ((mf, a), (mg, b)):
             if cfg is None:
                 continue
-            cells += _show_cells(v)
-        table.add_row(*cells)
+            value, origin = _show_cells(v, narrow=not wide)
+            cells += (
+                [value, origin] if wide else [value + (f"\n[dim]{origin}[/]" if origin else "")]
+            )
+        table.add_row(*cells, style="bold yellow" if both and _differs(a, b) else None)
     con.print(table)
+    if both:
+        n = sum(1 for _, a, b in rows if _differs(a, b))
+        con.print(
+            f"{n} setting(s) differ"
+            + ("" if args.diff_only else " (highlighted; --diff-only lists only them)")
+        )
     for c in (mf, mg):
         if c is not None:
             for w in c.warnings:
-                con.print(f"[yellow]warning[/] {w}", markup=True)
+                con.print(f"[yellow]warning[/] {escape(w)}", markup=True)
     return 0
 
 
-def _show_cells(v: Value | None) -> list[str]:
+def _differs(a: Value | None, b: Value | None) -> bool:
+    """Both sides set the setting and their values differ (numbers within 1e-9)."""
+    if a is None or b is None or not a.known or not b.known:
+        return False
+    x, y = a.value, b.value
+    if isinstance(x, (int, float)) and isinstance(y, (int, float)) and not isinstance(x, bool):
+        return abs(x - y) > 1e-9 * max(abs(x), abs(y), 1e-300)
+    return fmt(x) != fmt(y)
+
+
+def _show_cells(v: Value | None, narrow: bool = False) -> list[str]:
     from rich.markup import escape
 
     if v is None:
@@ -275,14 +433,10 @@ def _show_cells(v: Value | None) -> list[str]:
     val = escape(fmt(v.value))
     if v.yaml11_string:
         val = f"[red]{val!r} (string in MindFormers)[/]"
-    return [val, escape(v.brief())]
-
-
-def _term_width() -> int:
-    try:
-        return os.get_terminal_size().columns
-    except OSError:
-        return 160
+    origin = v.brief()
+    if narrow and v.origin.value == "file" and v.loc is not None:
+        origin = f"{os.path.basename(v.loc.path)}:{v.loc.line}"  # the key is the row already
+    return [val, escape(origin)]
 
 
 # -- rules / explain --------------------------------------------------------------------------
@@ -308,10 +462,53 @@ def cmd_rules(args: Any) -> int:
     if args.format == "markdown":
         sys.stdout.write(rules_markdown(rules))
         return 0
+    paint = _painter(args)
     for r in rules:
         prof = "" if "default" in r.profiles else "  [align profile]"
-        sys.stdout.write(f"{r.id}  {r.severity:<7}  {r.row:<36} {r.title}{prof}\n")
+        sev = paint(f"{r.severity:<7}", SEVERITY_ANSI[r.severity])
+        sys.stdout.write(f"{paint(r.id, '1')}  {sev}  {r.row:<36} {r.title}{prof}\n")
     return 0
+
+
+SEVERITY_ANSI = {"error": "1;31", "warning": "1;33", "note": "1;36"}
+
+
+def _painter(args: Any) -> Any:
+    """ANSI styling for the small plain-text commands, under the same switches as lint."""
+    from cfglint.cli.terminal import use_color
+
+    if not use_color(args):
+        return lambda text, code: text
+    return lambda text, code: f"\x1b[{code}m{text}\x1b[0m"
+
+
+def rules_page(rules: Any) -> str:
+    """docs/rules.md: every rule under its own anchor (the SARIF helpUri points there)."""
+    out = [
+        "# cfglint rules",
+        "",
+        "Generated from `rules/*.yaml` by `scripts/update_readme_rules.py`; do not edit by hand.",
+        "A rule marked *align profile* runs only with `--profile align`; a recommendation",
+        "(kind `recommend` or `env`) runs for a pair, and on a single side with `--profile align`.",
+    ]
+    section = None
+    for r in sorted(rules, key=lambda r: (SECTION_ORDER.index(r.row.split(".")[0]), r.id)):
+        if r.section != section:
+            section = r.section
+            out += ["", f"## {section}"]
+        only = " *(align profile)*" if r.profiles == ("align",) else ""
+        out += [
+            "",
+            f'<a id="{r.id.lower()}"></a>',
+            f"### {r.id}: {r.title}{only}",
+            "",
+            f"Row `{r.row}` · severity {r.severity} · kind {r.kind}",
+            "",
+            " ".join(r.rationale.split()),
+            "",
+            f"**Fix:** {' '.join(r.fix.split())}",
+        ]
+    return "\n".join(out) + "\n"
 
 
 def rules_markdown(rules: Any) -> str:
@@ -337,68 +534,156 @@ def cmd_explain(args: Any) -> int:
     from cfglint.check.rulebook import load_rules
 
     want = args.rule.upper()
+    paint = _painter(args)
     for r in load_rules():
         if r.id == want:
             sys.stdout.write(
-                f"{r.id}: {r.title}\n"
-                f"row: {r.row}   severity: {r.severity}   kind: {r.kind}   "
-                f"profiles: {', '.join(r.profiles)}\n\n"
-                f"Why it matters:\n  {' '.join(r.rationale.split())}\n\n"
-                f"How to fix:\n  {' '.join(r.fix.split())}\n"
+                f"{paint(r.id + ': ' + r.title, '1')}\n"
+                f"row: {r.row}   severity: {paint(r.severity, SEVERITY_ANSI[r.severity])}   "
+                f"kind: {r.kind}   profiles: {', '.join(r.profiles)}\n\n"
+                f"{paint('Why it matters:', '1')}\n  {' '.join(r.rationale.split())}\n\n"
+                f"{paint('How to fix:', '1')}\n  {' '.join(r.fix.split())}\n"
             )
             return 0
     raise InputError(None, f"no rule {args.rule!r}; `cfglint rules` lists them")
 
 
 # -- lr ------------------------------------------------------------------------------------------
-def cmd_lr(args: Any) -> int:
-    from cfglint.evidence import lr
-    from cfglint.evidence.lr.bridge import schedule_of
-    from cfglint.report import lr_plot
+NAMES = {"mindformers": "MindFormers", "megatron": "Megatron"}
+# A constant schedule has the same rate at every step; without a length it is drawn this long.
+CONSTANT_SPAN = 100
 
-    mf, mg = _load_pair(args)
-    scheds = {}
-    for cfg in (mf, mg):
-        if cfg is None:
-            continue
+
+def _length_open(cfg: Config) -> bool:
+    """The config leaves the training length to run time: MindFormers ``total_steps: -1``
+    (or absent) is replaced by the dataset's length x epochs (mindformers: trainer/
+    base_trainer.py, where the lr schedule is built with the computed total_steps)."""
+    o = cfg.optimizer
+    if o.train_steps is not None and o.train_steps.known and o.train_steps.value:
+        return False
+    if cfg.side == "megatron":
+        return not any(k in o.lr_extra for k in ("train_iters", "train_samples"))
+    declared = o.lr_extra.get("total_steps")
+    return declared is None or not declared.known or declared.value in (None, -1)
+
+
+def _is_constant(cfg: Config) -> bool:
+    style = cfg.optimizer.lr_decay_style
+    return style is not None and style.known and str(style.value) == "constant"
+
+
+def lr_schedules(
+    mf_path: str | None, mg_path: str | None, steps: int | None, launch: str | None = None
+) -> dict[str, Any]:
+    """Both sides' schedules for ``cfglint lr``, each with a training length."""
+    from cfglint.cli.pipeline import load_megatron_side, load_mindformers_side
+
+    mf = load_mindformers_side(mf_path, launch) if mf_path else None
+    mg = load_megatron_side(mg_path) if mg_path else None
+    scheds, _ = _build_schedules(mf, mg, steps)
+    return scheds
+
+
+def _build_schedules(
+    mf: Config | None, mg: Config | None, steps: int | None
+) -> tuple[dict[str, Any], list[str]]:
+    from cfglint.evidence.lr.bridge import MAX_STEPS, schedule_of
+
+    scheds: dict[str, Any] = {}
+    notes: list[str] = []
+    cfgs = [c for c in (mg, mf) if c is not None]  # the side that knows its length first
+    for cfg in cfgs:
+        name = NAMES[cfg.side]
+        length, source = None, ""
+        if _length_open(cfg):
+            other = next((s for side, s in scheds.items() if side != cfg.side), None)
+            if steps is not None:
+                length, source = steps, "--steps"
+            elif other is not None:
+                flag = "--train-iters" if other.framework == "megatron" else "total_steps"
+                length, source = other.total_steps, f"{NAMES[other.framework]}'s {flag}"
+            elif _is_constant(cfg):
+                length, source = CONSTANT_SPAN, "none needed: the schedule is constant"
+            else:
+                raise InputError(
+                    cfg.path,
+                    f"{name} leaves the training length to the dataset (total_steps: -1); "
+                    "give --steps N, or the other side with --megatron",
+                )
         try:
-            scheds[cfg.side] = schedule_of(cfg)
+            scheds[cfg.side] = schedule_of(cfg, length)
         except ValueError as exc:
             raise InputError(cfg.path, f"cannot build the learning-rate schedule: {exc}") from None
-    if len(scheds) == 1:
-        (s,) = scheds.values()
-        sys.stdout.write(lr_plot.plot_terminal(s, s) + "\n")
-        return 0
-    a, b = scheds["mindformers"], scheds["megatron"]
-    from cfglint.evidence.lr.bridge import MAX_STEPS
+        if not 0 < scheds[cfg.side].total_steps <= MAX_STEPS:
+            raise InputError(
+                cfg.path,
+                f"{name} trains {scheds[cfg.side].total_steps} steps: nothing to simulate "
+                f"(a length between 1 and {MAX_STEPS} is needed; --steps N gives one)",
+            )
+        if length is not None:
+            notes.append(f"{name} training length {length} steps ({source})")
+    ordered = {k: scheds[k] for k in ("mindformers", "megatron") if k in scheds}
+    return ordered, notes
 
-    steps = args.steps or max(a.total_steps, b.total_steps)
-    if not 0 < steps <= MAX_STEPS:
+
+def cmd_lr(args: Any) -> int:
+    from cfglint.evidence.lr.bridge import MAX_STEPS
+    from cfglint.report import lr_plot
+
+    if args.steps is not None and not 0 < args.steps <= MAX_STEPS:
         raise InputError(None, f"--steps must be between 1 and {MAX_STEPS}")
-    diff = lr.compare(a, b, steps)
-    for name, sch in (("MindFormers", a), ("Megatron", b)):
+    mf, mg = _load_pair(args)
+    scheds, notes = _build_schedules(mf, mg, args.steps)
+    paint = _painter(args)
+    for side, sch in scheds.items():
         sys.stdout.write(
-            f"{name + ':':13}{sch.style}, peak {sch.max_lr:g}, min {sch.min_lr:g}, warmup "
-            f"{sch.warmup_steps} steps, {sch.total_steps} steps\n"
+            f"{paint(NAMES[side] + ':', '1'):13}{sch.style}, peak {sch.max_lr:g}, min "
+            f"{sch.min_lr:g}, warmup {sch.warmup_steps} steps, {sch.total_steps} steps\n"
         )
-    for n in (*a.notes, *b.notes):
+    for n in (*notes, *(n for s in scheds.values() for n in s.notes)):
         sys.stdout.write(f"note: {n}\n")
-    if diff.first_diverging_step is None:
-        sys.stdout.write(
-            f"The curves agree within 1% over {steps} steps (largest gap {diff.max_rel_gap:.2%}).\n"
-        )
-    else:
-        sys.stdout.write(
-            f"First step where they differ by more than 1%: {diff.first_diverging_step} "
-            f"(MindFormers {diff.a_at_first:.6g}, Megatron {diff.b_at_first:.6g}); "
-            f"largest gap {diff.max_rel_gap:.2%} at step {diff.max_gap_step}.\n"
-        )
-    sys.stdout.write("MindFormers is *, Megatron is o, # where they overlap\n")
-    sys.stdout.write(lr_plot.plot_terminal(a, b) + "\n")
+    code = 0
+    if len(scheds) == 2:
+        a, b = scheds["mindformers"], scheds["megatron"]
+        if a.total_steps != b.total_steps:
+            sys.stdout.write(
+                f"note: the runs end at different steps (MindFormers {a.total_steps}, "
+                f"Megatron {b.total_steps}); compared over the {min(a.total_steps, b.total_steps)}"
+                " steps both train\n"
+            )
+        diff = lr_plot.common_diff(a, b)
+        if diff.first_diverging_step is None:
+            sys.stdout.write(
+                paint(
+                    f"The curves agree within 1% over {diff.steps} steps (largest gap "
+                    f"{diff.max_rel_gap:.2%}).",
+                    "32",
+                )
+                + "\n"
+            )
+        else:
+            code = 1
+            sys.stdout.write(
+                paint(
+                    f"First step where they differ by more than 1%: {diff.first_diverging_step}"
+                    f" (MindFormers {diff.a_at_first:.6g}, Megatron {diff.b_at_first:.6g}); "
+                    f"largest gap {diff.max_rel_gap:.2%} at step {diff.max_gap_step}.",
+                    "1;33",
+                )
+                + "\n"
+            )
+    from cfglint.cli.terminal import term_width
+
+    sys.stdout.write(lr_plot.plot_terminal(*scheds.values(), width=min(term_width(), 120)) + "\n")
     if args.plot:
+        title = "Learning rate: " + " vs ".join(
+            os.path.basename(c.path) for c in (mf, mg) if c is not None
+        )
         try:
-            lr_plot.plot_png(a, b, args.plot)
+            lr_plot.write_png(scheds, title, args.plot)
         except RuntimeError as exc:
             raise InputError(args.plot, str(exc)) from None
+        except OSError as exc:
+            raise InputError(args.plot, f"cannot write the plot: {exc.strerror}") from None
         sys.stdout.write(f"wrote {args.plot}\n")
-    return 1 if diff.first_diverging_step is not None else 0
+    return code

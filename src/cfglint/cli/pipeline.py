@@ -28,20 +28,6 @@ class Options:
     loss_logs: list[str] = field(default_factory=list)
 
 
-def classify(paths: list[str]) -> tuple[list[str], list[str], list[str]]:
-    """Positional files by kind: MindFormers YAML, Python sources, launch scripts."""
-    yamls, sources, scripts = [], [], []
-    for p in paths:
-        low = p.lower()
-        if low.endswith(".py") or os.path.isdir(p):
-            sources.append(p)
-        elif low.endswith((".sh", ".bash")):
-            scripts.append(p)
-        else:
-            yamls.append(p)
-    return yamls, sources, scripts
-
-
 def load_mindformers_side(path: str, launch: str | None = None) -> Config:
     from cfglint.normalize.mindformers.build import load_mindformers
 
@@ -60,18 +46,32 @@ def load_megatron_side(path: str, version: str | None = None) -> Config:
     return normalize_megatron(load_megatron(path, version))
 
 
-def _matches(f: Finding | Rule, keys: list[str]) -> bool:
-    rid = f.rule if isinstance(f, Finding) else f.id
-    return any(k in (rid, f.row) or f.row.startswith(k + ".") for k in keys)
+# Alignment advice: what the guide recommends before comparing loss curves. Reported for a
+# pair (the user is aligning) and with --profile align; a single side at the default profile
+# reports only what is wrong in any run. OTH010 compares with a published architecture: a
+# deliberate variant is not a defect of the config.
+ADVICE_KINDS = frozenset({"recommend", "env"})
+ADVICE_RULES = frozenset({"OTH010"})
 
 
-def _split(values: list[str]) -> list[str]:
-    return [x.strip() for v in values for x in v.split(",") if x.strip()]
+def is_advice(rule: Rule) -> bool:
+    return rule.kind in ADVICE_KINDS or rule.id in ADVICE_RULES
 
 
-def select_rules(rules: tuple[Rule, ...], select: list[str], ignore: list[str]) -> tuple[Rule, ...]:
-    sel, ign = _split(select), _split(ignore)
-    out = tuple(r for r in rules if (not sel or _matches(r, sel)) and not _matches(r, ign))
+def _misread(f: Finding, rule: Rule) -> bool:
+    """A finding raised to error above its rule's severity: a value the framework reads
+    differently from what was written (YAML 1.1 numbers as strings), wrong in any run."""
+    return f.severity == "error" and rule.severity != "error"
+
+
+def single_side_filter(findings: list[Finding], rules: tuple[Rule, ...]) -> list[Finding]:
+    by_id = {r.id: r for r in rules}
+    out = []
+    for f in findings:
+        rule = by_id.get(f.rule)
+        if rule is not None and is_advice(rule) and not _misread(f, rule):
+            continue
+        out.append(f)
     return out
 
 
@@ -83,6 +83,8 @@ def lint(opts: Options) -> tuple[Report, Context]:
         raise InputError(None, "one MindFormers YAML at a time (use `cfglint lint` per file)")
     if mf_path:
         report.inputs.append(InputRef(path=mf_path, kind="mindformers"))
+        if opts.launch:
+            report.inputs.append(InputRef(path=opts.launch, kind="launch"))
         ctx.mf = _guarded(report, mf_path, lambda: load_mindformers_side(mf_path, opts.launch))
     if opts.megatron:
         report.inputs.append(InputRef(path=opts.megatron, kind="megatron"))
@@ -108,12 +110,16 @@ def lint(opts: Options) -> tuple[Report, Context]:
     ctx.logs = list(opts.loss_logs)
     if ctx.mf is None and ctx.mg is None and ctx.sources is None:
         return report, ctx
+    from cfglint.cli.selection import select_rules
+
     rules = select_rules(load_rules(), opts.select, opts.ignore)
     try:
         findings = run_rules(rules, ctx)
     except InputError as exc:  # a data file or log a builtin check had to read
         report.errors.append(InputProblem(path=exc.path or "", message=exc.message, line=exc.line))
         return report, ctx
+    if opts.profile == "default" and (ctx.mf is None) != (ctx.mg is None):
+        findings = single_side_filter(findings, rules)
     from cfglint.check.suppress import apply
 
     findings, report.suppressed = apply(findings)

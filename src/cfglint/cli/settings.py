@@ -14,7 +14,17 @@ from typing import Any
 from cfglint.model.errors import InputError
 
 MAX_PYPROJECT = 1024 * 1024
-KNOWN = {"select", "ignore", "profile", "fail_on", "megatron_version", "format", "exclude"}
+KNOWN = {
+    "select",
+    "ignore",
+    "profile",
+    "fail_on",
+    "megatron_version",
+    "format",
+    "exclude",
+    "pairs",
+}
+PAIR_KEYS = {"mindformers", "megatron", "launch", "source"}
 
 
 def _choices(key: str) -> list[str] | None:
@@ -25,7 +35,7 @@ def _choices(key: str) -> list[str] | None:
     return {
         "profile": ["default", "align"],
         "fail_on": ["error", "warning", "note", "never"],
-        "format": ["text", "json", "sarif"],
+        "format": ["text", "concise", "json", "sarif"],
     }.get(key)
 
 
@@ -78,5 +88,51 @@ def load_settings(path: Path | None) -> dict[str, Any]:
             isinstance(v, list) and all(isinstance(x, str) for x in v)
         ):
             raise InputError(str(path), f"[tool.cfglint] {k} must be a list of strings")
+        if key == "pairs":
+            v = _pairs(path, v)
         out[key] = v
+    out["_base"] = path.parent
+    out["_path"] = path
     return out
+
+
+def _pairs(path: Path, value: Any) -> list[dict[str, Any]]:
+    """``pairs = [{mindformers = …, megatron = …, launch = …, source = […]}]``, paths
+    relative to the pyproject.toml, made relative to the current folder."""
+    if not isinstance(value, list) or not all(isinstance(p, dict) for p in value):
+        raise InputError(str(path), "[tool.cfglint] pairs must be a list of tables")
+    out = []
+    for i, pair in enumerate(value, 1):
+        bad = sorted(set(pair) - PAIR_KEYS)
+        if bad:
+            raise InputError(
+                str(path),
+                f"[tool.cfglint] pairs entry {i}: unknown key(s) {', '.join(bad)}; "
+                f"known: {', '.join(sorted(PAIR_KEYS))}",
+            )
+        if not (pair.get("mindformers") or pair.get("megatron")):
+            raise InputError(
+                str(path), f"[tool.cfglint] pairs entry {i} needs mindformers and/or megatron"
+            )
+        src = pair.get("source", [])
+        src = [src] if isinstance(src, str) else src
+        if not isinstance(src, list) or not all(isinstance(x, str) for x in src):
+            raise InputError(str(path), f"[tool.cfglint] pairs entry {i}: source must be paths")
+        entry: dict[str, Any] = {"source": [_rel(path.parent, x) for x in src]}
+        for k in ("mindformers", "megatron", "launch"):
+            if pair.get(k) is not None:
+                if not isinstance(pair[k], str):
+                    raise InputError(
+                        str(path), f"[tool.cfglint] pairs entry {i}: {k} must be a path"
+                    )
+                entry[k] = _rel(path.parent, pair[k])
+        out.append(entry)
+    return out
+
+
+def _rel(base: Path, p: str) -> str:
+    full = p if os.path.isabs(p) else os.path.join(base, p)
+    try:
+        return os.path.relpath(full)
+    except ValueError:  # another drive on Windows
+        return full

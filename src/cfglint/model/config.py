@@ -186,8 +186,6 @@ class Launch(_Section):
     nnodes: V = None
 
 
-
-
 class Config(BaseModel):
     """One side of a migration, normalized."""
 

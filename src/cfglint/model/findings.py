@@ -65,12 +65,13 @@ class InputProblem(BaseModel):
     path: str
     message: str
     line: int | None = None
-    level: Literal["error", "warning"] = "error"
+    level: Literal["error", "warning", "note"] = "error"
 
 
 class InputRef(BaseModel):
     path: str
-    kind: Literal["mindformers", "megatron", "source"]
+    # "launch": the MindFormers side's own launch script (msrun), read with its config
+    kind: Literal["mindformers", "megatron", "source", "launch"]
 
 
 class Report(BaseModel):
@@ -81,3 +82,5 @@ class Report(BaseModel):
     # (row, reason) for rows that could not be decided from what was given
     not_checked: list[tuple[str, str]] = Field(default_factory=list)
     suppressed: int = 0
+    # files given or found that are not training inputs, each with what it was taken for
+    skipped: list[InputProblem] = Field(default_factory=list)

@@ -18,10 +18,13 @@ if TYPE_CHECKING:
 class RenderOptions:
     verbose: bool = False
     color: bool = False
+    width: int = 100  # text wraps here: the terminal's width, or 100 for a pipe
+    # several files were linted: each finding's header names its file
+    name_files: bool = False
 
 
 # format name -> module under cfglint.report that defines render(report, options) -> str
-FORMATS = {"text": "text", "json": "json", "sarif": "sarif"}
+FORMATS = {"text": "text", "json": "json", "sarif": "sarif", "concise": "concise"}
 
 
 def render(fmt: str, report: Report, options: RenderOptions) -> str:

@@ -1,40 +1,39 @@
-"""Two learning-rate curves drawn in the terminal or as a PNG (matplotlib, imported only here)."""
+"""Learning-rate curves drawn in the terminal or as a PNG (matplotlib, imported only here).
+
+One or two schedules; each curve stops at its own run's last step, so a shorter run is
+never drawn (or compared) as a learning rate of 0 after it ends. A pair is compared only
+over the steps both runs train.
+"""
 
 from __future__ import annotations
 
-from cfglint.evidence.lr.curves import compare, fill, schedule_pieces
-from cfglint.evidence.lr.schedule import CurveDiff, Schedule
+from typing import Any
+
+from cfglint.evidence.lr import CurveDiff, Schedule, compare, curve
+
+NAMES = {"mindformers": "MindFormers", "megatron": "Megatron"}
+MARKS = ("*", "o")
+PNG_POINTS = 5000  # a curve is sampled on at most this many steps
 
 
 def _fmt_lr(value: float) -> str:
     return f"{value:.2e}"
 
 
-def _sample(s: Schedule, steps: list[int]) -> list[float]:
-    pieces = schedule_pieces(s)
-    return [fill(pieces, step - 1, step)[0] for step in steps]
+def common_diff(a: Schedule, b: Schedule) -> CurveDiff:
+    """How two curves differ over the steps both runs train."""
+    return compare(a, b, min(a.total_steps, b.total_steps))
 
 
-def _canvas(ya: list[float], yb: list[float], rows: int, mark_col: int | None) -> list[list[str]]:
-    """Character grid; row 0 is the top. The divergence column is drawn under the curves."""
-    top, bottom = max(ya + yb), min(ya + yb)
-    span = (top - bottom) or 1.0
-    grid = [[" "] * len(ya) for _ in range(rows)]
-    if mark_col is not None:
-        for line in grid:
-            line[mark_col] = "|"
-    for c, (va, vb) in enumerate(zip(ya, yb, strict=True)):
-        ra = round((top - va) / span * (rows - 1))
-        rb = round((top - vb) / span * (rows - 1))
-        grid[ra][c] = "*"
-        grid[rb][c] = "#" if ra == rb else "o"
-    return grid
-
-
-def _legend(a: Schedule, b: Schedule, diff: CurveDiff) -> list[str]:
-    lines = [f"  * {a.label}   o {b.label}   # both"]
+def _legend(scheds: tuple[Schedule, ...]) -> list[str]:
+    names = "   ".join(f"{m} {s.label}" for m, s in zip(MARKS, scheds, strict=False))
+    if len(scheds) == 1:
+        return [f"  {names}"]
+    a, b = scheds
+    diff = common_diff(a, b)
+    lines = [f"  {names}   # both"]
     if diff.first_diverging_step is None:
-        lines.append("  the curves agree within 1% at every step")
+        lines.append(f"  the curves agree within 1% at every step both runs train ({diff.steps})")
     else:
         lines.append(
             f"  | first divergence at step {diff.first_diverging_step}: "
@@ -44,26 +43,42 @@ def _legend(a: Schedule, b: Schedule, diff: CurveDiff) -> list[str]:
     return lines
 
 
-def plot_terminal(a: Schedule, b: Schedule, width: int = 100, height: int = 25) -> str:
-    """Both curves as text: ``*`` is ``a``, ``o`` is ``b``, ``#`` where they overlap.
-
-    Drawn without plotext so the output is the same wherever cfglint runs.
-    """
-    n = max(a.total_steps, b.total_steps)
-    diff = compare(a, b, n)
+def plot_terminal(*scheds: Schedule, width: int = 100, height: int = 25) -> str:
+    """One or two curves as text: ``*`` the first, ``o`` the second, ``#`` where they
+    overlap, ``|`` the first divergence. Plain characters, the same on every terminal."""
+    if not 1 <= len(scheds) <= 2:
+        raise ValueError("plot_terminal draws one or two schedules")
+    n = max(s.total_steps for s in scheds)
+    legend = _legend(scheds)
     label_w = 9
     cols = max(10, width - label_w - 2)
-    rows = max(5, height - 4)
+    rows = max(5, height - 2 - len(legend))
     steps = [1 + round(c * (n - 1) / (cols - 1)) for c in range(cols)]
-    ya, yb = _sample(a, steps), _sample(b, steps)
+    series = []
+    for s in scheds:
+        ys = curve(s, s.total_steps)
+        series.append([ys[x - 1] if x <= s.total_steps else None for x in steps])
+    known = [v for ys in series for v in ys if v is not None]
+    top, bottom = max(known), min(known)
+    span = (top - bottom) or 1.0
+    grid = [[" "] * cols for _ in range(rows)]
     mark = None
-    if diff.first_diverging_step is not None:
-        mark = round((diff.first_diverging_step - 1) * (cols - 1) / max(n - 1, 1))
-    top, bottom = max(ya + yb), min(ya + yb)
+    if len(scheds) == 2:
+        diff = common_diff(*scheds)
+        if diff.first_diverging_step is not None:
+            mark = round((diff.first_diverging_step - 1) * (cols - 1) / max(n - 1, 1))
+            for line in grid:
+                line[mark] = "|"
+    for m, ys in zip(MARKS, series, strict=False):
+        for c, v in enumerate(ys):
+            if v is None:
+                continue
+            r = round((top - v) / span * (rows - 1))
+            grid[r][c] = "#" if grid[r][c] in MARKS and grid[r][c] != m else m
     labels = {0: top, rows // 2: (top + bottom) / 2, rows - 1: bottom}
     out = [
         f"{_fmt_lr(labels[i]) if i in labels else '':>{label_w}} |{''.join(line)}"
-        for i, line in enumerate(_canvas(ya, yb, rows, mark))
+        for i, line in enumerate(grid)
     ]
     out.append(" " * label_w + " +" + "-" * cols)
     axis = [" "] * cols
@@ -72,35 +87,81 @@ def plot_terminal(a: Schedule, b: Schedule, width: int = 100, height: int = 25) 
     if mark is not None:
         axis[mark] = "^"
     out.append(f"{'step':>{label_w}}  " + "".join(axis))
-    return "\n".join(out + _legend(a, b, diff))
+    return "\n".join(out + legend)
 
 
-def plot_png(a: Schedule, b: Schedule, path: str) -> None:
-    """Write both curves to a PNG file (needs matplotlib)."""
+def _points(s: Schedule) -> tuple[list[int], list[float]]:
+    ys = curve(s, s.total_steps)
+    stride = max(1, s.total_steps // PNG_POINTS)
+    xs = list(range(1, s.total_steps + 1, stride))
+    if xs[-1] != s.total_steps:
+        xs.append(s.total_steps)
+    return xs, [ys[x - 1] for x in xs]
+
+
+def figure_for(scheds: dict[str, Schedule], title: str) -> Any:
+    """The PNG's figure: a curve per side that stops at its run's last step, the end of
+    each warmup, and (for a pair) the step with the largest gap, all marked."""
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
-    except ImportError as exc:
+    except ImportError as exc:  # declared as a dependency; a broken install still says so
         raise RuntimeError("matplotlib is not installed; pip install matplotlib") from exc
-    n = max(a.total_steps, b.total_steps)
-    diff = compare(a, b, n)
-    stride = max(1, n // 5000)
-    xs = list(range(1, n + 1, stride))
-    if xs[-1] != n:
-        xs.append(n)
-    fig = Figure(figsize=(10, 5))
+    fig = Figure(figsize=(10, 5.5), layout="constrained")
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
-    ax.plot(xs, _sample(a, xs), label=a.label)
-    ax.plot(xs, _sample(b, xs), linestyle="--", label=b.label)
-    if diff.first_diverging_step is not None:
-        ax.axvline(
-            diff.first_diverging_step,
-            color="red",
-            linestyle=":",
-            label=f"first divergence (step {diff.first_diverging_step})",
+    colors = {"mindformers": "tab:blue", "megatron": "tab:orange"}
+    styles = {"mindformers": "-", "megatron": "--"}
+    for side, s in scheds.items():
+        xs, ys = _points(s)
+        name = NAMES.get(side, side)
+        ax.plot(
+            xs,
+            ys,
+            styles.get(side, "-"),
+            color=colors.get(side),
+            label=f"{name}: {s.style}, {s.total_steps} steps",
         )
+        if s.warmup_steps > 0:
+            ax.axvline(
+                s.warmup_steps,
+                color=colors.get(side),
+                linestyle=":",
+                linewidth=1,
+                label=f"{name} warmup ends (step {s.warmup_steps})",
+            )
+    if len(scheds) == 2:
+        # the largest absolute gap: a relative gap peaks where both rates are near zero
+        # (the end of a decay), which says little on a plot
+        a, b = scheds.values()
+        n = min(a.total_steps, b.total_steps)
+        ya, yb = curve(a, n), curve(b, n)
+        at = max(range(n), key=lambda i: abs(ya[i] - yb[i]))
+        if ya[at] != yb[at]:
+            ax.axvline(
+                at + 1,
+                color="red",
+                linestyle="-.",
+                linewidth=1,
+                label=f"largest gap at step {at + 1}: {ya[at]:.3g} vs {yb[at]:.3g}",
+            )
+    ax.set_title(title)
     ax.set_xlabel("optimizer step (1 = first update)")
     ax.set_ylabel("learning rate")
-    ax.legend()
-    fig.savefig(path)
+    ax.ticklabel_format(axis="y", style="sci", scilimits=(-3, 3))
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="small")
+    return fig
+
+
+def write_png(scheds: dict[str, Schedule], title: str, path: str) -> None:
+    figure_for(scheds, title).savefig(path, dpi=110)
+
+
+def plot_png(a: Schedule, b: Schedule, path: str, title: str | None = None) -> None:
+    """Both curves to a PNG file (needs matplotlib)."""
+    write_png(
+        {a.framework: a, b.framework: b} if a.framework != b.framework else {"a": a},
+        title or f"{a.label} vs {b.label}",
+        path,
+    )

@@ -33,10 +33,11 @@ def render_text(
     color: bool = False,
     verbose: bool = False,
     width: int = 100,
+    name_files: bool = False,
 ) -> str:
     """The report as (style, text) lines, printed through rich only when colored: rich
     costs a noticeable share of a pre-commit run's start-up, and plain text needs none."""
-    lines = _lines(report, titles, verbose, width)
+    lines = _lines(report, titles, verbose, width, name_files)
     if not color:
         return "".join(text + "\n" for _, text in lines)
     from rich.console import Console
@@ -50,7 +51,7 @@ def render_text(
 
 
 def _lines(
-    report: Report, titles: dict[str, str], verbose: bool, width: int
+    report: Report, titles: dict[str, str], verbose: bool, width: int, name_files: bool = False
 ) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     by_section: dict[str, list[Finding]] = defaultdict(list)
@@ -61,7 +62,10 @@ def _lines(
     ):
         out.append(("bold underline", titles.get(section, section)))
         for f in by_section[section]:
-            out.append((STYLE[f.severity], f"  {f.severity:<7} {f.rule} {f.row}"))
+            head = f"  {f.severity:<7} {f.rule} {f.row}"
+            if name_files and f.locations:
+                head += f"  {f.locations[0].path}"
+            out.append((STYLE[f.severity], head))
             out.append(("", _wrap(f.message, "    ", width)))
             if f.rationale:
                 out.append(("dim", _wrap("why: " + f.rationale, "    ", width)))
@@ -91,7 +95,9 @@ def summary_line(report: Report) -> str:
     for f in report.findings:
         counts[f.severity] += 1
     if not report.findings and not report.errors:
-        text = "No findings."
+        # say what was checked: a run that read nothing never gets here (cli says so)
+        n = len({i.path for i in report.inputs})
+        text = f"No findings in {n} file{'s' if n != 1 else ''}." if n else "No findings."
     else:
         parts = [f"{n} {k}{'s' if n != 1 else ''}" for k, n in counts.items() if n]
         text = "Found " + (", ".join(parts) if parts else "no findings")
@@ -108,4 +114,11 @@ def summary_line(report: Report) -> str:
 def render(report: Report, options: RenderOptions) -> str:
     from cfglint.check.rulebook import section_titles
 
-    return render_text(report, section_titles(), color=options.color, verbose=options.verbose)
+    return render_text(
+        report,
+        section_titles(),
+        color=options.color,
+        verbose=options.verbose,
+        width=options.width,
+        name_files=options.name_files,
+    )

@@ -12,9 +12,12 @@ from cfglint.model.config import Config
 MAX_STEPS = 10_000_000
 
 
-def schedule_of(cfg: Config) -> Any:
-    """The side's lr.Schedule; raises ValueError with a reason when it cannot be built."""
-    s = _schedule(cfg)
+def schedule_of(cfg: Config, train_steps: int | None = None) -> Any:
+    """The side's lr.Schedule; raises ValueError with a reason when it cannot be built.
+
+    ``train_steps`` is the training length to use where the config leaves it open
+    (MindFormers ``total_steps: -1`` takes it from the dataset at run time)."""
+    s = _schedule(cfg, train_steps)
     if isinstance(s.total_steps, bool) or not isinstance(s.total_steps, int):
         # `total_steps: 1e5` is the string "1e5" to PyYAML (YAML 1.1 floats need a dot)
         raise ValueError(
@@ -39,7 +42,7 @@ def _finite(values: dict[str, Any]) -> dict[str, Any]:
     return values
 
 
-def _schedule(cfg: Config) -> Any:
+def _schedule(cfg: Config, train_steps: int | None = None) -> Any:
     from cfglint.evidence import lr
 
     o = cfg.optimizer
@@ -55,6 +58,8 @@ def _schedule(cfg: Config) -> Any:
                 args[key] = val.value
         if o.train_steps is not None and o.train_steps.known and o.train_steps.value:
             args.setdefault("train_iters", o.train_steps.value)
+        elif train_steps is not None and "train_samples" not in args:
+            args.setdefault("train_iters", train_steps)
         gbs = (
             o.global_batch_size.value if o.global_batch_size and o.global_batch_size.known else None
         )
@@ -63,6 +68,8 @@ def _schedule(cfg: Config) -> Any:
         return lr.megatron_schedule(_finite(args), gbs)
     block = {k: v.value for k, v in o.lr_extra.items() if v.known}
     total = o.train_steps.value if o.train_steps is not None and o.train_steps.known else None
+    if total is None:
+        total = train_steps
     if not block.get("type"):
         raise ValueError("no lr_schedule section")
     return lr.mindformers_schedule(_finite(block), total)

@@ -67,6 +67,10 @@ def bash_parser() -> Parser:
     return Parser(Language(tree_sitter_bash.language()))
 
 
+# Line numbers of a sourced file are offset by a multiple of this (no script is this long).
+SOURCE_LINES = 10_000_000
+
+
 class ShellBase:
     """Positions, warnings and the size budget shared by every part of the interpreter."""
 
@@ -92,13 +96,19 @@ class ShellBase:
         self._left = VALUE_LIMIT
         self._total = TOTAL_LIMIT
         self._exhausted = False
+        # Files read with `source`: positions inside the k-th one carry line k * SOURCE_LINES
+        # + line, so the path-less (line, column) pairs of words and variables still name
+        # their file (see loc()).
+        self._line_base = 0
+        self.sourced: list[str] = [path]
+        self._source_line = 0  # the main script's line of the `source` being read
 
     # -- positions --------------------------------------------------------------------
 
     def pos_of(self, byte: int) -> Pos:
         row = bisect.bisect_right(self.line_starts, byte) - 1
         start = self.line_starts[row]
-        return row + 1, self._char_col(row, byte - start)
+        return self._line_base + row + 1, self._char_col(row, byte - start)
 
     def _char_col(self, row: int, bcol: int) -> int:
         start = self.line_starts[row]
@@ -124,13 +134,19 @@ class ShellBase:
     def loc(self, pos: Pos) -> Loc:
         got = self._locs.get(pos)
         if got is None:
-            got = self._locs[pos] = Loc(path=self.path, line=pos[0], column=pos[1])
+            k, line = divmod(pos[0], SOURCE_LINES)
+            path = self.sourced[k] if k < len(self.sourced) else self.path
+            got = self._locs[pos] = Loc(path=path, line=line, column=pos[1])
         return got
 
     def text(self, node: Node) -> str:
         return self.src[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
     def warn(self, line: int, message: str) -> None:
+        k, line = divmod(line, SOURCE_LINES)
+        if k:
+            message = f"{message} (in sourced {self.sourced[k]}, line {line})"
+            line = self._source_line
         self.warnings.append(f"line {line}: {message}")
 
     # -- budget -----------------------------------------------------------------------

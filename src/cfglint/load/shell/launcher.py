@@ -38,6 +38,7 @@ WRAPPERS = frozenset(
         "setsid",
         "unbuffer",
         "builtin",
+        "uv",  # `uv run [--extra X] python -m torch.distributed.run ...` (Megatron-LM examples)
     }
 )
 
@@ -105,12 +106,26 @@ def _launcher_kind(text: str | None) -> str | None:
 def find_launcher(words: list[Word]) -> tuple[str, int, dict[str, Word]] | None:
     """(launcher kind, index of the launcher word, env from ``env X=1``) or None.
     Kind "?" means the command name is unknown but a .py script follows."""
+    skip = 0
+    while skip < len(words) and words[skip].text == "":
+        skip += 1  # an unquoted prefix that expanded to nothing: the next word is the command
+    if skip:
+        found = find_launcher(words[skip:])
+        return None if found is None else (found[0], found[1] + skip, found[2])
     if not words:
         return None
     kind = _launcher_kind(words[0].text)
     if kind is not None:
         return kind, 0, {}
     if words[0].text is None:
+        # `$VENV_PREFIX torchrun ...`: an unknown prefix (a wrapper or an environment
+        # activation) in front of a launcher; the launcher decides how the words split
+        for i, w in enumerate(words[1:], start=1):
+            if w.text and w.text.endswith(".py"):
+                break
+            kind = _launcher_kind(w.text)
+            if kind is not None:
+                return kind, i, {}
         if any(w.text and w.text.endswith(".py") for w in words[1:]):
             return "?", 0, {}
         return None

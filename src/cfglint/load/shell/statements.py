@@ -38,6 +38,34 @@ from cfglint.load.shell.pieces import (
 )
 from cfglint.load.shell.words import Invocation, Word
 
+MAX_SOURCED = 16
+
+
+def _sourced_path(script: str, pieces: Sequence[Piece]) -> str | None:
+    """Where a sourced file is. ``$(dirname "$0")/x.sh`` and ``$SCRIPT_DIR/x.sh`` are
+    unknown statically, so the known tail after the last unknown piece is looked up next
+    to the script and in each folder above it (scripts are often run from the repository
+    root: ``source examples/fsdp2/env_config.sh``)."""
+    import os
+
+    last = max((i for i, p in enumerate(pieces) if p.unknown), default=-1)
+    tail = "".join(p.text for p in pieces[last + 1 :]).lstrip("/")
+    # launch settings live in shell files; a virtualenv's `activate` or a ~/.bashrc does
+    # not hold a training run's arguments
+    if not tail.endswith((".sh", ".bash")):
+        return None
+    if last < 0 and os.path.isabs(tail):
+        return tail if os.path.isfile(tail) else None
+    here = os.path.dirname(os.path.abspath(script))
+    while True:
+        cand = os.path.join(here, tail)
+        if os.path.isfile(cand):
+            return os.path.relpath(cand) if not os.path.isabs(script) else cand
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+
 
 class Statements:
     """Statements: blocks, branches, loops, commands, builtins and the training invocation."""
@@ -246,6 +274,7 @@ class Statements:
             and base not in WRAPPERS
             and not PYTHON_RE.fullmatch(base)
             and not IFS_CHAR.search(name.strip())
+            and name.strip()  # `$PREFIX torchrun ...` with PREFIX empty runs torchrun
         ):
             return
         words = self.command_words(name_node, args, ctx)
@@ -294,7 +323,9 @@ class Statements:
                 self.calls.pop()
             return True
         if base in ("source", "."):
-            self.warn(line, f"{base} {snippet(argtext, 60)} is not followed")
+            why = self._follow_source(args, line, ctx)
+            if why:
+                self.warn(line, f"{base} {snippet(argtext, 60)} is not followed: {why}")
         elif base == "eval":
             self.warn(line, f"eval {snippet(argtext, 60)} is not evaluated")
         elif base in SHELLS:
@@ -352,6 +383,48 @@ class Statements:
         via = merge_positions(*(p.via for p in pieces), exclude=at)
         cond = ctx.cond or any(p.cond for p in pieces)
         return Word(text, self.loc(at), tuple(self.loc(v) for v in via), reason, cond)
+
+    def _follow_source(self, args: list[Node], line: int, ctx: Ctx) -> str:
+        """Read a sourced file in place, as bash does: its variables, exports, functions
+        and launch commands become the script's. Returns why it was not followed, or ""."""
+        import os
+
+        from cfglint.load.safeio import read_text
+        from cfglint.load.shell.base import SOURCE_LINES, bash_parser
+        from cfglint.model.errors import InputError
+
+        if not args:
+            return "no file named"
+        if len(self.sourced) > MAX_SOURCED or self._line_base:
+            return "sourced files are followed one level deep, at most 16 per script"
+        try:
+            pieces = self.expand(args[0], quoted=False)
+        except ValueTooLarge:
+            return "name too long"
+        target = _sourced_path(self.path, pieces)
+        if target is None:
+            return "no .sh file found next to the script or in a folder above it"
+        if any(os.path.samefile(target, p) for p in self.sourced if os.path.exists(p)):
+            return "already read"
+        try:
+            text = read_text(target, what="sourced script")
+        except InputError as exc:
+            return exc.message
+        tree = bash_parser().parse(text.replace("\r\n", "\n").encode("utf-8"))
+        if tree.root_node.has_error:
+            return f"{target} has a syntax error"
+        saved = (self.src, self.line_starts, self._char_cols, self._line_base)
+        self.sourced.append(target)
+        self._source_line = line
+        self.src = text.replace("\r\n", "\n").encode("utf-8")
+        self.line_starts = [0] + [i + 1 for i, b in enumerate(self.src) if b == 10]
+        self._char_cols = {}
+        self._line_base = (len(self.sourced) - 1) * SOURCE_LINES
+        try:
+            self.block(tree.root_node.children, ctx)
+        finally:
+            self.src, self.line_starts, self._char_cols, self._line_base = saved
+        return ""
 
     def record_invocation(
         self, words: list[Word], node: Node, ctx: Ctx, prefix: list[Node], raw_name: str

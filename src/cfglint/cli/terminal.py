@@ -1,0 +1,26 @@
+"""Terminal switches shared by every subcommand: colour and width."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+
+def use_color(args: Any, *, to_file: bool = False) -> bool:
+    """--no-color, then NO_COLOR, then FORCE_COLOR, then whether stdout is a terminal
+    (https://no-color.org, https://force-color.org)."""
+    if getattr(args, "no_color", False) or to_file:
+        return False
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return sys.stdout.isatty()
+
+
+def term_width() -> int:
+    """The terminal's width (COLUMNS wins), 100 when output goes to a pipe or file."""
+    import shutil
+
+    return max(40, shutil.get_terminal_size((100, 24)).columns)
