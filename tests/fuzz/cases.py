@@ -22,6 +22,12 @@ MF = FIX / "examples" / "llama2_7b" / "pretrain_llama2_7b.yaml"
 MG = FIX / "examples" / "llama2_7b" / "pretrain_llama2_7b.sh"
 MG_LOG = FIX / "logs" / "megatron_train.log"
 
+# a config that includes the file under test (enough MindFormers sections to be linted)
+TOP_YAML = (
+    "base_config: base.yaml\nseed: 1\ntrainer:\n  type: CausalLanguageModelingTrainer\n"
+    "model:\n  model_config:\n    type: LlamaConfig\n"
+)
+
 
 @dataclass
 class Case:
@@ -115,7 +121,7 @@ def c_fifo_yaml(d: Path, scale: int) -> Case:
 @case("blocking read")
 def c_fifo_base_config(d: Path, scale: int) -> Case:
     _fifo(d / "base.yaml")
-    top = _w(d / "top.yaml", "base_config: base.yaml\nseed: 1\n")
+    top = _w(d / "top.yaml", TOP_YAML)
     return Case(_json([str(top)]), responsible="base.yaml", want_exit=(2,))
 
 
@@ -465,7 +471,7 @@ def c_unreadable_source_folder(d: Path, scale: int) -> Case:
 @case("output contract")
 def c_base_config_error_names_includer(d: Path, scale: int) -> Case:
     _w(d / "base.yaml", "a: [1, 2\n")
-    top = _w(d / "top.yaml", "base_config: base.yaml\nseed: 1\n")
+    top = _w(d / "top.yaml", TOP_YAML)
     return Case(
         _json([str(top)]), responsible="base.yaml", want_exit=(2,), extra={"also": "top.yaml"}
     )

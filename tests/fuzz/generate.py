@@ -22,6 +22,12 @@ GOOD_MF = FIX / "examples" / "llama2_7b" / "pretrain_llama2_7b.yaml"
 GOOD_MG = FIX / "examples" / "llama2_7b" / "pretrain_llama2_7b.sh"
 CANARY = "CANARY_EXECUTED"
 
+# a config that includes the file under test (enough MindFormers sections to be linted)
+TOP_YAML = (
+    "base_config: base.yaml\nseed: 1\ntrainer:\n  type: CausalLanguageModelingTrainer\n"
+    "model:\n  model_config:\n    type: LlamaConfig\n"
+)
+
 
 def _files(*globs: str) -> list[Path]:
     out: list[Path] = []
@@ -342,7 +348,7 @@ def make_case(r: random.Random, d: Path, slot: str) -> FuzzCase:
         return FuzzCase(slot, [str(y), *other, *j], str(y), True, canary)
     if slot == "base_config":
         base = mutated(r.choice(SEEDS["yaml"]), "base.yaml")
-        top = _write(d / "top.yaml", "base_config: base.yaml\nseed: 1\n")
+        top = _write(d / "top.yaml", TOP_YAML)
         return FuzzCase(slot, [str(top), *j], str(base), True, canary)
     if slot == "megatron":
         seed = r.choice(SEEDS["megatron"])
@@ -448,7 +454,7 @@ def special_case(r: random.Random, d: Path, slot: str, kind: str) -> FuzzCase:
     if slot == "base_config":
         p = d / "base.yaml"
         _special(kind, p, r)
-        top = _write(d / "top.yaml", "base_config: base.yaml\nseed: 1\n")
+        top = _write(d / "top.yaml", TOP_YAML)
         return FuzzCase(slot, [str(top), *j], str(p), True, canary)
     if slot == "megatron":
         p = d / "args.sh"
