@@ -419,6 +419,20 @@ def c_python_syntax_warning(d: Path, scale: int) -> Case:
     return Case(_json(["--source", str(src.parent)]), responsible=str(src), want_exit=(2,))
 
 
+@case("output contract")
+def c_pyproject_unknown_selector(d: Path, scale: int) -> Case:
+    # found by the fuzz run after merging main: the error did not name the pyproject
+    pp = _w(d / "pyproject.toml", '[tool.cfglint]\nignore = ["structure.f@usion"]\n')
+    return Case(_json([str(_mf(d)), "--config", str(pp)]), responsible=str(pp), want_exit=(2,))
+
+
+@case("output contract")
+def c_empty_folder_named(d: Path, scale: int) -> Case:
+    # found by the fuzz run after merging main: "nothing to check" did not name the folder
+    _w(d / "configs" / "notes.txt", "x\n")
+    return Case(_json([str(d / "configs")]), responsible="configs", want_exit=(2,))
+
+
 # -- output contract -----------------------------------------------------------------------------
 
 
