@@ -100,3 +100,25 @@ def compare(a: Schedule, b: Schedule, steps: int | None = None, rel_tol: float =
         a_at_first=a_first,
         b_at_first=b_first,
     )
+
+
+def sample(s: Schedule, steps: list[int]) -> list[float]:
+    """The rates at the given steps (1 = first update), without the curve in between: a
+    plot needs a few thousand points of a run that may be millions of steps long."""
+    pieces = schedule_pieces(s)
+    return [fill(pieces, step - 1, step)[0] for step in steps]
+
+
+def largest_abs_gap(a: Schedule, b: Schedule, n: int) -> tuple[int, float, float]:
+    """(index, rate of a, rate of b) where the two curves differ most in absolute terms over
+    their first ``n`` steps, evaluated CHUNK steps at a time (index 0 = step 1)."""
+    pa, pb = schedule_pieces(a), schedule_pieces(b)
+    best, at, va, vb = -1.0, 0, 0.0, 0.0
+    for lo in range(0, n, CHUNK):
+        ca, cb = fill(pa, lo, min(n, lo + CHUNK)), fill(pb, lo, min(n, lo + CHUNK))
+        if ca == cb and best >= 0.0:  # an equal block cannot hold a larger gap
+            continue
+        for i, (x, y) in enumerate(zip(ca, cb, strict=True)):
+            if abs(x - y) > best:
+                best, at, va, vb = abs(x - y), lo + i, x, y
+    return at, va, vb
