@@ -5,6 +5,13 @@ with a few training entry points, then reports files/s for a cold scan (empty ca
 warm scan (full cache) and a scan after one file changed. Numbers only, no asserts:
 
     python bench/bench_scan.py [--files N] [--jobs J] [--keep DIR]
+
+With ``--repo DIR`` (e.g. a Megatron-LM work tree) it scans that repository instead and puts
+the cold scan next to its floor, the cost of merely reading and ``ast.parse``-ing the same
+files, both measured in this run, in one process (CPU seconds of this process and its
+workers), and reports the ratio (issue 9's goal: at most 5x):
+
+    python bench/bench_scan.py --repo /tmp/repos/Megatron-LM [--jobs 1]
 """
 
 from __future__ import annotations
@@ -122,6 +129,60 @@ def generate(root: Path, n_files: int, seed: int = 0) -> list[Path]:
     return [p for _, p in modules] + entries
 
 
+def _cpu() -> float:
+    """CPU seconds of this process and its finished children (the scan's workers)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def _ast_floor(files: list[str]) -> tuple[float, float, int]:
+    """(wall, cpu) seconds to read and ast.parse every file, and how many parsed."""
+    import ast
+    import warnings
+
+    w0, c0 = time.perf_counter(), _cpu()
+    ok = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # invalid escape sequences in old code
+        for f in files:
+            try:
+                ast.parse(Path(f).read_text(encoding="utf-8"))
+                ok += 1
+            except (SyntaxError, UnicodeDecodeError, ValueError, RecursionError):
+                pass
+    return time.perf_counter() - w0, _cpu() - c0, ok
+
+
+def bench_repo(repo: str, jobs: int | None) -> None:
+    from cfglint.evidence.scan.runner import discover
+
+    base = Path(tempfile.mkdtemp(prefix="cfglint-bench-"))
+    os.environ["CFGLINT_CACHE_DIR"] = str(base / "cache")
+    try:
+        files = [display for display, _, _ in discover([repo], [])]
+        size = sum(Path(f).stat().st_size for f in files)
+        print(
+            f"repo: {repo}: {len(files)} files, {size / 1024 / 1024:.1f} MiB; jobs: {jobs or 'all'}"
+        )
+        floor_w, floor_c, ok = _ast_floor(files)
+        print(f"ast.parse floor: {floor_w:7.2f} s wall, {floor_c:7.2f} s CPU ({ok} parsed)")
+        c0 = _cpu()
+        cold_w, cold = _run([repo], jobs)
+        cold_c = _cpu() - c0
+        warm_w, _ = _run([repo], jobs)
+        st = cold.stats  # type: ignore[attr-defined]
+        print(
+            f"cold scan:       {cold_w:7.2f} s wall, {cold_c:7.2f} s CPU "
+            f"(parsed {st.parsed}, libcst trees {st.full}, workers {st.workers})"
+        )
+        print(f"warm scan:       {warm_w:7.2f} s wall")
+        print(f"ratio cold/floor: {cold_c / floor_c:.2f}x CPU, {cold_w / floor_w:.2f}x wall")
+        entries = cold.entries  # type: ignore[attr-defined]
+        print(f"entry points: {len(entries)}: " + ", ".join(e.path for e in entries[:8]))
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
 def _run(paths: list[str], jobs: int | None) -> tuple[float, object]:
     from cfglint.evidence.scan import scan_paths
 
@@ -135,7 +196,11 @@ def main() -> None:
     ap.add_argument("--files", type=int, default=1200)
     ap.add_argument("--jobs", type=int, default=None, help="worker processes (default: cores)")
     ap.add_argument("--keep", metavar="DIR", help="generate into DIR and keep it")
+    ap.add_argument("--repo", metavar="DIR", help="scan this repository against its ast floor")
     args = ap.parse_args()
+    if args.repo:
+        bench_repo(args.repo, args.jobs)
+        return
 
     base = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="cfglint-bench-"))
     tree = base / "tree"

@@ -262,12 +262,14 @@ def test_device_only_seed_is_not_a_framework_seed(tmp_path: Path) -> None:
     """
         },
     )
-    [f] = lint(scan_paths([str(tmp_path)]), only="DET013")[0]
+    [f] = lint(scan_paths([str(tmp_path / "train.py")]), only="DET013")[0]
     assert "only the device generator" in f.message
 
 
 def test_relative_imports_reexports_and_module_constants() -> None:
-    res = scan("relative_pkg")
+    # named explicitly: neither script trains, so neither would be picked from the folder
+    entries = [fx("relative_pkg", "launch_train.py"), fx("relative_pkg", "trainer", "main.py")]
+    res = scan_paths([*entries, fx("relative_pkg")])
     launch = res.entry("relative_pkg/launch_train.py")
     assert launch is not None
     # `import trainer; trainer.seed_all()` goes through trainer/__init__.py's re-export
@@ -302,7 +304,9 @@ def test_depth_cap(tmp_path: Path) -> None:
         f"from m{n - 3} import f{n - 3}\n\nif __name__ == '__main__':\n    f{n - 3}()\n"
     )
     write(tmp_path, files)
-    res = scan_paths([str(tmp_path)])
+    res = scan_paths(
+        [str(tmp_path / "train_deep.py"), str(tmp_path / "train_shallow.py"), str(tmp_path)]
+    )
     assert kinds(res, "train_shallow.py") == ["random"]
     assert kinds(res, "train_deep.py") == []
 
@@ -321,12 +325,14 @@ def test_entry_hints_pick_the_launched_script() -> None:
 
 
 def test_seed_mismatch_between_source_sides(tmp_path: Path) -> None:
-    res = scan_paths([fx("plain_decay"), fx("seed_all_ms")])
+    entries = [fx("plain_decay", "train_plain.py"), fx("seed_all_ms", "run_mindformer.py")]
+    res = scan_paths([*entries, fx("plain_decay"), fx("seed_all_ms")])
     mf = config("mindformers", path="mf.yaml", determinism__seed=(42, 6))
     [f] = lint(res, mf=mf, only="DET020")[0]
     assert f.values == {"megatron": 1234, "mindformers": 42}
     paths = [(loc.path, loc.line, loc.side) for loc in f.locations]
-    assert (fx("plain_decay", "utils.py"), 12, "source") in paths
+    # the caller's literal (seed_everything(1234) in the script), not the helper's body
+    assert (fx("plain_decay", "train_plain.py"), 14, "source") in paths
     assert ("mf.yaml", 6, "mindformers") in paths
     same = config("mindformers", path="mf.yaml", determinism__seed=(1234, 6))
     assert lint(res, mf=same, only="DET020")[0] == []
@@ -490,7 +496,7 @@ def test_unreadable_inputs(tmp_path: Path) -> None:
 def test_scanned_code_is_never_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     shutil.copytree(FIX / "canary", tmp_path / "canary")
     monkeypatch.chdir(tmp_path)
-    res = scan_paths([str(tmp_path / "canary")])
+    res = scan_paths([str(tmp_path / "canary" / "evil_train.py")])
     assert res.entries[0].of("random")  # the main block was analysed...
     assert not (tmp_path / "CANARY").exists()  # ...but neither imported nor run
     assert not (tmp_path / "canary" / "CANARY").exists()
@@ -562,8 +568,9 @@ def test_parallel_and_sequential_parsing_agree(tmp_path: Path) -> None:
         files[f"pkg{i}/mod{i}.py"] = f"{nxt}\n\ndef f{i}(seed):\n{call}"
         files[f"pkg{i}/__init__.py"] = ""
     write(tmp_path, files)
-    seq = scan_paths([str(tmp_path)], jobs=1, use_cache=False)
-    par = scan_paths([str(tmp_path)], jobs=2, use_cache=False)
+    given = [str(tmp_path / "train_main.py"), str(tmp_path)]
+    seq = scan_paths(given, jobs=1, use_cache=False)
+    par = scan_paths(given, jobs=2, use_cache=False)
     assert par.stats.workers == 2 and seq.stats.workers == 1
     assert par.comparable() == seq.comparable()
     # files deep is past the depth cap: nothing reached, but no blow-up either
@@ -685,7 +692,7 @@ def test_strings_that_cannot_be_stored_are_ignored(tmp_path: Path) -> None:
 
 
 def test_odd_layout_lines() -> None:
-    res = scan("layout")
+    res = scan("layout", "odd_layout.py")
     assert [(d.site.loc.line, d.site.p) for d in res.dropouts] == [
         (43, 0.3),
         (45, 0.2),
@@ -751,7 +758,7 @@ def test_api_spellings(tmp_path: Path) -> None:
     def at(snippet: str) -> int:
         return next(i for i, line in enumerate(lines, 1) if snippet in line)
 
-    [entry] = scan_paths([str(tmp_path)]).entries
+    [entry] = scan_paths([str(tmp_path / "train.py")]).entries
     got = [(e.loc.line, e.kind, e.seed_value, e.enabled) for e in entry.effects]
     expected = [
         ("rnd.seed(1)", "random", 1, True),
@@ -769,10 +776,15 @@ def test_api_spellings(tmp_path: Path) -> None:
         ("cudnn.deterministic", "cudnn_deterministic", None, True),
         ("cudnn.benchmark", "cudnn_benchmark", None, False),
         ("mindspore.set_seed(12)", "mindspore", 12, True),
+        ("mindspore.set_seed(12)", "numpy", 12, True),  # mindspore.set_seed seeds numpy too
         ("ms.set_seed(13)", "mindspore", 13, True),
+        ("ms.set_seed(13)", "numpy", 13, True),  # mindspore.set_seed seeds numpy too
         ("    set_seed(14)", "mindspore", 14, True),
+        ("    set_seed(14)", "numpy", 14, True),  # mindspore.set_seed seeds numpy too
         ("common_set_seed(15)", "mindspore", 15, True),
+        ("common_set_seed(15)", "numpy", 15, True),  # mindspore.set_seed seeds numpy too
         ("mindspore.common.set_seed(16)", "mindspore", 16, True),
+        ("mindspore.common.set_seed(16)", "numpy", 16, True),  # mindspore.set_seed seeds numpy too
         ('ms.set_context(deterministic="ON")', "mindspore_deterministic", None, True),
         ('context.set_context(deterministic="OFF")', "mindspore_deterministic", None, False),
         ("ms.set_deterministic(True)", "mindspore_deterministic", None, True),
@@ -859,6 +871,6 @@ def test_functions_handed_to_a_launcher_are_followed(tmp_path: Path) -> None:
     """
         },
     )
-    [entry] = scan_paths([str(tmp_path)]).entries
+    [entry] = scan_paths([str(tmp_path / "train_ddp.py")]).entries
     assert [e.kind for e in entry.effects] == ["torch", "torch_deterministic"]
     assert entry.effects[0].via[0].startswith("worker (passed to a call) at ")

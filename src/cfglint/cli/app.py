@@ -11,7 +11,7 @@ from cfglint import __version__
 from cfglint.check.rulebook import RuleFileError
 from cfglint.model.errors import InputError
 
-SUBCOMMANDS = ("lint", "show", "rules", "explain", "lr")
+SUBCOMMANDS = ("lint", "show", "rules", "explain", "lr", "probe", "cache")
 FORMATS = ("text", "concise", "json", "sarif")
 FAIL_ON = ("error", "warning", "note", "never")
 
@@ -88,6 +88,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="lint the pairs of [tool.cfglint] pairs that include one of FILE (all of them "
         "when no FILE is given); for pre-commit",
     )
+    lint.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="neither read nor write the source-scan cache (see `cfglint cache`)",
+    )
     lint.add_argument("--output", "-o", metavar="FILE", help="write the report here")
     lint.add_argument(
         "--select",
@@ -136,6 +141,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="also list rows that could not be checked, and why, and every skipped file",
     )
     _color(lint)
+    from cfglint.cli.probe import add_probe_options
+
+    add_probe_options(lint, on_lint=True)
     # kept for hook configurations written before detection: other YAML is always skipped now
     lint.add_argument("--skip-unrecognized-yaml", action="store_true", help=argparse.SUPPRESS)
     lint.add_argument(
@@ -161,6 +169,9 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("rule", metavar="RULE-ID")
     _color(explain)
 
+    cache = sub.add_parser("cache", help="the source-scan cache: clear it, or show its size")
+    cache.add_argument("action", choices=("clear", "info"))
+
     lr = sub.add_parser("lr", help="both learning-rate curves, step by step")
     _common_inputs(lr)
     lr.add_argument(
@@ -171,6 +182,28 @@ def build_parser() -> argparse.ArgumentParser:
     )
     lr.add_argument("--plot", metavar="FILE.png", help="also write a PNG plot")
     _color(lr)
+
+    probe = sub.add_parser(
+        "probe",
+        help="run a short real training step of both sides and confirm the findings "
+        "(needs the probe extra)",
+    )
+    _common_inputs(probe)
+    probe.add_argument(
+        "--source", nargs="+", default=[], metavar="PATH", help="training sources to scan"
+    )
+    probe.add_argument(
+        "--data", metavar="PREFIX", help="Megatron .bin/.idx dataset prefix for the probe's tokens"
+    )
+    probe.add_argument("--format", choices=("text", "json", "sarif"))
+    probe.add_argument("--output", "-o", metavar="FILE", help="write the report here")
+    probe.add_argument(
+        "--fail-on",
+        choices=FAIL_ON,
+        help="lowest severity that makes the exit code 1 (default: warning)",
+    )
+    add_probe_options(probe)
+    _color(probe)
     return root
 
 
@@ -220,7 +253,15 @@ def _dispatch(args: Any) -> int:
         "rules": commands.cmd_rules,
         "explain": commands.cmd_explain,
         "lr": commands.cmd_lr,
+        "probe": _cmd_probe,
+        "cache": commands.cmd_cache,
     }[args.command](args)
+
+
+def _cmd_probe(args: Any) -> int:
+    from cfglint.cli.probe import cmd_probe
+
+    return cmd_probe(args)
 
 
 if __name__ == "__main__":

@@ -234,8 +234,13 @@ def _run_jobs(
             data=args.data,
             tokenizer=args.tokenizer,
             loss_logs=args.loss_log,
+            scan_cache=not args.no_cache,
         )
-        report, _ = lint(opts)
+        report, ctx = lint(opts)
+        if getattr(args, "probe", False) and not report.errors:
+            from cfglint.cli.probe import run_probe_command
+
+            report, args.probe_result = run_probe_command(args, report, ctx)
         total.inputs.extend(report.inputs)
         total.findings.extend(report.findings)
         total.errors.extend(report.errors)
@@ -271,6 +276,13 @@ def _problem_line(e: InputProblem) -> str:
 def _emit(report: Report, fmt_name: str, args: Any, many: bool = False) -> None:
     from cfglint.cli.terminal import term_width, use_color
     from cfglint.report import RenderOptions, render
+
+    probe_result = getattr(args, "probe_result", None)
+    if probe_result is not None:  # lint --probe: the probe's evidence joins the report
+        from cfglint.cli.probe import emit
+
+        emit(report, probe_result, fmt_name, args.output)
+        return
 
     if args.statistics:
         from cfglint.check.rulebook import load_rules
@@ -535,6 +547,24 @@ def rules_markdown(rules: Any) -> str:
         only = " *(align profile)*" if r.profiles == ("align",) else ""
         out.append(f"| {r.id} | `{r.row}` | {r.severity} | {r.title}{only} |")
     return "\n".join(out).lstrip("\n") + "\n"
+
+
+def cmd_cache(args: Any) -> int:
+    """``cfglint cache clear`` / ``cfglint cache info``: the source-scan cache."""
+    from cfglint.evidence.scan.runner import Cache
+    from cfglint.load.datacache import cache_dir
+
+    cache = Cache(cache_dir() / "scan")
+    if args.action == "clear":
+        n, freed = cache.clear()
+        sys.stdout.write(f"removed {n} cached scan summaries ({freed / 2**20:.1f} MiB)\n")
+    else:
+        n, size = cache.usage()
+        sys.stdout.write(
+            f"{cache.root}: {n} scan summaries, {size / 2**20:.1f} MiB "
+            f"(bound {cache.max_bytes / 2**20:.0f} MiB, CFGLINT_SCAN_CACHE_MB)\n"
+        )
+    return 0
 
 
 def cmd_explain(args: Any) -> int:

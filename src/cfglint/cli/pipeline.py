@@ -26,6 +26,7 @@ class Options:
     data: str | None = None
     tokenizer: str | None = None
     loss_logs: list[str] = field(default_factory=list)
+    scan_cache: bool = True  # --no-cache: neither read nor write the source-scan cache
 
 
 def load_mindformers_side(path: str, launch: str | None = None) -> Config:
@@ -100,7 +101,7 @@ def lint(opts: Options) -> tuple[Report, Context]:
         for s in opts.sources:
             report.inputs.append(InputRef(path=s, kind="source"))
         hints = _entry_hints(ctx)
-        ctx.sources = scan_paths(opts.sources, entry_hints=hints)
+        ctx.sources = scan_paths(opts.sources, entry_hints=hints, use_cache=opts.scan_cache)
         for problem in ctx.sources.errors:
             (report.warnings if problem.level == "warning" else report.errors).append(problem)
     if opts.data:

@@ -131,9 +131,11 @@ def _missing(
     """Entry points that never reach an effect of ``kinds`` (nor satisfy ``elsewhere``)."""
     out = []
     for entry in _entries(rule, ctx):
-        if any(_active(e, ctx, entry) for e in entry.of(*kinds)):
+        if any(_active(e, ctx, entry) and not e.condition for e in entry.of(*kinds)):
             continue
         if elsewhere is not None and elsewhere(entry):
+            continue
+        if _undecided(rule, ctx, entry, kinds):
             continue
         detail = extra(entry) if extra else ""
         skipped = [e for e in entry.of(*kinds) if not _active(e, ctx, entry)]
@@ -143,6 +145,32 @@ def _missing(
             locs = _seed_locs(ctx, entry)
         out.append(_entry_finding(rule, entry, what, detail, extra_locs=locs))
     return out
+
+
+def _undecided(rule: Rule, ctx: Context, entry: EntryReport, kinds: tuple[str, ...]) -> bool:
+    """Seeded behind a flag, or through a library helper cfglint has no model of: neither
+    seeded nor missing. Says so under "not checked" instead of guessing."""
+    flagged = [e for e in entry.of(*kinds) if e.condition and _active(e, ctx, entry)]
+    if flagged:
+        e = flagged[0]
+        not_checked(
+            ctx,
+            rule,
+            f"{entry.path}: seeded only when {e.condition} ({e.api} at {e.loc}): "
+            "conditional on that flag",
+        )
+        return True
+    helpers = entry.of("seed_helper")
+    if helpers:
+        h = helpers[0]
+        not_checked(
+            ctx,
+            rule,
+            f"{entry.path}: seeds through {h.api} at {h.loc}, a library helper or Trainer "
+            "cfglint has no model of: unknown",
+        )
+        return True
+    return False
 
 
 def _seed_locs(ctx: Context, entry: EntryReport) -> list[Location]:
@@ -236,7 +264,9 @@ def framework_seed(rule: Rule, ctx: Context) -> list[Finding]:
         else:
             kinds = SEED_KINDS
             what = "torch.manual_seed() or mindspore.set_seed()"
-        if any(_active(e, ctx, entry) for e in entry.of(*kinds)):
+        if any(_active(e, ctx, entry) and not e.condition for e in entry.of(*kinds)):
+            continue
+        if _undecided(rule, ctx, entry, kinds):
             continue
         detail = ""
         device = entry.of("cuda", "npu")
@@ -266,7 +296,21 @@ def deterministic(rule: Rule, ctx: Context) -> list[Finding]:
         switches = entry.of(kind)
         state: bool | None = None
         last: ReachedEffect | None = None
+        flagged: list[ReachedEffect] = []
+        helpers = entry.of("seed_helper")
+        if helpers:
+            h = helpers[0]
+            not_checked(
+                ctx,
+                rule,
+                f"{entry.path}: goes through {h.api} at {h.loc}, a library helper cfglint "
+                "has no model of: whether it switches determinism on is unknown",
+            )
+            continue
         for e in switches:
+            if e.condition and e.enabled is not False:
+                flagged.append(e)  # behind a flag: conditional, never "on"
+                continue
             on = e.enabled
             if e.config_field:
                 v = _config_value(ctx, entry.side, e.config_field)
@@ -286,6 +330,13 @@ def deterministic(rule: Rule, ctx: Context) -> list[Finding]:
         if state is False and last is not None:
             detail = f"; it is switched off at {last.loc}"
             extra.append(_src(last.loc))
+        if flagged:
+            e = flagged[0]
+            detail += (
+                f"; the only switch found is conditional: on only when {e.condition} "
+                f"({e.api} at {e.loc})"
+            )
+            extra.append(_src(e.loc))
         cfg_driven = [e for e in switches if e.config_field]
         if cfg_driven:
             e = cfg_driven[0]
@@ -341,8 +392,15 @@ def _effective_seed(
 def _seed_where(e: ReachedEffect, v: Value | None) -> str:
     if v is not None:
         return f"{e.api} at {e.loc}, from the config seed ({v.short_where()})"
+    if e.seed_loc is not None and e.seed_loc != e.loc:
+        return f"{e.api} at {e.loc}, seed passed in at {e.seed_loc}"
     via = f" via {e.via[-1]}" if e.via else ""
     return f"{e.api} at {e.loc}{via}"
+
+
+def _seed_src(e: ReachedEffect) -> Location:
+    """Where a fix goes: the caller's literal (seed_everything(42)), not library code."""
+    return _src(e.seed_loc or e.loc)
 
 
 @builtin
@@ -358,7 +416,7 @@ def seed_mismatch(rule: Rule, ctx: Context) -> list[Finding]:
         seed, eff, cv = _effective_seed(entry, ctx)
         if seed is None or eff is None:
             continue
-        locs = [_src(eff.loc)] + (value_locations(cv, entry.side) if cv else [])
+        locs = [_seed_src(eff)] + (value_locations(cv, entry.side) if cv else [])
         per_side.setdefault(entry.side, []).append((seed, _seed_where(eff, cv), locs, cv is None))
     for side in ("mindformers", "megatron"):
         cfg = ctx.side(side)
@@ -439,7 +497,7 @@ def seed_vs_config(rule: Rule, ctx: Context) -> list[Finding]:
             "side": label(cfg),
             "override": override,
         }
-        locs = [_src(first.loc), *value_locations(v, entry.side)]  # type: ignore[arg-type]
+        locs = [_seed_src(first), *value_locations(v, entry.side)]  # type: ignore[arg-type]
         out.append(
             make_finding(
                 rule,
@@ -508,11 +566,14 @@ class _Policy:
         locs: list[Location],
         from_source: bool,
         assumed: bool = False,
+        unknown_wd: bool = False,
     ) -> None:
         self.policy, self.names, self.what = policy, names, what
         self.locs, self.from_source = locs, from_source
         # a framework default taken for a side that was not given at all
         self.assumed = assumed
+        # the optimizer's weight_decay default is unknown: it may decay nothing at all
+        self.unknown_wd = unknown_wd
 
 
 def _source_policy(d: SourceDecay) -> _Policy:
@@ -537,8 +598,11 @@ def _source_policy(d: SourceDecay) -> _Policy:
         and wd.kind in ("literal", "default")
     ):
         where += f", weight_decay {fmt(wd.value)}"
+    unknown = wd is None and s.policy == "decay_all"
+    if unknown:
+        where += f", weight_decay not given and {s.optimizer}'s default unknown to cfglint"
     what = f"{describe(s.policy, s.names)}: {where}"
-    return _Policy(s.policy or "", s.names, what, locs, True)
+    return _Policy(s.policy or "", s.names, what, locs, True, unknown_wd=unknown)
 
 
 def _default_policy(side: str, cfg: Config | None) -> _Policy | None:
@@ -586,7 +650,10 @@ def _decay_pairs(rule: Rule, ctx: Context, want: str) -> list[Finding]:
         for b in pols["mindformers"]:
             if not (a.from_source or b.from_source):
                 continue
-            if compare(a.policy, a.names, b.policy, b.names) != want:
+            got = compare(a.policy, a.names, b.policy, b.names)
+            if got == "differ" and (a.unknown_wd or b.unknown_wd):
+                got = "unclear"  # an unknown default is unknown, not "decays everything"
+            if got != want:
                 continue
             if want == "unclear" and (a.assumed or b.assumed):
                 continue  # a maybe against a guess: not worth a line

@@ -145,8 +145,8 @@ def local_norm(rule: Rule, ctx: Context) -> list[Finding]:
     return not_checked(
         ctx,
         rule,
-        "needs per-weight gradient norms at step 1 from both sides; "
-        "the runtime probe that collects them is not part of this release",
+        "needs per-weight gradient norms at step 1 from both sides: run the runtime probe "
+        "(`cfglint probe` or --probe; needs the probe extra)",
     )
 
 
@@ -155,6 +155,6 @@ def optimizer_update(rule: Rule, ctx: Context) -> list[Finding]:
     return not_checked(
         ctx,
         rule,
-        "needs one real optimizer step on both sides; the runtime "
-        "probe is not part of this release",
+        "needs one real optimizer step on both sides: run the runtime probe "
+        "(`cfglint probe` or --probe; needs the probe extra)",
     )

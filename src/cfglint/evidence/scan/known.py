@@ -28,8 +28,11 @@ below were read from the projects' sources:
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from dataclasses import dataclass
+
+from cfglint.evidence.scan.seed_helpers import LIBRARY_HELPERS
 
 # -- seeding and determinism ----------------------------------------------------------
 
@@ -47,10 +50,7 @@ SEED_CALLS: dict[str, tuple[str, int, str]] = {
     "torch_npu.npu.manual_seed_all": ("npu", 0, "seed"),
     "torch.npu.manual_seed": ("npu", 0, "seed"),
     "torch.npu.manual_seed_all": ("npu", 0, "seed"),
-    "mindspore.set_seed": ("mindspore", 0, "seed"),
-    "mindspore.common.set_seed": ("mindspore", 0, "seed"),
-    "mindspore.common.seed.set_seed": ("mindspore", 0, "seed"),
-}
+}  # mindspore.set_seed also seeds numpy: it is in seed_helpers.LIBRARY_HELPERS
 
 # qualified name -> (effect kind, positional index of the switch, keyword of the switch)
 DETERMINISTIC_CALLS: dict[str, tuple[str, int, str]] = {
@@ -85,6 +85,11 @@ class FrameworkInit:
     # the call itself switches determinism when this keyword is a literal True
     deterministic_kw: tuple[int, str] | None = None
     deterministic_note: str = ""
+    # the call always switches deterministic algorithms on
+    deterministic_always: bool = False
+    # calling it trains (Megatron's pretrain): the caller is a training entry point
+    trains: bool = False
+    source: str = ""
 
 
 _MEGATRON_INIT = FrameworkInit(
@@ -95,6 +100,8 @@ _MEGATRON_INIT = FrameworkInit(
     deterministic_note="Megatron calls torch.use_deterministic_algorithms(True) only with "
     "--deterministic-mode",
 )
+# Megatron's pretrain: initialize_megatron, then the training loop
+_MEGATRON_PRETRAIN = dataclasses.replace(_MEGATRON_INIT, trains=True)
 _MEGATRON_SET_SEED = FrameworkInit(
     kinds=("random", "numpy", "torch", "cuda"),
     seed=("arg", 0, "seed_"),
@@ -115,28 +122,17 @@ _MINDFORMERS_CONTEXT = FrameworkInit(
     deterministic_note="MindFormers build_context turns deterministic computing on only "
     "with train_precision_sync: True (or context.deterministic: ON)",
 )
-_MINDFORMERS_SET_SEED = FrameworkInit(
-    kinds=("random", "numpy", "mindspore"),
-    seed=("arg", 0, "seed"),
-    note="mindformers.trainer.utils.set_seed",
-)
-_HF_SET_SEED = FrameworkInit(
-    kinds=("random", "numpy", "torch", "cuda"),
-    seed=("arg", 0, "seed"),
-    deterministic_kw=(1, "deterministic"),
-    note="transformers.set_seed",
-)
 
 FRAMEWORK_INITS: dict[str, FrameworkInit] = {
     "megatron.training.initialize.initialize_megatron": _MEGATRON_INIT,
     "megatron.training.initialize_megatron": _MEGATRON_INIT,
     "megatron.initialize.initialize_megatron": _MEGATRON_INIT,  # pre-core layout
-    "megatron.training.pretrain": _MEGATRON_INIT,
-    "megatron.training.training.pretrain": _MEGATRON_INIT,
+    "megatron.training.pretrain": _MEGATRON_PRETRAIN,
+    "megatron.training.training.pretrain": _MEGATRON_PRETRAIN,
     "megatron.training.initialize._set_random_seed": _MEGATRON_SET_SEED,
     "megatron.initialize._set_random_seed": _MEGATRON_SET_SEED,
-    "mindspeed_llm.training.pretrain": _MEGATRON_INIT,
-    "mindspeed_llm.training.training.pretrain": _MEGATRON_INIT,
+    "mindspeed_llm.training.pretrain": _MEGATRON_PRETRAIN,
+    "mindspeed_llm.training.training.pretrain": _MEGATRON_PRETRAIN,
     "mindspeed_llm.training.initialize.initialize_megatron": _MEGATRON_INIT,
     "mindspeed_llm.training.initialize_megatron": _MEGATRON_INIT,
     "mindformers.Trainer": _MINDFORMERS_TRAINER,
@@ -145,10 +141,47 @@ FRAMEWORK_INITS: dict[str, FrameworkInit] = {
     "mindformers.core.context.build_context": _MINDFORMERS_CONTEXT,
     "mindformers.core.build_context": _MINDFORMERS_CONTEXT,
     "mindformers.build_context": _MINDFORMERS_CONTEXT,
-    "mindformers.trainer.utils.set_seed": _MINDFORMERS_SET_SEED,
-    "transformers.set_seed": _HF_SET_SEED,
-    "transformers.trainer_utils.set_seed": _HF_SET_SEED,
 }
+FRAMEWORK_INITS.update(LIBRARY_HELPERS)  # type: ignore[arg-type]  # same fields
+
+# Calls that train: seen anywhere reached from a script, they make it an entry point.
+_TRAINING_SUFFIXES = (
+    "Trainer.train",
+    "Trainer.fit",
+    "Trainer.finetune",
+    "Model.train",
+    "training.train_step",
+)
+_STEP_RECEIVERS = frozenset({"opt", "optim", "engine", "model_engine", "trainer"})
+
+
+def is_training_call(name: str, nargs: int) -> bool:
+    """``name``: the call as written or qualified (``optimizer.step``, ``loss.backward``,
+    ``transformers.Trainer.train``); ``nargs``: how many arguments it is given."""
+    head, _, last = name.rpartition(".")
+    if not head:
+        return False
+    if last in ("backward", "manual_backward"):
+        return True  # loss.backward(), accelerator.backward(loss), engine.backward(loss)
+    if last == "step":
+        recv = head.rsplit(".", 1)[-1]
+        low = recv.lower()
+        if "sched" in low:
+            return False  # opt_param_scheduler.step(): a learning-rate schedule, not a step
+        if recv in OPTIMIZER_NAMES or "optim" in head.lower():
+            return True  # opt = torch.optim.SGD(...); opt.step()
+        if "scaler" in low and nargs >= 1:
+            return True  # GradScaler: scaler.step(optimizer)
+        return low in _STEP_RECEIVERS or low.endswith("optimizer")
+    if last == "train" and head.rsplit(".", 1)[-1] == "model" and nargs >= 2:
+        return True  # MindSpore Model.train(epoch, dataset)
+    if last in ("train", "fit") and head.rsplit(".", 1)[-1].lower().endswith("trainer"):
+        return True  # self.trainer.train(): a trainer picked at run time (MindSpeed-LLM)
+    init = FRAMEWORK_INITS.get(name)
+    if init is not None and getattr(init, "trains", False):
+        return True
+    return name.endswith(_TRAINING_SUFFIXES)
+
 
 # -- dropout --------------------------------------------------------------------------
 # How each API takes its probability:
@@ -234,14 +267,104 @@ OPTIMIZER_NAMES = frozenset(
     }
 )
 
-# weight_decay when the call does not pass one (only where read from the docs/sources)
+# weight_decay when the call does not pass one, read from each optimizer's __init__:
+# torch 2.13.0 torch/optim/{adadelta,adagrad,adam,adamax,adamw,asgd,nadam,radam,rmsprop,
+# sgd,_adafactor,_muon}.py; apex (commit 6424da3b) apex/optimizers/fused_adam.py:76,
+# fused_lamb.py:70, fused_sgd.py:83; DeepSpeed 0.19.6 deepspeed/ops/adam/fused_adam.py:83,
+# cpu_adam.py:22, ops/lamb/fused_lamb.py:48, ops/lion/fused_lion.py:36; bitsandbytes (commit
+# 2f8083bd) bitsandbytes/optim/adamw.py; MindFormers 1.6.0 mindformers/core/optim/adamw.py:154,
+# fused_adamw.py:154, came.py:282. An optimizer not listed here has an *unknown* default.
+_TORCH_WD = {
+    "Adadelta": 0.0,
+    "Adagrad": 0.0,
+    "Adam": 0.0,
+    "AdamW": 0.01,
+    "Adamax": 0.0,
+    "ASGD": 0.0,
+    "NAdam": 0.0,
+    "RAdam": 0.0,
+    "RMSprop": 0.0,
+    "SGD": 0.0,
+    "Adafactor": 0.0,
+    "Muon": 0.1,
+}
 OPTIMIZER_WD_DEFAULT: dict[str, float] = {
-    "torch.optim.AdamW": 0.01,
-    "torch.optim.Adam": 0.0,
-    "torch.optim.SGD": 0.0,
+    **{f"torch.optim.{k}": v for k, v in _TORCH_WD.items()},
+    "apex.optimizers.FusedAdam": 0.0,
+    "apex.optimizers.FusedLAMB": 0.01,
+    "apex.optimizers.FusedSGD": 0.0,
+    "deepspeed.ops.adam.FusedAdam": 0.0,
+    "deepspeed.ops.adam.DeepSpeedCPUAdam": 0.0,
+    "deepspeed.ops.lamb.FusedLamb": 0.0,
+    "deepspeed.ops.lion.FusedLion": 0.0,
+    "bitsandbytes.optim.AdamW": 0.01,
+    "bitsandbytes.optim.AdamW8bit": 0.01,
+    "bitsandbytes.optim.AdamW32bit": 0.01,
     "mindspore.nn.AdamWeightDecay": 0.0,
     "mindspore.nn.Adam": 0.0,
+    "mindformers.core.optim.AdamW": 0.0,
+    "mindformers.core.optim.FusedAdamW": 0.0,
+    "mindformers.core.optim.Came": 0.0,
 }
+# `torch.optim.adamw.AdamW` is the same class as `torch.optim.AdamW`
+for _k, _v in _TORCH_WD.items():
+    OPTIMIZER_WD_DEFAULT[f"torch.optim.{_k.lower()}.{_k}"] = _v
+
+# Optimizer factories: (policy when filtering is on, the keyword that turns it off,
+# weight_decay default). timm 1.0.29.dev0 timm/optim/_optim_factory.py:1199
+# create_optimizer_v2(..., weight_decay=0.0, filter_bias_and_bn=True): with a model and a
+# non-zero weight_decay it groups through param_groups_weight_decay, which skips
+# `param.ndim <= 1 or name.endswith(".bias")` (timm/optim/_param_groups.py:53).
+OPTIMIZER_FACTORIES: dict[str, tuple[str, str, float]] = {
+    "timm.optim.create_optimizer_v2": ("exclude_1d", "filter_bias_and_bn", 0.0),
+    "timm.optim._optim_factory.create_optimizer_v2": ("exclude_1d", "filter_bias_and_bn", 0.0),
+}
+# Parameter-group builders whose policy is known: the optimizer given their result groups
+# like this.
+PARAM_GROUP_FACTORIES: dict[str, str] = {
+    "timm.optim.param_groups_weight_decay": "exclude_1d",
+    "timm.optim._param_groups.param_groups_weight_decay": "exclude_1d",
+}
+
+# Calls to Python builtins: never followed.
+BUILTIN_CALLS = frozenset(
+    {
+        "print",
+        "len",
+        "range",
+        "int",
+        "float",
+        "str",
+        "bool",
+        "list",
+        "dict",
+        "set",
+        "tuple",
+        "isinstance",
+        "getattr",
+        "setattr",
+        "hasattr",
+        "super",
+        "enumerate",
+        "zip",
+        "min",
+        "max",
+        "sum",
+        "any",
+        "all",
+        "sorted",
+        "open",
+        "format",
+        "repr",
+        "type",
+        "iter",
+        "next",
+        "map",
+        "filter",
+        "abs",
+        "round",
+    }
+)
 
 # Roots that tell which framework a file belongs to.
 TORCH_ROOTS = frozenset(
@@ -295,6 +418,13 @@ EXTERNAL_ROOTS = frozenset(sys.stdlib_module_names) | frozenset(
         "apex",
         "deepspeed",
         "accelerate",
+        # libraries whose seeding helpers are modelled (seed_helpers.py): a training
+        # script's calls into them are never followed, even when their source is among
+        # the scanned files (scanning Lightning's or timm's own repository)
+        "lightning",
+        "lightning_fabric",
+        "pytorch_lightning",
+        "timm",
         "scipy",
         "pandas",
         "tqdm",

@@ -9,8 +9,7 @@ the candidate nearest to the importing file.
 from __future__ import annotations
 
 import os
-import re
-from collections import defaultdict
+from collections import defaultdict, deque
 from dataclasses import dataclass, field
 
 from cfglint.evidence.scan import known
@@ -30,11 +29,14 @@ from cfglint.evidence.scan.model import (
     SourceDropout,
 )
 from cfglint.evidence.scan.policy import classify
+from cfglint.evidence.scan.seed_helpers import SEEDISH_NAMES
 from cfglint.model.values import Loc
 
 MAX_DEPTH = 12  # call chain length followed from an entry point
 MAX_VISITS = 4000  # function bodies walked per entry point, against call-graph blow-up
-_TRAINING_NAME = re.compile(r"(train|pretrain|finetune|run_mindformer|main)", re.IGNORECASE)
+# Framework package -> a subpackage only the real framework has: a project's own package of
+# the same name without it (gpt-neox's `megatron/`) is followed, not modelled.
+_FRAMEWORK_MARKERS = {"megatron": "core"}
 
 
 @dataclass
@@ -50,6 +52,8 @@ class _Resolved:
     value: int | None = None
     text: str = ""
     from_config: bool = False
+    # where a literal was written (the call that passed it), for locating findings
+    loc: Loc | None = None
 
 
 def side_of(frameworks: list[str]) -> Side | None:
@@ -66,6 +70,9 @@ class Linker:
         self.by_abs = {f.abspath: f for f in self.files}
         self.index: dict[str, list[SourceFile]] = defaultdict(list)
         self._imports: dict[tuple[ImportRef, str], SourceFile | None] = {}
+        self._no_training: set[tuple[str, str]] = set()
+        self._resolved: dict[tuple[str, str, str], tuple[SourceFile, FunctionSummary] | None] = {}
+        self.last_reached: set[tuple[str, str]] = set()
         for f in self.files:
             for key in _module_keys(f.abspath):
                 self.index[key].append(f)
@@ -183,9 +190,62 @@ class Linker:
             return (f, init) if init is not None else None
         return None
 
+    def reaches_training(self, f: SourceFile, fn: FunctionSummary) -> bool:
+        """Does ``fn`` train, or call (through scanned code) something that does?
+
+        A breadth-first search over resolved calls. When it ends without finding
+        training, everything it visited is known not to reach training (their reachable
+        sets are inside this one): later candidates stop there. A repository's scripts
+        share most of their callees, so each function is explored about once."""
+        seen = {(f.abspath, fn.qualname)}
+        queue = deque([(f, fn)])
+        while queue:
+            g, cur = queue.popleft()
+            key = (g.abspath, cur.qualname)
+            if cur.trains:
+                return True
+            if key in self._no_training:
+                continue
+            for call in cur.calls:
+                if call.modelled:
+                    continue  # a modelled framework call: its own `trains` is on cur already
+                found = self.resolve_cached(g, call.target, cur.qualname)
+                if found is None:
+                    continue
+                nxt = (found[0].abspath, found[1].qualname)
+                if nxt not in seen:
+                    seen.add(nxt)
+                    queue.append(found)
+        self._no_training |= seen
+        return False
+
+    def resolve_cached(
+        self, f: SourceFile, target: str, scope: str
+    ) -> tuple[SourceFile, FunctionSummary] | None:
+        key = (f.abspath, target, scope)
+        if key not in self._resolved:
+            self._resolved[key] = self.resolve(f, target, scope)
+        return self._resolved[key]
+
+    def impersonates(self, f: SourceFile, target: str) -> bool:
+        """Does ``target`` (a modelled framework call) resolve to a scanned package that
+        only shares the framework's name?"""
+        found = self.resolve(f, target, "<module>")
+        if found is None:
+            return False
+        d = os.path.dirname(found[0].abspath)
+        root = None
+        while os.path.join(d, "__init__.py") in self.by_abs:
+            root, d = d, os.path.dirname(d)
+        if root is None:
+            return False
+        marker = _FRAMEWORK_MARKERS.get(os.path.basename(root))
+        return marker is not None and not os.path.isfile(os.path.join(root, marker, "__init__.py"))
+
     # -- entry points -------------------------------------------------------------------
     def analyse(self, entry: SourceFile) -> EntryReport:
         w = _Walk(self)
+        self.last_reached = w.reached
         w.module(entry)
         s = entry.summary
         if s.main is not None:
@@ -202,6 +262,7 @@ class Linker:
             side=side,
             anchor=anchor,
             has_main=s.main is not None,
+            trains=w.trains,
             effects=w.effects,
             followed=w.visits,
             files_reached=sorted(self.by_abs[p].display for p in w.files),
@@ -221,6 +282,9 @@ class _Walk:
     # (function, bound arguments) already walked: walking it again adds nothing new
     done: set[tuple[str, frozenset]] = field(default_factory=set)
     visits: int = 0
+    trains: bool = False
+    # (file, function) of every body walked, for reachability of findings
+    reached: set[tuple[str, str]] = field(default_factory=set)
 
     def module(self, f: SourceFile) -> None:
         """Import-time effects: the module bodies of everything ``f`` imports, then its own."""
@@ -244,6 +308,7 @@ class _Walk:
         depth: int,
         cond: bool,
         stack: tuple[str, ...] = (),
+        condition: str = "",
     ) -> None:
         key = f"{f.abspath}::{fn.qualname}"
         memo = (key, frozenset(env.items()))
@@ -252,6 +317,8 @@ class _Walk:
         self.done.add(memo)
         self.visits += 1
         self.files.add(f.abspath)
+        self.reached.add((f.abspath, fn.qualname))
+        self.trains = self.trains or fn.trains
         stack = (*stack, key)
         items: list[tuple[int, int, Effect | CallSite]] = [
             (e.loc.line, 0, e) for e in fn.effects
@@ -259,14 +326,19 @@ class _Walk:
         items.sort(key=lambda t: (t[0], t[1]))
         for _, _, item in items:
             if isinstance(item, Effect):
-                self.effects.append(_reach(item, f, env, via, cond))
+                if item.modelled and self.linker.impersonates(f, item.modelled):
+                    continue  # the project's own package: its code is followed instead
+                self.effects.append(_reach(item, f, env, via, cond, condition))
                 continue
+            if item.modelled and not self.linker.impersonates(f, item.target):
+                continue  # the real framework: modelled, never followed
             if self.visits >= MAX_VISITS or depth >= MAX_DEPTH:
                 continue
             found = self.linker.resolve(f, item.target, fn.qualname)
             if found is None:
                 self.unresolved.add(item.target)
                 self._note_unscanned(f, item.target)
+                self._unknown_helper(f, item, via, cond or item.conditional)
                 continue
             g, callee = found
             if f"{g.abspath}::{callee.qualname}" in stack:
@@ -278,12 +350,40 @@ class _Walk:
             self.walk(
                 g,
                 callee,
-                _bind(callee, item, env),
+                _bind(callee, item, env, f),
                 [*via, step],
                 depth + 1,
                 cond or item.conditional,
                 stack,
+                item.condition or condition,  # the innermost `if` on the way
             )
+
+    def _unknown_helper(self, f: SourceFile, call: CallSite, via: list[str], cond: bool) -> None:
+        """A seeding helper of a library that is neither modelled nor scanned, or a
+        library's Trainer class (TRL's SFTTrainer and the like seed in their constructor,
+        through transformers.Trainer): the seeding is unknown, not missing."""
+        last = call.target.rsplit(".", 1)[-1]
+        trainer = last.endswith("Trainer") and "." not in call.target
+        if last not in SEEDISH_NAMES and not trainer:
+            return
+        ref = f.summary.imports.get(call.target.split(".")[0])
+        if ref is None or ref.level:
+            return  # the project's own code that was not scanned: "not scanned" says so
+        rest = call.target.split(".")[1:]
+        api = ".".join([ref.module, *([ref.name] if ref.name else []), *rest])
+        self.effects.append(
+            ReachedEffect(
+                kind="seed_helper",
+                api=api,
+                loc=Loc(path=f.display, line=call.loc.line),
+                enabled=None,
+                conditional=cond,
+                condition=call.condition,
+                note=f"{api} is a library's {'Trainer' if trainer else 'seeding helper'} "
+                "cfglint has no model of",
+                via=via,
+            )
+        )
 
     def _note_unscanned(self, f: SourceFile, target: str) -> None:
         """A call into an imported module that is not among the scanned files."""
@@ -298,11 +398,17 @@ class _Walk:
                 or root in known.MINDSPORE_ROOTS
             ):
                 return  # a library, modelled or irrelevant
-            # the project's own code sits next to the script; an installed library does not
+            # the project's own code sits next to a script; an installed library does not.
+            # Inside a package an absolute import never means a sibling file (the file
+            # itself may share the library's name: megatron/core/optimizer/
+            # emerging_optimizers.py imports the emerging_optimizers distribution).
             here = os.path.dirname(f.abspath)
+            if os.path.isfile(os.path.join(here, "__init__.py")):
+                return
+            sibling = os.path.join(here, root + ".py")
             if not (
                 os.path.isdir(os.path.join(here, root))
-                or os.path.isfile(os.path.join(here, root + ".py"))
+                or (os.path.isfile(sibling) and sibling != f.abspath)
             ):
                 return
         if self.linker.module_of_import(ref, f) is None:
@@ -310,10 +416,17 @@ class _Walk:
 
 
 def _reach(
-    e: Effect, f: SourceFile, env: dict[str, _Resolved], via: list[str], cond: bool
+    e: Effect,
+    f: SourceFile,
+    env: dict[str, _Resolved],
+    via: list[str],
+    cond: bool,
+    condition: str = "",
 ) -> ReachedEffect:
     r = _eval(e.seed, env) if e.seed is not None else _Resolved()
     return ReachedEffect(
+        condition=e.condition or condition,
+        seed_loc=r.loc if r.value is not None else None,
         kind=e.kind,
         api=e.api,
         loc=Loc(path=f.display, line=e.loc.line),
@@ -349,17 +462,25 @@ def _eval(a: Arg | None, env: dict[str, _Resolved]) -> _Resolved:
 
 
 def _bind(
-    callee: FunctionSummary, call: CallSite, env: dict[str, _Resolved]
+    callee: FunctionSummary, call: CallSite, env: dict[str, _Resolved], caller: SourceFile
 ) -> dict[str, _Resolved]:
     params = list(callee.params)
     if params and params[0] in ("self", "cls") and "." in callee.qualname:
         params = params[1:]
+    here = Loc(path=caller.display, line=call.loc.line)
+
+    def ev(a: Arg) -> _Resolved:
+        r = _eval(a, env)
+        if r.value is not None and r.loc is None:
+            r = _Resolved(value=r.value, text=r.text, from_config=r.from_config, loc=here)
+        return r
+
     out: dict[str, _Resolved] = {}
     for name, a in zip(params, call.args, strict=False):
-        out[name] = _eval(a, env)
+        out[name] = ev(a)
     for k, a in call.kwargs.items():
         if k in params:
-            out[k] = _eval(a, env)
+            out[k] = ev(a)
     for name, d in callee.defaults.items():
         if name not in out:
             out[name] = _eval(d, {})
@@ -384,20 +505,19 @@ def _common_len(a: str, b: str) -> int:
 # -- the whole result ---------------------------------------------------------------------
 
 
-def choose_entries(files: list[SourceFile], hints: list[str]) -> list[SourceFile]:
-    """Entry points: the hinted scripts; else scripts with a main block (training-like
-    names first when a folder was scanned, so a repository's tools do not drown them)."""
-    ok = [f for f in files if f.summary.error is None]
-    if hints:
-        norm = [h.replace("\\", "/").lstrip("./") for h in hints if h]
-        hit = [f for f in ok if any(_matches(f, h) for h in norm)]
-        if hit:
-            return hit
-    mains = [f for f in ok if f.summary.main is not None]
-    explicit = [f for f in mains if f.explicit]
-    found = [f for f in mains if not f.explicit and not is_test_file(f.display)]
-    training = [f for f in found if _TRAINING_NAME.search(os.path.basename(f.display))]
-    return explicit + (training or found)
+def _candidates(files: list[SourceFile]) -> list[SourceFile]:
+    """Scripts that may be started: a main block, or training statements at top level
+    (nanoGPT's train.py has no main block)."""
+    out = []
+    for f in files:
+        if f.summary.error is not None or is_test_file(f.display):
+            continue
+        if f.abspath.endswith("__init__.py"):
+            continue
+        top = f.summary.module
+        if f.summary.main is not None or (top is not None and top.trains):
+            out.append(f)
+    return out
 
 
 def _matches(f: SourceFile, hint: str) -> bool:
@@ -431,21 +551,68 @@ def is_test_file(path: str) -> bool:
     return any(p in ("tests", "test", "unit_tests", "testing") for p in parts[:-1])
 
 
+def choose_entries(
+    linker: Linker,
+    files: list[SourceFile],
+    hints: list[str],
+    reached: set[tuple[str, str]] | None = None,
+) -> list[EntryReport]:
+    """Entry points, analysed. A script the launch script starts (``hints``) or a file
+    named on the command line is one; the folders given are only where reached code
+    lives. Without either, a script is an entry point when it trains: it reaches a
+    backward pass, an optimizer step or a framework training call (converters,
+    preprocessors and tokenizer trainers do not), whatever its name."""
+    ok = linker.files
+    reached = reached if reached is not None else set()
+
+    def analyse(f: SourceFile) -> EntryReport:
+        report = linker.analyse(f)
+        reached.update(linker.last_reached)
+        return report
+
+    if hints:
+        norm = [h.replace("\\", "/").lstrip("./") for h in hints if h]
+        hit = [f for f in ok if any(_matches(f, h) for h in norm)]
+        if hit:
+            return [analyse(f) for f in hit]
+    explicit = [f for f in ok if f.explicit]
+    if explicit:
+        return [analyse(f) for f in explicit]
+    out = []
+    for f in _candidates(ok):
+        s = f.summary
+        starts = [x for x in (s.main, s.module) if x is not None]
+        if any(linker.reaches_training(f, x) for x in starts):
+            report = linker.analyse(f)
+            if report.trains:
+                out.append(report)
+                reached.update(linker.last_reached)
+    return out
+
+
 def link(files: list[SourceFile], hints: list[str]) -> ScanResult:
     linker = Linker(files)
     ok = linker.files
     sides = {f.display: side_of(f.summary.frameworks) for f in ok}
     result = ScanResult(files=[f.display for f in files], sides=sides)
-    for entry in choose_entries(files, hints):
-        result.entries.append(linker.analyse(entry))
+    reached_fns: set[tuple[str, str]] = set()
+    result.entries = choose_entries(linker, files, hints, reached_fns)
+    by_display = {f.display: f for f in ok}
+    # code no entry point reaches is not the training job's: its literals are not reported
+    reached = reached_fns if result.entries else None
+    entry_paths = {e.path for e in result.entries}
     for f in ok:
         if is_test_file(f.display) and not f.explicit:
             continue
         side = sides[f.display]
-        for d in f.summary.dropouts:
-            result.dropouts.append(SourceDropout(path=f.display, side=side, site=d))
         for b in f.summary.backwards:
             result.backwards.append(SourceBackward(path=f.display, side=side, site=b))
+        result.backwards.extend(_backward_helpers(linker, f, by_display, sides))
+        # an entry script's own layers are the user's, reached or not
+        own = f.display in entry_paths
+        for d in f.summary.dropouts:
+            if reached is None or own or (f.abspath, d.function) in reached:
+                result.dropouts.append(SourceDropout(path=f.display, side=side, site=d))
         if _framework_internal(f, linker.by_abs):
             continue
         for site in f.summary.decays:
@@ -453,6 +620,47 @@ def link(files: list[SourceFile], hints: list[str]) -> ScanResult:
             if resolved is not None:
                 result.decays.append(resolved.model_copy(update={"side": side}))
     return result
+
+
+def _backward_helpers(
+    linker: Linker,
+    f: SourceFile,
+    by_display: dict[str, SourceFile],
+    sides: dict[str, Side | None],
+) -> list[SourceBackward]:
+    """Transposed matmuls in helpers a custom backward calls (Megatron's weight-gradient
+    GEMM, LoRA backward helpers), across the scanned files, up to 3 calls deep."""
+    out: list[SourceBackward] = []
+    seen: set[tuple[str, int]] = set()
+    for qual in f.summary.backward_fns:
+        fn = f.summary.functions.get(qual)
+        if fn is None:
+            continue
+        todo = [(f, fn, 0)]
+        visited = {(f.abspath, qual)}
+        while todo:
+            g, cur, depth = todo.pop()
+            for call in cur.calls:
+                found = linker.resolve(g, call.target, cur.qualname)
+                if found is None or depth >= 3:
+                    continue
+                h, callee = found
+                if (h.abspath, callee.qualname) in visited:
+                    continue
+                visited.add((h.abspath, callee.qualname))
+                for tm in callee.tmatmuls:
+                    if (h.display, tm.loc.line) in seen:
+                        continue
+                    seen.add((h.display, tm.loc.line))
+                    site = tm.model_copy(
+                        update={
+                            "function": f"{callee.qualname} (called from {qual} at "
+                            f"{g.display}:{call.loc.line})"
+                        }
+                    )
+                    out.append(SourceBackward(path=h.display, side=sides.get(h.display), site=site))
+                todo.append((h, callee, depth + 1))
+    return out
 
 
 def _resolve_decay(linker: Linker, f: SourceFile, site) -> SourceDecay | None:  # type: ignore[no-untyped-def]

@@ -22,7 +22,7 @@ from cfglint.model.findings import InputProblem
 from cfglint.model.values import Loc
 
 # Bump when the scanner's output for the same text changes: it is part of the cache key.
-SCANNER_VERSION = "2"
+SCANNER_VERSION = "3"
 
 # Which side of a migration a file belongs to, judged by what it imports.
 Side = Literal["mindformers", "megatron"]
@@ -40,6 +40,7 @@ EffectKind = Literal[
     "cudnn_deterministic",  # torch.backends.cudnn.deterministic
     "cudnn_benchmark",  # torch.backends.cudnn.benchmark (True is non-deterministic)
     "mindspore_deterministic",  # set_context(deterministic=...) / set_deterministic
+    "seed_helper",  # a library's seeding helper cfglint has no model of: seeding unknown
 ]
 
 DecayPolicy = Literal[
@@ -48,6 +49,7 @@ DecayPolicy = Literal[
     "exclude_1d",  # 1-D parameters skipped by shape (biases and norm weights)
     "exclude_by_name",  # a list of name fragments skipped
     "explicit_groups",  # hand-made groups whose membership cannot be read statically
+    "exclude_module_types",  # biases and the weights of listed module types (minGPT)
 ]
 
 
@@ -85,7 +87,12 @@ class Effect(BaseModel):
     # MindFormers' Trainer seeds only when the configured seed is non-zero
     needs_nonzero_seed: bool = False
     conditional: bool = False
+    # the innermost `if` test it sits behind, as written ("args.seed is not None")
+    condition: str = ""
     note: str = ""
+    # the call as written when it is a modelled framework function (megatron pretrain): the model
+    # holds only when the call really goes into that framework
+    modelled: str = ""
 
 
 class CallSite(BaseModel):
@@ -99,6 +106,10 @@ class CallSite(BaseModel):
     # a function handed to another call (mp.spawn(worker), fire.Fire(main),
     # Thread(target=run)): it is run by that call, with arguments we cannot see
     indirect: bool = False
+    condition: str = ""  # the innermost `if` test, when conditional
+    # a modelled framework call: followed only when it resolves to a scanned package
+    # that merely shares the framework's name (gpt-neox's own `megatron/`)
+    modelled: bool = False
 
 
 class Evidence(BaseModel):
@@ -117,9 +128,12 @@ class GroupEvidence(BaseModel):
     # weight_decay values of group dicts ({"params": ..., "weight_decay": 0.0})
     group_decays: list[Arg] = Field(default_factory=list)
     group_evidence: list[Evidence] = Field(default_factory=list)
+    # module classes whose weights are put in the no-decay set (minGPT's blacklist)
+    module_types: list[str] = Field(default_factory=list)
+    module_evidence: list[Evidence] = Field(default_factory=list)
 
     def empty(self) -> bool:
-        return not (self.shape or self.names or self.group_decays)
+        return not (self.shape or self.names or self.group_decays or self.module_types)
 
 
 class FunctionSummary(BaseModel):
@@ -130,6 +144,13 @@ class FunctionSummary(BaseModel):
     effects: list[Effect] = Field(default_factory=list)
     calls: list[CallSite] = Field(default_factory=list)
     groups: GroupEvidence | None = None
+    # trains: a backward pass, an optimizer step or a framework training call
+    trains: bool = False
+    # a custom backward (torch.autograd.Function.backward, MindSpore bprop)
+    backward: bool = False
+    # transposed operands fed to a matmul outside a backward: reported when a backward
+    # calls this function
+    tmatmuls: list[BackwardSite] = Field(default_factory=list)
 
 
 class LazyFunctions(dict):  # type: ignore[type-arg]
@@ -174,6 +195,7 @@ class DropoutSite(BaseModel):
     p: float  # drop probability (keep_prob converted)
     text: str  # the call as written
     how: Literal["default", "p", "keep_prob"]
+    function: str = "<module>"  # enclosing function: reported only when an entry reaches it
 
 
 class DecaySite(BaseModel):
@@ -208,6 +230,8 @@ class FileSummary(BaseModel):
 
     error: str | None = None
     error_line: int | None = None
+    # built from the ast call graph only (triage found nothing for libcst to look at)
+    light: bool = False
     frameworks: list[str] = Field(default_factory=list)  # "torch", "mindspore", ...
     imports: dict[str, ImportRef] = Field(default_factory=dict)
     star_imports: list[ImportRef] = Field(default_factory=list)
@@ -218,6 +242,8 @@ class FileSummary(BaseModel):
     dropouts: list[DropoutSite] = Field(default_factory=list)
     decays: list[DecaySite] = Field(default_factory=list)
     backwards: list[BackwardSite] = Field(default_factory=list)
+    # qualnames of the custom backward functions (their helpers are checked when linking)
+    backward_fns: list[str] = Field(default_factory=list)
 
 
 # -- linked results ----------------------------------------------------------------------
@@ -236,7 +262,10 @@ class ReachedEffect(BaseModel):
     config_field: str | None = None
     needs_nonzero_seed: bool = False
     conditional: bool = False
+    condition: str = ""
     note: str = ""
+    # where the literal seed was written, when a caller passed it in (seed_all(42))
+    seed_loc: Loc | None = None
     # the calls that led here, outermost first ("seed_all() at train.py:40")
     via: list[str] = Field(default_factory=list)
 
@@ -246,6 +275,8 @@ class EntryReport(BaseModel):
     side: Side | None = None
     anchor: Loc  # the `if __name__ == "__main__":` line, or line 1
     has_main: bool = False
+    # reaches a backward pass, an optimizer step or a framework training call
+    trains: bool = False
     effects: list[ReachedEffect] = Field(default_factory=list)
     followed: int = 0  # function bodies followed
     files_reached: list[str] = Field(default_factory=list)
@@ -280,6 +311,7 @@ class SourceBackward(BaseModel):
 class ScanStats(BaseModel):
     files: int = 0
     parsed: int = 0  # parsed this run (cache misses)
+    full: int = 0  # of those, given a libcst tree (the rest: ast call graph only)
     cached: int = 0  # summaries read from the cache
     failed: int = 0
     workers: int = 1
@@ -307,3 +339,6 @@ class ScanResult(BaseModel):
     def comparable(self) -> dict[str, Any]:
         """Everything but timing and cache statistics, for comparing two runs."""
         return self.model_dump(exclude={"stats"})
+
+
+FunctionSummary.model_rebuild()

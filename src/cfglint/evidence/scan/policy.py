@@ -38,6 +38,11 @@ Comparison = Literal["same", "differ", "unclear"]
 
 def classify(g: GroupEvidence) -> tuple[str | None, list[str], list[Evidence], str]:
     """(policy, name fragments, evidence, detail) read from a group-building function."""
+    if g.module_types:
+        types = list(dict.fromkeys(g.module_types))
+        bias = ["bias"] if any("bias" in n.lower() for n in g.names) else []
+        detail = "grouped by module type: " + ", ".join(bias + [f"{t} weights" for t in types])
+        return "exclude_module_types", bias + types, g.module_evidence + g.name_evidence, detail
     if g.shape:
         names = sorted(set(g.names))
         extra = f" (and names containing {', '.join(names)})" if names else ""
@@ -72,6 +77,13 @@ def describe(policy: str | None, names: list[str] | None = None) -> str:
             )
         case "explicit_groups":
             return "parameter groups are built by hand"
+        case "exclude_module_types":
+            types = [n for n in names if n != "bias"]
+            what = "biases and " if "bias" in names else ""
+            return (
+                f"{what}the weights of {', '.join(types)} modules are not decayed "
+                "(grouped by module type)"
+            )
     return "unknown"
 
 
@@ -83,6 +95,17 @@ def _covers(policy: str, names: list[str]) -> set[str] | None:
         return {"bias"}
     if policy in ("exclude_1d", "default"):
         return {"bias", "norm"}
+    if policy == "exclude_module_types":
+        out = {"bias"} if "bias" in names else set()
+        for n in names:
+            low = n.lower()
+            if "norm" in low:
+                out.add("norm")
+            elif "embed" in low:
+                out.add("embedding")
+            elif n != "bias":
+                out.add(low)
+        return out
     if policy == "exclude_by_name":
         low = [n.lower() for n in names]
         out = set()

@@ -7,17 +7,20 @@ imported only when something has to be parsed, so a warm run never loads it.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import os
+import signal
+import sys
 import time
-from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from pydantic import ValidationError
 
-from cfglint.evidence.scan.link import SourceFile, link
+from cfglint.evidence.scan.link import SourceFile, is_test_file, link
 from cfglint.evidence.scan.model import SCANNER_VERSION, FileSummary, LazyFunctions, ScanResult
 from cfglint.load.datacache import cache_dir
 from cfglint.load.safeio import TooLarge, check_regular, read_text
@@ -28,7 +31,7 @@ from cfglint.model.findings import InputProblem
 PARALLEL_THRESHOLD = 50
 # Generated or vendored giants are not training code worth minutes of parsing: libcst takes
 # ~1 GB and tens of seconds per MB (issue 12: 1.9 GB for a near-2 MB file). The largest
-# training sources we know (Megatron-LM's arguments.py) are ~150 KB.
+# training sources we know are ~300 KB (Megatron-LM training.py, DeepSpeed engine.py).
 MAX_SOURCE_BYTES = 512 * 1024
 # Files above this are parsed one at a time in this process, never one per core at once.
 BIG_SOURCE_BYTES = 128 * 1024
@@ -66,10 +69,12 @@ def scan(
 ) -> ScanResult:
     t0 = time.perf_counter()
     problems: list[InputProblem] = []
-    found = list(_discover(paths, problems))
+    found = list(discover(paths, problems))
     texts: dict[str, str] = {}
     keys: dict[str, str] = {}
     summaries: dict[str, FileSummary] = {}
+    # test suites get the call graph only (never an entry point, nor the job's layers)
+    deep = {display: explicit or not is_test_file(display) for display, _, explicit in found}
     for display, _, _ in found:
         try:
             text = read_text(display, max_bytes=MAX_SOURCE_BYTES, what="Python file")
@@ -83,8 +88,8 @@ def scan(
             problems.append(InputProblem(path=display, message=exc.message, line=exc.line))
             continue
         texts[display] = text
-        keys[display] = _key(text)
-    cache = _Cache(cache_dir() / "scan") if use_cache else None
+        keys[display] = _key(text, deep[display])
+    cache = Cache(cache_dir() / "scan") if use_cache else None
     misses: list[str] = []
     for display, key in keys.items():
         s = cache.get(key) if cache is not None else None
@@ -92,10 +97,12 @@ def scan(
             misses.append(display)
         else:
             summaries[display] = s
-    workers = _parse(misses, texts, summaries, jobs)
+    workers = _parse(misses, texts, summaries, jobs, deep)
     if cache is not None:
         for display in misses:
             cache.put(keys[display], summaries[display])
+        if misses:
+            cache.prune()
     files: list[SourceFile] = []
     for display, abspath, explicit in found:
         s = summaries.get(display)
@@ -109,6 +116,7 @@ def scan(
     st = result.stats
     st.files = len(found)
     st.parsed = len(misses)
+    st.full = sum(1 for d in misses if d in summaries and not summaries[d].light)
     st.parsed_paths = sorted(misses)
     st.cached = len(keys) - len(misses)
     st.failed = len(problems)
@@ -117,14 +125,14 @@ def scan(
     return result
 
 
-def _key(text: str) -> str:
+def _key(text: str, deep: bool = True) -> str:
     h = hashlib.sha256()
-    h.update(f"cfglint-scan/{SCANNER_VERSION}\0".encode())
+    h.update(f"cfglint-scan/{SCANNER_VERSION}/{'deep' if deep else 'graph'}\0".encode())
     h.update(text.encode("utf-8", "surrogatepass"))
     return h.hexdigest()
 
 
-def _discover(paths: list[str], problems: list[InputProblem]) -> Iterator[tuple[str, str, bool]]:
+def discover(paths: list[str], problems: list[InputProblem]) -> Iterator[tuple[str, str, bool]]:
     """(display path, absolute real path, named explicitly) of each Python file, once.
 
     Bounded: the filesystem root is refused, and a walk stops (with an error naming the
@@ -200,49 +208,182 @@ def _walk(
 
 
 def _parse(
-    misses: list[str], texts: dict[str, str], out: dict[str, FileSummary], jobs: int | None
+    misses: list[str],
+    texts: dict[str, str],
+    out: dict[str, FileSummary],
+    jobs: int | None,
+    deep: dict[str, bool] | None = None,
 ) -> int:
-    """Parse the cache misses into ``out``; returns the number of processes used."""
+    """Parse the cache misses into ``out``; returns the number of processes used.
+
+    On a terminal, a progress bar on stderr; Ctrl-C terminates the workers at once."""
     if not misses:
         return 0
-    big = [d for d in misses if len(texts[d]) > BIG_SOURCE_BYTES]
-    small = [d for d in misses if len(texts[d]) <= BIG_SOURCE_BYTES]
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
-    workers = max(1, min(workers, len(small)))
-    if big or workers == 1 or len(small) <= PARALLEL_THRESHOLD:
-        from cfglint.evidence.scan.scanner import summarize
+    workers = max(1, min(workers, len(misses)))
+    # Syntax trees hold millions of short-lived, acyclic objects: the cyclic collector's
+    # passes over them cost about a third of the libcst parse on Megatron-LM and free
+    # nothing (refcounting does).
+    gc_was = gc.isenabled()
+    gc.disable()
+    try:
+        return _parse_all(misses, texts, out, workers, deep or {})
+    finally:
+        if gc_was:
+            gc.enable()
 
-        # big files one at a time: their parse memory must not add up across cores
-        for display in big:
-            out[display] = summarize(texts[display])
-    misses = small
-    if not misses:
-        return 1
-    if workers == 1 or len(misses) <= PARALLEL_THRESHOLD:
-        for display in misses:
-            out[display] = summarize(texts[display])
-        return 1
-    from cfglint.evidence.scan.scanner import summarize_json
 
-    # Largest first, so one big file does not finish last on an otherwise idle pool.
-    order = sorted(misses, key=lambda d: len(texts[d]), reverse=True)
-    chunk = max(1, len(order) // (workers * 8))
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        for display, js in zip(
-            order,
-            pool.map(summarize_json, [texts[d] for d in order], chunksize=chunk),
-            strict=True,
-        ):
-            out[display] = FileSummary.model_validate_json(js)
+def _parse_all(
+    misses: list[str],
+    texts: dict[str, str],
+    out: dict[str, FileSummary],
+    workers: int,
+    deep: dict[str, bool],
+) -> int:
+    from cfglint.evidence.scan.scanner import summarize, summarize_json
+
+    with _progress(len(misses)) as advance:
+        # big files one at a time in this process: their parse memory must not add up
+        # across cores (a 2 MB file took 1.9 GB)
+        for display in [d for d in misses if len(texts[d]) > BIG_SOURCE_BYTES]:
+            out[display] = summarize(texts[display], deep.get(display, True))
+            advance()
+        misses = [d for d in misses if len(texts[d]) <= BIG_SOURCE_BYTES]
+        workers = max(1, min(workers, len(misses)))
+        if not misses:
+            return 1
+        if workers == 1 or len(misses) <= PARALLEL_THRESHOLD:
+            for display in misses:
+                out[display] = summarize(texts[display], deep.get(display, True))
+                advance()
+            return 1
+        import multiprocessing
+
+        # Largest first, so one big file does not finish last on an otherwise idle pool.
+        order = sorted(misses, key=lambda d: len(texts[d]), reverse=True)
+        chunk = max(1, len(order) // (workers * 8))
+        # Ctrl-C while the pool is being built would leave workers nobody terminates:
+        # hold SIGINT until it can be handled below.
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            pool = multiprocessing.Pool(workers, initializer=_worker_init)
+        except BaseException:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
+            raise
+        try:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)  # a held Ctrl-C lands here
+            work = [(texts[d], deep.get(d, True)) for d in order]
+            results = pool.imap(summarize_json, work, chunksize=chunk)
+            for display, js in zip(order, results, strict=True):
+                out[display] = FileSummary.model_validate_json(js)
+                advance()
+            pool.close()
+        except BaseException:
+            pool.terminate()  # Ctrl-C (or any failure): stop the workers now, not at the end
+            raise
+        finally:
+            pool.join()
     return workers
 
 
-class _Cache:
-    """One small JSON file per summary; unreadable or stale entries are just misses."""
+def _worker_init() -> None:
+    """Workers leave Ctrl-C to the parent, which terminates them (no traceback per
+    worker), and skip the cyclic collector like the parent does."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    gc.disable()
 
-    def __init__(self, root: Path) -> None:
+
+@contextmanager
+def _progress(total: int) -> Iterator[Callable[[], None]]:
+    """A progress bar on stderr when it is a terminal and the scan is long enough."""
+    if total < PARALLEL_THRESHOLD or not sys.stderr.isatty():
+        yield lambda: None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    with Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        transient=True,
+        console=Console(stderr=True),
+    ) as bar:
+        task = bar.add_task("scanning sources", total=total)
+        yield lambda: bar.advance(task)
+
+
+def clear_cache() -> tuple[int, int]:
+    """Remove every cached scan summary: (files removed, bytes freed)."""
+    return Cache(cache_dir() / "scan").clear()
+
+
+class Cache:
+    """One small JSON file per summary; unreadable or stale entries are just misses.
+
+    Bounded: after a scan that wrote entries, the least recently written ones go until the
+    folder is under ``max_bytes`` (``CFGLINT_SCAN_CACHE_MB``, default 256 MiB)."""
+
+    def __init__(self, root: Path, max_bytes: int | None = None) -> None:
         self.root = root
         self._ok = True
+        if max_bytes is None:
+            try:
+                max_bytes = int(float(os.environ.get("CFGLINT_SCAN_CACHE_MB", "256")) * 2**20)
+            except ValueError:
+                max_bytes = 256 * 2**20
+        self.max_bytes = max_bytes
+
+    def _entries(self) -> list[tuple[float, int, Path]]:
+        out = []
+        try:
+            for sub in self.root.iterdir():
+                if not sub.is_dir():
+                    continue
+                for p in sub.iterdir():
+                    try:
+                        st = p.stat()
+                    except OSError:
+                        continue
+                    out.append((st.st_mtime, st.st_size, p))
+        except OSError:
+            pass
+        return out
+
+    def prune(self) -> int:
+        """Drop the oldest entries above the bound; returns how many were removed."""
+        entries = self._entries()
+        total = sum(size for _, size, _ in entries)
+        removed = 0
+        if total <= self.max_bytes:
+            return 0
+        for _, size, p in sorted(entries):
+            if total <= self.max_bytes * 0.9:  # some headroom: not a prune on every run
+                break
+            try:
+                p.unlink()
+            except OSError:
+                continue
+            total -= size
+            removed += 1
+        return removed
+
+    def usage(self) -> tuple[int, int]:
+        """(entries, bytes) in the cache folder."""
+        entries = self._entries()
+        return len(entries), sum(size for _, size, _ in entries)
+
+    def clear(self) -> tuple[int, int]:
+        entries = self._entries()
+        n = freed = 0
+        for _, size, p in entries:
+            try:
+                p.unlink()
+            except OSError:
+                continue
+            n, freed = n + 1, freed + size
+        return n, freed
 
     def _path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.json"

@@ -1,0 +1,430 @@
+"""The MindSpore process: a spec's training step with MindFormers' semantics.
+
+Run as ``python -m cfglint.evidence.probe.ms_side JOBDIR``. MindFormers' legacy Llama
+(mindformers/models/llama/llama_transformer.py, llama_layer.py): ``wq/wk/wv`` projections,
+rotate-half rope on the query and key heads, key/value heads repeated per group, scores
+scaled by 1/sqrt(head_dim), softmax in ``softmax_compute_type``, ``wo``; the FFN is
+``w2(silu(w1 x) * w3 x)``; RMSNorm computed in ``layernorm_compute_type``. The optimizer is
+MindFormers' AdamW family written out by hand: with bias correction (mindformers/core/optim/
+adamw.py) or without it (mindspore/nn/optim/adam.py, AdamWeightDecay: next_m / (sqrt(next_v)
++ eps) + weight_decay * param, no 1 - beta^t terms); clipping is ``ops.clip_by_global_norm``'s
+formula.
+
+MindSpore 2.10 on CPU (measured, see issue 8): the fused ``ops.rms_norm``/``layer_norm``/
+``rotary_position_embedding``/``flash_attention_score`` fail and bf16 matmul/softmax fail, so
+norms, rope and attention are written from plain ops and a bf16 spec is refused (the runner
+then says so); in-place ``add_/mul_`` do not mutate there, so updates go through
+``ops.assign``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+import time
+
+import mindspore as ms
+import numpy as np
+from mindspore import nn, ops
+
+from cfglint.evidence.probe.protocol import (
+    CHECK_LR,
+    Curve,
+    Job,
+    Run,
+    RunResult,
+    SideResult,
+    load_npz,
+    lr_for,
+    main_guard,
+)
+from cfglint.evidence.probe.spec import Spec
+from cfglint.evidence.probe.weights import from_layout, gated, head_dim, to_layout
+
+DT = {"float32": ms.float32, "float16": ms.float16}
+
+
+def unsupported(spec: Spec, device: str) -> str:
+    """Why this spec cannot run in MindSpore on ``device`` ("" when it can)."""
+    if device == "CPU":
+        for f in (
+            "compute_dtype",
+            "softmax_dtype",
+            "norm_dtype",
+            "rotary_dtype",
+            "embedding_dtype",
+            "residual_dtype",
+            "loss_dtype",
+        ):
+            if getattr(spec, f) == "bfloat16":
+                return f"MindSpore {ms.__version__} on CPU has no bfloat16 matmul/softmax ({f})"
+    return ""
+
+
+def pick_device(want: str) -> str:
+    if want in ("auto", "cpu", "cuda"):
+        return "CPU"  # MindSpore's probe side runs on Ascend or CPU (no CUDA build here)
+    try:
+        ms.set_device("Ascend")
+        ms.Tensor(np.ones(1, np.float32)) + 1
+    except Exception as exc:
+        raise RuntimeError(f"an Ascend NPU was requested but MindSpore sees none: {exc}") from exc
+    return "Ascend"
+
+
+class Model:
+    def __init__(self, spec: Spec, arrays: dict[str, np.ndarray], layout: str):
+        self.spec, self.layout = spec, layout
+        self.names = sorted(arrays)
+        self.params = ms.ParameterTuple(
+            ms.Parameter(ms.Tensor(arrays[k].astype(np.float32)), name=k.replace(".", "_"))
+            for k in self.names
+        )
+        self.idx = {k: i for i, k in enumerate(self.names)}
+        hd = head_dim(spec)
+        rot = int(hd * spec.rotary_percent)
+        rot -= rot % 2
+        self.rot = rot
+        inv = 1.0 / (spec.rope_theta ** (np.arange(0, rot, 2, dtype=np.float64) / rot))
+        freqs = np.outer(np.arange(spec.seq, dtype=np.float64), inv)
+        emb = np.concatenate([freqs, freqs], axis=-1)
+        self.cos = ms.Tensor(np.cos(emb).astype(np.float32))
+        self.sin = ms.Tensor(np.sin(emb).astype(np.float32))
+        mask = np.triu(np.ones((spec.seq, spec.seq), np.float32), 1) * -1e9
+        self.mask = ms.Tensor(mask)
+
+    def p(self, name: str) -> ms.Parameter | None:
+        i = self.idx.get(name)
+        return None if i is None else self.params[i]
+
+    def w(self, name: str):
+        return self.p(name).astype(DT[self.spec.compute_dtype])
+
+    def norm(self, x, weight: str, bias: str):
+        s = self.spec
+        dt = DT[s.norm_dtype]
+        xf = x.astype(dt)
+        wt = self.p(weight).astype(dt)
+        if s.norm == "RMSNorm":
+            y = xf * ops.rsqrt(ops.mean(xf * xf, -1, keep_dims=True) + s.norm_eps) * wt
+        else:
+            mu = ops.mean(xf, -1, keep_dims=True)
+            var = ops.mean((xf - mu) * (xf - mu), -1, keep_dims=True)
+            y = (xf - mu) * ops.rsqrt(var + s.norm_eps) * wt
+            b = self.p(bias)
+            if b is not None:
+                y = y + b.astype(dt)
+        return y.astype(DT[s.compute_dtype])
+
+    def linear(self, x, weight: str, bias: str | None = None):
+        y = ops.matmul(x, self.w(weight).T)
+        if bias is not None and self.p(bias) is not None:
+            y = y + self.w(bias)
+        return y
+
+    def rope(self, x):
+        if self.rot == 0:
+            return x
+        dt = DT[self.spec.rotary_dtype]
+        hd = x.shape[-1]
+        xr = x[..., : self.rot].astype(dt)
+        cos = self.cos.astype(dt).reshape(1, self.spec.seq, 1, self.rot)
+        sin = self.sin.astype(dt).reshape(1, self.spec.seq, 1, self.rot)
+        half = self.rot // 2
+        rotated = ops.cat([-xr[..., half:], xr[..., :half]], axis=-1)
+        out = (xr * cos + rotated * sin).astype(x.dtype)
+        if self.rot < hd:
+            out = ops.cat([out, x[..., self.rot :]], axis=-1)
+        return out
+
+    @staticmethod
+    def dropout(x, p: float):
+        return x if p <= 0 else ops.dropout(x, p=p, training=True)
+
+    def act(self, x):
+        a = self.spec.activation
+        if a in ("swiglu", "silu"):
+            return ops.silu(x)
+        if a == "gelu":
+            return ops.gelu(x, approximate="none")
+        if a == "relu":
+            return ops.relu(x)
+        return ops.relu(x) ** 2
+
+    def layer_names(self, i: int) -> dict[str, str]:
+        if self.layout == "mindformers-legacy":
+            p = f"model.layers.{i}."
+            return {
+                "n1": p + "attention_norm.weight",
+                "n1b": p + "attention_norm.bias",
+                "n2": p + "ffn_norm.weight",
+                "n2b": p + "ffn_norm.bias",
+                "wq": p + "attention.wq.weight",
+                "wk": p + "attention.wk.weight",
+                "wv": p + "attention.wv.weight",
+                "bq": p + "attention.wq.bias",
+                "bk": p + "attention.wk.bias",
+                "bv": p + "attention.wv.bias",
+                "qn": p + "attention.q_norm.weight",
+                "kn": p + "attention.k_norm.weight",
+                "o": p + "attention.wo.weight",
+                "ob": p + "attention.wo.bias",
+                "w1": p + "feed_forward.w1.weight",
+                "w1b": p + "feed_forward.w1.bias",
+                "w3": p + "feed_forward.w3.weight",
+                "w3b": p + "feed_forward.w3.bias",
+                "w2": p + "feed_forward.w2.weight",
+                "w2b": p + "feed_forward.w2.bias",
+            }
+        p = f"decoder.layers.{i}."
+        return {
+            "n1": p + "input_layernorm.weight",
+            "n1b": p + "input_layernorm.bias",
+            "n2": p + "pre_mlp_layernorm.weight",
+            "n2b": p + "pre_mlp_layernorm.bias",
+            "qkv": p + "self_attention.linear_qkv.weight",
+            "qkvb": p + "self_attention.linear_qkv.bias",
+            "qn": p + "self_attention.q_layernorm.weight",
+            "kn": p + "self_attention.k_layernorm.weight",
+            "o": p + "self_attention.linear_proj.weight",
+            "ob": p + "self_attention.linear_proj.bias",
+            "fc1": p + "mlp.linear_fc1.weight",
+            "fc1b": p + "mlp.linear_fc1.bias",
+            "w2": p + "mlp.linear_fc2.weight",
+            "w2b": p + "mlp.linear_fc2.bias",
+        }
+
+    def attention(self, x, n: dict[str, str]):
+        s = self.spec
+        b, sq, _ = x.shape
+        hd, g = head_dim(s), s.groups
+        r = s.heads // g
+        if "qkv" in n:
+            mixed = self.linear(x, n["qkv"], n["qkvb"]).reshape(b, sq, g, (r + 2) * hd)
+            q = mixed[..., : r * hd].reshape(b, sq, s.heads, hd)
+            k = mixed[..., r * hd : (r + 1) * hd]
+            v = mixed[..., (r + 1) * hd :]
+        else:
+            q = self.linear(x, n["wq"], n["bq"]).reshape(b, sq, s.heads, hd)
+            k = self.linear(x, n["wk"], n["bk"]).reshape(b, sq, g, hd)
+            v = self.linear(x, n["wv"], n["bv"]).reshape(b, sq, g, hd)
+        if s.qk_norm:
+            q, k = self.norm(q, n["qn"], ""), self.norm(k, n["kn"], "")
+        q, k = self.rope(q), self.rope(k)
+        if r > 1:
+            k = ops.repeat_interleave(k, r, axis=2)
+            v = ops.repeat_interleave(v, r, axis=2)
+        q, k, v = (ops.transpose(t, (0, 2, 1, 3)) for t in (q, k, v))
+        scores = ops.matmul(q, ops.transpose(k, (0, 1, 3, 2))) / math.sqrt(hd)
+        sd = DT[s.softmax_dtype]
+        scores = scores.astype(ms.float32) + self.mask
+        probs = ops.softmax(scores.astype(sd), axis=-1).astype(DT[s.compute_dtype])
+        probs = self.dropout(probs, s.attention_dropout)
+        ctx = ops.transpose(ops.matmul(probs, v), (0, 2, 1, 3)).reshape(b, sq, s.heads * hd)
+        return self.linear(ctx, n["o"], n["ob"])
+
+    def mlp(self, x, n: dict[str, str]):
+        if "fc1" in n:
+            h = self.linear(x, n["fc1"], n["fc1b"])
+            if gated(self.spec):
+                f = self.spec.ffn
+                h = self.act(h[..., :f]) * h[..., f:]
+            else:
+                h = self.act(h)
+        else:
+            h = self.act(self.linear(x, n["w1"], n["w1b"]))
+            if gated(self.spec):
+                h = h * self.linear(x, n["w3"], n["w3b"])
+        return self.linear(h, n["w2"], n["w2b"])
+
+    def loss(self, inp, labels):
+        s = self.spec
+        legacy = self.layout == "mindformers-legacy"
+        emb = (
+            "model.tok_embeddings.embedding_weight"
+            if legacy
+            else "embedding.word_embeddings.weight"
+        )
+        table = self.p(emb)
+        rd = DT[s.residual_dtype]
+        h = ops.gather(table.astype(DT[s.embedding_dtype]), inp, 0).astype(rd)
+        h = self.dropout(h, s.hidden_dropout)
+        for i in range(s.layers):
+            n = self.layer_names(i)
+            a = self.attention(self.norm(h, n["n1"], n["n1b"]), n)
+            h = h + self.dropout(a, s.hidden_dropout).astype(rd)
+            m = self.mlp(self.norm(h, n["n2"], n["n2b"]), n)
+            h = h + self.dropout(m, s.hidden_dropout).astype(rd)
+        fn = "model.norm_out." if legacy else "decoder.final_layernorm."
+        h = self.norm(h, fn + "weight", fn + "bias")
+        out_w = table if s.tied else self.p("lm_head.weight" if legacy else "output_layer.weight")
+        logits = ops.matmul(h, out_w.astype(DT[s.compute_dtype]).T)
+        logits = logits.astype(DT[s.loss_dtype]).reshape(-1, s.vocab)
+        return ops.cross_entropy(logits.astype(ms.float32), labels.reshape(-1))
+
+
+def decays(name: str, shape: tuple[int, ...], spec: Spec) -> bool:
+    # MindFormers' default decay filter: no decay for norm weights and biases (the 1-D
+    # parameters here); "all" is the AdamWeightDecay behaviour of decaying everything
+    # whose name lacks 'beta'/'gamma'
+    return spec.wd_scope == "all" or not (name.endswith(".bias") or len(shape) == 1)
+
+
+class Adam(nn.Cell):
+    """The optimizer as one compiled cell: moments are Parameters, updates go through
+    ``ops.assign`` (in-place tensor methods do not mutate on MindSpore CPU), gradients come
+    in as a mutable tuple and lr / bias-correction terms as tensors so nothing recompiles."""
+
+    def __init__(self, spec: Spec, names: list[str], params) -> None:
+        super().__init__()
+        self.spec = spec
+        self.params = params
+        self.m = params.clone(prefix="m", init="zeros")
+        self.v = params.clone(prefix="v", init="zeros")
+        self.decay = tuple(
+            decays(n, tuple(p.shape), spec) for n, p in zip(names, params, strict=True)
+        )
+        self.n = len(names)
+        self.t = 0
+        # plain constants for the compiled graph
+        self.b1, self.b2, self.eps = spec.beta1, spec.beta2, spec.eps
+        self.wd, self.clip = spec.weight_decay, spec.clip_grad
+        self.ms_clip = spec.clip_formula == "mindspore"
+
+    def reset(self) -> None:
+        for m, v in zip(self.m, self.v, strict=True):
+            ops.assign(m, ops.zeros_like(m))
+            ops.assign(v, ops.zeros_like(v))
+        self.t = 0
+
+    @ms.jit
+    def construct(self, grads, lr, bc1, bc2):
+        sq = ()
+        for g in grads:
+            sq = (*sq, ops.norm(g))
+        gnorm = ops.norm(ops.stack(sq))
+        coeff = ops.ones((), ms.float32)
+        if self.clip > 0:
+            if self.ms_clip:
+                coeff = self.clip / ops.maximum(gnorm, self.clip)
+            else:
+                coeff = ops.minimum(self.clip / (gnorm + 1e-6), 1.0)
+        for i in range(self.n):
+            g = grads[i] * coeff
+            m = self.m[i] * self.b1 + g * (1 - self.b1)
+            v = self.v[i] * self.b2 + g * g * (1 - self.b2)
+            ops.assign(self.m[i], m)
+            ops.assign(self.v[i], v)
+            upd = (m / bc1) / (ops.sqrt(v / bc2) + self.eps)
+            p = self.params[i]
+            if self.decay[i]:
+                upd = upd + self.wd * p
+            ops.assign(p, p - lr * upd)
+        return gnorm
+
+    def step(self, grads, lr: float) -> float:
+        s = self.spec
+        self.t += 1
+        bc1 = 1 - s.beta1**self.t if s.bias_correction else 1.0
+        bc2 = 1 - s.beta2**self.t if s.bias_correction else 1.0
+        f32 = ms.float32
+        gnorm = self(
+            ms.mutable(tuple(grads)), ms.Tensor(lr, f32), ms.Tensor(bc1, f32), ms.Tensor(bc2, f32)
+        )
+        return float(gnorm.asnumpy())
+
+
+class Net(nn.Cell):
+    def __init__(self, model: Model) -> None:
+        super().__init__()
+        self.model = model
+        self.params = model.params
+
+    def construct(self, inp, labels):
+        return self.model.loss(inp, labels)
+
+
+def run_one(run: Run, job_dir: str, tokens: np.ndarray) -> RunResult:
+    t0 = time.perf_counter()
+    spec = run.spec
+    arrays = load_npz(os.path.join(job_dir, run.weights))
+    res = RunResult(id=run.id)
+    model = Model(spec, arrays, run.layout)
+    opt = Adam(spec, model.names, model.params)
+    # compiled once per spec; every mode restarts from the same weights and zero moments
+    grad_fn = ms.jit(ms.value_and_grad(Net(model), grad_position=None, weights=model.params))
+    for mode in run.modes:
+        ms.set_seed(spec.seed)
+        for k, p in zip(model.names, model.params, strict=True):
+            ops.assign(p, ms.Tensor(arrays[k].astype(np.float32)))
+        opt.reset()
+        losses, norms = [], []
+        for step in range(1, run.steps + 1):
+            tok = tokens[step - 1]
+            inp = ms.Tensor(tok[:, :-1].astype(np.int32))
+            lab = ms.Tensor(tok[:, 1:].astype(np.int32))
+            loss, grads = grad_fn(inp, lab)
+            if step == 1 and mode == run.modes[0]:
+                g_np = {k: g.asnumpy() for k, g in zip(model.names, grads, strict=True)}
+                canon = from_layout(g_np, spec, run.layout)
+                res.local_norms = {k: float(np.linalg.norm(v)) for k, v in canon.items()}
+                if run.save_grads:
+                    np.savez(os.path.join(job_dir, f"grads-ms-{run.id}.npz"), **canon)
+            gnorm = opt.step(grads, lr_for(run, mode, step))
+            if os.environ.get("CFGLINT_PROBE_DEBUG"):
+                print(run.id, mode, step, f"{time.perf_counter() - t0:.2f}", file=sys.stderr)
+            losses.append(float(loss.asnumpy()))
+            norms.append(gnorm)
+        res.curves[mode] = Curve(loss=losses, grad_norm=norms)
+    if run.check_grads:
+        res.update = optimizer_check(run, job_dir, model, opt)
+    res.seconds = time.perf_counter() - t0
+    return res
+
+
+def optimizer_check(run: Run, job_dir: str, model: Model, opt: Adam) -> dict[str, float]:
+    """The shared step-1 gradients through this spec's optimizer once, from the shared
+    start (the compiled cells of the run are reused: no second compile)."""
+    spec = run.spec
+    grads_c = load_npz(os.path.join(job_dir, run.check_grads))
+    start_c = load_npz(os.path.join(job_dir, run.canonical_weights))
+    start = to_layout(start_c, spec, run.layout)
+    grads = to_layout(grads_c, spec, run.layout)
+    for k, p in zip(model.names, model.params, strict=True):
+        ops.assign(p, ms.Tensor(start[k].astype(np.float32)))
+    opt.reset()
+    opt.step(tuple(ms.Tensor(grads[k]) for k in model.names), CHECK_LR)
+    upd = {k: p.asnumpy() - start[k] for k, p in zip(model.names, model.params, strict=True)}
+    canon = from_layout(upd, spec, run.layout)
+    np.savez(os.path.join(job_dir, f"update-mindspore-{run.id}.npz"), **canon)
+    return {k: float(np.linalg.norm(v)) for k, v in canon.items()}
+
+
+_STARTED: list[str] = []
+
+
+def main(job_dir: str, job: Job) -> SideResult:
+    if not _STARTED:  # MindSpore's device and context are set once per process
+        _STARTED.append(pick_device(job.device))
+        if _STARTED[0] == "CPU":  # pick_device has already set up an Ascend device
+            ms.set_device("CPU")
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+        ms.set_deterministic(True)
+    device = _STARTED[0]
+    tokens = np.load(os.path.join(job_dir, job.tokens))
+    out = SideResult(framework="mindspore", device=device.lower())
+    for run in job.runs:
+        why = unsupported(run.spec, device)
+        if why:
+            out.runs.append(RunResult(id=run.id, error=why))
+            continue
+        try:
+            out.runs.append(run_one(run, job_dir, tokens))
+        except Exception as exc:  # one run failing must not hide the others
+            out.runs.append(RunResult(id=run.id, error=f"{type(exc).__name__}: {exc}"))
+    return out
+
+
+if __name__ == "__main__":
+    main_guard("mindspore", main)

@@ -1,0 +1,180 @@
+"""What the runner and a framework process exchange: a job directory.
+
+``job.json`` lists runs; arrays travel as ``.npz`` files beside it. Each framework process
+(``python -m cfglint.evidence.probe.torch_side JOBDIR`` or ``...ms_side JOBDIR``) answers
+``result-<framework>.json`` plus one ``grads-<run>.npz`` per run that asks for gradients.
+numpy only.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from cfglint.evidence.probe.spec import Spec
+from cfglint.evidence.probe.weights import decays
+
+PROBE_LR = 1e-3  # confirmations and the optimizer check: a knob shows within a few steps
+CHECK_LR = 1e-3
+
+
+class Run(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    spec: Spec
+    layout: str
+    weights: str  # npz file name in the job dir, in ``layout``
+    steps: int
+    # "cfg": the spec's own lr curve; "zero": lr 0; "probe": constant PROBE_LR
+    modes: list[str] = Field(default_factory=lambda: ["cfg"])
+    save_grads: bool = False
+    # canonical step-1 gradients (npz) to push through this spec's optimizer once
+    check_grads: str = ""
+    canonical_weights: str = ""  # the same start, canonical names, for the check
+
+
+class Job(BaseModel):
+    device: str = "cpu"
+    tokens: str = "tokens.npy"
+    runs: list[Run]
+
+
+class Curve(BaseModel):
+    loss: list[float]
+    grad_norm: list[float]
+
+
+class RunResult(BaseModel):
+    id: str
+    curves: dict[str, Curve] = Field(default_factory=dict)
+    local_norms: dict[str, float] = Field(default_factory=dict)  # canonical name -> |g|
+    # canonical name -> norm of (update from the shared gradients) and of its difference to
+    # the reference update, filled by the runner
+    update: dict[str, float] = Field(default_factory=dict)
+    error: str = ""
+    seconds: float = 0.0
+
+
+class SideResult(BaseModel):
+    framework: str
+    device: str
+    runs: list[RunResult] = Field(default_factory=list)
+    error: str = ""
+    seconds: float = 0.0
+
+
+def job_path(job_dir: str, framework: str, n: int) -> str:
+    return os.path.join(job_dir, f"job-{framework}-{n}.json")
+
+
+def result_path(job_dir: str, framework: str, n: int) -> str:
+    return os.path.join(job_dir, f"result-{framework}-{n}.json")
+
+
+DONE = "done"  # the runner writes this file when it has no more jobs
+
+
+def write_job(job_dir: str, framework: str, n: int, job: Job) -> None:
+    path = job_path(job_dir, framework, n)
+    with open(path + ".tmp", "w", encoding="utf-8") as fh:
+        fh.write(job.model_dump_json())
+    os.replace(path + ".tmp", path)
+
+
+def write_result(job_dir: str, n: int, res: SideResult) -> None:
+    path = result_path(job_dir, res.framework, n)
+    with open(path + ".tmp", "w", encoding="utf-8") as fh:
+        fh.write(res.model_dump_json())
+    os.replace(path + ".tmp", path)
+
+
+def load_npz(path: str) -> dict[str, np.ndarray]:
+    with np.load(path) as z:
+        return {k: z[k] for k in z.files}
+
+
+def lr_for(run: Run, mode: str, step: int) -> float:
+    if mode == "zero":
+        return 0.0
+    if mode == "probe":
+        return PROBE_LR
+    return run.spec.lr_at(step)
+
+
+def numpy_adam_update(
+    spec: Spec, params: dict[str, np.ndarray], grads: dict[str, np.ndarray], lr: float
+) -> dict[str, np.ndarray]:
+    """One optimizer step of ``spec`` from zero moments (float64 reference, canonical names).
+
+    Used by tests as the reference for both frameworks' optimizers."""
+    g64 = {k: g.astype(np.float64) for k, g in grads.items()}
+    gnorm = math.sqrt(sum(float((g * g).sum()) for g in g64.values()))
+    scale = 1.0
+    if spec.clip_grad > 0:
+        if spec.clip_formula == "megatron":
+            c = spec.clip_grad / (gnorm + 1e-6)
+            scale = c if c < 1.0 else 1.0
+        else:
+            scale = spec.clip_grad / max(gnorm, spec.clip_grad)
+    out = {}
+    for k, p in params.items():
+        g = g64[k] * scale
+        m = (1 - spec.beta1) * g
+        v = (1 - spec.beta2) * g * g
+        if spec.bias_correction:
+            m = m / (1 - spec.beta1)
+            v = v / (1 - spec.beta2)
+        upd = m / (np.sqrt(v) + spec.eps)
+        if decays(k, spec):
+            upd = upd + spec.weight_decay * p.astype(np.float64)
+        out[k] = -lr * upd
+    return out
+
+
+def rel(a: float, b: float) -> float:
+    return abs(a - b) / max(abs(b), 1e-30)
+
+
+def main_guard(framework: str, body: Any, idle_timeout: float = 600.0) -> None:
+    """Shared ``__main__`` of a framework process: a worker that answers ``job-<framework>-1.json``,
+    ``job-<framework>-2.json``, ... in turn (imports and backend start-up are paid once) until the
+    runner writes ``done``; every failure becomes a JSON error, never a traceback."""
+    import sys
+    import time
+    import traceback
+
+    job_dir = sys.argv[1]
+    n = 1
+    while True:
+        waited = 0.0
+        while not os.path.exists(job_path(job_dir, framework, n)):
+            if os.path.exists(os.path.join(job_dir, DONE)) or waited > idle_timeout:
+                return
+            time.sleep(0.02)
+            waited += 0.02
+        t0 = time.perf_counter()
+        try:
+            with open(job_path(job_dir, framework, n), encoding="utf-8") as fh:
+                job = Job.model_validate_json(fh.read())
+            res = body(job_dir, job)
+        except Exception as exc:  # reported by the runner as one line
+            res = SideResult(
+                framework=framework,
+                device="?",
+                error=f"{type(exc).__name__}: {exc}".splitlines()[0],
+            )
+            with open(os.path.join(job_dir, f"traceback-{framework}.txt"), "w") as fh:
+                fh.write(traceback.format_exc())
+        res.seconds = time.perf_counter() - t0
+        write_result(job_dir, n, res)
+        n += 1
+
+
+def dump_json(obj: Any) -> str:
+    return json.dumps(obj)

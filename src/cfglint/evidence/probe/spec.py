@@ -1,0 +1,392 @@
+"""The numerics of one side as a small typed spec, built from a normalized Config.
+
+A spec holds only what changes the numbers of a training step, already shrunk to the probe's
+size. Every knob that cannot be read from the side's config (unknown, or a value the probe
+has no model of) is taken from the other side instead and recorded as a :class:`Gap` so the
+report can say "not probed" with the reason: the probe never guesses a value.
+
+No framework is imported here: this module is safe for the plain lint.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from cfglint.model.config import Config
+
+Dtype = Literal["float32", "bfloat16", "float16"]
+DTYPES = ("float32", "bfloat16", "float16")
+ACTIVATIONS = ("swiglu", "gelu", "silu", "relu", "squared-relu")
+
+# the probe's size: small enough for 2 shared CPU cores, big enough for GQA and rope
+HIDDEN = 64
+LAYERS = 2
+VOCAB = 128
+SEQ = 32
+BATCH = 4
+MAX_STEPS = 50
+
+
+class Spec(BaseModel):
+    """One side's training-step numerics at the probe's size."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    # shapes (shared by both sides: identical weights need identical shapes)
+    hidden: int = HIDDEN
+    layers: int = LAYERS
+    heads: int = 4
+    groups: int = 4
+    ffn: int = 172
+    vocab: int = VOCAB
+    seq: int = SEQ
+    batch: int = BATCH
+    # structure
+    norm: Literal["RMSNorm", "LayerNorm"] = "RMSNorm"
+    norm_eps: float = 1e-5
+    activation: str = "swiglu"
+    rope_theta: float = 10000.0
+    rotary_percent: float = 1.0
+    qkv_bias: bool = False
+    linear_bias: bool = False
+    tied: bool = False
+    qk_norm: bool = False
+    hidden_dropout: float = 0.0
+    attention_dropout: float = 0.0
+    # precision: the dtype each part of the step is computed in
+    compute_dtype: Dtype = "float32"
+    softmax_dtype: Dtype = "float32"
+    norm_dtype: Dtype = "float32"
+    rotary_dtype: Dtype = "float32"
+    embedding_dtype: Dtype = "float32"
+    residual_dtype: Dtype = "float32"
+    loss_dtype: Dtype = "float32"
+    # initial weights
+    random_init: bool = True
+    init_std: float = 0.02
+    # Megatron scales the init std of the layers that write into the residual stream
+    # (linear_proj, linear_fc2) by 1/sqrt(2*num_layers)
+    output_init_scaled: bool = False
+    # optimizer
+    bias_correction: bool = True
+    beta1: float = 0.9
+    beta2: float = 0.999
+    eps: float = 1e-8
+    weight_decay: float = 0.0
+    # "matrices": biases and 1-D weights are not decayed; "all": every parameter is
+    wd_scope: Literal["matrices", "all"] = "matrices"
+    clip_grad: float = 0.0
+    # "megatron": g * max/(norm + 1e-6) when that is < 1; "mindspore": g * max/max(norm, max)
+    clip_formula: Literal["megatron", "mindspore"] = "megatron"
+    lr: tuple[float, ...] = (3e-4,)  # per step, the last repeats
+    seed: int = 1234
+
+    def lr_at(self, step: int) -> float:
+        """Learning rate of 1-based optimizer step ``step``."""
+        return self.lr[min(step, len(self.lr)) - 1]
+
+    def with_knobs(self, other: Spec, fields: list[str]) -> Spec:
+        return self.model_copy(update={f: getattr(other, f) for f in fields})
+
+    def diff(self, other: Spec) -> list[str]:
+        return [f for f in type(self).model_fields if getattr(self, f) != getattr(other, f)]
+
+
+class Gap(BaseModel):
+    """A knob one side's config does not let the probe express."""
+
+    field: str
+    side: str
+    reason: str
+
+
+class SpecPair(BaseModel):
+    mindformers: Spec
+    megatron: Spec
+    gaps: list[Gap] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+    # shape knobs that differ between the sides (the probe runs one shared shape)
+    shape_diffs: dict[str, tuple[Any, Any]] = Field(default_factory=dict)
+
+
+# -- reading values ---------------------------------------------------------------------
+class _Reader:
+    def __init__(self, cfg: Config) -> None:
+        self.cfg = cfg
+        self.gaps: list[Gap] = []
+
+    def raw(self, dotted: str) -> tuple[Any, str]:
+        """(value, "") or (None, why)."""
+        try:
+            v = self.cfg.get(dotted)
+        except KeyError:
+            return None, f"{dotted} is not part of the normalized model"
+        if v is None:
+            return None, f"{self.cfg.side} has no such setting ({dotted})"
+        if not v.known:
+            return None, f"{v.knob or dotted} is unknown: {v.detail}"
+        if v.yaml11_string:
+            return None, (
+                f"{v.knob or dotted} is the string {v.value!r} under PyYAML (YAML 1.1); "
+                "what the framework does with a string here is not modelled"
+            )
+        return v.value, ""
+
+    def miss(self, field: str, why: str) -> None:
+        self.gaps.append(Gap(field=field, side=self.cfg.side, reason=why))
+
+    def num(self, field: str, dotted: str, lo: float | None = None) -> float | None:
+        v, why = self.raw(dotted)
+        if why:
+            self.miss(field, why)
+            return None
+        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+            self.miss(field, f"{dotted} = {v!r} is not a finite number")
+            return None
+        if lo is not None and v < lo:
+            self.miss(field, f"{dotted} = {v!r} is below {lo}")
+            return None
+        return float(v)
+
+    def flag(self, field: str, dotted: str, absent: bool | None = None) -> bool | None:
+        v, why = self.raw(dotted)
+        if why:
+            if absent is not None and self.cfg.get(dotted) is None:
+                return absent  # the framework has no such knob: it is simply off
+            self.miss(field, why)
+            return None
+        if not isinstance(v, bool):
+            self.miss(field, f"{dotted} = {v!r} is not true/false")
+            return None
+        return v
+
+    def dtype(self, field: str, dotted: str) -> str | None:
+        v, why = self.raw(dotted)
+        if why:
+            self.miss(field, why)
+            return None
+        if v not in DTYPES:
+            self.miss(field, f"{dotted} = {v!r} is not one of {', '.join(DTYPES)}")
+            return None
+        return str(v)
+
+
+def _lr_curve(cfg: Config, steps: int) -> tuple[tuple[float, ...] | None, str]:
+    """The first ``steps`` learning rates of the side's schedule, or why not."""
+    from cfglint.evidence import lr
+    from cfglint.evidence.lr.bridge import schedule_of
+
+    try:
+        s = schedule_of(cfg)
+        curve = lr.curve(s, steps)
+    except (ValueError, KeyError, TypeError, ZeroDivisionError) as exc:
+        return None, f"the lr schedule cannot be built: {exc}"
+    if not curve:
+        return None, "the lr schedule is empty"
+    return tuple(float(x) for x in curve[:steps]), ""
+
+
+def side_values(cfg: Config, steps: int = MAX_STEPS) -> tuple[dict[str, Any], list[Gap]]:
+    """Every spec field this side's config decides (shape fields excluded)."""
+    r = _Reader(cfg)
+    out: dict[str, Any] = {}
+
+    def put(field: str, value: Any) -> None:
+        if value is not None:
+            out[field] = value
+
+    norm, why = r.raw("structure.normalization")
+    if why:
+        r.miss("norm", why)
+    elif norm in ("RMSNorm", "LayerNorm"):
+        out["norm"] = norm
+    else:
+        r.miss("norm", f"normalization {norm!r} is not modelled (RMSNorm, LayerNorm)")
+    put("norm_eps", r.num("norm_eps", "structure.norm_epsilon", lo=0.0))
+    act, why = r.raw("structure.activation")
+    if why:
+        r.miss("activation", why)
+    elif act in ACTIVATIONS:
+        out["activation"] = act
+    else:
+        r.miss("activation", f"activation {act!r} is not modelled ({', '.join(ACTIVATIONS)})")
+    pos, why = r.raw("structure.position_embedding_type")
+    if why:
+        r.miss("rope_theta", why)
+    elif pos != "rope":
+        r.miss("rope_theta", f"position embedding {pos!r} is not modelled (rope only)")
+    else:
+        put("rope_theta", r.num("rope_theta", "structure.rope_theta", lo=1.0))
+        pct = r.num("rotary_percent", "structure.rotary_percent", lo=0.0)
+        if pct is not None and 0.0 < pct <= 1.0:
+            out["rotary_percent"] = pct
+        elif pct is not None:
+            r.miss("rotary_percent", f"rotary percent {pct} is outside (0, 1]")
+    put("qkv_bias", r.flag("qkv_bias", "structure.add_qkv_bias", absent=False))
+    put("linear_bias", r.flag("linear_bias", "structure.add_bias_linear", absent=False))
+    put("tied", r.flag("tied", "structure.tied_embeddings", absent=False))
+    put("qk_norm", r.flag("qk_norm", "structure.qk_norm", absent=False))
+    for field, dotted in (
+        ("hidden_dropout", "structure.hidden_dropout"),
+        ("attention_dropout", "structure.attention_dropout"),
+    ):
+        p = r.num(field, dotted, lo=0.0)
+        if p is not None and p < 1.0:
+            out[field] = p
+        elif p is not None:
+            r.miss(field, f"{dotted} = {p} is not a probability below 1")
+    # precision
+    compute = r.dtype("compute_dtype", "precision.compute_dtype")
+    put("compute_dtype", compute)
+    for field, dotted in (
+        ("softmax_dtype", "precision.softmax_dtype"),
+        ("norm_dtype", "precision.layernorm_dtype"),
+        ("rotary_dtype", "precision.rotary_dtype"),
+        ("residual_dtype", "precision.residual_dtype"),
+        ("loss_dtype", "precision.loss_dtype"),
+        ("embedding_dtype", "weight.embedding_dtype"),
+    ):
+        put(field, r.dtype(field, dotted))
+    # weights: a checkpoint on either side means identical loaded weights (see pair_specs)
+    ckpt, _ = r.raw("weight.load_checkpoint")
+    out["random_init"] = not bool(ckpt)
+    put("init_std", r.num("init_std", "weight.init_method_std", lo=0.0))
+    # Megatron: TransformerConfig.output_layer_init_method defaults to
+    # scaled_init_method_normal(init_method_std, num_layers) (megatron/core/transformer/
+    # transformer_config.py, __post_init__). MindFormers' legacy Llama initialises every
+    # Linear with the same normal init (mindformers/models/llama/llama_transformer.py);
+    # its Megatron-style models port TransformerConfig and keep the scaling.
+    out["output_init_scaled"] = cfg.side == "megatron" or cfg.kind == "mindformers-mcore"
+    # optimizer
+    typ, why = r.raw("optimizer.type")
+    if why:
+        r.miss("bias_correction", why)
+    elif typ == "adamw":
+        out["bias_correction"] = True
+    elif typ == "adamw-no-bias-correction":
+        out["bias_correction"] = False
+    else:
+        r.miss(
+            "bias_correction",
+            f"optimizer {typ!r} is not modelled (AdamW with or without bias correction)",
+        )
+    put("beta1", r.num("beta1", "optimizer.beta1", lo=0.0))
+    put("beta2", r.num("beta2", "optimizer.beta2", lo=0.0))
+    put("eps", r.num("eps", "optimizer.eps", lo=0.0))
+    put("weight_decay", r.num("weight_decay", "optimizer.weight_decay", lo=0.0))
+    put("clip_grad", r.num("clip_grad", "optimizer.clip_grad", lo=0.0))
+    # Megatron clip_grad_norm_fp32: coeff = max_norm / (total_norm + 1e-6), applied when < 1
+    # (megatron/core/optimizer/clip_grads.py). MindSpore ops.clip_by_global_norm:
+    # g * clip_norm / max(global_norm, clip_norm) (mindspore/ops/function/clip_func.py).
+    out["clip_formula"] = "megatron" if cfg.side == "megatron" else "mindspore"
+    curve, why = _lr_curve(cfg, steps)
+    if curve is not None:
+        out["lr"] = curve
+    else:
+        r.miss("lr", why)
+    seed, _ = r.raw("determinism.seed")
+    if isinstance(seed, int) and not isinstance(seed, bool):
+        out["seed"] = seed
+    return out, r.gaps
+
+
+# -- shrinking --------------------------------------------------------------------------
+def _int(cfg: Config | None, dotted: str) -> int | None:
+    if cfg is None:
+        return None
+    v = cfg.get(dotted)
+    if v is None or not v.known or isinstance(v.value, bool) or not isinstance(v.value, int):
+        return None
+    return v.value if v.value > 0 else None
+
+
+def shrink_shapes(
+    mf: Config | None, mg: Config | None
+) -> tuple[dict[str, int], dict[str, tuple[Any, Any]], list[str]]:
+    """The shared probe shapes, keeping the head ratio (query heads per group) and the
+    ffn/hidden ratio. Shape knobs that differ between the sides come back separately:
+    identical weights need one shape, so the probe cannot express such a difference."""
+    notes: list[str] = []
+    diffs: dict[str, tuple[Any, Any]] = {}
+    for dotted in (
+        "structure.num_layers",
+        "structure.hidden_size",
+        "structure.num_heads",
+        "structure.num_query_groups",
+        "structure.ffn_hidden_size",
+    ):
+        a, b = _int(mf, dotted), _int(mg, dotted)
+        if a is not None and b is not None and a != b:
+            diffs[dotted] = (a, b)
+    ref = mg if mg is not None else mf
+    heads = _int(ref, "structure.num_heads") or _int(mf, "structure.num_heads")
+    groups = _int(ref, "structure.num_query_groups") or _int(mf, "structure.num_query_groups")
+    ratio = heads // groups if heads and groups and heads % groups == 0 else 1
+    if not (heads and groups):
+        notes.append("heads or query groups unknown: the probe uses 4 heads, 4 groups")
+    n_heads = max(4, min(ratio, 8))
+    n_groups = max(1, n_heads // ratio)
+    if ratio > 8:
+        notes.append(f"{ratio} query heads per group shrunk to 8 (hidden {HIDDEN})")
+    hidden = _int(ref, "structure.hidden_size") or _int(mf, "structure.hidden_size")
+    ffn = _int(ref, "structure.ffn_hidden_size") or _int(mf, "structure.ffn_hidden_size")
+    if hidden and ffn:
+        n_ffn = max(8, 2 * round(HIDDEN * ffn / hidden / 2))
+    else:
+        n_ffn = 4 * HIDDEN
+        notes.append("ffn hidden size unknown: the probe uses 4 x hidden")
+    shapes = {
+        "hidden": HIDDEN,
+        "layers": LAYERS,
+        "heads": n_heads,
+        "groups": n_groups,
+        "ffn": n_ffn,
+        "vocab": VOCAB,
+        "seq": SEQ,
+        "batch": BATCH,
+    }
+    return shapes, diffs, notes
+
+
+def pair_specs(
+    mf: Config, mg: Config, steps: int = MAX_STEPS, wd_scope: dict[str, str] | None = None
+) -> SpecPair:
+    """Both sides' specs at one shared shape. A knob one side cannot express takes the
+    other side's value (aligned) and is listed in ``gaps``; unknown on both: Spec default.
+    ``wd_scope``: which parameters weight decay reaches per side, when the source scan
+    says ("all" or "matrices"); otherwise each framework's default grouping."""
+    shapes, diffs, notes = shrink_shapes(mf, mg)
+    a, gaps_a = side_values(mf, steps)
+    b, gaps_b = side_values(mg, steps)
+    for side, d in (("mindformers", a), ("megatron", b)):
+        scope = (wd_scope or {}).get(side)
+        if scope in ("all", "matrices"):
+            d["wd_scope"] = scope
+    for g in gaps_a:
+        if g.field in b:
+            a[g.field] = b[g.field]
+    for g in gaps_b:
+        if g.field in a:
+            b[g.field] = a[g.field]
+    # identical loaded weights when either side starts from a checkpoint
+    if not (a.get("random_init", True) and b.get("random_init", True)):
+        a["random_init"] = b["random_init"] = False
+        notes.append("a checkpoint is loaded: both sides start from identical weights")
+    # one seed for data and weights: the seed difference itself is a determinism row
+    a["seed"] = b.get("seed", a.get("seed", 1234))
+    b["seed"] = a["seed"]
+    for d in (a, b):
+        if "lr" in d:
+            continue
+        other = b if d is a else a
+        d["lr"] = other.get("lr", (3e-4,))
+    return SpecPair(
+        mindformers=Spec(**shapes, **a),
+        megatron=Spec(**shapes, **b),
+        gaps=gaps_a + gaps_b,
+        notes=notes,
+        shape_diffs=diffs,
+    )

@@ -1,0 +1,362 @@
+"""The torch process: a spec's training step with Megatron-LM's semantics.
+
+Run as ``python -m cfglint.evidence.probe.torch_side JOBDIR``. Any spec runs here (the
+Megatron side, and the MindFormers side when a knob's effect is isolated in one framework).
+Where the math follows Megatron (megatron/core, release 0.16):
+
+* attention: fused ``linear_qkv`` split per query group (transformer/attention.py),
+  scores scaled by 1/sqrt(head_dim), causal mask, softmax, attention dropout, then
+  ``linear_proj`` (transformer/dot_product_attention.py);
+* rope: rotate-half form on the first ``rotary_percent`` of each head
+  (models/common/embeddings/rope_utils.py, _apply_rotary_pos_emb_bshd);
+* MLP: ``linear_fc1`` -> glu(chunk 2: act(gate) * up) -> ``linear_fc2`` (transformer/mlp.py);
+* hidden dropout before each residual add (transformer/transformer_layer.py);
+* loss: cross entropy averaged over tokens; gradient clipping by global norm
+  (optimizer/clip_grads.py); AdamW with bias correction (torch.optim.AdamW / apex FusedAdam),
+  no weight decay on biases and 1-D parameters (optimizer/__init__.py, _get_param_groups).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+
+import numpy as np
+
+from cfglint.evidence.probe.protocol import (
+    CHECK_LR,
+    Curve,
+    Job,
+    Run,
+    RunResult,
+    SideResult,
+    load_npz,
+    lr_for,
+    main_guard,
+)
+from cfglint.evidence.probe.spec import Spec
+from cfglint.evidence.probe.weights import from_layout, gated, head_dim, to_layout
+
+os.environ.setdefault("TORCHDYNAMO_DISABLE", "1")
+import torch
+import torch.nn.functional as F
+
+DT = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
+def pick_device(want: str) -> str:
+    if want in ("auto", "cuda"):
+        if torch.cuda.is_available():
+            return "cuda"
+        if want == "cuda":
+            raise RuntimeError("CUDA was requested but torch sees no CUDA device")
+    if want == "npu":
+        try:
+            import torch_npu  # noqa: F401
+
+            if torch.npu.is_available():  # type: ignore[attr-defined]
+                return "npu"
+        except ImportError:
+            pass
+        raise RuntimeError("an Ascend NPU was requested but torch_npu sees none")
+    return "cpu"
+
+
+class Model:
+    def __init__(self, spec: Spec, arrays: dict[str, np.ndarray], layout: str, device: str):
+        self.spec, self.layout, self.device = spec, layout, device
+        self.p = {
+            k: torch.tensor(v, dtype=torch.float32, device=device).requires_grad_(True)
+            for k, v in arrays.items()
+        }
+        hd = head_dim(spec)
+        rot = int(hd * spec.rotary_percent)
+        rot -= rot % 2
+        self.rot = rot
+        inv = 1.0 / (spec.rope_theta ** (torch.arange(0, rot, 2, dtype=torch.float64) / rot))
+        pos = torch.arange(spec.seq, dtype=torch.float64)
+        freqs = torch.outer(pos, inv)
+        emb = torch.cat([freqs, freqs], dim=-1)  # [s, rot]
+        self.cos = emb.cos().float().to(device)
+        self.sin = emb.sin().float().to(device)
+
+    # -- pieces ---------------------------------------------------------------------
+    def w(self, name: str) -> torch.Tensor:
+        return self.p[name].to(DT[self.spec.compute_dtype])
+
+    def norm(self, x: torch.Tensor, weight: str, bias: str | None = None) -> torch.Tensor:
+        s = self.spec
+        xf = x.to(DT[s.norm_dtype])
+        wt = self.p[weight].to(DT[s.norm_dtype])
+        if s.norm == "RMSNorm":
+            y = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + s.norm_eps) * wt
+        else:
+            b = self.p[bias].to(DT[s.norm_dtype]) if bias and bias in self.p else None
+            y = F.layer_norm(xf, (xf.shape[-1],), wt, b, s.norm_eps)
+        return y.to(DT[s.compute_dtype])
+
+    def linear(self, x: torch.Tensor, weight: str, bias: str | None = None) -> torch.Tensor:
+        y = x @ self.w(weight).t()
+        if bias is not None and bias in self.p:
+            y = y + self.w(bias)
+        return y
+
+    def rope(self, x: torch.Tensor) -> torch.Tensor:
+        # x: [b, s, n, hd]
+        if self.rot == 0:
+            return x
+        dt = DT[self.spec.rotary_dtype]
+        xr, xp = x[..., : self.rot].to(dt), x[..., self.rot :]
+        cos = self.cos.to(dt)[None, :, None, :]
+        sin = self.sin.to(dt)[None, :, None, :]
+        x1, x2 = xr.chunk(2, dim=-1)
+        rotated = torch.cat([-x2, x1], dim=-1)
+        out = (xr * cos + rotated * sin).to(x.dtype)
+        return torch.cat([out, xp], dim=-1) if xp.shape[-1] else out
+
+    def dropout(self, x: torch.Tensor, p: float, gen: torch.Generator) -> torch.Tensor:
+        if p <= 0:
+            return x
+        keep = torch.rand(x.shape, generator=gen, device=x.device) >= p
+        return x * keep.to(x.dtype) / (1.0 - p)
+
+    def qkv(self, x: torch.Tensor, i: int) -> tuple[torch.Tensor, ...]:
+        s = self.spec
+        b, sq, _ = x.shape
+        hd, g = head_dim(s), s.groups
+        r = s.heads // g
+        if self.layout in ("megatron", "mindformers-mcore"):
+            pre = f"decoder.layers.{i}.self_attention.linear_qkv."
+            mixed = self.linear(x, pre + "weight", pre + "bias")
+            mixed = mixed.view(b, sq, g, (r + 2) * hd)
+            q, k, v = torch.split(mixed, [r * hd, hd, hd], dim=-1)
+            q = q.reshape(b, sq, g * r, hd)
+        else:
+            pre = f"model.layers.{i}.attention."
+            q = self.linear(x, pre + "wq.weight", pre + "wq.bias").view(b, sq, s.heads, hd)
+            k = self.linear(x, pre + "wk.weight", pre + "wk.bias").view(b, sq, g, hd)
+            v = self.linear(x, pre + "wv.weight", pre + "wv.bias").view(b, sq, g, hd)
+        return q, k, v
+
+    def names(self, i: int) -> dict[str, str]:
+        if self.layout in ("megatron", "mindformers-mcore"):
+            p = f"decoder.layers.{i}."
+            return {
+                "n1": p + "input_layernorm.weight",
+                "n1b": p + "input_layernorm.bias",
+                "n2": p + "pre_mlp_layernorm.weight",
+                "n2b": p + "pre_mlp_layernorm.bias",
+                "qn": p + "self_attention.q_layernorm.weight",
+                "kn": p + "self_attention.k_layernorm.weight",
+                "o": p + "self_attention.linear_proj.weight",
+                "ob": p + "self_attention.linear_proj.bias",
+                "fc1": p + "mlp.linear_fc1.weight",
+                "fc1b": p + "mlp.linear_fc1.bias",
+                "fc2": p + "mlp.linear_fc2.weight",
+                "fc2b": p + "mlp.linear_fc2.bias",
+            }
+        p = f"model.layers.{i}."
+        return {
+            "n1": p + "attention_norm.weight",
+            "n1b": p + "attention_norm.bias",
+            "n2": p + "ffn_norm.weight",
+            "n2b": p + "ffn_norm.bias",
+            "qn": p + "attention.q_norm.weight",
+            "kn": p + "attention.k_norm.weight",
+            "o": p + "attention.wo.weight",
+            "ob": p + "attention.wo.bias",
+            "w1": p + "feed_forward.w1.weight",
+            "w1b": p + "feed_forward.w1.bias",
+            "w3": p + "feed_forward.w3.weight",
+            "w3b": p + "feed_forward.w3.bias",
+            "fc2": p + "feed_forward.w2.weight",
+            "fc2b": p + "feed_forward.w2.bias",
+        }
+
+    def act(self, x: torch.Tensor) -> torch.Tensor:
+        a = self.spec.activation
+        if a in ("swiglu", "silu"):
+            return F.silu(x)
+        if a == "gelu":
+            return F.gelu(x)
+        if a == "relu":
+            return F.relu(x)
+        return F.relu(x) ** 2
+
+    def mlp(self, x: torch.Tensor, n: dict[str, str]) -> torch.Tensor:
+        if "fc1" in n:
+            h = self.linear(x, n["fc1"], n["fc1b"])
+            if gated(self.spec):
+                gate, up = torch.chunk(h, 2, dim=-1)
+                h = self.act(gate) * up
+            else:
+                h = self.act(h)
+        else:
+            gate = self.linear(x, n["w1"], n["w1b"])
+            if gated(self.spec):
+                h = self.act(gate) * self.linear(x, n["w3"], n["w3b"])
+            else:
+                h = self.act(gate)
+        return self.linear(h, n["fc2"], n["fc2b"])
+
+    def attention(self, x: torch.Tensor, i: int, n: dict[str, str], gen: torch.Generator):
+        s = self.spec
+        b, sq, _ = x.shape
+        q, k, v = self.qkv(x, i)
+        if s.qk_norm:
+            q, k = self.norm(q, n["qn"]), self.norm(k, n["kn"])
+        q, k = self.rope(q), self.rope(k)
+        r = s.heads // s.groups
+        k = k.repeat_interleave(r, dim=2)
+        v = v.repeat_interleave(r, dim=2)
+        q, k, v = (t.transpose(1, 2) for t in (q, k, v))  # [b, n, s, hd]
+        scores = (q @ k.transpose(-1, -2)) / math.sqrt(head_dim(s))
+        mask = torch.ones(sq, sq, dtype=torch.bool, device=x.device).triu(1)
+        sd = DT[s.softmax_dtype]
+        scores = scores.to(sd).masked_fill(mask, float("-inf"))
+        probs = torch.softmax(scores, dim=-1).to(DT[s.compute_dtype])
+        probs = self.dropout(probs, s.attention_dropout, gen)
+        ctx = (probs @ v).transpose(1, 2).reshape(b, sq, s.heads * head_dim(s))
+        return self.linear(ctx, n["o"], n["ob"])
+
+    def loss(self, tok: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+        s = self.spec
+        inp, labels = tok[:, :-1], tok[:, 1:]
+        mg = self.layout in ("megatron", "mindformers-mcore")
+        emb_name = (
+            "embedding.word_embeddings.weight" if mg else "model.tok_embeddings.embedding_weight"
+        )
+        table = self.p[emb_name]
+        h = F.embedding(inp, table.to(DT[s.embedding_dtype])).to(DT[s.residual_dtype])
+        h = self.dropout(h, s.hidden_dropout, gen)
+        rd = DT[s.residual_dtype]
+        for i in range(s.layers):
+            n = self.names(i)
+            a = self.attention(self.norm(h, n["n1"], n["n1b"]), i, n, gen)
+            h = h + self.dropout(a, s.hidden_dropout, gen).to(rd)
+            m = self.mlp(self.norm(h, n["n2"], n["n2b"]), n)
+            h = h + self.dropout(m, s.hidden_dropout, gen).to(rd)
+        fn = "decoder.final_layernorm." if mg else "model.norm_out."
+        h = self.norm(h, fn + "weight", fn + "bias")
+        out_w = table if s.tied else self.p["output_layer.weight" if mg else "lm_head.weight"]
+        logits = h @ out_w.to(DT[s.compute_dtype]).t()
+        ld = DT[s.loss_dtype]
+        return F.cross_entropy(logits.to(ld).reshape(-1, s.vocab), labels.reshape(-1)).float()
+
+
+def decays(name: str, p: torch.Tensor, spec: Spec) -> bool:
+    # Megatron: no decay for biases and 1-D parameters; MindFormers' default filter skips
+    # norm weights and biases, which are exactly the 1-D parameters of these models
+    return spec.wd_scope == "all" or not (name.endswith(".bias") or p.dim() == 1)
+
+
+class Adam:
+    def __init__(self, spec: Spec, params: dict[str, torch.Tensor]):
+        self.spec = spec
+        self.m = {k: torch.zeros_like(v) for k, v in params.items()}
+        self.v = {k: torch.zeros_like(v) for k, v in params.items()}
+        self.t = 0
+
+    def clip(self, grads: dict[str, torch.Tensor]) -> tuple[dict[str, torch.Tensor], float]:
+        s = self.spec
+        # Megatron: per-tensor torch.norm, then the 2-norm of those, in float32
+        norms = torch.stack([torch.linalg.vector_norm(g.float()) for g in grads.values()])
+        gnorm = float(torch.linalg.vector_norm(norms).item())
+        if s.clip_grad > 0:
+            if s.clip_formula == "megatron":
+                c = s.clip_grad / (gnorm + 1e-6)
+                if c < 1.0:
+                    grads = {k: g * c for k, g in grads.items()}
+            else:
+                c = s.clip_grad / max(gnorm, s.clip_grad)
+                grads = {k: g * c for k, g in grads.items()}
+        return grads, gnorm
+
+    @torch.no_grad()
+    def step(self, params: dict[str, torch.Tensor], grads: dict[str, torch.Tensor], lr: float):
+        s = self.spec
+        grads, gnorm = self.clip(grads)
+        self.t += 1
+        bc1 = 1 - s.beta1**self.t if s.bias_correction else 1.0
+        bc2 = 1 - s.beta2**self.t if s.bias_correction else 1.0
+        for k, p in params.items():
+            g = grads[k]
+            self.m[k].mul_(s.beta1).add_(g, alpha=1 - s.beta1)
+            self.v[k].mul_(s.beta2).addcmul_(g, g, value=1 - s.beta2)
+            upd = (self.m[k] / bc1) / ((self.v[k] / bc2).sqrt() + s.eps)
+            if decays(k, p, s):
+                upd = upd + s.weight_decay * p
+            p.sub_(lr * upd)
+        return gnorm
+
+
+def run_one(run: Run, job_dir: str, tokens: np.ndarray, device: str) -> RunResult:
+    t0 = time.perf_counter()
+    spec = run.spec
+    arrays = load_npz(os.path.join(job_dir, run.weights))
+    res = RunResult(id=run.id)
+    tok_all = torch.tensor(tokens[: run.steps], device=device)
+    for mode in run.modes:
+        model = Model(spec, arrays, run.layout, device)
+        opt = Adam(spec, model.p)
+        gen = torch.Generator(device=device).manual_seed(spec.seed)
+        losses, norms = [], []
+        for step in range(1, run.steps + 1):
+            for p in model.p.values():
+                p.grad = None
+            loss = model.loss(tok_all[step - 1], gen)
+            loss.backward()
+            grads = {k: p.grad for k, p in model.p.items()}
+            if step == 1 and mode == run.modes[0]:
+                g_np = {k: g.detach().cpu().numpy() for k, g in grads.items()}
+                canon = from_layout(g_np, spec, run.layout)
+                res.local_norms = {k: float(np.linalg.norm(v)) for k, v in canon.items()}
+                if run.save_grads:
+                    np.savez(os.path.join(job_dir, f"grads-{run.id}.npz"), **canon)
+            gnorm = opt.step(model.p, grads, lr_for(run, mode, step))
+            losses.append(float(loss.item()))
+            norms.append(gnorm)
+        res.curves[mode] = Curve(loss=losses, grad_norm=norms)
+    if run.check_grads:
+        res.update = optimizer_check(run, job_dir, device)
+    res.seconds = time.perf_counter() - t0
+    return res
+
+
+def optimizer_check(run: Run, job_dir: str, device: str) -> dict[str, float]:
+    """Push the shared step-1 gradients through this spec's optimizer once; the update of
+    each weight goes back to the runner (saved, compared there)."""
+    spec = run.spec
+    grads_c = load_npz(os.path.join(job_dir, run.check_grads))
+    start_c = load_npz(os.path.join(job_dir, run.canonical_weights))
+    params = {
+        k: torch.tensor(v, device=device) for k, v in to_layout(start_c, spec, run.layout).items()
+    }
+    grads = {
+        k: torch.tensor(v, device=device) for k, v in to_layout(grads_c, spec, run.layout).items()
+    }
+    before = {k: p.clone() for k, p in params.items()}
+    Adam(spec, params).step(params, grads, CHECK_LR)
+    upd = {k: (params[k] - before[k]).cpu().numpy() for k in params}
+    canon = from_layout(upd, spec, run.layout)
+    np.savez(os.path.join(job_dir, f"update-torch-{run.id}.npz"), **canon)
+    return {k: float(np.linalg.norm(v)) for k, v in canon.items()}
+
+
+def main(job_dir: str, job: Job) -> SideResult:
+    torch.set_num_threads(int(os.environ.get("CFGLINT_PROBE_THREADS", "1")))
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    device = pick_device(job.device)
+    tokens = np.load(os.path.join(job_dir, job.tokens))
+    out = SideResult(framework="torch", device=device)
+    for run in job.runs:
+        try:
+            out.runs.append(run_one(run, job_dir, tokens, device))
+        except Exception as exc:  # one run failing must not hide the others
+            out.runs.append(RunResult(id=run.id, error=f"{type(exc).__name__}: {exc}"))
+    return out
+
+
+if __name__ == "__main__":
+    main_guard("torch", main)

@@ -1,0 +1,260 @@
+"""One set of seeded initial weights, and its mapping into each side's parameter layout.
+
+Canonical names follow MindFormers' legacy Llama (``layers.0.attention.wq``): they are what
+reports show. Layouts:
+
+* ``megatron``: ``decoder.layers.N.self_attention.linear_qkv.weight`` holds, for each query
+  group in turn, that group's query heads, then its key head, then its value head
+  (megatron/core/transformer/attention.py, SelfAttention.get_query_key_value_tensors: the
+  output is viewed as [.., num_query_groups, (heads_per_group + 2) * head_dim] and split);
+  ``mlp.linear_fc1.weight`` is [gate; up] for gated activations (megatron/core/transformer/
+  mlp.py, glu: torch.chunk(x, 2, dim=-1) -> act(x[0]) * x[1]).
+* ``mindformers-legacy``: ``model.layers.N.attention.wq/wk/wv/wo``, ``feed_forward.w1`` (gate),
+  ``w3`` (up), ``w2`` (down), ``model.tok_embeddings.embedding_weight``, ``model.norm_out``,
+  ``lm_head`` (mindformers/models/llama/llama.py, llama_transformer.py, llama_layer.py).
+* ``mindformers-mcore``: MindFormers' Megatron-style models, which keep Megatron's names
+  and fused layouts (mindformers/parallel_core/...).
+
+numpy only: imported by both framework processes and by the runner.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from cfglint.evidence.probe.spec import Spec
+
+DIALECTS = ("megatron", "mindformers-legacy", "mindformers-mcore")
+Arrays = dict[str, np.ndarray]
+
+
+def gated(spec: Spec) -> bool:
+    return spec.activation == "swiglu"
+
+
+def head_dim(spec: Spec) -> int:
+    return spec.hidden // spec.heads
+
+
+def canonical_shapes(spec: Spec) -> dict[str, tuple[int, ...]]:
+    h, hd, f = spec.hidden, head_dim(spec), spec.ffn
+    out: dict[str, tuple[int, ...]] = {"tok_embeddings": (spec.vocab, h)}
+    ln_bias = spec.norm == "LayerNorm"
+    for i in range(spec.layers):
+        p = f"layers.{i}."
+        out[p + "attention_norm"] = (h,)
+        if ln_bias:
+            out[p + "attention_norm.bias"] = (h,)
+        out[p + "attention.wq"] = (spec.heads * hd, h)
+        out[p + "attention.wk"] = (spec.groups * hd, h)
+        out[p + "attention.wv"] = (spec.groups * hd, h)
+        if spec.qkv_bias:
+            out[p + "attention.wq.bias"] = (spec.heads * hd,)
+            out[p + "attention.wk.bias"] = (spec.groups * hd,)
+            out[p + "attention.wv.bias"] = (spec.groups * hd,)
+        if spec.qk_norm:
+            out[p + "attention.q_norm"] = (hd,)
+            out[p + "attention.k_norm"] = (hd,)
+        out[p + "attention.wo"] = (h, spec.heads * hd)
+        if spec.linear_bias:
+            out[p + "attention.wo.bias"] = (h,)
+        out[p + "ffn_norm"] = (h,)
+        if ln_bias:
+            out[p + "ffn_norm.bias"] = (h,)
+        out[p + "feed_forward.w1"] = (f, h)
+        if gated(spec):
+            out[p + "feed_forward.w3"] = (f, h)
+        out[p + "feed_forward.w2"] = (h, f)
+        if spec.linear_bias:
+            out[p + "feed_forward.w1.bias"] = (f,)
+            if gated(spec):
+                out[p + "feed_forward.w3.bias"] = (f,)
+            out[p + "feed_forward.w2.bias"] = (h,)
+    out["norm_out"] = (h,)
+    if ln_bias:
+        out["norm_out.bias"] = (h,)
+    if not spec.tied:
+        out["lm_head"] = (spec.vocab, h)
+    return out
+
+
+def is_norm(name: str) -> bool:
+    return name.endswith(("_norm", "norm_out"))
+
+
+def init_weights(spec: Spec, seed: int | None = None) -> Arrays:
+    """Seeded normal init with the spec's std (Megatron's output-layer scaling when the
+    spec says so); norms start at one, biases at zero. The draw order is fixed, so two
+    specs with different stds get the same directions, scaled."""
+    rng = np.random.default_rng(spec.seed if seed is None else seed)
+    out_std = spec.init_std / math.sqrt(2.0 * spec.layers) if spec.output_init_scaled else None
+    arrays: Arrays = {}
+    for name, shape in canonical_shapes(spec).items():
+        if is_norm(name):
+            arrays[name] = np.ones(shape, np.float32)
+        elif name.endswith(".bias"):
+            arrays[name] = np.zeros(shape, np.float32)
+        else:
+            z = rng.standard_normal(shape, dtype=np.float64)
+            std = spec.init_std
+            if out_std is not None and name.endswith(("attention.wo", "feed_forward.w2")):
+                std = out_std
+            arrays[name] = (z * std).astype(np.float32)
+    return arrays
+
+
+# -- layouts ----------------------------------------------------------------------------
+def _mg_names(i: int) -> dict[str, str]:
+    p = f"decoder.layers.{i}."
+    return {
+        "attention_norm": p + "input_layernorm.weight",
+        "attention_norm.bias": p + "input_layernorm.bias",
+        "attention.q_norm": p + "self_attention.q_layernorm.weight",
+        "attention.k_norm": p + "self_attention.k_layernorm.weight",
+        "attention.wo": p + "self_attention.linear_proj.weight",
+        "attention.wo.bias": p + "self_attention.linear_proj.bias",
+        "ffn_norm": p + "pre_mlp_layernorm.weight",
+        "ffn_norm.bias": p + "pre_mlp_layernorm.bias",
+        "feed_forward.w2": p + "mlp.linear_fc2.weight",
+        "feed_forward.w2.bias": p + "mlp.linear_fc2.bias",
+    }
+
+
+def _legacy_name(name: str) -> str:
+    if name == "tok_embeddings":
+        return "model.tok_embeddings.embedding_weight"
+    if name == "lm_head":
+        return "lm_head.weight"
+    if name.endswith(".bias"):
+        return "model." + name
+    return "model." + name + ".weight"
+
+
+def _qkv_fuse(q: np.ndarray, k: np.ndarray, v: np.ndarray, spec: Spec) -> np.ndarray:
+    hd, g = head_dim(spec), spec.groups
+    r = spec.heads // g
+    tail = q.shape[1:]
+    qg = q.reshape(g, r * hd, *tail)
+    kg = k.reshape(g, hd, *tail)
+    vg = v.reshape(g, hd, *tail)
+    return np.concatenate([qg, kg, vg], axis=1).reshape(g * (r + 2) * hd, *tail)
+
+
+def _qkv_split(w: np.ndarray, spec: Spec) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    hd, g = head_dim(spec), spec.groups
+    r = spec.heads // g
+    tail = w.shape[1:]
+    per = w.reshape(g, (r + 2) * hd, *tail)
+    q = per[:, : r * hd].reshape(g * r * hd, *tail)
+    k = per[:, r * hd : (r + 1) * hd].reshape(g * hd, *tail)
+    v = per[:, (r + 1) * hd :].reshape(g * hd, *tail)
+    return q, k, v
+
+
+def to_layout(arrays: Arrays, spec: Spec, dialect: str) -> Arrays:
+    """Canonical arrays -> the dialect's parameter names and fused layouts."""
+    if dialect == "mindformers-legacy":
+        return {_legacy_name(k): v for k, v in arrays.items()}
+    if dialect not in ("megatron", "mindformers-mcore"):
+        raise ValueError(f"unknown layout {dialect!r}")
+    out: Arrays = {"embedding.word_embeddings.weight": arrays["tok_embeddings"]}
+    for i in range(spec.layers):
+        p = f"layers.{i}."
+        names = _mg_names(i)
+        qkv = f"decoder.layers.{i}.self_attention.linear_qkv."
+        out[qkv + "weight"] = _qkv_fuse(
+            arrays[p + "attention.wq"], arrays[p + "attention.wk"], arrays[p + "attention.wv"], spec
+        )
+        if p + "attention.wq.bias" in arrays:
+            out[qkv + "bias"] = _qkv_fuse(
+                arrays[p + "attention.wq.bias"],
+                arrays[p + "attention.wk.bias"],
+                arrays[p + "attention.wv.bias"],
+                spec,
+            )
+        fc1 = f"decoder.layers.{i}.mlp.linear_fc1."
+        for suffix, key in (("", "weight"), (".bias", "bias")):
+            w1 = arrays.get(p + "feed_forward.w1" + suffix)
+            if w1 is None:
+                continue
+            w3 = arrays.get(p + "feed_forward.w3" + suffix)
+            out[fc1 + key] = np.concatenate([w1, w3]) if w3 is not None else w1
+        for short, full in names.items():
+            if p + short in arrays:
+                out[full] = arrays[p + short]
+    out["decoder.final_layernorm.weight"] = arrays["norm_out"]
+    if "norm_out.bias" in arrays:
+        out["decoder.final_layernorm.bias"] = arrays["norm_out.bias"]
+    if "lm_head" in arrays:
+        out["output_layer.weight"] = arrays["lm_head"]
+    return out
+
+
+def from_layout(arrays: Arrays, spec: Spec, dialect: str) -> Arrays:
+    """The inverse of :func:`to_layout` (also maps gradients back to canonical names)."""
+    want = canonical_shapes(spec)
+    if dialect == "mindformers-legacy":
+        back = {_legacy_name(k): k for k in want}
+        return {back[k]: v for k, v in arrays.items() if k in back}
+    if dialect not in ("megatron", "mindformers-mcore"):
+        raise ValueError(f"unknown layout {dialect!r}")
+    out: Arrays = {"tok_embeddings": arrays["embedding.word_embeddings.weight"]}
+    f = spec.ffn
+    for i in range(spec.layers):
+        p = f"layers.{i}."
+        qkv = f"decoder.layers.{i}.self_attention.linear_qkv."
+        q, k, v = _qkv_split(arrays[qkv + "weight"], spec)
+        out[p + "attention.wq"], out[p + "attention.wk"], out[p + "attention.wv"] = q, k, v
+        if qkv + "bias" in arrays:
+            q, k, v = _qkv_split(arrays[qkv + "bias"], spec)
+            out[p + "attention.wq.bias"] = q
+            out[p + "attention.wk.bias"] = k
+            out[p + "attention.wv.bias"] = v
+        fc1 = f"decoder.layers.{i}.mlp.linear_fc1."
+        for suffix, key in (("", "weight"), (".bias", "bias")):
+            w = arrays.get(fc1 + key)
+            if w is None:
+                continue
+            if gated(spec):
+                out[p + "feed_forward.w1" + suffix] = w[:f]
+                out[p + "feed_forward.w3" + suffix] = w[f:]
+            else:
+                out[p + "feed_forward.w1" + suffix] = w
+        for short, full in _mg_names(i).items():
+            if full in arrays:
+                out[p + short] = arrays[full]
+    out["norm_out"] = arrays["decoder.final_layernorm.weight"]
+    if "decoder.final_layernorm.bias" in arrays:
+        out["norm_out.bias"] = arrays["decoder.final_layernorm.bias"]
+    if "output_layer.weight" in arrays:
+        out["lm_head"] = arrays["output_layer.weight"]
+    return out
+
+
+def decays(name: str, spec: Spec) -> bool:
+    """Whether weight decay reaches this canonical parameter. ``matrices``: Megatron's
+    default grouping (megatron/core/optimizer/__init__.py, _get_param_groups: no decay for
+    biases and 1-D parameters) and MindFormers' default decay filter (no decay for
+    layernorm weights and biases)."""
+    if spec.wd_scope == "all":
+        return True
+    return not (name.endswith(".bias") or is_norm(name))
+
+
+def tokens(spec: Spec, steps: int, data: np.ndarray | None = None) -> np.ndarray:
+    """[steps, batch, seq + 1] token ids: seeded synthetic, or windows of a real dataset."""
+    n = spec.batch * (spec.seq + 1)
+    if data is not None and data.size >= n:
+        need = steps * n
+        reps = -(-need // data.size)
+        flat = np.tile(data.astype(np.int64) % spec.vocab, reps)[:need]
+        return flat.reshape(steps, spec.batch, spec.seq + 1)
+    # Zipf-like frequencies (p ~ 1/rank), as in text: frequent tokens repeat within a batch,
+    # which is where an embedding gradient accumulated in bfloat16 loses precision
+    rng = np.random.default_rng(spec.seed + 1)
+    p = 1.0 / np.arange(1, spec.vocab + 1)
+    return rng.choice(spec.vocab, size=(steps, spec.batch, spec.seq + 1), p=p / p.sum())

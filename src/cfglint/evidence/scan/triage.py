@@ -1,0 +1,578 @@
+"""Cheap triage before libcst: which files can hold anything the scanner reports.
+
+A whole repository is mostly model, data and utility code. Building a libcst tree costs
+many times what CPython's own parser (``ast``) does, so every file is parsed with ``ast``
+first, and only the files that can matter get a libcst tree:
+
+- a seeding / determinism / environment call or switch, a framework entry modelled in
+  :mod:`known`, a library seeding helper;
+- a dropout whose probability is a literal (or left to its default);
+- an optimizer construction or anything that mentions weight decay (group building);
+- a custom backward, or a matmul next to a transpose (helpers called from a backward).
+
+The other files still matter for following calls from an entry point to the files that
+seed, so they get a *call-graph summary* built from the ``ast`` tree here: imports,
+classes, functions with their parameters and calls, the main block. One walk does both:
+it builds the call graph and stops at the first thing that needs libcst
+(:class:`NeedsFullScan`). Nothing is executed.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from cfglint.evidence.scan import known
+from cfglint.evidence.scan.model import (
+    Arg,
+    CallSite,
+    FileSummary,
+    FunctionSummary,
+    ImportRef,
+    SrcLoc,
+)
+
+# Last name parts of every call the libcst scanner recognises.
+_KNOWN_LAST = frozenset(
+    q.rsplit(".", 1)[-1]
+    for table in (
+        known.SEED_CALLS,
+        known.DETERMINISTIC_CALLS,
+        known.FRAMEWORK_INITS,
+        known.SET_CONTEXT,
+        known.OPTIMIZER_FACTORIES,
+    )
+    for q in table
+) | frozenset(known.OPTIMIZER_NAMES)
+# dropout API last name -> (positional index of the probability, its keywords)
+_DROPOUT_P: dict[str, tuple[int, tuple[str, ...]]] = {}
+for _q, _style in known.DROPOUT_APIS.items():
+    _last = _q.rsplit(".", 1)[-1]
+    _DROPOUT_P[_last] = (1, ("p",)) if _style in ("func", "torchfn") else (0, ("p", "keep_prob"))
+_TRANSPOSE = frozenset({"t", "transpose", "permute", "swapaxes", "swapdims", "T", "mT", "mH", "H"})
+_MATMUL = frozenset({"mm", "matmul", "bmm", "MatMul", "BatchMatMul"})
+_SWITCH_ATTRS = frozenset({"deterministic", "benchmark"})
+
+
+def _last(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Name):
+        return node.id
+    return None
+
+
+def _dropout_matters(node: ast.Call, last: str) -> bool:
+    """A dropout call is reported only with a literal (or default) probability."""
+    index, keywords = _DROPOUT_P[last]
+    for kw in node.keywords:
+        if kw.arg in keywords:
+            return _constantish(kw.value)
+    positional = [a for a in node.args if not isinstance(a, ast.Starred)]
+    if len(positional) > index:
+        return _constantish(positional[index])
+    return not any(kw.arg is None for kw in node.keywords)  # **kwargs may carry p
+
+
+def _constantish(node: ast.expr) -> bool:
+    return all(
+        isinstance(n, (ast.Constant, ast.UnaryOp, ast.BinOp, ast.operator, ast.unaryop))
+        for n in ast.walk(node)
+    )
+
+
+# -- call-graph summaries -----------------------------------------------------------------
+
+
+def _dotted(node: ast.expr) -> str | None:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+_NO = object()
+
+
+def _literal(node: ast.expr | None) -> Any:
+    """A constant (or a negated number); anything else is not a literal here."""
+    c = node.__class__
+    if c is ast.Constant:
+        v = node.value  # type: ignore[union-attr]
+        return v if v is None or isinstance(v, (int, float, str, bool)) else _NO
+    if c is ast.UnaryOp and isinstance(node.op, ast.USub):  # type: ignore[union-attr]
+        inner = node.operand  # type: ignore[union-attr]
+        if inner.__class__ is ast.Constant and type(inner.value) in (int, float):
+            return -inner.value
+    return _NO
+
+
+class NeedsFullScan(Exception):
+    """Raised by the call-graph walk when the file holds something libcst must read."""
+
+
+def _seedish(text: str) -> str:
+    return text if "seed" in text.lower() else ""
+
+
+class _Fn:
+    def __init__(self, summary: FunctionSummary) -> None:
+        self.summary = summary
+        self.cond = 0
+        self.literals: dict[str, Any] = {}
+        self.assigned: set[str] = set()
+        self.instances: dict[str, str] = {}
+        self.conds: list[ast.expr] = []  # enclosing `if` tests, innermost last
+
+
+class CallGraph:
+    """Imports, classes, functions and calls of one module: what the linker follows.
+
+    With ``triage=True`` the walk also looks for anything the libcst scanner reports
+    and stops at the first one (:class:`NeedsFullScan`): one cheap pass decides.
+    The walk is hand-rolled (a dispatch table by node class) because
+    ``ast.NodeVisitor``'s name lookups and generators cost more than the parse."""
+
+    def __init__(self, triage: bool = False) -> None:
+        self.triage = triage
+        self._transposes = self._matmuls = False
+        self.imports: dict[str, ImportRef] = {}
+        self.star: list[ImportRef] = []
+        self.roots: set[str] = set()
+        self.classes: list[str] = []
+        self.scope: list[tuple[str, bool]] = []  # (name, is class)
+        self.functions: dict[str, FunctionSummary] = {}
+        self.top = _Fn(FunctionSummary(qualname="<module>", loc=SrcLoc(line=1)))
+        self.main: _Fn | None = None
+        self.stack: list[_Fn] = [self.top]
+
+    @property
+    def cur(self) -> _Fn:
+        return self.stack[-1]
+
+    def visit(self, node: ast.AST) -> None:
+        m = _DISPATCH.get(node.__class__)
+        if m is not None:
+            m(self, node)
+        else:
+            self.generic_visit(node)
+
+    def generic_visit(self, node: ast.AST) -> None:
+        for name in node._fields:
+            v = getattr(node, name, None)
+            if v.__class__ is list:
+                for x in v:
+                    if isinstance(x, ast.AST):
+                        self.visit(x)
+            elif isinstance(v, ast.AST):
+                self.visit(v)
+
+    # triage ---------------------------------------------------------------------------
+    def _full(self) -> None:
+        if self.triage:
+            raise NeedsFullScan
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if self.triage and node.attr in _TRANSPOSE:
+            self._transposes = True
+            if self._matmuls:
+                raise NeedsFullScan
+        self.visit(node.value)
+
+    def visit_BinOp(self, node: ast.BinOp) -> None:
+        if self.triage and isinstance(node.op, ast.MatMult):
+            self._matmuls = True
+            if self._transposes:
+                raise NeedsFullScan
+        self.visit(node.left)
+        self.visit(node.right)
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if self.triage and "decay" in node.id:
+            raise NeedsFullScan
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        v = node.value
+        if self.triage and v.__class__ is str and "decay" in v and len(v) < 80:
+            raise NeedsFullScan
+
+    def _skip(self, node: ast.AST) -> None:
+        pass
+
+    # imports ------------------------------------------------------------------------
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            root = alias.name.split(".")[0]
+            self.roots.add(root)
+            if alias.asname:
+                self.imports[alias.asname] = ImportRef(module=alias.name)
+            else:
+                self.imports[root] = ImportRef(module=root)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        module = node.module or ""
+        if node.level == 0:
+            self.roots.add(module.split(".")[0])
+        for alias in node.names:
+            if alias.name == "*":
+                self.star.append(ImportRef(level=node.level, module=module))
+                continue
+            local = alias.asname or alias.name
+            self.imports[local] = ImportRef(level=node.level, module=module, name=alias.name)
+
+    # scopes -------------------------------------------------------------------------
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        for d in node.decorator_list:
+            self.visit(d)
+        for b in node.bases:
+            self.visit(b)
+        self.classes.append(".".join([*(n for n, _ in self.scope), node.name]))
+        self.scope.append((node.name, True))
+        for stmt in node.body:
+            self.visit(stmt)
+        self.scope.pop()
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        if self.triage and node.name in ("backward", "bprop"):
+            raise NeedsFullScan
+        for d in node.decorator_list:
+            self.visit(d)
+        qual = ".".join([*(n for n, _ in self.scope), node.name])
+        a = node.args
+        params = [p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
+        defaults: dict[str, Arg] = {}
+        positional = [*a.posonlyargs, *a.args]
+        for p, d in zip(positional[len(positional) - len(a.defaults) :], a.defaults, strict=False):
+            v = _literal(d)
+            if v is not _NO:
+                defaults[p.arg] = Arg(kind="literal", value=v)
+        for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=False):
+            v = _literal(d)
+            if d is not None and v is not _NO:
+                defaults[p.arg] = Arg(kind="literal", value=v)
+        fn = _Fn(
+            FunctionSummary(
+                qualname=qual, loc=SrcLoc(line=node.lineno), params=params, defaults=defaults
+            )
+        )
+        self.stack.append(fn)
+        self.scope.append((node.name, False))
+        for stmt in node.body:
+            self.visit(stmt)
+        self.scope.pop()
+        self.stack.pop()
+        self.functions[qual] = fn.summary
+
+    def visit_If(self, node: ast.If) -> None:
+        if self.main is None and len(self.stack) == 1 and not self.scope and _is_main(node.test):
+            self.main = _Fn(FunctionSummary(qualname="<main>", loc=SrcLoc(line=node.lineno)))
+            self.stack.append(self.main)
+            for stmt in node.body:
+                self.visit(stmt)
+            self.stack.pop()
+            for stmt in node.orelse:
+                self.visit(stmt)
+            return
+        self.visit(node.test)
+        fn = self.cur
+        if node.orelse and all(isinstance(s, ast.Raise) for s in node.orelse):
+            for stmt in (*node.body, *node.orelse):  # a check, not a flag
+                self.visit(stmt)
+            return
+        fn.cond += 1
+        fn.conds.append(node.test)
+        for stmt in node.body:
+            self.visit(stmt)
+        if node.orelse:
+            fn.conds[-1] = ast.UnaryOp(op=ast.Not(), operand=node.test)
+            for stmt in node.orelse:
+                self.visit(stmt)
+        fn.conds.pop()
+        fn.cond -= 1
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        self.visit(node.body)
+
+    # statements ---------------------------------------------------------------------
+    def visit_Assign(self, node: ast.Assign) -> None:
+        if self.triage:
+            self._switch_targets(node.targets)
+        self.visit(node.value)
+        for t in node.targets:
+            self._assign(t, node.value)
+            if t.__class__ is not ast.Name:
+                self.visit(t)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if self.triage:
+            self._switch_targets([node.target])
+        if node.value is not None:
+            self.visit(node.value)
+            self._assign(node.target, node.value)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        if self.triage:
+            self._switch_targets([node.target])
+        self.generic_visit(node)
+
+    def _switch_targets(self, targets: list[ast.expr]) -> None:
+        for tg in targets:
+            if isinstance(tg, ast.Attribute) and tg.attr in _SWITCH_ATTRS:
+                raise NeedsFullScan
+            if isinstance(tg, ast.Subscript) and _last(tg.value) == "environ":
+                key = tg.slice
+                if not isinstance(key, ast.Constant) or key.value == "PYTHONHASHSEED":
+                    raise NeedsFullScan
+
+    def _assign(self, target: ast.expr, value: ast.expr) -> None:
+        fn = self.cur
+        if isinstance(target, ast.Name):
+            fn.assigned.add(target.id)
+            lit = _literal(value)
+            if lit is not _NO:
+                fn.literals[target.id] = lit
+            else:
+                fn.literals.pop(target.id, None)
+            cls = _dotted(value.func) if isinstance(value, ast.Call) else None
+            if cls and cls.rsplit(".", 1)[-1][:1].isupper():
+                fn.instances[target.id] = cls
+            else:
+                fn.instances.pop(target.id, None)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for el in target.elts:
+                if isinstance(el, ast.Name):
+                    fn.assigned.add(el.id)
+                    fn.instances.pop(el.id, None)
+
+    # calls --------------------------------------------------------------------------
+    def visit_Call(self, node: ast.Call) -> None:
+        if self.triage:
+            self._triage_call(node)
+        self.generic_visit(node)
+        raw = _dotted(node.func)
+        fn = self.cur
+        if raw is not None:
+            target = self._target(raw)  # trainer.train() -> Trainer.train
+            named = (raw, target, self._qualify(target) or target)
+            if any(_trains(node, n) for n in named):
+                fn.summary.trains = True
+        elif _chained_backward(node):
+            fn.summary.trains = True
+        if raw is not None:
+            self._passed(node)
+            if raw in known.BUILTIN_CALLS:
+                return
+            q = self._qualify(raw)
+            if q is not None and q.split(".")[0] in known.EXTERNAL_ROOTS:
+                return
+            target = self._target(raw)
+            args = [self._arg(a) for a in node.args if not isinstance(a, ast.Starred)]
+            kwargs = {k.arg: self._arg(k.value) for k in node.keywords if k.arg is not None}
+            fn.summary.calls.append(
+                CallSite(
+                    target=target,
+                    loc=SrcLoc(line=node.lineno),
+                    args=args,
+                    kwargs=kwargs,
+                    conditional=fn.cond > 0,
+                    condition=_condition(fn),
+                )
+            )
+
+    def _triage_call(self, node: ast.Call) -> None:
+        last = _last(node.func)
+        if last is None:
+            return
+        if last in _KNOWN_LAST or last == "putenv":
+            raise NeedsFullScan
+        if last in _DROPOUT_P and _dropout_matters(node, last):
+            raise NeedsFullScan
+        if last in ("update", "setdefault"):
+            f = node.func
+            if isinstance(f, ast.Attribute) and _last(f.value) == "environ":
+                raise NeedsFullScan
+        if last in _MATMUL:
+            self._matmuls = True
+        elif last in _TRANSPOSE:
+            self._transposes = True
+        if self._matmuls and self._transposes:
+            raise NeedsFullScan
+
+    def _qualify(self, raw: str) -> str | None:
+        head, _, rest = raw.partition(".")
+        ref = self.imports.get(head)
+        if ref is None or ref.level:
+            return None
+        base = ref.module + (f".{ref.name}" if ref.name else "")
+        return base + (f".{rest}" if rest else "")
+
+    def _target(self, raw: str) -> str:
+        head, _, rest = raw.partition(".")
+        if head in ("self", "cls") and rest and "." not in rest:
+            cls = self._enclosing_class()
+            if cls:
+                return f"{cls}.{rest}"
+        if rest and "." not in rest:
+            for fn in (self.cur, self.top):
+                inst = fn.instances.get(head)
+                if inst is not None:
+                    return f"{inst}.{rest}"  # trainer = Trainer(...); trainer.train()
+        return raw
+
+    def _enclosing_class(self) -> str | None:
+        names = [n for n, _ in self.scope]
+        for i in range(len(self.scope) - 1, -1, -1):
+            if self.scope[i][1]:
+                return ".".join(names[: i + 1])
+        return None
+
+    def _passed(self, node: ast.Call) -> None:
+        fn = self.cur
+        values = [a for a in node.args if not isinstance(a, ast.Starred)]
+        values += [k.value for k in node.keywords if k.arg is not None]
+        for v in values:
+            if not isinstance(v, ast.Name):
+                continue
+            name = v.id
+            if name in fn.summary.params or name in fn.assigned or name in known.BUILTIN_CALLS:
+                continue
+            fn.summary.calls.append(
+                CallSite(
+                    target=name,
+                    loc=SrcLoc(line=node.lineno),
+                    conditional=fn.cond > 0,
+                    condition=_condition(fn),
+                    indirect=True,
+                )
+            )
+
+    def _arg(self, node: ast.expr, depth: int = 0) -> Arg:
+        if depth > 4:
+            return Arg(kind="expr")
+        if (
+            isinstance(node, ast.Call)
+            and _dotted(node.func) in ("str", "int")
+            and len(node.args) == 1
+            and not node.keywords
+        ):
+            return self._arg(node.args[0], depth + 1)
+        v = _literal(node)
+        if v is not _NO:
+            return Arg(kind="literal", value=v)
+        fn = self.cur
+        if isinstance(node, ast.Name):
+            if node.id in fn.summary.params:
+                return Arg(kind="param", text=node.id)
+            for scope in (fn, self.top):
+                if node.id in scope.literals:
+                    return Arg(kind="literal", value=scope.literals[node.id])
+            return Arg(kind="expr", text=_seedish(node.id))
+        dotted = _dotted(node)
+        if dotted is not None:
+            return Arg(kind="expr", text=_seedish(dotted))
+        return Arg(kind="expr")
+
+    # result -------------------------------------------------------------------------
+    def finish(self) -> FileSummary:
+        summaries = [self.top.summary, *self.functions.values()]
+        if self.main is not None:
+            summaries.append(self.main.summary)
+        local = {
+            p for q in [*self.functions, *self.classes] for p in (q.split(".")[0], q.split(".")[-1])
+        }
+        keep = set(self.imports) | local
+        for s in summaries:
+            s.calls = [c for c in s.calls if _followable(c.target, keep, self)]
+        frameworks = sorted(
+            {"torch" for r in self.roots if r in known.TORCH_ROOTS}
+            | {"mindspore" for r in self.roots if r in known.MINDSPORE_ROOTS}
+        )
+        return FileSummary(
+            frameworks=frameworks,
+            imports=self.imports,
+            star_imports=self.star,
+            classes=self.classes,
+            module=self.top.summary,
+            main=self.main.summary if self.main else None,
+            functions=self.functions,
+            light=True,
+        )
+
+
+def _followable(target: str, keep: set[str], v: CallGraph) -> bool:
+    head = target.split(".")[0]
+    if head in v.imports or v.star:
+        return True
+    if head not in keep:
+        return False
+    return "." not in target or target in v.functions or head in v.classes
+
+
+def _is_main(test: ast.expr) -> bool:
+    if not isinstance(test, ast.Compare) or len(test.ops) != 1:
+        return False
+    if not isinstance(test.ops[0], ast.Eq):
+        return False
+    sides = set()
+    for n in (test.left, test.comparators[0]):
+        d = _dotted(n)
+        sides.add(d if d is not None else _literal(n))
+    return sides == {"__name__", "__main__"}
+
+
+def _trains(node: ast.Call, raw: str) -> bool:
+    """Evidence that the code around this call trains: a backward pass, an optimizer
+    step, or a framework training call."""
+    return known.is_training_call(raw, len(node.args) + len(node.keywords))
+
+
+_DISPATCH: dict[type, Any] = {
+    ast.Import: CallGraph.visit_Import,
+    ast.ImportFrom: CallGraph.visit_ImportFrom,
+    ast.ClassDef: CallGraph.visit_ClassDef,
+    ast.FunctionDef: CallGraph.visit_FunctionDef,
+    ast.AsyncFunctionDef: CallGraph.visit_FunctionDef,
+    ast.If: CallGraph.visit_If,
+    ast.Lambda: CallGraph.visit_Lambda,
+    ast.Assign: CallGraph.visit_Assign,
+    ast.AnnAssign: CallGraph.visit_AnnAssign,
+    ast.AugAssign: CallGraph.visit_AugAssign,
+    ast.Call: CallGraph.visit_Call,
+    ast.Attribute: CallGraph.visit_Attribute,
+    ast.BinOp: CallGraph.visit_BinOp,
+    ast.Name: CallGraph.visit_Name,
+    ast.Constant: CallGraph.visit_Constant,
+    **{
+        t: CallGraph._skip
+        for t in (ast.Load, ast.Store, ast.Del, ast.Pass, ast.Break, ast.Continue, ast.alias)
+    },
+}
+
+
+def _condition(fn: _Fn) -> str:
+    """The innermost `if` test as written (unparsed only for calls that sit behind one)."""
+    if fn.cond <= 0 or not fn.conds:
+        return ""
+    text = " ".join(ast.unparse(fn.conds[-1]).split())
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _chained_backward(node: ast.Call) -> bool:
+    """``scaler.scale(loss).backward()``, ``model(x).sum().backward()``: no dotted name."""
+    f = node.func
+    return isinstance(f, ast.Attribute) and f.attr == "backward" and _dotted(f) is None
+
+
+def summarize_tree(tree: ast.Module, triage: bool = False) -> FileSummary | None:
+    """The call-graph summary; with ``triage``, None when the file needs libcst."""
+    v = CallGraph(triage=triage)
+    try:
+        for stmt in tree.body:
+            v.visit(stmt)
+    except NeedsFullScan:
+        return None
+    return v.finish()

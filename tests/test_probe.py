@@ -1,0 +1,298 @@
+"""The runtime probe (issue 8): specs, weight layouts, and real steps in torch / MindSpore.
+
+The numpy-only tests always run; the ones that train skip without torch (or mindspore),
+which is a user's ``./test`` without the ``probe`` extra. CI installs both (``.ci/run``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cfglint.cli.app import main
+from cfglint.cli.pipeline import Options, lint
+from cfglint.evidence.probe.spec import Spec, pair_specs
+from cfglint.evidence.probe.weights import (
+    DIALECTS,
+    canonical_shapes,
+    from_layout,
+    init_weights,
+    to_layout,
+)
+from conftest import FIXTURES
+
+HAVE_TORCH = importlib.util.find_spec("torch") is not None
+HAVE_MS = importlib.util.find_spec("mindspore") is not None
+need_torch = pytest.mark.skipif(not HAVE_TORCH, reason="torch is not installed (probe extra)")
+need_ms = pytest.mark.skipif(
+    not (HAVE_TORCH and HAVE_MS), reason="torch and mindspore are not installed (probe extra)"
+)
+
+PAIR = FIXTURES / "probe"
+EXAMPLE = FIXTURES / "examples" / "llama2_7b"
+
+
+def _lint(mf: Path, mg: Path, sources: list[str] | None = None):
+    report, ctx = lint(Options(mindformers=[str(mf)], megatron=str(mg), sources=sources or []))
+    assert not report.errors, report.errors
+    return report, ctx
+
+
+# -- numpy only ---------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "spec",
+    [
+        Spec(),
+        Spec(heads=8, groups=2, qkv_bias=True, linear_bias=True, qk_norm=True),
+        Spec(activation="gelu", norm="LayerNorm", tied=True),
+    ],
+)
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_weight_layouts_round_trip(spec: Spec, dialect: str) -> None:
+    canon = init_weights(spec)
+    assert set(canon) == set(canonical_shapes(spec))
+    back = from_layout(to_layout(canon, spec, dialect), spec, dialect)
+    assert set(back) == set(canon)
+    for k, v in canon.items():
+        np.testing.assert_array_equal(back[k], v, err_msg=k)
+
+
+def test_megatron_qkv_is_interleaved_per_query_group() -> None:
+    spec = Spec(heads=8, groups=2)  # 4 query heads per group, head_dim 8
+    canon = init_weights(spec)
+    mg = to_layout(canon, spec, "megatron")
+    qkv = mg["decoder.layers.0.self_attention.linear_qkv.weight"]
+    hd = 8
+    q, k, v = (canon[f"layers.0.attention.w{x}"] for x in "qkv")
+    # group 1 starts after group 0's 4 query heads, key head and value head
+    g1 = qkv[6 * hd : 12 * hd]
+    np.testing.assert_array_equal(g1[: 4 * hd], q[4 * hd : 8 * hd])
+    np.testing.assert_array_equal(g1[4 * hd : 5 * hd], k[hd : 2 * hd])
+    np.testing.assert_array_equal(g1[5 * hd :], v[hd : 2 * hd])
+    fc1 = mg["decoder.layers.0.mlp.linear_fc1.weight"]
+    np.testing.assert_array_equal(fc1[: spec.ffn], canon["layers.0.feed_forward.w1"])  # gate
+    np.testing.assert_array_equal(fc1[spec.ffn :], canon["layers.0.feed_forward.w3"])  # up
+    legacy = to_layout(canon, spec, "mindformers-legacy")
+    assert "model.layers.1.feed_forward.w3.weight" in legacy
+    assert "model.tok_embeddings.embedding_weight" in legacy
+
+
+def test_specs_from_the_example_pair() -> None:
+    _, ctx = _lint(EXAMPLE / "pretrain_llama2_7b.yaml", EXAMPLE / "pretrain_llama2_7b.sh")
+    pair = pair_specs(ctx.mf, ctx.mg)
+    mf, mg = pair.mindformers, pair.megatron
+    assert (mf.bias_correction, mg.bias_correction) == (False, True)
+    assert (mf.beta2, mg.beta2) == (0.95, 0.999)
+    assert (mf.hidden_dropout, mg.hidden_dropout) == (0.0, 0.1)
+    assert (mf.output_init_scaled, mg.output_init_scaled) == (False, True)
+    assert mf.heads == mg.heads and mf.ffn == mg.ffn and mf.hidden == 64
+    # the YAML 1.1 string eps is not guessed: Megatron's value is used and the gap says why
+    assert mf.eps == mg.eps == 1e-8
+    assert any(g.field == "eps" and "PyYAML" in g.reason for g in pair.gaps)
+    assert "structure.ffn_hidden_size" in pair.shape_diffs
+
+
+def test_missing_framework_is_one_line_exit_2(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cfglint.evidence.probe import runner
+
+    monkeypatch.setattr(runner, "available", lambda: {"torch": False, "mindspore": False})
+    rc = main(["probe", str(PAIR / "llama_fp32.yaml"), "--megatron", str(PAIR / "llama_fp32.sh")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2
+    assert len(err) == 1 and "pip install 'cfglint[probe]'" in err[0]
+
+
+# -- real steps ---------------------------------------------------------------------------
+@need_torch
+def test_each_knob_is_confirmed_on_its_row() -> None:
+    from cfglint.evidence.probe.runner import probe
+
+    # one difference per knob, random init on both; the source decays every parameter
+    mf, mg = PAIR / "llama_fp32_knobs.yaml", PAIR / "llama_fp32_knobs.sh"
+    report, ctx = _lint(mf, mg, [str(FIXTURES / "sources" / "plain_decay")])
+    rows = {f.row for f in report.findings}
+    want = {
+        "structure.dropout",
+        "structure.norm_epsilon",
+        "precision.softmax_compute_type",
+        "optimizer.beta2",
+        "optimizer.type",
+        "weight.init_method_std",
+        "source.weight_decay_grouping",
+    }
+    assert want <= rows, want - rows
+    res = probe(
+        ctx.mf, ctx.mg, report.findings, steps=6, frameworks={"torch": True, "mindspore": False}
+    )
+    verdict = {}
+    for c in res.confirmations:
+        if c.row in want:
+            verdict.setdefault(c.row, set()).add(c.verdict)
+    assert all(v == {"confirmed"} for v in verdict.values()), verdict
+    assert set(verdict) == want
+    by_row = {c.row: c for c in res.confirmations}
+    assert by_row["source.weight_decay_grouping"].knobs == {"wd_scope": ["matrices", "all"]}
+    assert by_row["optimizer.type"].knobs == {"bias_correction": [False, True]}
+    # an optimizer-only knob cannot move the step-1 loss; it shows in the update
+    assert by_row["optimizer.beta2"].effect["first_loss_abs"] == 0.0
+    assert by_row["optimizer.beta2"].effect["update_rel"] > 0
+    assert not res.cross_framework and any("cross-framework part skipped" in n for n in res.notes)
+    # every difference is named by a finding: aligning them leaves only the floor
+    assert res.residual["floor_multiple"] < 10, res.residual
+
+
+@need_torch
+@pytest.mark.xfail(
+    reason="at the probe's size (128 tokens a step) the bfloat16 accumulation of the "
+    "embedding gradient is ~3x the bfloat16 floor on CPU, below the 10x confirmation bar",
+    strict=False,
+)
+def test_float32_embedding_against_bf16_compute_is_confirmed(tmp_path: Path) -> None:
+    from cfglint.evidence.probe.runner import probe
+
+    src = FIXTURES / "pairs" / "llama2_dense"
+    mf = (src / "llama2_7b_align.yaml").read_text()
+    mf = mf.replace('embedding_init_type: "bfloat16"', 'embedding_init_type: "float32"')
+    (tmp_path / "mf.yaml").write_text(mf)
+    report, ctx = _lint(tmp_path / "mf.yaml", src / "pretrain_llama2_align.sh")
+    res = probe(
+        ctx.mf, ctx.mg, report.findings, steps=4, frameworks={"torch": True, "mindspore": False}
+    )
+    rows = {c.row: c.verdict for c in res.confirmations if c.knobs.get("embedding_dtype")}
+    assert rows and set(rows.values()) == {"confirmed"}, rows
+
+
+@need_ms
+def test_aligned_pair_across_frameworks_sits_on_the_floor(tmp_path: Path) -> None:
+    out = tmp_path / "probe.json"
+    plot = tmp_path / "probe.png"
+    rc = main(
+        [
+            "probe",
+            str(PAIR / "llama_fp32.yaml"),
+            "--megatron",
+            str(PAIR / "llama_fp32.sh"),
+            "--steps",
+            "4",
+            "--format",
+            "json",
+            "-o",
+            str(out),
+            "--plot",
+            str(plot),
+        ]
+    )
+    doc = json.loads(out.read_text())
+    p = doc["probe"]
+    assert p["device"] == {"torch": "cpu", "mindspore": "cpu"}
+    # float32 on CPU: the two frameworks agree to rounding (issue 8 measured ~2e-6)
+    assert 0 < p["floor"]["first_loss_abs"] < 1e-5
+    assert p["floor"]["update_rel"] < 1e-5
+    assert p["gap"]["mean_loss_abs"] < 10 * max(p["floor"]["mean_loss_abs"], 1e-6)
+    assert not [c for c in p["confirmations"] if c["verdict"] == "confirmed"]
+    assert p["residual"]["floor_multiple"] < 10
+    assert p["standard"] == {"first_loss": "pass", "mean_loss": "pass", "global_norm": "pass"}
+    assert not [f for f in doc["findings"] if f["row"].startswith("standard.")]
+    assert plot.stat().st_size > 10_000
+    assert rc in (0, 1)  # the pair keeps one fusion note
+
+
+@need_ms
+def test_cross_framework_gap_names_the_optimizer(tmp_path: Path, capsys) -> None:
+    """MindFormers' AdamWeightDecay (no bias correction) against Megatron's Adam: the
+    optimizer check and the standard rows see it in MindSpore against torch."""
+    mf = (
+        (PAIR / "llama_fp32.yaml")
+        .read_text()
+        .replace(
+            "  type: AdamW\n  betas: [0.9, 0.95]\n",
+            "  type: AdamWeightDecay\n  beta1: 0.9\n  beta2: 0.95\n",
+        )
+    )
+    (tmp_path / "mf.yaml").write_text(mf)
+    rc = main(
+        [
+            "probe",
+            str(tmp_path / "mf.yaml"),
+            "--megatron",
+            str(PAIR / "llama_fp32.sh"),
+            "--steps",
+            "3",
+            "--format",
+            "sarif",
+        ]
+    )
+    doc = json.loads(capsys.readouterr().out)
+    run = doc["runs"][0]
+    assert rc == 1
+    assert run["properties"]["probe"]["device"]["mindspore"] == "cpu"
+    res = {r["ruleId"]: r for r in run["results"]}
+    assert res["OPT001"]["properties"]["probe"]["verdict"] == "confirmed"
+    assert "STD005" in res  # standard.optimizer_update names the worst weight
+    assert "worst weight" in res["STD005"]["message"]["text"]
+
+
+@need_torch
+def test_absent_device_is_one_line_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA device is present")
+    rc = main(
+        [
+            "probe",
+            str(PAIR / "llama_fp32.yaml"),
+            "--megatron",
+            str(PAIR / "llama_fp32.sh"),
+            "--device",
+            "cuda",
+            "--steps",
+            "3",
+        ]
+    )
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2
+    assert len(err) == 1 and "CUDA" in err[0]
+
+
+@need_torch
+def test_lint_with_probe_on_real_dataset_tokens(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cfglint.evidence.probe import runner
+    from cfglint.load.indexed_dataset import write_indexed
+
+    # torch only: the MindSpore side has its own tests above
+    monkeypatch.setattr(runner, "available", lambda: {"torch": True, "mindspore": False})
+    rng = np.random.default_rng(0)
+    prefix = str(tmp_path / "corpus_text_document")
+    write_indexed(prefix, [list(rng.integers(0, 32000, 300)) for _ in range(4)])
+    rc = main(
+        [
+            str(PAIR / "llama_fp32_knobs.yaml"),
+            "--megatron",
+            str(PAIR / "llama_fp32_knobs.sh"),
+            "--probe",
+            "--steps",
+            "3",
+            "--data",
+            prefix,
+            "--format",
+            "json",
+        ]
+    )
+    doc = json.loads(capsys.readouterr().out)
+    assert rc == 1
+    p = doc["probe"]
+    assert any("from the dataset" in n for n in p["notes"])
+    assert p["device"]["mindspore"] == "skipped"
+    by_rule = {c["rule"]: c for c in p["confirmations"]}
+    assert by_rule["OPT001"]["verdict"] == "confirmed"
+    # the standard rows are decided by the probe: no "needs a log" left for them
+    assert {"STD003", "STD004"} <= {f["rule"] for f in doc["findings"]}

@@ -1,0 +1,49 @@
+"""Our torch model of Megatron's semantics against megatron-core's own GPTModel.
+
+megatron-core 0.16.1 runs on CPU with the shims listed in
+cfglint/evidence/probe/mcore_check.py; the check runs in its own process (the shims patch
+torch globals). Skips when megatron-core or torch is not installed; a shim that breaks with
+a new release fails here, not in the probe.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("torch") is None
+    or importlib.util.find_spec("megatron") is None
+    or importlib.util.find_spec("megatron.core") is None,
+    reason="megatron-core (and torch) are not installed",
+)
+
+FLOOR_LOSS = 2e-6  # the float32 CPU floor the probe measures across frameworks
+FLOOR_NORM = 1e-6
+
+
+@pytest.mark.parametrize("variant", ["dense", "gqa"])
+def test_torch_model_agrees_with_megatron_core(variant: str, tmp_path: Path) -> None:
+    out = tmp_path / "mcore.json"
+    env = dict(os.environ, TORCHDYNAMO_DISABLE="1", OMP_NUM_THREADS="1")
+    proc = subprocess.run(
+        [sys.executable, "-m", "cfglint.evidence.probe.mcore_check", str(out), variant],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    d = json.loads(out.read_text())
+    assert d["megatron_core"].startswith("0.16")
+    assert abs(d["loss_ours"] - d["loss_mcore"]) < FLOOR_LOSS
+    a, b = d["local_norms_ours"], d["local_norms_mcore"]
+    assert set(a) == set(b) and len(b) == 21
+    worst = max(abs(a[k] - b[k]) / b[k] for k in b)
+    assert worst < FLOOR_NORM, worst
