@@ -21,6 +21,22 @@ def need_shared(*parts: str) -> Path:
     return p
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--slow", action="store_true", help="also run the tests marked slow (the long fuzz run)"
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # ./test stays quick on a laptop; .ci/run passes --slow (a CI environment runs them too)
+    if config.getoption("--slow") or os.environ.get("CI"):
+        return
+    skip = pytest.mark.skip(reason="slow: runs in .ci/run (./test --slow)")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
+
+
 @pytest.fixture(autouse=True)
 def _isolated_cache(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch

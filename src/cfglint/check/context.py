@@ -7,6 +7,7 @@ here, so that no check module reaches into another.
 
 from __future__ import annotations
 
+import math
 import os
 import string
 from collections.abc import Callable
@@ -142,6 +143,8 @@ def _yaml11_spelling(raw: str) -> str:
         x = float(raw)
     except ValueError:
         return "a quoted-free number with a dot, e.g. 1.0e-5"
+    if not math.isfinite(x):
+        return "a number within the float range (this one overflows to infinity)"
     mant, _, exp = f"{x:e}".partition("e")
     mant = mant.rstrip("0").rstrip(".")
     if "." not in mant:

@@ -8,8 +8,8 @@ and ``all`` matches every rule.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
+from cfglint.load.safeio import text_if_small
 from cfglint.model.findings import Finding
 
 _MARK = re.compile(r"#\s*cfglint:\s*(disable|disable-file)\s*=\s*([A-Za-z0-9_.,\- ]+)")
@@ -25,10 +25,8 @@ class Suppressions:
             return
         per_line: dict[int, set[str]] = {}
         whole: set[str] = set()
-        try:
-            text = Path(path).read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            text = ""
+        # regular text files only, size-capped: a location may be a dataset .bin
+        text = text_if_small(path)
         if "cfglint:" in text:
             for n, line in enumerate(text.splitlines(), start=1):
                 for m in _MARK.finditer(line):

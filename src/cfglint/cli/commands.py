@@ -23,7 +23,7 @@ def _settings(args: Any) -> dict[str, Any]:
     if path:
         from pathlib import Path
 
-        if not os.path.isfile(path):
+        if not os.path.lexists(path):
             raise InputError(path, "no such pyproject.toml")
         return load_settings(Path(path))
     return load_settings(find_pyproject())
@@ -128,8 +128,14 @@ def _check_selectors(args: Any, cfg: dict[str, Any]) -> None:
     check_known(split(args.select), rules, "--select")
     check_known(split(args.ignore), rules, "--ignore")
     where = "[tool.cfglint]"
-    check_known(split(cfg.get("select", [])), rules, f"{where} select")
-    check_known(split(cfg.get("ignore", [])), rules, f"{where} ignore")
+    try:
+        check_known(split(cfg.get("select", [])), rules, f"{where} select")
+        check_known(split(cfg.get("ignore", [])), rules, f"{where} ignore")
+    except InputError as exc:  # name the file the bad setting is in
+        from cfglint.cli.settings import find_pyproject
+
+        pyproject = getattr(args, "config", None) or find_pyproject()
+        raise InputError(str(pyproject) if pyproject else None, exc.message) from None
 
 
 STDIN_NAME = "<stdin>"
@@ -184,8 +190,9 @@ def cmd_lint(args: Any) -> int:
         for x in total.skipped:
             print(f"{x.path}: {x.message}", file=sys.stderr)
         if not total.skipped and not (args.pairs or cfg.get("pairs")):
+            named = args.files[0] if len(args.files) == 1 else None  # e.g. an empty folder
             raise InputError(
-                None,
+                named,
                 "nothing to check: give a MindFormers YAML, a launch script, a folder, "
                 "--megatron FILE or --source PATH (see cfglint --help)",
             )
@@ -362,7 +369,9 @@ def cmd_show(args: Any) -> int:
             "settings": {p: {"mindformers": _cell(a), "megatron": _cell(b)} for p, a, b in rows},
             "warnings": [w for c in (mf, mg) if c is not None for w in c.warnings],
         }
-        sys.stdout.write(json.dumps(out, indent=2, default=str, ensure_ascii=False) + "\n")
+        from cfglint.report.json import dumps
+
+        sys.stdout.write(dumps(out, indent=2, default=str, ensure_ascii=False) + "\n")
         return 0
     from rich.console import Console
     from rich.markup import escape

@@ -106,15 +106,31 @@ def excluded(path: str, patterns: list[str], base: Path) -> bool:
     return ig.ignored(p, False) or any(ig.ignored(parent, True) for parent in p.parents)
 
 
+# A config repository has a few thousand files at most; `cfglint /` must not walk the disk.
+MAX_WALK_DIRS = 20_000
+MAX_WALK_FILES = 10_000
+
+
 def walk(folder: str, exclude: list[str], base: Path) -> Iterator[str]:
-    """Candidate files under ``folder`` in a stable order."""
+    """Candidate files under ``folder`` in a stable order (bounded: the filesystem root is
+    refused, and a walk past MAX_WALK_DIRS folders or MAX_WALK_FILES candidates stops with
+    one error naming the folder)."""
     ignore = _Ignore(exclude, base)
     root = Path(folder)
+    if root.resolve() == Path(os.sep).resolve():
+        raise InputError(folder, "is the filesystem root; give the folder of the configs")
+    files = 0
     # .gitignore files above the folder (up to the repository root) apply as well
     for parent in reversed(list(root.resolve().parents)):
         if base.resolve() in (parent, *parent.parents):
             ignore.add_gitignore(parent)
-    for dirpath, dirnames, filenames in os.walk(root):
+    for folders, (dirpath, dirnames, filenames) in enumerate(os.walk(root), start=1):
+        if folders > MAX_WALK_DIRS or files > MAX_WALK_FILES:
+            raise InputError(
+                folder,
+                f"holds more than {MAX_WALK_DIRS} folders or {MAX_WALK_FILES} candidate files; "
+                "give the folder of the configs",
+            )
         here = Path(dirpath)
         ignore.add_gitignore(here)
         dirnames[:] = sorted(
@@ -133,6 +149,7 @@ def walk(folder: str, exclude: list[str], base: Path) -> Iterator[str]:
                 and stat.S_ISREG(p.stat().st_mode)
                 and not ignore.ignored(p, False)
             ):
+                files += 1
                 yield os.path.normpath(str(p))
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from cfglint.model.errors import InputError
 
+MAX_PYPROJECT = 1024 * 1024
 KNOWN = {
     "select",
     "ignore",
@@ -54,14 +55,18 @@ def load_settings(path: Path | None) -> dict[str, Any]:
         return {}
     import tomllib
 
+    from cfglint.load.safeio import read_text
+
+    # a pyproject is a few KiB; the cap keeps a huge or endless file from costing minutes
+    text = read_text(str(path), max_bytes=MAX_PYPROJECT, what="pyproject.toml")
     try:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(str(path), f"invalid TOML: {exc}") from None
-    except OSError as exc:
-        raise InputError(str(path), f"cannot read: {exc.strerror}") from None
-    section = data.get("tool", {}).get("cfglint", {})
+    except RecursionError:
+        raise InputError(str(path), "invalid TOML: nested too deeply") from None
+    tool = data.get("tool", {})
+    section = tool.get("cfglint", {}) if isinstance(tool, dict) else {}
     if not isinstance(section, dict):
         raise InputError(str(path), "[tool.cfglint] must be a table")
     out: dict[str, Any] = {}

@@ -186,10 +186,12 @@ def detect(path: str) -> Detected:
 
 
 def _has_shell_shebang(path: str) -> bool:
-    try:
-        with open(path, "rb") as fh:
+    from cfglint.load.safeio import open_regular
+
+    try:  # regular files only: opening a FIFO would block
+        with open_regular(path) as fh:
             head = fh.read(64)
-    except OSError:
+    except (InputError, OSError):
         return False
     return (
         head.startswith(b"#!")

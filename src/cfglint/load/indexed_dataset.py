@@ -57,7 +57,12 @@ class IndexedDataset:
         with open(self.prefix + ".bin", "rb") as fh:
             while seen < min(limit, self.tokens):
                 n = min(chunk_items, min(limit, self.tokens) - seen)
-                data = fh.read(n * self.itemsize)
+                try:
+                    data = fh.read(n * self.itemsize)
+                except OSError as exc:
+                    raise DatasetError(
+                        self.prefix + ".bin", f"cannot read: {exc.strerror}"
+                    ) from None
                 if not data:
                     break
                 arr = array.array(self.typecode)
@@ -72,10 +77,21 @@ class IndexedDataset:
 
 def open_indexed(prefix: str) -> IndexedDataset:
     idx, bin_ = prefix + ".idx", prefix + ".bin"
+    from cfglint.load.safeio import check_regular, open_regular
+    from cfglint.model.errors import InputError
+
     for p in (idx, bin_):
-        if not os.path.isfile(p):
+        if not os.path.lexists(p):
             raise DatasetError(p, "missing (a Megatron dataset is a .bin/.idx pair)")
-    with open(idx, "rb") as fh:
+        try:  # a FIFO or a device would block or never end
+            check_regular(p, what="dataset file")
+        except InputError as exc:
+            raise DatasetError(p, exc.message) from None
+    try:
+        fh = open_regular(idx, what="dataset index")
+    except InputError as exc:
+        raise DatasetError(idx, exc.message) from None
+    with fh:
         head = fh.read(len(MAGIC) + 8 + 1 + 8 + 8)
         if len(head) < len(MAGIC) + 25 or not head.startswith(MAGIC):
             raise DatasetError(idx, "not a Megatron index file (bad magic)")

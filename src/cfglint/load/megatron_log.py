@@ -13,11 +13,12 @@ Logs can be large, so the file is streamed and reading stops at the footer.
 from __future__ import annotations
 
 import ast
-import os
 import re
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
+from cfglint.load.safeio import iter_lines, open_regular
 from cfglint.model.errors import InputError
 from cfglint.model.values import Loc, Value
 
@@ -39,14 +40,17 @@ class ArgsBlock:
 
 
 def looks_like_log(path: str) -> bool:
+    """A training log with an arguments block within its first 200,000 lines. Only regular
+    files are read (a FIFO or ``/dev/zero`` is refused by the loader that follows), and no
+    line is held longer than MAX_LINE bytes."""
     try:
-        with open(path, "rb") as fh:
-            for i, raw in enumerate(fh):
+        with open_regular(path, what="training log") as fh:
+            for i, raw, _ in iter_lines(fh, path, max_line=MAX_LINE):
                 if i > 200_000:
                     return False
                 if b" arguments -" in raw and HEADER.search(raw.decode("utf-8", "replace")):
                     return True
-    except OSError:
+    except InputError:
         return False
     return False
 
@@ -75,7 +79,9 @@ def parse_value(text: str) -> Any:
         pass
     if t[:1] in "[(" and len(t) < 10_000:
         try:
-            v = ast.literal_eval(t)  # literals only: lists and tuples of plain values
+            with warnings.catch_warnings():  # SyntaxWarnings would print on stderr
+                warnings.simplefilter("ignore")
+                v = ast.literal_eval(t)  # literals only: lists and tuples of plain values
             return list(v) if isinstance(v, tuple) else v
         except (ValueError, SyntaxError, MemoryError, RecursionError):
             return t
@@ -100,21 +106,13 @@ def parse_entry(line: str) -> tuple[str, str, int] | None:
 
 
 def load_log(path: str) -> ArgsBlock:
-    if not os.path.exists(path):
-        raise InputError(path, "no such training log")
-    if os.path.isdir(path):
-        raise InputError(path, "is a directory, expected a training log")
     block = ArgsBlock(path=path)
     inside = False
-    try:
-        fh = open(path, "rb")  # noqa: SIM115 -- opened apart from `with` to report errors cleanly
-    except OSError as exc:
-        raise InputError(path, f"cannot read: {exc.strerror}") from None
-    with fh:
-        for n, raw in enumerate(fh, start=1):
+    with open_regular(path, what="training log") as fh:
+        for n, raw, too_long in iter_lines(fh, path, what="training log", max_line=MAX_LINE):
             if n > MAX_SCAN_LINES:
                 break
-            if len(raw) > MAX_LINE or b"\x00" in raw:
+            if too_long or b"\x00" in raw:
                 if inside:
                     raise InputError(path, "binary data inside the arguments block", line=n)
                 continue

@@ -49,9 +49,14 @@ def _load(path: str, out: MindFormersYaml, chain: tuple[str, ...]) -> Node:
         if not isinstance(entry.value, str) or not entry.value.strip():
             raise InputError(path, "base_config entries must be file paths", line=entry.line)
         target = os.path.normpath(os.path.join(os.path.dirname(path), entry.value.strip()))
-        if not os.path.exists(target):
+        if not os.path.lexists(target):
             raise InputError(path, f"base_config file {entry.value!r} not found", line=entry.line)
-        combined.update(_load(target, out, (*chain, real)).value)
+        try:
+            combined.update(_load(target, out, (*chain, real)).value)
+        except InputError as exc:
+            # name the including file too: the user may only know the top-level config
+            exc.message = f"{exc.message} (base_config of {path}:{entry.line})"
+            raise
     merged = Node(combined, path, 1, 1)
     own = Node({k: v for k, v in root.value.items() if k != "base_config"}, path, root.line, 1)
     return merge(merged, own)

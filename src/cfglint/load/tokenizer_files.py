@@ -13,14 +13,25 @@ class TokenizerError(Exception):
     pass
 
 
-def _load(path: str) -> Any:
-    if os.path.getsize(path) > MAX_JSON:
-        raise TokenizerError(f"{path}: larger than {MAX_JSON} bytes")
+def _load(path: str) -> dict[str, Any]:
+    """The top-level JSON object of a tokenizer file; anything else is a TokenizerError."""
+    from cfglint.load.safeio import decode_text, read_bytes
+    from cfglint.model.errors import InputError
+
     try:
-        with open(path, encoding="utf-8") as fh:
-            return json.load(fh)
-    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        text = decode_text(read_bytes(path, max_bytes=MAX_JSON, what="JSON file"), path)
+        data = json.loads(text)
+    except InputError as exc:
+        raise TokenizerError(exc.one_line()) from None
+    except ValueError as exc:
         raise TokenizerError(f"{path}: not readable JSON ({exc})") from None
+    except RecursionError:
+        raise TokenizerError(f"{path}: JSON nested too deeply") from None
+    if not isinstance(data, dict):
+        raise TokenizerError(
+            f"{path}: top level is {type(data).__name__} in JSON terms, expected an object"
+        )
+    return data
 
 
 def _name(tok: Any) -> str | None:
@@ -38,7 +49,7 @@ def special_ids(path: str) -> tuple[dict[str, int], dict[str, str]]:
     where: dict[str, str] = {}
     for fname in ("generation_config.json", "config.json"):
         p = os.path.join(folder, fname)
-        if os.path.isfile(p):
+        if os.path.lexists(p):
             data = _load(p)
             for k in ("bos", "eos", "pad"):
                 v = data.get(f"{k}_token_id")
@@ -48,15 +59,17 @@ def special_ids(path: str) -> tuple[dict[str, int], dict[str, str]]:
                     ids[k], where[k] = v, f"{p} {k}_token_id"
     vocab: dict[str, int] = {}
     tj = os.path.join(folder, "tokenizer.json")
-    if os.path.isfile(tj):
+    if os.path.lexists(tj):
         data = _load(tj)
-        for t in data.get("added_tokens") or []:
+        added = data.get("added_tokens")
+        for t in added if isinstance(added, list) else []:
             if isinstance(t, dict) and isinstance(t.get("id"), int):
                 vocab[str(t.get("content"))] = t["id"]
     tc = os.path.join(folder, "tokenizer_config.json")
-    if os.path.isfile(tc):
+    if os.path.lexists(tc):
         data = _load(tc)
-        for sid, t in (data.get("added_tokens_decoder") or {}).items():
+        decoder = data.get("added_tokens_decoder")
+        for sid, t in (decoder if isinstance(decoder, dict) else {}).items():
             if _name(t) is not None and str(sid).isdigit():
                 vocab.setdefault(_name(t), int(sid))  # type: ignore[arg-type]
         for k in ("bos", "eos", "pad"):

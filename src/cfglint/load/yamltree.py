@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import re
 import sys
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -226,7 +227,12 @@ class _Builder:
         tag = ynode.tag or ""
         if style:  # quoted or block scalar: always a string
             return Node(text, self.path, line, col, raw=text)
-        v11 = resolve_plain_yaml11(text)
+        try:
+            v11 = resolve_plain_yaml11(text)
+        except ValueError:  # int() refuses more than 4,300 digits (PyYAML fails the same way)
+            raise InputError(
+                self.path, f"a number with {len(text)} digits is too long to read", line=line
+            ) from None
         v12 = resolve_plain_yaml12(text)
         if tag == TAG + "str" and not isinstance(v12, str):
             return Node(text, self.path, line, col, raw=text)  # explicit !!str
@@ -270,7 +276,10 @@ class _Builder:
 
 
 def _key_text(text: str) -> str:
-    v = resolve_plain_yaml11(text)
+    try:
+        v = resolve_plain_yaml11(text)
+    except ValueError:  # an over-long number as a key stays its spelling
+        return text
     if isinstance(v, bool):
         return text  # PyYAML would make `on:` a bool key; keep the spelling for lookups
     return text if v is None else str(v) if not isinstance(v, str) else v
@@ -353,10 +362,15 @@ def parse_yaml_text(text: str, path: str) -> Document:
     from yaml import MarkedYAMLError as LibMarked
     from yaml import YAMLError as LibError
 
+    _prescan_depth(text, path)
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 4000))
+    caught: list[warnings.WarningMessage] = []
     try:
-        root = _compose(text)
+        with warnings.catch_warnings(record=True) as caught:
+            # ruamel warns (on stderr, with its own file path) about reused anchors
+            warnings.simplefilter("always")
+            root = _compose(text)
     except (MarkedYAMLError, LibMarked) as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
@@ -364,6 +378,15 @@ def parse_yaml_text(text: str, path: str) -> Document:
         if "another document" in what:
             raise InputError(
                 path, "holds several YAML documents; a config is one document", line=line
+            ) from None
+        context = (exc.context or "").strip()
+        if context.startswith("found duplicate anchor") and exc.context_mark is not None:
+            first = exc.context_mark.line + 1
+            raise InputError(
+                path,
+                f"{context.split(';')[0]} (first at line {first}); PyYAML, which MindFormers "
+                "reads configs with, refuses it",
+                line=line,
             ) from None
         raise InputError(path, f"YAML syntax error: {what}", line=line) from None
     except RecursionError:
@@ -375,6 +398,7 @@ def parse_yaml_text(text: str, path: str) -> Document:
     if root is None:
         raise InputError(path, "empty YAML document, expected a mapping of settings")
     builder = _Builder(path)
+    builder.warnings.extend(_library_warnings(caught, path))
     try:
         node = builder.build(root)
     except RecursionError:
@@ -385,6 +409,58 @@ def parse_yaml_text(text: str, path: str) -> Document:
             path, f"top level is {kind}, expected a mapping of settings", line=node.line
         )
     return Document(path=path, root=node, text=text, warnings=builder.warnings)
+
+
+def _library_warnings(caught: list[warnings.WarningMessage], path: str) -> list[str]:
+    """ruamel's warnings as our one-line warnings (the duplicate-anchor one spans lines)."""
+    out = []
+    for w in caught:
+        text = str(w.message)
+        m = re.search(
+            r"found duplicate anchor '?([^'\n]*)'?.*?second occurrence.*?line (\d+)", text, re.S
+        )
+        if m:
+            out.append(
+                f"{path}:{m.group(2)}: anchor &{m.group(1)} is defined twice; aliases after this "
+                "line refer to the second one"
+            )
+        else:
+            out.append(f"{path}: {' '.join(text.split())[:200]}")
+    return out
+
+
+# Flow brackets and quoted scalars, for the depth pre-scan (C-speed regex, no Python loop
+# per character): quoted strings are skipped so brackets inside them do not count.
+_FLOW_TOKEN = re.compile(r"""'[^']*'|"(?:[^"\\]|\\.)*"|(?:^|(?<=\s))\#[^\n]*|[\[\]{}]""", re.M)
+
+
+def _prescan_depth(text: str, path: str) -> None:
+    """Refuse nesting deeper than MAX_DEPTH before ruamel builds anything: its composer takes
+    seconds on a few KiB of ``[[[`` and recurses once per level."""
+    if text.count("[") + text.count("{") > MAX_DEPTH:
+        depth = 0
+        for m in _FLOW_TOKEN.finditer(text):
+            tok = m.group(0)
+            if tok in ("[", "{"):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    line = text.count("\n", 0, m.start()) + 1
+                    raise InputError(path, f"nesting deeper than {MAX_DEPTH} levels", line=line)
+            elif tok in ("]", "}"):
+                depth = max(0, depth - 1)
+    # block nesting: one level per deeper indentation, plus compact `- - -` sequences
+    indents: list[int] = []
+    for n, raw in enumerate(text.splitlines(), start=1):
+        body = raw.lstrip(" ")
+        if not body or body.startswith("#"):
+            continue
+        col = len(raw) - len(body)
+        while indents and indents[-1] >= col:
+            indents.pop()
+        indents.append(col)
+        dashes = len(re.match(r"(?:-[ \t]+)*", body).group(0).split("-")) - 1  # type: ignore[union-attr]
+        if len(indents) + dashes > MAX_DEPTH:
+            raise InputError(path, f"nesting deeper than {MAX_DEPTH} levels", line=n)
 
 
 def load_yaml(path: str) -> Document:

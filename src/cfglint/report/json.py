@@ -52,8 +52,25 @@ def to_dict(report: Report, verbose: bool = False) -> dict[str, Any]:
     return out
 
 
+def json_safe(obj: Any) -> Any:
+    """``obj`` with every NaN or infinity as the string "nan", "inf" or "-inf": bare
+    ``NaN``/``Infinity`` is not JSON, and strict readers (jq, JSON.parse) reject it."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return "nan" if math.isnan(obj) else ("inf" if obj > 0 else "-inf")
+    if isinstance(obj, dict):
+        return {k: json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [json_safe(v) for v in obj]
+    return obj
+
+
+def dumps(obj: Any, **kw: Any) -> str:
+    """Strict JSON text of ``obj`` (non-finite floats as strings, see :func:`json_safe`)."""
+    return json.dumps(json_safe(obj), allow_nan=False, **kw)
+
+
 def render_json(report: Report, verbose: bool = False) -> str:
-    return json.dumps(to_dict(report, verbose), indent=2, ensure_ascii=False) + "\n"
+    return dumps(to_dict(report, verbose), indent=2, ensure_ascii=False) + "\n"
 
 
 def render(report: Report, options: RenderOptions) -> str:

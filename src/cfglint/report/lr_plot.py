@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cfglint.evidence.lr import CurveDiff, Schedule, compare, curve
+from cfglint.evidence.lr import CurveDiff, Schedule, compare, largest_abs_gap, sample
 
 NAMES = {"mindformers": "MindFormers", "megatron": "Megatron"}
 MARKS = ("*", "o")
@@ -56,8 +56,9 @@ def plot_terminal(*scheds: Schedule, width: int = 100, height: int = 25) -> str:
     steps = [1 + round(c * (n - 1) / (cols - 1)) for c in range(cols)]
     series = []
     for s in scheds:
-        ys = curve(s, s.total_steps)
-        series.append([ys[x - 1] if x <= s.total_steps else None for x in steps])
+        # only the plotted steps are evaluated: the whole curve of a long run is GBs
+        ys = sample(s, [x for x in steps if x <= s.total_steps])
+        series.append(ys + [None] * (len(steps) - len(ys)))
     known = [v for ys in series for v in ys if v is not None]
     top, bottom = max(known), min(known)
     span = (top - bottom) or 1.0
@@ -91,12 +92,11 @@ def plot_terminal(*scheds: Schedule, width: int = 100, height: int = 25) -> str:
 
 
 def _points(s: Schedule) -> tuple[list[int], list[float]]:
-    ys = curve(s, s.total_steps)
     stride = max(1, s.total_steps // PNG_POINTS)
     xs = list(range(1, s.total_steps + 1, stride))
     if xs[-1] != s.total_steps:
         xs.append(s.total_steps)
-    return xs, [ys[x - 1] for x in xs]
+    return xs, sample(s, xs)
 
 
 def figure_for(scheds: dict[str, Schedule], title: str) -> Any:
@@ -135,15 +135,14 @@ def figure_for(scheds: dict[str, Schedule], title: str) -> Any:
         # (the end of a decay), which says little on a plot
         a, b = scheds.values()
         n = min(a.total_steps, b.total_steps)
-        ya, yb = curve(a, n), curve(b, n)
-        at = max(range(n), key=lambda i: abs(ya[i] - yb[i]))
-        if ya[at] != yb[at]:
+        at, va, vb = largest_abs_gap(a, b, n)
+        if va != vb:
             ax.axvline(
                 at + 1,
                 color="red",
                 linestyle="-.",
                 linewidth=1,
-                label=f"largest gap at step {at + 1}: {ya[at]:.3g} vs {yb[at]:.3g}",
+                label=f"largest gap at step {at + 1}: {va:.3g} vs {vb:.3g}",
             )
     ax.set_title(title)
     ax.set_xlabel("optimizer step (1 = first update)")

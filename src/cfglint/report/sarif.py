@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 from pathlib import Path
@@ -72,10 +71,9 @@ class _Lines:
 
     def get(self, path: str, line: int) -> str:
         if path not in self.cache:
-            try:
-                self.cache[path] = Path(path).read_text(encoding="utf-8").splitlines()
-            except (OSError, UnicodeDecodeError):
-                self.cache[path] = []
+            from cfglint.load.safeio import text_if_small
+
+            self.cache[path] = text_if_small(path).splitlines()
         lines = self.cache[path]
         return lines[line - 1] if 0 < line <= len(lines) else ""
 
@@ -199,7 +197,9 @@ def to_sarif(report: Report, rules: tuple[Rule, ...], root: Path | None = None) 
 
 
 def render_sarif(report: Report, rules: tuple[Rule, ...]) -> str:
-    return json.dumps(to_sarif(report, rules), indent=2, ensure_ascii=False, default=str) + "\n"
+    from cfglint.report.json import dumps
+
+    return dumps(to_sarif(report, rules), indent=2, ensure_ascii=False, default=str) + "\n"
 
 
 def render(report: Report, options: RenderOptions) -> str:

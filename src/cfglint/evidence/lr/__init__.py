@@ -6,7 +6,7 @@ Pure Python and stdlib only, so ``cfglint lr`` and the lint engine import it che
 ``bridge`` the glue from a normalized config.
 """
 
-from cfglint.evidence.lr.curves import compare, curve, lr_at
+from cfglint.evidence.lr.curves import compare, curve, largest_abs_gap, lr_at, sample
 from cfglint.evidence.lr.megatron import megatron_schedule, wsd_decay_style
 from cfglint.evidence.lr.mindformers import mindformers_schedule
 from cfglint.evidence.lr.schedule import CurveDiff, Schedule
@@ -16,8 +16,10 @@ __all__ = [
     "Schedule",
     "compare",
     "curve",
+    "largest_abs_gap",
     "lr_at",
     "megatron_schedule",
     "mindformers_schedule",
+    "sample",
     "wsd_decay_style",
 ]

@@ -7,8 +7,9 @@ from typing import Any
 
 from cfglint.model.config import Config
 
-# A step-by-step simulation holds the curve in memory; far beyond any real training run.
-MAX_STEPS = 20_000_000
+# Curves are compared step by step in bounded memory (curves.compare works in chunks) at
+# ~1 us a step: 10M steps, 20x a long real pre-training run, keep the worst case near 10 s.
+MAX_STEPS = 10_000_000
 
 
 def schedule_of(cfg: Config, train_steps: int | None = None) -> Any:
@@ -17,6 +18,12 @@ def schedule_of(cfg: Config, train_steps: int | None = None) -> Any:
     ``train_steps`` is the training length to use where the config leaves it open
     (MindFormers ``total_steps: -1`` takes it from the dataset at run time)."""
     s = _schedule(cfg, train_steps)
+    if isinstance(s.total_steps, bool) or not isinstance(s.total_steps, int):
+        # `total_steps: 1e5` is the string "1e5" to PyYAML (YAML 1.1 floats need a dot)
+        raise ValueError(
+            f"the training length {s.total_steps!r} is not a whole number of steps "
+            "(YAML 1.1 reads 1e5 as a string; write 100000)"
+        )
     if s.total_steps > MAX_STEPS:
         raise ValueError(
             f"{s.total_steps} steps is too long to simulate step by step (limit {MAX_STEPS})"

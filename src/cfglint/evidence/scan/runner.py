@@ -23,14 +23,21 @@ from pydantic import ValidationError
 from cfglint.evidence.scan.link import SourceFile, is_test_file, link
 from cfglint.evidence.scan.model import SCANNER_VERSION, FileSummary, LazyFunctions, ScanResult
 from cfglint.load.datacache import cache_dir
-from cfglint.load.safeio import read_text
+from cfglint.load.safeio import TooLarge, check_regular, read_text
 from cfglint.model.errors import InputError
 from cfglint.model.findings import InputProblem
 
 # Above this many files to parse, a process pool pays for its start-up.
 PARALLEL_THRESHOLD = 50
-# Generated or vendored giants are not training code worth minutes of parsing.
-MAX_SOURCE_BYTES = 2 * 1024 * 1024
+# Generated or vendored giants are not training code worth minutes of parsing: libcst takes
+# ~1 GB and tens of seconds per MB (issue 12: 1.9 GB for a near-2 MB file). The largest
+# training sources we know are ~300 KB (Megatron-LM training.py, DeepSpeed engine.py).
+MAX_SOURCE_BYTES = 512 * 1024
+# Files above this are parsed one at a time in this process, never one per core at once.
+BIG_SOURCE_BYTES = 128 * 1024
+# A training repository (Megatron-LM, MindSpeed-LLM) has a few thousand files at most.
+MAX_WALK_DIRS = 20_000
+MAX_WALK_FILES = 10_000
 _SKIP_DIRS = frozenset(
     {
         "__pycache__",
@@ -71,6 +78,12 @@ def scan(
     for display, _, _ in found:
         try:
             text = read_text(display, max_bytes=MAX_SOURCE_BYTES, what="Python file")
+        except TooLarge as exc:
+            # generated or vendored giants: libcst needs ~1 GB and tens of seconds per MB
+            problems.append(
+                InputProblem(path=display, level="warning", message=f"{exc.message}; not scanned")
+            )
+            continue
         except InputError as exc:
             problems.append(InputProblem(path=display, message=exc.message, line=exc.line))
             continue
@@ -120,19 +133,23 @@ def _key(text: str, deep: bool = True) -> str:
 
 
 def discover(paths: list[str], problems: list[InputProblem]) -> Iterator[tuple[str, str, bool]]:
-    """(display path, absolute real path, named explicitly) of each Python file, once."""
+    """(display path, absolute real path, named explicitly) of each Python file, once.
+
+    Bounded: the filesystem root is refused, and a walk stops (with an error naming the
+    folder) after MAX_WALK_DIRS folders or MAX_WALK_FILES Python files. Folders that cannot
+    be read are reported as warnings, not skipped silently."""
     seen: set[str] = set()
     for given in paths:
         if os.path.isdir(given):
-            for root, dirs, names in os.walk(given):
-                dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
-                for name in sorted(names):
-                    if name.endswith(".py"):
-                        display = os.path.join(root, name)
-                        real = os.path.realpath(display)
-                        if real not in seen:
-                            seen.add(real)
-                            yield display, real, False
+            if os.path.realpath(given) == os.path.realpath(os.sep):
+                problems.append(
+                    InputProblem(
+                        path=given,
+                        message="is the filesystem root; give the folder of the training code",
+                    )
+                )
+                continue
+            yield from _walk(given, seen, problems)
         elif os.path.isfile(given):
             if not given.endswith(".py"):
                 problems.append(
@@ -147,8 +164,47 @@ def discover(paths: list[str], problems: list[InputProblem]) -> Iterator[tuple[s
             if real not in seen:
                 seen.add(real)
                 yield given, real, True
+        elif os.path.lexists(given):  # a FIFO, a device, a broken link or a link loop
+            try:
+                check_regular(given, what="Python file or folder")
+            except InputError as exc:
+                problems.append(InputProblem(path=given, message=exc.message))
         else:
             problems.append(InputProblem(path=given, message="no such file or directory"))
+
+
+def _walk(
+    given: str, seen: set[str], problems: list[InputProblem]
+) -> Iterator[tuple[str, str, bool]]:
+    def unreadable(exc: OSError) -> None:
+        problems.append(
+            InputProblem(
+                path=exc.filename or given,
+                level="warning",
+                message=f"cannot read folder ({exc.strerror}); its files are not scanned",
+            )
+        )
+
+    files = 0
+    for folders, (root, dirs, names) in enumerate(os.walk(given, onerror=unreadable), start=1):
+        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
+        for name in sorted(names):
+            if name.endswith(".py"):
+                display = os.path.join(root, name)
+                real = os.path.realpath(display)
+                if real not in seen:
+                    seen.add(real)
+                    files += 1
+                    yield display, real, False
+        if folders >= MAX_WALK_DIRS or files >= MAX_WALK_FILES:
+            problems.append(
+                InputProblem(
+                    path=given,
+                    message=f"holds more than {MAX_WALK_DIRS} folders or {MAX_WALK_FILES} "
+                    "Python files; give the folder of the training code",
+                )
+            )
+            return
 
 
 def _parse(
@@ -187,6 +243,15 @@ def _parse_all(
     from cfglint.evidence.scan.scanner import summarize, summarize_json
 
     with _progress(len(misses)) as advance:
+        # big files one at a time in this process: their parse memory must not add up
+        # across cores (a 2 MB file took 1.9 GB)
+        for display in [d for d in misses if len(texts[d]) > BIG_SOURCE_BYTES]:
+            out[display] = summarize(texts[display], deep.get(display, True))
+            advance()
+        misses = [d for d in misses if len(texts[d]) <= BIG_SOURCE_BYTES]
+        workers = max(1, min(workers, len(misses)))
+        if not misses:
+            return 1
         if workers == 1 or len(misses) <= PARALLEL_THRESHOLD:
             for display in misses:
                 out[display] = summarize(texts[display], deep.get(display, True))

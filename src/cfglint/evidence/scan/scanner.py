@@ -74,7 +74,92 @@ def _ast_tree(text: str) -> ast.Module | None:
             return None
 
 
+# libcst's native parser recurses once per nesting level and is super-linear in it: 2,000
+# nested parentheses overflow its stack (SIGSEGV, no message), `a[0][0]...` 3,000 deep takes
+# 30 s, `[[[...` 1,000 deep 1 GB. CPython's own parser (ast, C, never runs anything) measures
+# the nesting first; real training code stays far below these bounds.
+MAX_AST_DEPTH = 300
+MAX_BRACKET_DEPTH = 100
+# libcst nests `a + b + ...` and `a and b and ...` one level per operator and is super-linear
+# in the chain (2,000 terms ~1 s, 5,000 ~30 s); generated tables have flat lists instead.
+MAX_OPERATORS = 500
+_BINARY = frozenset(
+    {
+        *("+", "-", "*", "/", "//", "%", "**", "@", "<<", ">>", "&", "|", "^"),
+        *("<", ">", "<=", ">=", "==", "!=", "and", "or", "not", "in", "is"),
+    }
+)
+
+
+def _ast_parse(text: str) -> ast.Module:
+    """CPython's parse of ``text``, its SyntaxWarnings ("invalid decimal literal", ...)
+    kept off stderr: they would print as `<unknown>:3: SyntaxWarning` lines."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(text)
+
+
+def nesting_problem(text: str) -> str | None:
+    """Why ``text`` is too deeply nested to hand to libcst, or None."""
+    try:
+        tree = _ast_parse(text)
+    except SyntaxError as err:
+        if "too many nested parentheses" in str(err.msg):
+            return "too deeply nested to parse (more than 200 nested brackets)"
+        return _bracket_problem(text)  # libcst reports the syntax error; only guard depth
+    except (RecursionError, MemoryError, ValueError):
+        return "too deeply nested to parse"
+    depth = 0
+    stack: list[tuple[ast.AST, int]] = [(tree, 0)]
+    while stack:
+        node, d = stack.pop()
+        if d > depth:
+            depth = d
+            if depth > MAX_AST_DEPTH:
+                return f"too deeply nested to parse (expressions more than {MAX_AST_DEPTH} deep)"
+        if isinstance(node, ast.BoolOp) and len(node.values) > MAX_OPERATORS:
+            return f"an `and`/`or` chain of more than {MAX_OPERATORS} terms is too long to parse"
+        stack.extend((c, d + 1) for c in ast.iter_child_nodes(node))
+    return None
+
+
+def _bracket_problem(text: str) -> str | None:
+    """Bracket depth and operator chains of a file CPython cannot parse (newer syntax or an
+    error), from the tokenizer: strings and comments do not count."""
+    import io
+    import tokenize
+
+    depth = ops = 0
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.NEWLINE:
+                ops = 0
+            elif tok.string in _BINARY and tok.type in (tokenize.OP, tokenize.NAME):
+                ops += 1
+                if ops > MAX_OPERATORS:
+                    return (
+                        f"a statement with more than {MAX_OPERATORS} operators is too long "
+                        f"to parse (line {tok.start[0]})"
+                    )
+            if tok.type == tokenize.OP:
+                if tok.string in "([{":
+                    depth += 1
+                    if depth > MAX_BRACKET_DEPTH:
+                        return (
+                            f"too deeply nested to parse (more than {MAX_BRACKET_DEPTH} "
+                            f"nested brackets, line {tok.start[0]})"
+                        )
+                elif tok.string in ")]}":
+                    depth = max(0, depth - 1)
+    except (tokenize.TokenError, SyntaxError, RecursionError, MemoryError, ValueError):
+        pass
+    return None
+
+
 def _summarize(text: str) -> FileSummary:
+    problem = nesting_problem(text)
+    if problem is not None:
+        return FileSummary(error=problem)
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
@@ -93,7 +178,7 @@ def _syntax_error(text: str, exc: cst.ParserSyntaxError) -> FileSummary:
     """One clear line. CPython's parser (ast: parses, never runs) words errors better and
     points at the right line; libcst's token-level message is the fallback."""
     try:
-        ast.parse(text)
+        _ast_parse(text)
     except SyntaxError as err:
         what = "" if err.msg == "invalid syntax" else f": {err.msg}"
         col = f" (column {err.offset})" if err.offset else ""

@@ -108,7 +108,12 @@ def _bash_int(text: str) -> int:
     elif len(digits) > 1 and digits[0] == "0":
         value = int(digits, 8)  # bash reads a leading 0 as octal
     else:
-        value = int(digits)
+        # bash accumulates in a 64-bit integer that wraps (expr.c strlong); so do we, in
+        # chunks, since int() refuses more than 4,300 decimal digits at once
+        value = 0
+        for k in range(0, len(digits), 1000):
+            part = digits[k : k + 1000]
+            value = (value * 10 ** len(part) + int(part)) % (1 << 64)
     return _wrap(sign * value)
 
 

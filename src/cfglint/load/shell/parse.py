@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import time
+
+from tree_sitter import Tree
+
 from cfglint.load.safeio import read_text
 from cfglint.load.shell.arithmetic import Arithmetic
 from cfglint.load.shell.base import ShellBase, bash_parser
@@ -21,9 +25,36 @@ def parse_script(path: str) -> ShellScript:
     return parse_script_text(read_text(path, what="launch script"), path)
 
 
+# tree-sitter-bash parses a real launch script in milliseconds, but its error recovery is
+# super-linear in time and memory on text that is not bash (200 KB of Python: > 30 s,
+# ~150 MB a second); the parse gets a budget.
+PARSE_SECONDS = 2.0
+
+
+def _parse_tree(src: bytes, path: str) -> Tree:
+    """tree-sitter's tree of ``src``, fed through a read callback that ends the input once
+    the budget is spent (tree-sitter then stops); that case is one clear input error."""
+    deadline = time.monotonic() + PARSE_SECONDS
+    late = False
+
+    def read(offset: int, _point: object) -> bytes:
+        nonlocal late
+        if late or time.monotonic() > deadline:
+            late = True
+            return b""
+        return src[offset : offset + 65536]
+
+    tree = bash_parser().parse(read)
+    if late:
+        raise InputError(
+            path, f"cannot parse shell: gave up after {PARSE_SECONDS:g} s (is it a shell script?)"
+        )
+    return tree
+
+
 def parse_script_text(text: str, path: str) -> ShellScript:
     interp = Interpreter(text, path)
-    tree = bash_parser().parse(interp.src)
+    tree = _parse_tree(interp.src, path)
     try:
         syntax_problems(interp, tree.root_node, path)
         interp.run(tree.root_node)

@@ -4,6 +4,7 @@ file and line, or a warning where bash itself would still run the script.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterator
 
@@ -21,13 +22,15 @@ def syntax_problems(interp: ShellBase, root: Node, path: str) -> None:
         return
     stack = [root]
     problems: list[tuple[int, str, bool]] = []  # (line, what, fatal)
-    while stack:
+    words = _LaunchWords(interp.src)
+    # a file of garbage has thousands of errors; the first ones say enough
+    while stack and len(problems) < MAX_PROBLEMS:
         node = stack.pop()
         if node.is_missing:
-            _missing(interp, node, path, problems)
+            _missing(interp, node, path, problems, words)
             continue
         if node.type == "ERROR":
-            _error(interp, node, path, problems)
+            _error(interp, node, path, problems, words)
         stack.extend(reversed([c for c in node.children if c.has_error or c.is_missing]))
     if not problems:
         return
@@ -49,7 +52,11 @@ def _statement_nodes(root: Node) -> Iterator[Node]:
 
 
 def _missing(
-    interp: ShellBase, node: Node, path: str, problems: list[tuple[int, str, bool]]
+    interp: ShellBase,
+    node: Node,
+    path: str,
+    problems: list[tuple[int, str, bool]],
+    words: _LaunchWords,
 ) -> None:
     parent = node.parent
     if node.type in ('"', "'", "`") or (
@@ -58,35 +65,64 @@ def _missing(
         and node.type in ('"', "`")
     ):
         start = parent if parent is not None else node
-        raise InputError(path, "unterminated quote starting here", line=interp.npos(start)[0])
+        if not quotes_balanced(interp.src.decode("utf-8", "replace")):
+            raise InputError(path, "unterminated quote starting here", line=interp.npos(start)[0])
+        # bash closes every quote here: tree-sitter-bash misread valid syntax
+        problems.append((interp.npos(start)[0], "construct tree-sitter-bash cannot read", False))
+        return
     region = parent if parent is not None else node
-    fatal = bool(LAUNCH_WORD_RE.search(interp.text(region)))
+    fatal = words.within(region.start_byte, region.end_byte)
     what = (
         "here-document is never closed" if node.type == "heredoc_end" else f"missing {node.type!r}"
     )
     problems.append((interp.npos(region)[0], what, fatal))
 
 
-def _error(interp: ShellBase, node: Node, path: str, problems: list[tuple[int, str, bool]]) -> None:
+def _error(
+    interp: ShellBase,
+    node: Node,
+    path: str,
+    problems: list[tuple[int, str, bool]],
+    words: _LaunchWords,
+) -> None:
     """One problem per outermost ERROR node; fatal when it touches a launch command."""
     if node.parent is not None and _inside_error(node.parent):
         return
     bad = _bad_items(node)
-    fatal = False
     for item in bad:
-        text = interp.text(item)
-        stripped = text.lstrip("$")
-        if stripped[:1] in ("'", '"', "`") and _unbalanced(stripped):
+        stripped = interp.text(item).lstrip("$")
+        if (
+            stripped[:1] in ("'", '"', "`")
+            and _unbalanced(stripped)
+            and not quotes_balanced(interp.src.decode("utf-8", "replace"))
+        ):
             raise InputError(path, "unterminated quote starting here", line=interp.npos(item)[0])
-        first = interp.line_starts[interp.npos(item)[0] - 1]
-        end_line = interp.pos_of(item.end_byte)[0]
-        last = (
-            interp.line_starts[end_line] if end_line < len(interp.line_starts) else len(interp.src)
-        )
-        lines = interp.src[first:last].decode("utf-8", "replace")
-        fatal = fatal or bool(LAUNCH_WORD_RE.search(lines))
+    # the lines the bad parts span, searched once (per item, a long broken line was
+    # searched once per word: quadratic)
+    first = interp.line_starts[interp.npos(bad[0])[0] - 1]
+    end_line = max(interp.pos_of(item.end_byte)[0] for item in bad)
+    last = interp.line_starts[end_line] if end_line < len(interp.line_starts) else len(interp.src)
+    fatal = words.within(first, last)
     what = f"unexpected {snippet(interp.text(bad[0]), 30)!r}"
     problems.append((interp.npos(bad[0])[0], what, fatal))
+
+
+MAX_PROBLEMS = 200
+_LAUNCH_WORD_BYTES = re.compile(LAUNCH_WORD_RE.pattern.encode())
+
+
+class _LaunchWords:
+    """Where launcher words (torchrun, python, ...) are, found once per script: searching
+    each error's region anew was quadratic on a script with thousands of errors."""
+
+    def __init__(self, src: bytes) -> None:
+        found = [(m.start(), m.end()) for m in _LAUNCH_WORD_BYTES.finditer(src)]
+        self.starts = [a for a, _ in found]
+        self.ends = [b for _, b in found]
+
+    def within(self, start: int, end: int) -> bool:
+        i = bisect.bisect_left(self.starts, start)
+        return i < len(self.starts) and self.ends[i] <= end
 
 
 def _inside_error(node: Node | None) -> bool:
@@ -107,7 +143,9 @@ def _bad_items(node: Node) -> list[Node]:
             c for c in cur.children if c.type == "ERROR" or c.type not in (*STATEMENTS, *SEPARATORS)
         ]
         if not items and cur is node:
-            items = [node]
+            # nothing but statements inside: the node itself is the bad part (pushing it back
+            # onto the stack looped forever on `a | b |`)
+            return [node]
         out.extend(i for i in items if i.type != "ERROR" or not i.children)
         stack.extend(reversed([i for i in items if i.type == "ERROR" and i.children]))
     return sorted(out, key=lambda n: n.start_byte) or [node]
@@ -124,3 +162,80 @@ def _unbalanced(text: str) -> bool:
 def warning_line(message: str) -> int:
     m = re.match(r"line (\d+):", message)
     return int(m.group(1)) if m else 0
+
+
+_HEREDOC = re.compile(r"""<<(-?)[ \t]*(['"]?)([A-Za-z0-9_.-]+)\2""")
+
+
+def quotes_balanced(text: str) -> bool:
+    """Whether every quote, backquote, ``$(``, ``${`` and here-document of ``text`` is
+    closed, lexed the way bash reads them (comments, escapes, nesting). tree-sitter-bash
+    reports "unterminated" quotes on some scripts ``bash -n`` accepts; its verdict only
+    stands when this independent reading agrees."""
+    stack: list[str] = []
+    pending: list[tuple[str, bool]] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        top = stack[-1] if stack else ""
+        if top == "'":
+            j = text.find("'", i)
+            if j < 0:
+                return False
+            stack.pop()
+            i = j + 1
+            continue
+        if c == "\\":
+            i += 2
+            continue
+        if top == '"':
+            if c == '"':
+                stack.pop()
+            elif c == "`":
+                stack.append("`")
+            elif text.startswith(("$(", "${"), i):
+                stack.append(text[i : i + 2])
+                i += 1
+            i += 1
+            continue
+        if c == "\n" and pending:
+            for word, dash in pending:
+                while True:
+                    j = text.find("\n", i + 1)
+                    line = text[i + 1 : n if j < 0 else j]
+                    if (line.lstrip("\t") if dash else line) == word:
+                        i = n if j < 0 else j
+                        break
+                    if j < 0:
+                        return False
+                    i = j
+            pending.clear()
+            i += 1
+            continue
+        if c == "#" and (i == 0 or text[i - 1] in " \t\n;(|&"):
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+            continue
+        if c in "'\"":
+            stack.append(c)
+        elif c == "`":
+            if top == "`":
+                stack.pop()
+            else:
+                stack.append("`")
+        elif text.startswith(("$(", "${"), i):
+            stack.append(text[i : i + 2])
+            i += 1
+        elif c == "(" and top in ("$(", "("):
+            stack.append("(")
+        elif (c == ")" and top in ("$(", "(")) or (c == "}" and top == "${"):
+            stack.pop()
+        elif c == "<" and text.startswith("<<", i) and not text.startswith("<<<", i):
+            m = _HEREDOC.match(text, i)
+            if m:
+                pending.append((m.group(3), m.group(1) == "-"))
+                i = m.end()
+                continue
+            i += 1
+        i += 1
+    return not stack and not pending

@@ -125,11 +125,14 @@ def detect_version(tokens: list[Any], script: str | None) -> str:
 
 def load_megatron(path: str, version: str | None = None) -> MegatronInput:
     from cfglint.load.megatron_log import looks_like_log
+    from cfglint.load.safeio import check_regular
 
-    if not os.path.exists(path):
+    if not os.path.lexists(path):
         raise InputError(path, "no such file")
     if os.path.isdir(path):
         raise InputError(path, "is a directory, expected a launch script, args file or log")
+    # a FIFO or a device (/dev/zero) would block or never end while sniffing for a log
+    check_regular(path, what="launch script, args file or log")
     lower = path.lower()
     if lower.endswith((".yaml", ".yml")):
         return _from_yaml_cfg(path, version)

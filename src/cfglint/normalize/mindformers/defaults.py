@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -103,7 +104,10 @@ def coerce(v: Any, kind: str | None) -> Any:
     if kind == "int" and isinstance(v, float) and v.is_integer():
         return int(v)
     if kind == "float" and isinstance(v, int) and not isinstance(v, bool):
-        return float(v)
+        try:
+            return float(v)
+        except OverflowError:  # a 400-digit integer: beyond any float, as float() says
+            return math.inf if v > 0 else -math.inf
     if kind == "bool" and isinstance(v, str) and v.lower() in ("true", "false"):
         return v.lower() == "true"
     return v

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from cfglint.load.yamltree import get
 from cfglint.model.config import Config
+from cfglint.model.errors import InputError
 from cfglint.model.values import Loc, Value
 from cfglint.normalize.mindformers.view import MFView, class_default
 
@@ -89,6 +90,15 @@ def _schedule(view: MFView, cfg: Config) -> None:
             prefix = "lr_schedule"
     else:
         prefix = "lr_schedule"
+    if sec is not None and not sec.is_map and sec.value is not None:
+        # MindFormers builds the schedule from a mapping (build_lr reads its `type`); a list
+        # or a scalar fails there, so the config cannot run as written
+        kind = "a list" if sec.is_seq else f"the scalar {sec.raw or sec.value!r}"
+        raise InputError(
+            sec.path,
+            f"{prefix} is {kind}; MindFormers expects a mapping with a type",
+            line=sec.key_line or sec.line,
+        )
     tmpl = view.comp("LrScheduleConfig", "lr_schedule")
     if sec is None or not sec.plain():
         name = tmpl.defaults.get("type", "CosineWithWarmUpLR") if tmpl else "CosineWithWarmUpLR"
