@@ -41,6 +41,9 @@ class Case:
     note: str = ""
     setup_as_root_skips: bool = False
     extra: dict[str, str] = field(default_factory=dict)
+    # wall-clock bound: a hang never ends, so the bound only has to exceed honest work on a
+    # loaded 2-core machine (long simulations get more room)
+    timeout: float = 20.0
 
 
 Builder = Callable[[Path, int], Case]
@@ -220,7 +223,9 @@ def c_lr_long_schedule(d: Path, scale: int) -> Case:
     )
     mf = _mf_edit(d, "total_steps: -1", f"total_steps: {steps}")
     # ~50 MiB since curves are compared and plotted without holding them whole (180+ before)
-    return Case(["lr", str(mf), "--megatron", str(mg)], json_out=False, max_rss_mib=150.0)
+    return Case(
+        ["lr", str(mf), "--megatron", str(mg)], json_out=False, max_rss_mib=150.0, timeout=90.0
+    )
 
 
 @case("unbounded memory")

@@ -21,7 +21,7 @@ def test_bounded(name: str, tmp_path: Path) -> None:
         restore(work)
         pytest.skip("root reads folders whatever their mode")
     try:
-        out = run_cli(case.argv, cwd=work, timeout=20)
+        out = run_cli(case.argv, cwd=work, timeout=case.timeout)
     finally:
         restore(work)
     bad = violations(
