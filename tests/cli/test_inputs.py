@@ -212,6 +212,21 @@ def test_sourced_file_supplies_launcher_and_environment(
     assert env["value"] == "1" and "common_launch.sh" in env["where"]
 
 
+@pytest.mark.parametrize("fmt", ["json", "sarif"])
+def test_nothing_checkable_still_writes_the_machine_report(
+    fmt: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a CI step that asked for JSON or SARIF (and uploads it) must get a valid, empty report
+    code, out, err = run(capsys, str(REPO / "docker-compose.yml"), "--format", fmt)
+    assert code == 0 and "nothing checked" in err
+    data = json.loads(out)
+    if fmt == "json":
+        assert data["findings"] == [] and data["errors"] == []
+        assert [Path(s["path"]).name for s in data["skipped"]] == ["docker-compose.yml"]
+    else:
+        assert data["version"] == "2.1.0" and data["runs"][0]["results"] == []
+
+
 def test_compose_file_gets_no_optimizer_advice(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, str(REPO / "docker-compose.yml"))
     assert code == 0

@@ -198,6 +198,9 @@ def cmd_lint(args: Any) -> int:
             )
         what = f": {len(total.skipped)} file(s) skipped, none is a training input"
         print(f"cfglint: nothing checked{what if total.skipped else ''}", file=sys.stderr)
+        if fmt_name in ("json", "sarif"):
+            # a CI step that asked for a report (and may upload it) still gets a valid one
+            _emit(total, fmt_name, args, False)
         return 0
     _note_skipped(todo, total, args)
     if total.errors:
