@@ -58,6 +58,18 @@ def _env(cache: str) -> dict[str, str]:
     return env
 
 
+def _hwm_kib(pid: int) -> int:
+    """The process's own peak resident size (VmHWM, reset at exec), 0 where unknown."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
 def _limits(mem: int) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
@@ -112,7 +124,9 @@ def run_cli(
             start_new_session=True,
         )
         timed_out = False
+        peak_kib = 0
         while True:
+            peak_kib = max(peak_kib, _hwm_kib(proc.pid))
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
             if pid:
                 break
@@ -131,7 +145,9 @@ def run_cli(
             stdout=_read_capped(out),
             stderr=_read_capped(err),
             seconds=secs,
-            max_rss_mib=usage.ru_maxrss / 1024,
+            # ru_maxrss of a child keeps its parent's high-water mark across fork and exec
+            # (a test process that loaded torch reads as 300 MiB); VmHWM is the child's own
+            max_rss_mib=(peak_kib or usage.ru_maxrss) / 1024,
             timed_out=timed_out,
         )
 
