@@ -40,7 +40,7 @@ from cfglint.evidence.probe.protocol import (
     main_guard,
 )
 from cfglint.evidence.probe.spec import Spec
-from cfglint.evidence.probe.weights import from_layout, gated, head_dim, to_layout
+from cfglint.evidence.probe.weights import from_layout, gated, head_dim, layer_names, to_layout
 
 DT = {"float32": ms.float32, "float16": ms.float16}
 
@@ -152,49 +152,6 @@ class Model:
             return ops.relu(x)
         return ops.relu(x) ** 2
 
-    def layer_names(self, i: int) -> dict[str, str]:
-        if self.layout == "mindformers-legacy":
-            p = f"model.layers.{i}."
-            return {
-                "n1": p + "attention_norm.weight",
-                "n1b": p + "attention_norm.bias",
-                "n2": p + "ffn_norm.weight",
-                "n2b": p + "ffn_norm.bias",
-                "wq": p + "attention.wq.weight",
-                "wk": p + "attention.wk.weight",
-                "wv": p + "attention.wv.weight",
-                "bq": p + "attention.wq.bias",
-                "bk": p + "attention.wk.bias",
-                "bv": p + "attention.wv.bias",
-                "qn": p + "attention.q_norm.weight",
-                "kn": p + "attention.k_norm.weight",
-                "o": p + "attention.wo.weight",
-                "ob": p + "attention.wo.bias",
-                "w1": p + "feed_forward.w1.weight",
-                "w1b": p + "feed_forward.w1.bias",
-                "w3": p + "feed_forward.w3.weight",
-                "w3b": p + "feed_forward.w3.bias",
-                "w2": p + "feed_forward.w2.weight",
-                "w2b": p + "feed_forward.w2.bias",
-            }
-        p = f"decoder.layers.{i}."
-        return {
-            "n1": p + "input_layernorm.weight",
-            "n1b": p + "input_layernorm.bias",
-            "n2": p + "pre_mlp_layernorm.weight",
-            "n2b": p + "pre_mlp_layernorm.bias",
-            "qkv": p + "self_attention.linear_qkv.weight",
-            "qkvb": p + "self_attention.linear_qkv.bias",
-            "qn": p + "self_attention.q_layernorm.weight",
-            "kn": p + "self_attention.k_layernorm.weight",
-            "o": p + "self_attention.linear_proj.weight",
-            "ob": p + "self_attention.linear_proj.bias",
-            "fc1": p + "mlp.linear_fc1.weight",
-            "fc1b": p + "mlp.linear_fc1.bias",
-            "w2": p + "mlp.linear_fc2.weight",
-            "w2b": p + "mlp.linear_fc2.bias",
-        }
-
     def attention(self, x, n: dict[str, str]):
         s = self.spec
         b, sq, _ = x.shape
@@ -251,7 +208,7 @@ class Model:
         h = ops.gather(table.astype(DT[s.embedding_dtype]), inp, 0).astype(rd)
         h = self.dropout(h, s.hidden_dropout)
         for i in range(s.layers):
-            n = self.layer_names(i)
+            n = layer_names(self.layout, i)
             a = self.attention(self.norm(h, n["n1"], n["n1b"]), n)
             h = h + self.dropout(a, s.hidden_dropout).astype(rd)
             m = self.mlp(self.norm(h, n["n2"], n["n2b"]), n)

@@ -36,7 +36,7 @@ from cfglint.evidence.probe.protocol import (
     main_guard,
 )
 from cfglint.evidence.probe.spec import Spec
-from cfglint.evidence.probe.weights import from_layout, gated, head_dim, to_layout
+from cfglint.evidence.probe.weights import from_layout, gated, head_dim, layer_names, to_layout
 
 os.environ.setdefault("TORCHDYNAMO_DISABLE", "1")
 import torch
@@ -121,58 +121,21 @@ class Model:
         keep = torch.rand(x.shape, generator=gen, device=x.device) >= p
         return x * keep.to(x.dtype) / (1.0 - p)
 
-    def qkv(self, x: torch.Tensor, i: int) -> tuple[torch.Tensor, ...]:
+    def qkv(self, x: torch.Tensor, n: dict[str, str]) -> tuple[torch.Tensor, ...]:
         s = self.spec
         b, sq, _ = x.shape
         hd, g = head_dim(s), s.groups
         r = s.heads // g
-        if self.layout in ("megatron", "mindformers-mcore"):
-            pre = f"decoder.layers.{i}.self_attention.linear_qkv."
-            mixed = self.linear(x, pre + "weight", pre + "bias")
+        if "qkv" in n:
+            mixed = self.linear(x, n["qkv"], n["qkvb"])
             mixed = mixed.view(b, sq, g, (r + 2) * hd)
             q, k, v = torch.split(mixed, [r * hd, hd, hd], dim=-1)
             q = q.reshape(b, sq, g * r, hd)
         else:
-            pre = f"model.layers.{i}.attention."
-            q = self.linear(x, pre + "wq.weight", pre + "wq.bias").view(b, sq, s.heads, hd)
-            k = self.linear(x, pre + "wk.weight", pre + "wk.bias").view(b, sq, g, hd)
-            v = self.linear(x, pre + "wv.weight", pre + "wv.bias").view(b, sq, g, hd)
+            q = self.linear(x, n["wq"], n["bq"]).view(b, sq, s.heads, hd)
+            k = self.linear(x, n["wk"], n["bk"]).view(b, sq, g, hd)
+            v = self.linear(x, n["wv"], n["bv"]).view(b, sq, g, hd)
         return q, k, v
-
-    def names(self, i: int) -> dict[str, str]:
-        if self.layout in ("megatron", "mindformers-mcore"):
-            p = f"decoder.layers.{i}."
-            return {
-                "n1": p + "input_layernorm.weight",
-                "n1b": p + "input_layernorm.bias",
-                "n2": p + "pre_mlp_layernorm.weight",
-                "n2b": p + "pre_mlp_layernorm.bias",
-                "qn": p + "self_attention.q_layernorm.weight",
-                "kn": p + "self_attention.k_layernorm.weight",
-                "o": p + "self_attention.linear_proj.weight",
-                "ob": p + "self_attention.linear_proj.bias",
-                "fc1": p + "mlp.linear_fc1.weight",
-                "fc1b": p + "mlp.linear_fc1.bias",
-                "fc2": p + "mlp.linear_fc2.weight",
-                "fc2b": p + "mlp.linear_fc2.bias",
-            }
-        p = f"model.layers.{i}."
-        return {
-            "n1": p + "attention_norm.weight",
-            "n1b": p + "attention_norm.bias",
-            "n2": p + "ffn_norm.weight",
-            "n2b": p + "ffn_norm.bias",
-            "qn": p + "attention.q_norm.weight",
-            "kn": p + "attention.k_norm.weight",
-            "o": p + "attention.wo.weight",
-            "ob": p + "attention.wo.bias",
-            "w1": p + "feed_forward.w1.weight",
-            "w1b": p + "feed_forward.w1.bias",
-            "w3": p + "feed_forward.w3.weight",
-            "w3b": p + "feed_forward.w3.bias",
-            "fc2": p + "feed_forward.w2.weight",
-            "fc2b": p + "feed_forward.w2.bias",
-        }
 
     def act(self, x: torch.Tensor) -> torch.Tensor:
         a = self.spec.activation
@@ -198,12 +161,12 @@ class Model:
                 h = self.act(gate) * self.linear(x, n["w3"], n["w3b"])
             else:
                 h = self.act(gate)
-        return self.linear(h, n["fc2"], n["fc2b"])
+        return self.linear(h, n["w2"], n["w2b"])
 
     def attention(self, x: torch.Tensor, i: int, n: dict[str, str], gen: torch.Generator):
         s = self.spec
         b, sq, _ = x.shape
-        q, k, v = self.qkv(x, i)
+        q, k, v = self.qkv(x, n)
         if s.qk_norm:
             q, k = self.norm(q, n["qn"]), self.norm(k, n["kn"])
         q, k = self.rope(q), self.rope(k)
@@ -232,7 +195,7 @@ class Model:
         h = self.dropout(h, s.hidden_dropout, gen)
         rd = DT[s.residual_dtype]
         for i in range(s.layers):
-            n = self.names(i)
+            n = layer_names(self.layout, i)
             a = self.attention(self.norm(h, n["n1"], n["n1b"]), i, n, gen)
             h = h + self.dropout(a, s.hidden_dropout, gen).to(rd)
             m = self.mlp(self.norm(h, n["n2"], n["n2b"]), n)

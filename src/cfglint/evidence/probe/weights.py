@@ -108,6 +108,54 @@ def init_weights(spec: Spec, seed: int | None = None) -> Arrays:
 
 
 # -- layouts ----------------------------------------------------------------------------
+def layer_names(layout: str, i: int) -> dict[str, str]:
+    """Full names of layer ``i``'s parameters in ``layout``, by short role: norms (n1, n2),
+    attention (wq/wk/wv or fused qkv, q/k norms qn/kn, output o), MLP (w1 gate / w3 up or
+    fused fc1, down projection w2); a trailing ``b`` is the bias. Both framework sides read
+    their parameters through this one table."""
+    if layout == "mindformers-legacy":
+        p = f"model.layers.{i}."
+        return {
+            "n1": p + "attention_norm.weight",
+            "n1b": p + "attention_norm.bias",
+            "n2": p + "ffn_norm.weight",
+            "n2b": p + "ffn_norm.bias",
+            "wq": p + "attention.wq.weight",
+            "wk": p + "attention.wk.weight",
+            "wv": p + "attention.wv.weight",
+            "bq": p + "attention.wq.bias",
+            "bk": p + "attention.wk.bias",
+            "bv": p + "attention.wv.bias",
+            "qn": p + "attention.q_norm.weight",
+            "kn": p + "attention.k_norm.weight",
+            "o": p + "attention.wo.weight",
+            "ob": p + "attention.wo.bias",
+            "w1": p + "feed_forward.w1.weight",
+            "w1b": p + "feed_forward.w1.bias",
+            "w3": p + "feed_forward.w3.weight",
+            "w3b": p + "feed_forward.w3.bias",
+            "w2": p + "feed_forward.w2.weight",
+            "w2b": p + "feed_forward.w2.bias",
+        }
+    p = f"decoder.layers.{i}."
+    return {
+        "n1": p + "input_layernorm.weight",
+        "n1b": p + "input_layernorm.bias",
+        "n2": p + "pre_mlp_layernorm.weight",
+        "n2b": p + "pre_mlp_layernorm.bias",
+        "qkv": p + "self_attention.linear_qkv.weight",
+        "qkvb": p + "self_attention.linear_qkv.bias",
+        "qn": p + "self_attention.q_layernorm.weight",
+        "kn": p + "self_attention.k_layernorm.weight",
+        "o": p + "self_attention.linear_proj.weight",
+        "ob": p + "self_attention.linear_proj.bias",
+        "fc1": p + "mlp.linear_fc1.weight",
+        "fc1b": p + "mlp.linear_fc1.bias",
+        "w2": p + "mlp.linear_fc2.weight",
+        "w2b": p + "mlp.linear_fc2.bias",
+    }
+
+
 def _mg_names(i: int) -> dict[str, str]:
     p = f"decoder.layers.{i}."
     return {
