@@ -719,21 +719,10 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
             self._finish_fn(self.main)
             self.stack.pop()
             summaries.append(self.main.summary)
-        # first and last name parts: module-level names, and nested functions called from
-        # their enclosing function
-        local = {
-            p for q in [*self.functions, *self.classes] for p in (q.split(".")[0], q.split(".")[-1])
-        }
-        keep = set(self.imports) | local
-        for fn in summaries:
-            # only calls that can lead to scanned code matter for following
-            fn.calls = [c for c in fn.calls if _followable(c.target, keep, self)]
-        frameworks = sorted(
-            {"torch" for r in self.roots if r in known.TORCH_ROOTS}
-            | {"mindspore" for r in self.roots if r in known.MINDSPORE_ROOTS}
-        )
+        # Class.attr only when it names a method (self.proj(x) calls a layer, not code here)
+        triage.prune_calls(summaries, self, class_attrs=False)
         return FileSummary(
-            frameworks=frameworks,
+            frameworks=triage.frameworks_of(self.roots),
             imports=self.imports,
             star_imports=self.star,
             classes=self.classes,
@@ -745,16 +734,6 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
             backwards=self.backwards,
             backward_fns=[q for q, f in self.functions.items() if f.backward],
         )
-
-
-def _followable(target: str, keep: set[str], v: _Visitor) -> bool:
-    head = target.split(".")[0]
-    if head in v.imports or v.star:
-        return True
-    if head not in keep:
-        return False
-    # Class.attr: only when it names a method (self.proj(x) calls a layer, not code here)
-    return "." not in target or target in v.functions
 
 
 def _seedish(text: str) -> str:

@@ -481,18 +481,9 @@ class CallGraph:
         summaries = [self.top.summary, *self.functions.values()]
         if self.main is not None:
             summaries.append(self.main.summary)
-        local = {
-            p for q in [*self.functions, *self.classes] for p in (q.split(".")[0], q.split(".")[-1])
-        }
-        keep = set(self.imports) | local
-        for s in summaries:
-            s.calls = [c for c in s.calls if _followable(c.target, keep, self)]
-        frameworks = sorted(
-            {"torch" for r in self.roots if r in known.TORCH_ROOTS}
-            | {"mindspore" for r in self.roots if r in known.MINDSPORE_ROOTS}
-        )
+        prune_calls(summaries, self, class_attrs=True)
         return FileSummary(
-            frameworks=frameworks,
+            frameworks=frameworks_of(self.roots),
             imports=self.imports,
             star_imports=self.star,
             classes=self.classes,
@@ -503,13 +494,32 @@ class CallGraph:
         )
 
 
-def _followable(target: str, keep: set[str], v: CallGraph) -> bool:
-    head = target.split(".")[0]
-    if head in v.imports or v.star:
-        return True
-    if head not in keep:
-        return False
-    return "." not in target or target in v.functions or head in v.classes
+def prune_calls(summaries: list[Any], v: Any, *, class_attrs: bool) -> None:
+    """Keep only the calls that can lead to scanned code: imported names, and the first and
+    last name parts of module-level and nested functions and classes. ``Class.attr`` is kept
+    when it names a known function, or (``class_attrs``, the looser triage pass) whenever the
+    class is local. ``v`` is either visitor: it has imports, star, functions and classes."""
+    local = {p for q in [*v.functions, *v.classes] for p in (q.split(".")[0], q.split(".")[-1])}
+    keep = set(v.imports) | local
+
+    def followable(target: str) -> bool:
+        head = target.split(".")[0]
+        if head in v.imports or v.star:
+            return True
+        if head not in keep:
+            return False
+        return "." not in target or target in v.functions or (class_attrs and head in v.classes)
+
+    for s in summaries:
+        s.calls = [c for c in s.calls if followable(c.target)]
+
+
+def frameworks_of(roots: set[str] | list[str]) -> list[str]:
+    """The training frameworks a file imports, from its top-level import roots."""
+    return sorted(
+        {"torch" for r in roots if r in known.TORCH_ROOTS}
+        | {"mindspore" for r in roots if r in known.MINDSPORE_ROOTS}
+    )
 
 
 def _is_main(test: ast.expr) -> bool:
