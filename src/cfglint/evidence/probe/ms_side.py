@@ -40,7 +40,14 @@ from cfglint.evidence.probe.protocol import (
     main_guard,
 )
 from cfglint.evidence.probe.spec import Spec
-from cfglint.evidence.probe.weights import from_layout, gated, head_dim, layer_names, to_layout
+from cfglint.evidence.probe.weights import (
+    from_layout,
+    gated,
+    head_dim,
+    is_norm_param,
+    layer_names,
+    to_layout,
+)
 
 DT = {"float32": ms.float32, "float16": ms.float16}
 
@@ -56,6 +63,8 @@ def unsupported(spec: Spec, device: str) -> str:
             "embedding_dtype",
             "residual_dtype",
             "loss_dtype",
+            "param_dtype",
+            "norm_param_dtype",
         ):
             if getattr(spec, f) == "bfloat16":
                 return f"MindSpore {ms.__version__} on CPU has no bfloat16 matmul/softmax ({f})"
@@ -77,9 +86,15 @@ class Model:
     def __init__(self, spec: Spec, arrays: dict[str, np.ndarray], layout: str):
         self.spec, self.layout = spec, layout
         self.names = sorted(arrays)
+        self.emb_name = (
+            "model.tok_embeddings.embedding_weight"
+            if layout == "mindformers-legacy"
+            else "embedding.word_embeddings.weight"
+        )
+        # each weight in its storage dtype (MindFormers: param_init_type, the embedding in
+        # embedding_init_type); the forward casts it to the compute dtype where it is used
         self.params = ms.ParameterTuple(
-            ms.Parameter(ms.Tensor(arrays[k].astype(np.float32)), name=k.replace(".", "_"))
-            for k in self.names
+            ms.Parameter(self.stored(k, arrays[k]), name=k.replace(".", "_")) for k in self.names
         )
         self.idx = {k: i for i, k in enumerate(self.names)}
         hd = head_dim(spec)
@@ -93,6 +108,13 @@ class Model:
         self.sin = ms.Tensor(np.sin(emb).astype(np.float32))
         mask = np.triu(np.ones((spec.seq, spec.seq), np.float32), 1) * -1e9
         self.mask = ms.Tensor(mask)
+
+    def stored(self, name: str, value: np.ndarray) -> ms.Tensor:
+        s = self.spec
+        dt = s.embedding_dtype if name == self.emb_name else s.param_dtype
+        if name != self.emb_name and is_norm_param(name):
+            dt = s.norm_param_dtype
+        return ms.Tensor(value.astype(np.float32)).astype(DT[dt])
 
     def p(self, name: str) -> ms.Parameter | None:
         i = self.idx.get(name)
@@ -198,14 +220,11 @@ class Model:
     def loss(self, inp, labels):
         s = self.spec
         legacy = self.layout == "mindformers-legacy"
-        emb = (
-            "model.tok_embeddings.embedding_weight"
-            if legacy
-            else "embedding.word_embeddings.weight"
-        )
-        table = self.p(emb)
+        table = self.p(self.emb_name)
         rd = DT[s.residual_dtype]
-        h = ops.gather(table.astype(DT[s.embedding_dtype]), inp, 0).astype(rd)
+        # the lookup reads the table in its storage dtype; the rows are then cast
+        # (legacy: llama.py:392, mcore: language_model_embedding.py:158 @ f52743c)
+        h = ops.gather(table, inp, 0).astype(rd)
         h = self.dropout(h, s.hidden_dropout)
         for i in range(s.layers):
             n = layer_names(self.layout, i)
@@ -237,8 +256,20 @@ class Adam(nn.Cell):
         super().__init__()
         self.spec = spec
         self.params = params
-        self.m = params.clone(prefix="m", init="zeros")
-        self.v = params.clone(prefix="v", init="zeros")
+        f32 = ms.float32
+
+        def state(prefix: str) -> ms.ParameterTuple:
+            # float32 moments whatever the weight dtype (mindformers/core/optim/adamw.py:180)
+            return ms.ParameterTuple(
+                ms.Parameter(ops.zeros(p.shape, f32), name=f"{prefix}_{p.name}") for p in params
+            )
+
+        self.m = state("m")
+        self.v = state("v")
+        # float32 masters of half-precision weights, used only when the spec has them (the
+        # Megatron spec run as the floor): MindFormers keeps none
+        self.master = state("master")
+        self.has_master = tuple(spec.fp32_master and p.dtype != f32 for p in params)
         self.decay = tuple(
             decays(n, tuple(p.shape), spec) for n, p in zip(names, params, strict=True)
         )
@@ -250,16 +281,22 @@ class Adam(nn.Cell):
         self.ms_clip = spec.clip_formula == "mindspore"
 
     def reset(self) -> None:
-        for m, v in zip(self.m, self.v, strict=True):
+        for m, v, w, p in zip(self.m, self.v, self.master, self.params, strict=True):
             ops.assign(m, ops.zeros_like(m))
             ops.assign(v, ops.zeros_like(v))
+            ops.assign(w, p.astype(ms.float32))
         self.t = 0
+
+    def weight(self, i: int) -> np.ndarray:
+        """The float32 weight the optimizer keeps (the master copy when there is one)."""
+        w = self.master[i] if self.has_master[i] else self.params[i]
+        return w.asnumpy().astype(np.float32)
 
     @ms.jit
     def construct(self, grads, lr, bc1, bc2):
         sq = ()
         for g in grads:
-            sq = (*sq, ops.norm(g))
+            sq = (*sq, ops.norm(g.astype(ms.float32)))
         gnorm = ops.norm(ops.stack(sq))
         coeff = ops.ones((), ms.float32)
         if self.clip > 0:
@@ -268,16 +305,22 @@ class Adam(nn.Cell):
             else:
                 coeff = ops.minimum(self.clip / (gnorm + 1e-6), 1.0)
         for i in range(self.n):
-            g = grads[i] * coeff
+            g = grads[i].astype(ms.float32) * coeff
             m = self.m[i] * self.b1 + g * (1 - self.b1)
             v = self.v[i] * self.b2 + g * g * (1 - self.b2)
             ops.assign(self.m[i], m)
             ops.assign(self.v[i], v)
             upd = (m / bc1) / (ops.sqrt(v / bc2) + self.eps)
             p = self.params[i]
+            # MindFormers' AdamW: the weight in float32, updated, assigned back in its own
+            # dtype (adamw.py:44,64); with a master copy the master is updated instead
+            w = self.master[i] if self.has_master[i] else p.astype(ms.float32)
             if self.decay[i]:
-                upd = upd + self.wd * p
-            ops.assign(p, p - lr * upd)
+                upd = upd + self.wd * w
+            new = w - lr * upd
+            if self.has_master[i]:
+                ops.assign(self.master[i], new)
+            ops.assign(p, new.astype(p.dtype))
         return gnorm
 
     def step(self, grads, lr: float) -> float:
@@ -314,7 +357,7 @@ def run_one(run: Run, job_dir: str, tokens: np.ndarray) -> RunResult:
     for mode in run.modes:
         ms.set_seed(spec.seed)
         for k, p in zip(model.names, model.params, strict=True):
-            ops.assign(p, ms.Tensor(arrays[k].astype(np.float32)))
+            ops.assign(p, model.stored(k, arrays[k]))
         opt.reset()
         losses, norms = [], []
         for step in range(1, run.steps + 1):
@@ -323,7 +366,10 @@ def run_one(run: Run, job_dir: str, tokens: np.ndarray) -> RunResult:
             lab = ms.Tensor(tok[:, 1:].astype(np.int32))
             loss, grads = grad_fn(inp, lab)
             if step == 1 and mode == run.modes[0]:
-                g_np = {k: g.asnumpy() for k, g in zip(model.names, grads, strict=True)}
+                g_np = {
+                    k: g.asnumpy().astype(np.float32)
+                    for k, g in zip(model.names, grads, strict=True)
+                }
                 canon = from_layout(g_np, spec, run.layout)
                 res.local_norms = {k: float(np.linalg.norm(v)) for k, v in canon.items()}
                 if run.save_grads:
@@ -349,10 +395,17 @@ def optimizer_check(run: Run, job_dir: str, model: Model, opt: Adam) -> dict[str
     start = to_layout(start_c, spec, run.layout)
     grads = to_layout(grads_c, spec, run.layout)
     for k, p in zip(model.names, model.params, strict=True):
-        ops.assign(p, ms.Tensor(start[k].astype(np.float32)))
+        ops.assign(p, model.stored(k, start[k]))
     opt.reset()
-    opt.step(tuple(ms.Tensor(grads[k]) for k in model.names), CHECK_LR)
-    upd = {k: p.asnumpy() - start[k] for k, p in zip(model.names, model.params, strict=True)}
+    before = [opt.weight(i) for i in range(len(model.names))]
+    opt.step(
+        tuple(
+            model.stored(k, grads[k]).astype(p.dtype)
+            for k, p in zip(model.names, model.params, strict=True)
+        ),
+        CHECK_LR,
+    )
+    upd = {k: opt.weight(i) - before[i] for i, k in enumerate(model.names)}
     canon = from_layout(upd, spec, run.layout)
     np.savez(os.path.join(job_dir, f"update-mindspore-{run.id}.npz"), **canon)
     return {k: float(np.linalg.norm(v)) for k, v in canon.items()}

@@ -67,10 +67,12 @@ ROW_FIELDS: dict[str, tuple[str, ...]] = {
     "optimizer.lr": ("lr",),
     "optimizer.lr_warmup": ("lr",),
     "weight.init_method_std": ("init_std", "output_init_scaled"),
-    "weight.param_init_type": ("embedding_dtype",),
-    "precision.weight_compute": ("embedding_dtype",),
+    # half-precision weights: Megatron keeps float32 masters, MindSpore none; aligning the
+    # dtype alone would give the MindFormers spec half weights with no master copy
+    "weight.param_init_type": ("param_dtype", "embedding_dtype", "fp32_master"),
+    "precision.weight_compute": ("embedding_dtype", "fp32_master"),
     "precision.compute_dtype": ("compute_dtype",),
-    "precision.layernorm_compute_type": ("norm_dtype",),
+    "precision.layernorm_compute_type": ("norm_dtype", "norm_param_dtype"),
     "precision.softmax_compute_type": ("softmax_dtype",),
     "precision.rotary_dtype": ("rotary_dtype",),
     "precision.residual_add": ("residual_dtype",),
@@ -198,6 +200,24 @@ def multiple(effect: dict[str, Any], floor: dict[str, float]) -> tuple[float, st
     return ratios[best], LABELS[best]
 
 
+def start_dtype(*specs: Spec) -> str:
+    """The narrowest dtype any of the specs keeps weights in."""
+    kept = {getattr(s, f) for s in specs for f in ("param_dtype", "embedding_dtype")}
+    return next((d for d in ("bfloat16", "float16") if d in kept), "float32")
+
+
+def round_to(a: np.ndarray, dtype: str) -> np.ndarray:
+    """float32 values rounded (to nearest even) to ``dtype``, kept as float32."""
+    a = np.ascontiguousarray(a, dtype=np.float32)
+    if dtype == "float16":
+        return a.astype(np.float16).astype(np.float32)
+    if dtype == "bfloat16":
+        b = a.view(np.uint32).astype(np.uint64)
+        b = (b + 0x7FFF + ((b >> 16) & 1)) & 0xFFFF0000
+        return b.astype(np.uint32).view(np.float32)
+    return a
+
+
 # -- processes --------------------------------------------------------------------------
 class Worker:
     """One framework process (``python -m cfglint.evidence.probe.<side> JOBDIR``) that
@@ -278,11 +298,18 @@ class Probe:
         mf, mg = pair.mindformers, pair.megatron
         np.save(os.path.join(job_dir, "tokens.npy"), tokens(mg, steps, data))
         # identical start: one draw; each side's own std only when both start randomly
-        self.start_mg = init_weights(mg)
-        self.start_mf = init_weights(mf) if mg.random_init else self.start_mg
+        # a start both sides hold exactly: when either keeps weights in half precision,
+        # the draw is rounded to it (Megatron creates its weights in params_dtype,
+        # tensor_parallel/layers.py:241; a loaded checkpoint's own precision cannot be told)
+        self.start_dtype = start_dtype(mf, mg)
+        self.start_mg = self._init(mg)
+        self.start_mf = self._init(mf) if mg.random_init else self.start_mg
         self._save("start-mg", self.start_mg)
         self._save("start-mf", self.start_mf)
         self.weight_files: dict[tuple[str, str], str] = {}
+
+    def _init(self, spec: Spec) -> dict[str, np.ndarray]:
+        return {k: round_to(v, self.start_dtype) for k, v in init_weights(spec).items()}
 
     def _save(self, name: str, arrays: dict[str, np.ndarray]) -> str:
         np.savez(os.path.join(self.dir, name + ".npz"), **arrays)
@@ -294,7 +321,7 @@ class Probe:
         if spec.random_init and (
             spec.init_std != mg.init_std or spec.output_init_scaled != mg.output_init_scaled
         ):
-            canon = init_weights(spec)
+            canon = self._init(spec)
         else:
             canon = self.start_mg
         key = (json.dumps([spec.init_std, spec.output_init_scaled, canon is self.start_mg]), layout)
@@ -368,11 +395,15 @@ class Probe:
         if cross:
             from cfglint.evidence.probe.spec import DTYPES
 
-            bf = [f for f in Spec.model_fields if getattr(mf, f) == "bfloat16"]
+            # MindSpore runs the MindFormers spec and the floor (the Megatron spec)
+            bf = [
+                f
+                for f in Spec.model_fields
+                if "bfloat16" in (getattr(mf, f), getattr(floor_spec, f))
+            ]
             if bf and self.device in ("auto", "cpu", "cuda"):
                 ms_why = (
-                    f"MindSpore on CPU has no bfloat16 matmul/softmax ({', '.join(bf)} of the "
-                    "MindFormers side)"
+                    f"MindSpore on CPU has no bfloat16 matmul/softmax ({', '.join(bf)})"
                 )
                 cross = False
             del DTYPES
