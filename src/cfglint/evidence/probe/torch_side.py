@@ -34,6 +34,7 @@ from cfglint.evidence.probe.protocol import (
     load_npz,
     lr_for,
     main_guard,
+    save_npz,
 )
 from cfglint.evidence.probe.spec import Spec
 from cfglint.evidence.probe.weights import (
@@ -327,7 +328,7 @@ def run_one(run: Run, job_dir: str, tokens: np.ndarray, device: str) -> RunResul
                 canon = from_layout(g_np, spec, run.layout)
                 res.local_norms = {k: float(np.linalg.norm(v)) for k, v in canon.items()}
                 if run.save_grads:
-                    np.savez(os.path.join(job_dir, f"grads-{run.id}.npz"), **canon)
+                    save_npz(os.path.join(job_dir, f"grads-{run.id}.npz"), canon)
             gnorm = opt.step(model.p, grads, lr_for(run, mode, step))
             losses.append(float(loss.item()))
             norms.append(gnorm)
@@ -359,7 +360,7 @@ def optimizer_check(run: Run, job_dir: str, device: str) -> dict[str, float]:
     # the update of the weights the optimizer keeps (float32 masters where there are)
     upd = {k: (opt.weight(k, params[k]) - before[k]).cpu().numpy() for k in params}
     canon = from_layout(upd, spec, run.layout)
-    np.savez(os.path.join(job_dir, f"update-torch-{run.id}.npz"), **canon)
+    save_npz(os.path.join(job_dir, f"update-torch-{run.id}.npz"), canon)
     return {k: float(np.linalg.norm(v)) for k, v in canon.items()}
 
 
