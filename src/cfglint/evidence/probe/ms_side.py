@@ -517,6 +517,11 @@ def main(job_dir: str, job: Job) -> SideResult:
         _STARTED.append(pick_device(job.device))
         if _STARTED[0] == "CPU":  # pick_device has already set up an Ascend device
             ms.set_device("CPU")
+            # MindSpore's CPU kernels use 25 threads by default: on a small, shared machine
+            # they contend with each other and with torch (measured: half the CPU time and
+            # a tenth of the optimizer step with one thread, load 4-6 on 2 cores)
+            threads = int(os.environ.get("CFGLINT_PROBE_THREADS", "1"))
+            ms.device_context.cpu.op_tuning.threads_num(threads)
         ms.set_context(mode=ms.PYNATIVE_MODE)
         ms.set_deterministic(True)
     device = _STARTED[0]
