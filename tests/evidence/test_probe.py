@@ -336,3 +336,56 @@ def test_lint_with_probe_on_real_dataset_tokens(
     assert by_rule["OPT001"]["verdict"] == "confirmed"
     # the standard rows are decided by the probe: no "needs a log" left for them
     assert {"STD003", "STD004"} <= {f["rule"] for f in doc["findings"]}
+
+
+_REUSE_SCRIPT = """
+import json, os, sys
+import numpy as np
+import mindspore as ms
+from cfglint.evidence.probe import ms_side
+from cfglint.evidence.probe.protocol import Run
+from cfglint.evidence.probe.spec import Spec
+from cfglint.evidence.probe.weights import init_weights, to_layout, tokens
+ms.set_device("CPU"); ms.set_context(mode=ms.PYNATIVE_MODE); ms.set_deterministic(True)
+d = sys.argv[1]
+a = Spec(heads=8, groups=2)
+b = a.model_copy(update={"beta2": 0.95, "bias_correction": False, "weight_decay": 0.1,
+                         "clip_grad": 0.5, "clip_formula": "megatron", "wd_scope": "all"})
+np.save(os.path.join(d, "tokens.npy"), tokens(a, 3, None))
+np.savez(os.path.join(d, "w.npz"), **to_layout(init_weights(a), a, "mindformers-legacy"))
+tok = np.load(os.path.join(d, "tokens.npy"))
+def run(spec, rid):
+    r = ms_side.run_one(Run(id=rid, spec=spec, layout="mindformers-legacy", weights="w.npz",
+                            steps=3, modes=["probe"]), d, tok)
+    return r.curves["probe"].loss + r.curves["probe"].grad_norm
+run(a, "a")
+reused = run(b, "b")
+n_graphs = len(ms_side._GRAD_FNS)
+ms_side._GRAD_FNS.clear(); ms_side._WEIGHTS.clear()
+fresh = run(b, "b2")
+print(json.dumps({"reused": reused, "fresh": fresh, "graphs": n_graphs}))
+"""
+
+
+@need_ms
+def test_mindspore_worker_reuses_a_compiled_graph_without_changing_a_number(
+    tmp_path: Path,
+) -> None:
+    """A spec that differs only in optimizer numbers runs on the graphs compiled for an
+    earlier spec (its numbers are inputs of the optimizer cell): the same losses and
+    gradient norms, to the bit, as a fresh compile."""
+    import os
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", _REUSE_SCRIPT, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "GLOG_v": "3"},
+        check=True,
+    )
+    doc = json.loads(out.stdout.strip().splitlines()[-1])
+    assert doc["graphs"] == 1  # the second spec compiled nothing new
+    assert doc["reused"] == doc["fresh"]
