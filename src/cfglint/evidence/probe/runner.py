@@ -281,10 +281,14 @@ class Worker:
         with open(path, encoding="utf-8") as fh:
             return SideResult.model_validate_json(fh.read())
 
-    def close(self) -> None:
+    def close(self, now: bool = False) -> None:
+        """Tell the worker there is no more work; ``now``: stop it without waiting for the
+        job it may still be running (the probe has already failed)."""
         with open(os.path.join(self.dir, DONE), "w"):
             pass
         try:
+            if now:
+                self.proc.kill()
             self.proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
             self.proc.kill()
@@ -396,11 +400,15 @@ class Probe:
 
     def go(self, findings: list[Any]) -> ProbeResult:
         self.workers: dict[str, Worker] = {}
+        failed = True
         try:
-            return self._go(findings)
+            result = self._go(findings)
+            failed = False
+            return result
         finally:
+            # after a failure the MindSpore worker may be mid-job (it starts at once)
             for w in self.workers.values():
-                w.close()
+                w.close(now=failed)
 
     def _go(self, findings: list[Any]) -> ProbeResult:
         t0 = time.perf_counter()
