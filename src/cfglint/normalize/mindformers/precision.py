@@ -48,6 +48,18 @@ def read_precision(view: MFView, cfg: Config) -> None:
         pr.softmax_dtype = view.legacy(
             ["softmax_compute_type", "softmax_compute_dtype"], "dtype", "precision.softmax_dtype"
         )
+        facts = view.d.knobs["legacy_classes"].get(cfg.model_class) or {}
+        if facts.get("softmax_fp32_any"):
+            # the attention softmax runs in float32 when any of these switches is on, else in
+            # compute_dtype (YiZhao: yizhao_transformer.py:43-46, 112 @ v1.5.0)
+            sw = [view.legacy([k], "bool") for k in facts["softmax_fp32_any"]]
+            on = any(v.known and v.value for v in sw)
+            pr.softmax_dtype = Value.derived(
+                "float32" if on else (pr.compute_dtype.value if pr.compute_dtype else None),
+                "attention softmax dtype",
+                "float32 when " + " or ".join(facts["softmax_fp32_any"]) + ", else compute_dtype",
+                [*sw, *([] if on else [pr.compute_dtype])],
+            )
         emb = view.legacy(["embedding_init_type"], "dtype")
         w.embedding_dtype = emb if emb.known and emb.value is not None else w.param_dtype
         res = view.legacy(["residual_dtype", "res_dtype"], "dtype", "precision.residual_dtype")

@@ -179,6 +179,8 @@ def _legacy_ffn(view: MFView, hidden: Value) -> Value:
                 [hidden, ratio],
             )
         return Value.derived(None, "ffn size", "", [hidden, ratio])
+    if not hidden.known:
+        return Value.derived(None, "intermediate_size", "", [hidden])
     mult = view.legacy(["multiple_of"], "int")
     fdm = view.legacy(["ffn_dim_multiplier"], "float")
     if not (hidden.known and isinstance(hidden.value, int)) or not mult.known or not mult.value:
@@ -209,6 +211,19 @@ def _legacy_kv_heads(view: MFView, heads: Value) -> Value:
     grp = view.node(f"{view.model_path}.multi_query_group_num")
     if mqa is not None and mqa.value and grp is not None:
         return view.value(grp, f"{view.model_path}.multi_query_group_num", "int")
+    if any("multi_query_attention" in c.defaults for c in view.class_chain()):
+        # GLM-style classes (ChatGLM2, YiZhao) default to grouped queries: the class's
+        # multi_query_attention / multi_query_group_num apply when the YAML leaves them out
+        on = view.legacy(["multi_query_attention"], "bool")
+        if on.known and on.value:
+            return view.legacy(["multi_query_group_num"], "int")
+        if on.known:
+            return Value.derived(
+                heads.value,
+                "n_kv_heads",
+                "multi_query_attention off: one group per head",
+                [heads, on],
+            )
     for k in ("num_key_value_heads", "num_query_groups"):
         n = view.node(f"{view.model_path}.{k}")
         if n is not None and n.value is not None:

@@ -42,6 +42,13 @@ class MFView:
         if self.mcore:
             self.hf = self._load_hf_config()
         self.model_cls = self._model_class()
+        # A multimodal class (QwenVL, CogVLM2, Mllama) nests its language model under a
+        # sub-config; the checklist compares that text model, so the view reads it, with the
+        # outer keys the outer class passes down to it (knobs: legacy_classes.*.text_model).
+        self.outer_path = ""
+        self.outer_cls: Component | None = None
+        self.outer: dict[str, str] = {}
+        self._nest()
 
     # -- basic access -------------------------------------------------------------------
     def node(self, dotted: str) -> Node | None:
@@ -90,7 +97,56 @@ class MFView:
         t = self.node(f"{self.model_path}.type")
         return self.comp(str(t.value), "model_config_legacy") if t is not None else None
 
+    def _nest(self) -> None:
+        if self.mcore or self.model_cls is None:
+            return
+        facts = self.d.knobs["legacy_classes"].get(self.model_cls.name) or {}
+        sub = facts.get("text_model")
+        if not sub:
+            return
+        inner = self.node(f"{self.model_path}.{sub}")
+        self.outer_path, self.outer_cls = self.model_path, self.model_cls
+        self.outer = dict(facts.get("outer") or {})
+        self.model_path = f"{self.model_path}.{sub}"
+        self.model_node = inner
+        t = self.node(f"{self.model_path}.type")
+        self.model_cls = self.comp(str(t.value), "model_config_legacy") if t is not None else None
+
+    def no_class_reason(self) -> str:
+        """Why no class tables apply: the type is left empty (a template to fill in) or
+        names a class cfglint has no tables for."""
+        t = self.node(f"{self.model_path}.type")
+        if t is None or t.value in (None, ""):
+            return (
+                f"{self.model_path}.type is not given: the template leaves the model to be "
+                "filled in, so its settings depend on the model the user picks"
+            )
+        return "not set, and the model class is not one cfglint knows"
+
+    def _outer(self, keys: list[str], kind: str | None) -> Value | None:
+        """A key the outer multimodal class passes down to its text model: written at the
+        outer level, or (mode ``always``) the outer class's default overriding the inner."""
+        for k in keys:
+            mode = self.outer.get(k)
+            if mode is None:
+                continue
+            n = self.node(f"{self.outer_path}.{k}")
+            if n is not None:
+                return self.value(n, f"{self.outer_path}.{k}", kind)
+            oc = self.outer_cls
+            if mode == "always" and oc is not None and k in oc.defaults:
+                return Value.default(
+                    coerce(oc.defaults[k], kind),
+                    knob=f"{self.outer_path}.{k}",
+                    source=f"{oc.label} (passed down to the text model)",
+                )
+        return None
+
     def legacy(self, keys: list[str], kind: str | None, field: str = "") -> Value:
+        if self.outer:
+            v = self._outer(keys, kind)
+            if v is not None:
+                return v
         for k in keys:
             n = self.node(f"{self.model_path}.{k}")
             if n is not None:
@@ -106,13 +162,12 @@ class MFView:
                         source=comp.label,
                     )
         if cls is None:
-            return Value.unknown(
-                f"{self.model_path}.{keys[0]}",
-                "not set, and the model class is not one cfglint knows",
-            )
+            return Value.unknown(f"{self.model_path}.{keys[0]}", self.no_class_reason())
         absent = (self.d.knobs["legacy_classes"].get(cls.name) or {}).get("absent") or {}
         if field in absent:
             value, why = absent[field]
+            if value in ("no_knob", "not_applicable"):
+                value = None  # emptied with its reason once the config is read (build.py)
             return Value.default(
                 coerce(value, kind) if value is not None else None,
                 knob=f"{self.model_path}.{keys[0]}",
@@ -210,7 +265,7 @@ class MFView:
             self.node(f"{self.model_path}.{k}") is not None for k in spec["legacy"]
         ):
             facts = self.d.knobs["legacy_classes"].get(self.model_cls.name) or {}
-            if (facts.get("absent") or {}).get(field, [None])[0] == "no_knob":
+            if (facts.get("absent") or {}).get(field, [None])[0] in ("no_knob", "not_applicable"):
                 return None
         return self.legacy(spec["legacy"], kind, field)
 
@@ -299,7 +354,9 @@ def fixed(view: MFView, value: Any, what: str) -> Value:
 def class_fact(view: MFView, facts: dict[str, Any], fact: str, knob: str) -> Value:
     spec = facts.get(fact)
     if spec is None:
-        return Value.unknown(knob, "not set, and the model class is not one cfglint knows")
+        if view.model_cls is None:
+            return Value.unknown(knob, view.no_class_reason())
+        return Value.unknown(knob, f"cfglint has no fact for the {fact} of {view.model_cls.name}")
     if isinstance(spec, dict):
         v = view.legacy([spec["key"]], None)
         if not v.known:
