@@ -49,6 +49,14 @@ def read_precision(view: MFView, cfg: Config) -> None:
             ["softmax_compute_type", "softmax_compute_dtype"], "dtype", "precision.softmax_dtype"
         )
         facts = view.d.knobs["legacy_classes"].get(cfg.model_class) or {}
+        if pr.softmax_dtype.known and pr.softmax_dtype.value == "compute_dtype":
+            # the class runs its softmax in the compute dtype (CLIP's text encoder)
+            pr.softmax_dtype = Value.derived(
+                pr.compute_dtype.value if pr.compute_dtype else None,
+                "attention softmax dtype",
+                pr.softmax_dtype.detail.removeprefix("default of "),
+                [pr.compute_dtype],
+            )
         if facts.get("softmax_fp32_any"):
             # the attention softmax runs in float32 when any of these switches is on, else in
             # compute_dtype (YiZhao: yizhao_transformer.py:43-46, 112 @ v1.5.0)
@@ -60,7 +68,7 @@ def read_precision(view: MFView, cfg: Config) -> None:
                 "float32 when " + " or ".join(facts["softmax_fp32_any"]) + ", else compute_dtype",
                 [*sw, *([] if on else [pr.compute_dtype])],
             )
-        emb = view.legacy(["embedding_init_type"], "dtype")
+        emb = view.legacy(["embedding_init_type"], "dtype", "weight.embedding_dtype")
         w.embedding_dtype = emb if emb.known and emb.value is not None else w.param_dtype
         res = view.legacy(["residual_dtype", "res_dtype"], "dtype", "precision.residual_dtype")
         if res.known and res.value is None:

@@ -42,15 +42,18 @@ def read_structure(view: MFView, cfg: Config) -> None:
             heads.value, "num_query_groups", "defaults to the number of attention heads", [heads]
         )
         hd = view.mcore_raw("kv_channels", "int")
+    elif heads is None:
+        # no single head count (Swin's per-stage list): groups and head size do not apply
+        s.num_query_groups = hd = None
     else:
         s.num_query_groups = _legacy_kv_heads(view, heads)
         hd = None
-        for k in ("head_dim", "kv_channels"):
+        for k in ("head_dim", "kv_channels", "d_kv"):
             n = view.node(f"{view.model_path}.{k}")
             if n is not None:
                 hd = view.value(n, f"{view.model_path}.{k}", "int")
                 break
-    if hd is None and as_int(hidden) and as_int(heads):
+    if hd is None and heads is not None and as_int(hidden) and as_int(heads):
         hd = Value.derived(
             hidden.value // heads.value,
             "head_dim",
@@ -96,7 +99,7 @@ def read_structure(view: MFView, cfg: Config) -> None:
         s.position_embedding_type = class_fact(view, facts, "position", "position_embedding_type")
         rp = facts.get("rotary_percent")
         s.rotary_percent = fixed(view, float(rp), "rotary fraction") if rp is not None else None
-        s.seq_length = view.legacy(["seq_length"], "int")
+        s.seq_length = view.legacy(["seq_length"], "int", "structure.seq_length")
         s.tied_embeddings = view.legacy(
             ["tie_word_embeddings", "share_embedding_weight"], "bool", "structure.tied_embeddings"
         )
@@ -107,6 +110,11 @@ def read_structure(view: MFView, cfg: Config) -> None:
             s.add_bias_linear = fixed(view, bool(lb), "linear bias")
         else:
             s.add_bias_linear = view.legacy(["add_bias_linear", "has_bias"], "bool")
+        qb = facts.get("qkv_bias")
+        if isinstance(qb, dict):
+            s.add_qkv_bias = view.legacy([qb["key"]], "bool")
+        elif qb is not None:
+            s.add_qkv_bias = fixed(view, bool(qb), "QKV bias")
         s.hidden_dropout, s.attention_dropout = _legacy_dropout(view, facts)
         if s.qk_norm is not None and not s.qk_norm.known:
             s.qk_norm = fixed(view, False, "qk norm")
@@ -154,11 +162,30 @@ def _legacy_dropout(view: MFView, facts: dict[str, Any]) -> tuple[Value, Value]:
     return (view.legacy(spec["hidden"], "float"), view.legacy(spec["attention"], "float"))
 
 
-def _legacy_ffn(view: MFView, hidden: Value) -> Value:
-    for k in ("intermediate_size", "ffn_hidden_size"):
+def _legacy_ffn(view: MFView, hidden: Value | None) -> Value | None:
+    keys = view.keys_for("structure.ffn_hidden_size", ["intermediate_size", "ffn_hidden_size"])
+    for k in keys:
         n = view.node(f"{view.model_path}.{k}")
         if n is not None and n.value is not None:
             return view.value(n, f"{view.model_path}.{k}", "int")
+    absent = (view.facts().get("absent") or {}).get("structure.ffn_hidden_size", [None])[0]
+    if absent == "not_applicable":
+        return None
+    if hidden is None:
+        return None
+    times = view.facts().get("ffn_times_hidden")
+    if times:
+        # the class fixes the MLP width as a multiple of the hidden size (CLIP: 4 x d_model)
+        return Value.derived(
+            times * hidden.value if as_int(hidden) is not None else None,
+            "ffn size",
+            f"{times} x hidden size, fixed by the model class",
+            [hidden],
+        )
+    # a class whose FFN size is a plain setting with a default (BERT's intermediate_size)
+    own = [k for k in keys if any(c.defaults.get(k) is not None for c in view.class_chain())]
+    if own:
+        return view.legacy(own, "int")
     ratio_key = (
         view.d.knobs["legacy_classes"]
         .get(view.model_cls.name if view.model_cls else "", {})

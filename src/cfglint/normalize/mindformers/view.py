@@ -116,6 +116,8 @@ class MFView:
         """Why no class tables apply: the type is left empty (a template to fill in) or
         names a class cfglint has no tables for."""
         t = self.node(f"{self.model_path}.type")
+        if self.model_node is None:
+            return f"the file has no {self.model_path} section, so no model settings"
         if t is None or t.value in (None, ""):
             return (
                 f"{self.model_path}.type is not given: the template leaves the model to be "
@@ -143,6 +145,10 @@ class MFView:
         return None
 
     def legacy(self, keys: list[str], kind: str | None, field: str = "") -> Value:
+        if field:
+            keys = self.keys_for(field, keys)
+        # no key at all: the class has none for this field, only a class fact can say
+        knob = f"{self.model_path}.{keys[0]}" if keys else field
         if self.outer:
             v = self._outer(keys, kind)
             if v is not None:
@@ -158,11 +164,11 @@ class MFView:
                 if k in comp.defaults:
                     return Value.default(
                         coerce(comp.defaults[k], kind),
-                        knob=f"{self.model_path}.{keys[0]}",
+                        knob=knob,
                         source=comp.label,
                     )
         if cls is None:
-            return Value.unknown(f"{self.model_path}.{keys[0]}", self.no_class_reason())
+            return Value.unknown(knob, self.no_class_reason())
         absent = (self.d.knobs["legacy_classes"].get(cls.name) or {}).get("absent") or {}
         if field in absent:
             value, why = absent[field]
@@ -170,10 +176,10 @@ class MFView:
                 value = None  # emptied with its reason once the config is read (build.py)
             return Value.default(
                 coerce(value, kind) if value is not None else None,
-                knob=f"{self.model_path}.{keys[0]}",
+                knob=knob,
                 source=f"{cls.label} (no such setting: {why})",
             )
-        return Value.unknown(f"{self.model_path}.{keys[0]}", f"{cls.name} has no such setting")
+        return Value.unknown(knob, f"{cls.name} has no such setting")
 
     def class_chain(self) -> list[Component]:
         """The legacy model class and its bases that cfglint has tables for."""
@@ -256,18 +262,32 @@ class MFView:
             return "position" if value else "probs"
         return value
 
+    def facts(self) -> dict[str, Any]:
+        """cfglint's facts about the legacy model class (data/mindformers_knobs.yaml)."""
+        if self.mcore or self.model_cls is None:
+            return {}
+        return self.d.knobs["legacy_classes"].get(self.model_cls.name) or {}
+
+    def keys_for(self, field: str, keys: list[str]) -> list[str]:
+        """The keys that set ``field`` in this class: the class's own spelling when the facts
+        give one (BERT's num_hidden_layers), else the common list."""
+        own = (self.facts().get("keys") or {}).get(field)
+        return list(own) if own is not None else keys
+
     def model(self, field: str) -> Value | None:
         spec = self.d.knobs["model_fields"][field]
         kind = spec.get("as")
         if self.mcore:
             return None if spec.get("mcore") is None else self.mcore_field(spec["mcore"], kind)
-        if self.model_cls is not None and not any(
-            self.node(f"{self.model_path}.{k}") is not None for k in spec["legacy"]
+        keys = self.keys_for(field, spec["legacy"])
+        absent = (self.facts().get("absent") or {}).get(field, [None])[0]
+        if absent == "not_applicable":
+            return None  # whatever the YAML writes (a per-stage list in Swin, say)
+        if absent == "no_knob" and not any(
+            self.node(f"{self.model_path}.{k}") is not None for k in keys
         ):
-            facts = self.d.knobs["legacy_classes"].get(self.model_cls.name) or {}
-            if (facts.get("absent") or {}).get(field, [None])[0] in ("no_knob", "not_applicable"):
-                return None
-        return self.legacy(spec["legacy"], kind, field)
+            return None
+        return self.legacy(keys, kind, field)
 
     def _load_hf_config(self) -> dict[str, Value]:
         n = self.node("pretrained_model_dir")
