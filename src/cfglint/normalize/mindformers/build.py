@@ -90,6 +90,16 @@ def _not_applicable(view: MFView, cfg: Config) -> None:
         if value in ("no_knob", "not_applicable"):
             cfg.set(field, None)
             cfg.not_applicable[field] = why
+    # fields derived from a field that does not apply do not apply either
+    derived = {
+        "structure.num_heads": ("structure.num_query_groups", "structure.head_dim"),
+        "structure.ffn_hidden_size": ("moe.expert_ffn_size",),
+    }
+    for src, fields in derived.items():
+        if src in cfg.not_applicable:
+            for field in fields:
+                if cfg.get(field) is None:
+                    cfg.not_applicable[field] = f"follows {src}: {cfg.not_applicable[src]}"
     pe = cfg.structure.position_embedding_type
     if pe is not None and pe.known and pe.value not in ("rope", "yarn", "llama3", "partial_rope"):
         for field in _ROPE_FIELDS:

@@ -60,6 +60,13 @@ def read_structure(view: MFView, cfg: Config) -> None:
             "derived as hidden size / attention heads",
             [hidden, heads],
         )
+    if (
+        hd is None
+        and heads is not None
+        and hidden is not None
+        and not (heads.known and hidden.known)
+    ):
+        hd = Value.derived(None, "head_dim", "", [hidden, heads])  # unknown, with the reason
     s.head_dim = hd
     # class-fixed properties and dialect-specific keys
     facts = view.d.knobs["legacy_classes"].get(cfg.model_class, {}) if not view.mcore else {}
@@ -152,6 +159,12 @@ def read_structure(view: MFView, cfg: Config) -> None:
 
 def _legacy_dropout(view: MFView, facts: dict[str, Any]) -> tuple[Value, Value]:
     spec = facts.get("dropout")
+    if view.model_cls is None:
+        why = view.no_class_reason()
+        return (
+            Value.unknown(f"{view.model_path}.hidden_dropout", why),
+            Value.unknown(f"{view.model_path}.attention_dropout", why),
+        )
     if spec == "none" or spec is None:
         cls = view.model_cls
         why = f"{cls.label if cls else 'MindFormers'} (the legacy model has no dropout)"
