@@ -254,3 +254,11 @@ def test_show_prints_the_reason_of_a_field_that_does_not_apply(
     out = capsys.readouterr().out
     assert '"not_applicable"' in out
     assert "no RoPE" in out
+
+
+def test_t5_head_size_defaults_to_d_kv(tmp_path: Path) -> None:
+    # T5's attention width is num_heads x d_kv (t5.py:352, t5_config.py:195 @ v1.5.0), not
+    # hidden_size / num_heads: 384 / 8 would be 48, the class default d_kv is 64
+    p = tmp_path / "t5.yaml"
+    p.write_text((HERE / "t5_finetune.yaml").read_text().replace("    d_kv: 48\n", ""))
+    assert value(load_mindformers(str(p)), "structure.head_dim") == 64

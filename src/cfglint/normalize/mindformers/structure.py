@@ -53,6 +53,16 @@ def read_structure(view: MFView, cfg: Config) -> None:
             if n is not None:
                 hd = view.value(n, f"{view.model_path}.{k}", "int")
                 break
+        if hd is None:
+            # a class whose head size is its own setting with a default: T5's d_kv 64
+            # (t5_config.py:195 kv_size = d_kv), GLM-style kv_channels 128
+            own = [
+                k
+                for k in ("kv_channels", "d_kv")
+                if any(c.defaults.get(k) is not None for c in view.class_chain())
+            ]
+            if own:
+                hd = view.legacy(own, "int")
     if hd is None and heads is not None and as_int(hidden) and as_int(heads):
         hd = Value.derived(
             hidden.value // heads.value,
