@@ -43,6 +43,8 @@ def read_moe(view: MFView, cfg: Config) -> None:
     e.expert_ffn_size = (
         view.key("moe_config.moe_intermediate_size", mc, kind="int")
         if view.node("moe_config.moe_intermediate_size") is not None
+        else None
+        if cfg.structure.ffn_hidden_size is None  # no single FFN size (Swin's stages)
         else Value.derived(
             cfg.structure.ffn_hidden_size.value,
             "expert FFN size",
@@ -50,7 +52,7 @@ def read_moe(view: MFView, cfg: Config) -> None:
             [cfg.structure.ffn_hidden_size],
         )
     )
-    if e.num_shared_experts.known and e.expert_ffn_size.known:
+    if e.num_shared_experts.known and e.expert_ffn_size is not None and e.expert_ffn_size.known:
         e.shared_expert_ffn_size = Value.derived(
             (as_int(e.num_shared_experts) or 0) * (as_int(e.expert_ffn_size) or 0),
             "shared expert FFN size",
