@@ -30,6 +30,7 @@ def read_moe(view: MFView, cfg: Config) -> None:
         )
     e.capacity_factor = cf
     _legacy_aux_loss(view, cfg)
+    e.z_loss_coeff = view.key("moe_config.z_loss_factor", mc, kind="float")
     e.enable_sdrop = view.key("moe_config.enable_sdrop", mc, kind="bool")
     e.token_drop_policy = (
         e.enable_sdrop.model_copy(update={"value": "position" if e.enable_sdrop.value else "probs"})
@@ -199,6 +200,10 @@ def _moe_mcore(view: MFView, cfg: Config) -> None:
     e.router_topk = f("moe_router_topk", "int")
     e.capacity_factor = f("moe_expert_capacity_factor", "float")
     e.aux_loss_coeff = f("moe_aux_loss_coeff", "float")
+    z = f("moe_z_loss_coeff", "float")
+    if z.known and z.value is None:
+        z = z.model_copy(update={"value": 0.0, "detail": z.detail + " (no z-loss)"})
+    e.z_loss_coeff = z
     dropped = view.node(f"{view.model_path}.router_aux_loss_coef")
     if dropped is not None and cfg.model_class == "Qwen3MoeConfig":
         view.warnings.append(
