@@ -184,6 +184,7 @@ def moe_values(cfg: Config, r: Any) -> dict[str, Any]:
         elif z is not None:
             out["moe_z_coeff"] = z
     out["moe_logged_aux"] = not mg and not legacy
+    out["moe_impl"] = "megatron" if mg else "mindformers"
     rd = r.dtype("moe_router_dtype", "moe.router_dtype")
     if rd is not None:
         out["moe_router_dtype"] = rd

@@ -110,6 +110,12 @@ class Spec(BaseModel):
     moe_router_dtype: Dtype = "float32"
     moe_shared_gate: bool = False
     moe_logged_aux: bool = False  # the printed loss includes the aux and z losses
+    # how the framework lays the math out, which matters only at the last bit or with a
+    # position-based drop: "megatron": tokens sequence-major ([s, b] flattened), weights
+    # applied to the activation before fc2, shared gate in the compute dtype;
+    # "mindformers": tokens batch-major, weights applied to each expert's output, shared
+    # gate in the router dtype
+    moe_impl: Literal["megatron", "mindformers"] = "megatron"
 
     def lr_at(self, step: int) -> float:
         """Learning rate of 1-based optimizer step ``step``."""
