@@ -1,7 +1,7 @@
 """Agreement check: our torch model of Megatron's semantics against megatron-core's own
 GPTModel (``megatron-core==0.16.1``, CPU), on identical weights and tokens.
 
-Run as ``python -m cfglint.evidence.probe.mcore_check OUT.json [VARIANT]`` (see VARIANTS): writes both
+Run as ``python -m cfglint.evidence.probe.mcore_check OUT.json [VARIANT]`` (see VARIANTS):
 step-1 losses and the per-weight gradient norms of both implementations. Used by
 tests/evidence/test_probe_mcore.py; never by the lint or the probe itself.
 

@@ -75,6 +75,21 @@ ROW_FIELDS: dict[str, tuple[str, ...]] = {
     "precision.rotary_dtype": ("rotary_dtype",),
     "precision.residual_add": ("residual_dtype",),
     "precision.loss": ("loss_dtype",),
+    # MoE routing (evidence/probe/moe.py: each side's effective semantics)
+    "moe.num_experts_chosen": ("moe_topk",),
+    "moe.capacity_factor": ("moe_capacity", "moe_drop", "moe_norm_after_drop"),
+    "moe.enable_sdrop": ("moe_drop",),
+    "moe.aux_loss_factor": ("moe_aux", "moe_aux_coeff"),
+    "moe.load_balancing": ("moe_aux", "moe_aux_coeff"),
+    "moe.router_dense_type": ("moe_router_dtype",),
+    "moe.use_shared_expert_gating": ("moe_shared_gate",),
+    "moe.router_scoring": (
+        "moe_score",
+        "moe_pre_softmax",
+        "moe_norm_topk",
+        "moe_norm_after_drop",
+        "moe_topk_scale",
+    ),
 }
 SHAPE_ROWS = {
     "structure.num_layers",
@@ -84,9 +99,13 @@ SHAPE_ROWS = {
     "structure.n_kv_heads",
     "structure.vocab_size",
     "structure.seq_length",
+    "moe.expert_num",
+    "moe.shared_experts",
+    "moe.expert_ffn_size",
+    "moe.dense_layers",
 }
 SECTION_WHY = {
-    "moe": "MoE routing is not modelled by this probe (dense layers only)",
+    "moe": "a MoE setting the probe does not model",
     "parallel": "the probe runs on one device; parallel layouts are out of its reach",
     "determinism": "the probe fixes seeds, data and weights on both sides itself",
     "alignment": "advice for the alignment run, not a numeric of the step",
@@ -376,6 +395,9 @@ class Probe:
                 )
                 cross = False
             del DTYPES
+            if cross and mf.moe_experts:
+                ms_why = "the MindSpore side does not model MoE yet"
+                cross = False
         elif not self.fw.get("mindspore", False):
             ms_why = f"mindspore is not installed ({INSTALL_HINT})"
         if not cross:
