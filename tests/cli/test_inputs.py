@@ -444,6 +444,76 @@ def test_lr_without_any_length_says_where_to_get_one(
     assert code == 2 and "--steps" in err
 
 
+def test_lr_length_from_a_mindrecord_dataset(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """total_steps -1 from the dataset, as MindFormers' trainer computes it: the example runs
+    2 epochs in sink mode (sink_size 1) at global batch 64 (batch 1 x dp 8 x micro 1 x ...):
+    10000 samples // 64 = 156 batches per epoch, x 2 epochs = 312 steps. One shard file
+    stands for its whole group (the header names 4 shards); a folder is walked."""
+    from cfglint.load.mindrecord import write_mindrecord
+
+    data = tmp_path / "ds" / "sub"
+    data.mkdir(parents=True)
+    files = write_mindrecord(str(data / "wiki.mindrecord"), 10000, shards=4)
+    for given in (files[0], str(tmp_path / "ds")):
+        code, out, err = run(capsys, "lr", EX_MF, "--data", given)
+        assert code == 0, err
+        assert "312 steps" in out and "10000 samples" in out and "global batch 64" in out
+    # the dataset is what MindFormers trains on: it beats the other side's length
+    code, out, err = run(capsys, "lr", EX_MF, "--megatron", EX_MG, "--data", files[0])
+    assert "MindFormers training length 312 steps" in out
+    assert "runs end at different steps (MindFormers 312, Megatron 5000)" in out
+    # an explicit --steps beats both
+    code, out, err = run(capsys, "lr", EX_MF, "--data", files[0], "--steps", "40")
+    assert code == 0 and "40 steps" in out and "312" not in out
+
+
+@pytest.mark.parametrize(
+    ("edit", "steps"),
+    [
+        # sink_size 2: epochs becomes int(156 / 2 * 2) = 156, x sink_size 2 = 312
+        (("sink_size: 1", "sink_size: 2"), 312),
+        # 10001 samples, drop_remainder False: ceil(10001 / 64) = 157 batches x 2 epochs
+        (("drop_remainder: True", "drop_remainder: False"), 314),
+        # not in sink mode: epochs x dataset size
+        (("sink_mode: True", "sink_mode: False"), 312),
+    ],
+)
+def test_lr_dataset_length_follows_the_trainer(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, edit: tuple[str, str], steps: int
+) -> None:
+    from cfglint.load.mindrecord import write_mindrecord
+
+    mf = tmp_path / "mf.yaml"
+    mf.write_text(Path(EX_MF).read_text().replace(*edit))
+    rows = 10001 if "drop_remainder" in edit[0] else 10000
+    (f,) = write_mindrecord(str(tmp_path / "d.mindrecord"), rows)
+    code, out, err = run(capsys, "lr", str(mf), "--data", f)
+    assert code == 0, err
+    assert f"{steps} steps" in out
+
+
+def test_lr_dataset_errors_are_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from cfglint.load.mindrecord import write_mindrecord
+
+    (f,) = write_mindrecord(str(tmp_path / "d.mindrecord"), 10)
+    Path(f + ".db").unlink()
+    bad = tmp_path / "bad.mindrecord"
+    bad.write_bytes(b"\x05\x00\x00\x00\x00\x00\x00\x00nojson")
+    prefix = tmp_path / "mg"
+    cases = {
+        f: "missing: every MindRecord shard has a .db index",
+        str(bad): "not a MindRecord file",
+        str(tmp_path / "absent"): "no such file or folder",
+        str(prefix): "no such file or folder",
+    }
+    for given, why in cases.items():
+        code, _out, err = run(capsys, "lr", EX_MF, "--data", given)
+        assert code == 2 and why in err and "Traceback" not in err
+        assert len(err.strip().splitlines()) == 1, err
+
+
 def test_lr_curves_stop_where_each_run_ends(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

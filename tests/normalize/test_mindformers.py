@@ -214,3 +214,35 @@ def test_base_config_cycle_is_an_input_error(tmp_path: Path) -> None:
     (tmp_path / "b.yaml").write_text("base_config: ['./a.yaml']\nseed: 2\n")
     with pytest.raises(InputError, match="cycle"):
         load_mindformers(str(tmp_path / "a.yaml"))
+
+
+@pytest.mark.parametrize(
+    ("runner", "loader", "steps"),
+    [
+        # 1000 samples // global batch 64 = 15 batches; 2 epochs x sink_size 1
+        ("epochs: 2\n  batch_size: 1\n  sink_mode: True\n  sink_size: 1", "", 30),
+        # sink_size 4: epochs becomes int(15 / 4 * 1) = 3, x 4 = 12 (not 15): trainer/utils.py
+        ("epochs: 1\n  batch_size: 1\n  sink_mode: True\n  sink_size: 4", "", 12),
+        # drop_remainder False keeps the last partial batch; repeat 2 doubles the batches
+        (
+            "epochs: 1\n  batch_size: 1\n  sink_mode: False",
+            "  drop_remainder: False\n  repeat: 2",
+            32,
+        ),
+    ],
+)
+def test_total_steps_from_loader_sizes_follows_the_trainer(
+    tmp_path: Path, runner: str, loader: str, steps: int
+) -> None:
+    """total_steps -1 with a Megatron-format loader's sizes[0] is decidable from the YAML."""
+    text = (FIXTURES / "examples/llama2_7b/pretrain_llama2_7b.yaml").read_text()
+    text = text.replace("epochs: 2\n  batch_size: 1\n  sink_mode: True\n  sink_size: 1", runner)
+    text = text.replace(
+        'type: MindDataset\n    dataset_dir: "/data/wiki103/wiki4096.mindrecord"',
+        "type: BlendedMegatronDatasetDataLoader\n    sizes: [1000, 0, 0]",
+    )
+    text = text.replace("  drop_remainder: True", loader or "  drop_remainder: True")
+    p = tmp_path / "mf.yaml"
+    p.write_text(text)
+    t = load_mindformers(str(p)).optimizer.train_steps
+    assert t is not None and t.known and t.value == steps, (t, text[:600])

@@ -178,7 +178,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--steps",
         type=int,
         help="training length in optimizer steps, where a side leaves it to the dataset "
-        "(MindFormers total_steps: -1); default: the other side's length",
+        "(MindFormers total_steps: -1); default: the length --data gives, else the other "
+        "side's length",
+    )
+    lr.add_argument(
+        "--data",
+        metavar="PATH",
+        help="the MindFormers side's MindRecord dataset (a file or folder): total_steps -1 is "
+        "computed from its sample count as MindFormers' trainer does",
     )
     lr.add_argument("--plot", metavar="FILE.png", help="also write a PNG plot")
     _color(lr)

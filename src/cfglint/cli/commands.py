@@ -624,8 +624,59 @@ def lr_schedules(
     return scheds
 
 
+def _dataset_length(cfg: Config, data: str) -> tuple[int, str]:
+    """MindFormers' total_steps -1 for the dataset at ``data``, as its trainer computes it."""
+    from cfglint.load.mindrecord import MindRecordError, count_samples, is_mindrecord
+    from cfglint.normalize.mindformers.optimizer import steps_from_samples
+
+    if not os.path.exists(data):
+        raise InputError(data, "no such file or folder (--data)")
+    if not is_mindrecord(data):
+        raise InputError(
+            data,
+            "not a MindRecord file or folder: --data gives the length of a MindFormers run "
+            "whose total_steps is -1 (a Megatron-format dataset's length is its loader's "
+            "sizes[0] in the YAML)",
+        )
+    try:
+        found = count_samples(data)
+    except MindRecordError as exc:
+        raise InputError(exc.path, str(exc)) from None
+    o = cfg.optimizer
+    gbs = o.global_batch_size
+    if (
+        gbs is None
+        or not gbs.known
+        or isinstance(gbs.value, bool)
+        or not isinstance(gbs.value, int)
+    ):
+        raise InputError(
+            cfg.path, "the global batch size is unknown, so the dataset's length in steps is too"
+        )
+    length = steps_from_samples(found.samples, gbs.value, o.length_terms)
+    if length is None:
+        bad = [k for k, v in o.length_terms.items() if not v.known or v.yaml11_string]
+        raise InputError(
+            cfg.path, f"cannot compute total_steps from the dataset: {', '.join(bad)} unusable"
+        )
+    terms = {k: v.value for k, v in o.length_terms.items()}
+    source = (
+        f"{found.samples} samples in {data} ({found.how}), global batch {gbs.value}, "
+        f"epochs {terms['epochs']}, sink_mode {terms['sink_mode']}, sink_size "
+        f"{terms['sink_size']}, drop_remainder {terms['drop_remainder']}, repeat "
+        f"{terms['repeat']}"
+    )
+    dp = cfg.parallel.data_parallel
+    if terms.get("full_batch") is False and dp is not None and dp.known and dp.value != 1:
+        source += (
+            f"; full_batch is off, so each of the {dp.value} data-parallel ranks reads its own "
+            "shard and MindSpore's shard rounding can move this by a step per epoch"
+        )
+    return length, source
+
+
 def _build_schedules(
-    mf: Config | None, mg: Config | None, steps: int | None
+    mf: Config | None, mg: Config | None, steps: int | None, data: str | None = None
 ) -> tuple[dict[str, Any], list[str]]:
     from cfglint.evidence.lr.bridge import MAX_STEPS, schedule_of
 
@@ -639,6 +690,8 @@ def _build_schedules(
             other = next((s for side, s in scheds.items() if side != cfg.side), None)
             if steps is not None:
                 length, source = steps, "--steps"
+            elif data is not None and cfg.side == "mindformers":
+                length, source = _dataset_length(cfg, data)
             elif other is not None:
                 flag = "--train-iters" if other.framework == "megatron" else "total_steps"
                 length, source = other.total_steps, f"{NAMES[other.framework]}'s {flag}"
@@ -648,7 +701,7 @@ def _build_schedules(
                 raise InputError(
                     cfg.path,
                     f"{name} leaves the training length to the dataset (total_steps: -1); "
-                    "give --steps N, or the other side with --megatron",
+                    "give --steps N, the dataset with --data, or the other side with --megatron",
                 )
         try:
             scheds[cfg.side] = schedule_of(cfg, length)
@@ -673,7 +726,7 @@ def cmd_lr(args: Any) -> int:
     if args.steps is not None and not 0 < args.steps <= MAX_STEPS:
         raise InputError(None, f"--steps must be between 1 and {MAX_STEPS}")
     mf, mg = _load_pair(args)
-    scheds, notes = _build_schedules(mf, mg, args.steps)
+    scheds, notes = _build_schedules(mf, mg, args.steps, args.data)
     paint = _painter(args)
     for side, sch in scheds.items():
         sys.stdout.write(

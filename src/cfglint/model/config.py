@@ -114,6 +114,9 @@ class Optimizer(_Section):
     # schedule-specific extras (power, num_cycles, WSD decay steps, ...), keyed by name
     lr_extra: dict[str, Value] = Field(default_factory=dict)
     train_steps: V = None
+    # MindFormers: what total_steps -1 is computed from at run time (epochs, sink_mode,
+    # sink_size, drop_remainder, repeat, full_batch), for a length taken from the dataset
+    length_terms: dict[str, Value] = Field(default_factory=dict)
     clip_grad: V = None
     global_batch_size: V = None
     micro_batch_size: V = None

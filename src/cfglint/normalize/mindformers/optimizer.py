@@ -4,6 +4,8 @@ a MindFormers config.
 
 from __future__ import annotations
 
+from typing import Any
+
 from cfglint.load.yamltree import get
 from cfglint.model.config import Config
 from cfglint.model.errors import InputError
@@ -151,6 +153,7 @@ def _schedule(view: MFView, cfg: Config) -> None:
         else extra["type"]
     )
     o.lr_extra = extra
+    o.length_terms = _length_terms(view)
     # total steps: the block's own value, else what the trainer would compute
     total = block.get("total_steps")
     derived_total = _train_steps(view, cfg)
@@ -202,20 +205,74 @@ def _schedule(view: MFView, cfg: Config) -> None:
     o.lr_decay_steps = ds if ds is not None and ds.value is not None else o.train_steps
 
 
+def _length_terms(view: MFView) -> dict[str, Value]:
+    """The inputs of total_steps -1. mindformers (fd4deebc) trainer/utils.py:142-165
+    check_runner_config: in sink mode with sink_size != -1, epochs becomes
+    int(dataset_size / sink_size * epochs); base_trainer.py:609-612 create_lr_scheduler: the
+    total is epochs x dataset_size, or (sink mode) that epoch count x sink_size.
+    dataset/causal_language_model_dataset.py: batches are drop_remainder-cut (default True,
+    :285) and repeated `repeat` times (default 1) after batching."""
+    runner = view.comp("RunnerConfig", "runner_config")
+    prefix = "training_args" if view.v2 else "runner_config"
+    terms = {
+        "epochs": view.key(
+            f"{prefix}.epochs", runner, default_key="epochs", kind="int", fallback=1
+        ),
+        "sink_mode": view.key(
+            "runner_config.sink_mode", runner, default_key="sink_mode", kind="bool", fallback=True
+        ),
+        "sink_size": view.key(
+            "runner_config.sink_size", runner, default_key="sink_size", kind="int", fallback=1
+        ),
+        "drop_remainder": view.key(
+            "train_dataset.drop_remainder", None, kind="bool", fallback=True
+        ),
+        "repeat": view.key("train_dataset.repeat", None, kind="int", fallback=1),
+        "full_batch": view.key(
+            "parallel.full_batch",
+            view.comp("ParallelConfig", "parallel"),
+            kind="bool",
+            fallback=True,
+        ),
+    }
+    return terms
+
+
+def steps_from_samples(samples: int, global_batch: int, terms: dict[str, Value]) -> int | None:
+    """MindFormers' total_steps for a dataset of ``samples`` rows, as the trainer computes it
+    (see _length_terms); None when a term is unknown or not a usable number."""
+
+    def num(name: str, kind: type) -> Any:
+        v = terms.get(name)
+        if (
+            v is None
+            or not v.known
+            or v.yaml11_string
+            or isinstance(v.value, bool) != (kind is bool)
+        ):
+            return None
+        return v.value if isinstance(v.value, kind) else None
+
+    epochs, sink_mode, sink_size = num("epochs", int), num("sink_mode", bool), num("sink_size", int)
+    drop, repeat = num("drop_remainder", bool), num("repeat", int)
+    if None in (epochs, sink_mode, sink_size, drop, repeat) or global_batch <= 0:
+        return None
+    batches = samples // global_batch if drop else -(-samples // global_batch)
+    size = batches * max(repeat, 1)
+    if sink_mode and sink_size not in (-1, 0):
+        return int(size / sink_size * epochs) * sink_size
+    return epochs * size
+
+
 def _train_steps(view: MFView, cfg: Config) -> Value:
-    """total_steps -1: epochs x batches per epoch, known when a Megatron-style dataset
-    gives its sample count (data_loader.sizes[0])."""
+    """total_steps -1: known when a Megatron-style dataset gives its sample count
+    (data_loader.sizes[0]); otherwise it depends on the dataset at run time."""
     if view.v2:
         stop = view.node("training_args.stop_step")
         if stop is not None and isinstance(stop.value, int) and stop.value > 0:
             return view.value(stop, "training_args.stop_step", "int")
+    terms = cfg.optimizer.length_terms
     sizes = view.node("train_dataset.data_loader.sizes")
-    epochs = view.key(
-        "training_args.epochs" if view.v2 else "runner_config.epochs",
-        view.comp("RunnerConfig", "runner_config"),
-        kind="int",
-        fallback=1,
-    )
     gbs = cfg.optimizer.global_batch_size
     if (
         sizes is not None
@@ -225,17 +282,19 @@ def _train_steps(view: MFView, cfg: Config) -> Value:
         and gbs is not None
         and gbs.known
         and isinstance(gbs.value, int)
+        and not isinstance(gbs.value, bool)
         and gbs.value > 0
-        and epochs.known
-        and isinstance(epochs.value, int)
     ):
         samples = view.value(sizes.value[0], "train_dataset.data_loader.sizes[0]", "int")
-        return Value.derived(
-            epochs.value * (samples.value // gbs.value),
-            "total_steps",
-            "epochs x (dataset samples // global batch size)",
-            [epochs, samples, gbs],
-        )
+        steps = steps_from_samples(samples.value, gbs.value, terms)
+        if steps is not None:
+            return Value.derived(
+                steps,
+                "total_steps",
+                "epochs x (dataset samples // global batch size), as MindFormers' trainer "
+                "computes it (sink mode, drop_remainder and repeat included)",
+                [samples, gbs, *terms.values()],
+            )
     return Value.unknown(
         "lr_schedule.total_steps",
         "total_steps is -1: MindFormers takes it from the dataset size at run time",
