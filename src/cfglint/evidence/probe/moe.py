@@ -273,3 +273,17 @@ def capacity(tokens: int, topk: int, experts: int, factor: float) -> int:
     (moe.py:252-258, mp = 1). An expert never gets more than T tokens, so both drop the
     same way."""
     return min(math.ceil(tokens * topk / experts * factor), tokens)
+
+
+def mindspore_cannot(spec: Any) -> str:
+    """Why a MoE spec cannot run in the MindSpore process ("" when it can)."""
+    position = spec.moe_capacity > 0 and spec.moe_drop == "position"
+    if spec.moe_experts and position and spec.moe_impl == "megatron":
+        # moe_utils.py:842-846 keeps the tokens torch.topk returns among the equal ones of
+        # the routing map: implementation-defined, and on CPU not the earliest tokens
+        # (measured with torch 2.13)
+        return (
+            "Megatron's position drop keeps whichever tokens torch.topk returns among "
+            "ties; MindSpore cannot reproduce that choice"
+        )
+    return ""

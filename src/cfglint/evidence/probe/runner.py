@@ -395,9 +395,11 @@ class Probe:
                 )
                 cross = False
             del DTYPES
-            if cross and mf.moe_experts:
-                ms_why = "the MindSpore side does not model MoE yet"
-                cross = False
+            from cfglint.evidence.probe.moe import mindspore_cannot
+
+            moe_why = mindspore_cannot(mf) or mindspore_cannot(floor_spec)
+            if cross and moe_why:
+                ms_why, cross = moe_why, False
         elif not self.fw.get("mindspore", False):
             ms_why = f"mindspore is not installed ({INSTALL_HINT})"
         if not cross:
