@@ -313,6 +313,7 @@ def test_moe_routing_knob_is_confirmed_and_aligned_pair_is_not() -> None:
     res = probe(ctx.mf, ctx.mg, report.findings, steps=4, frameworks=fw)
     assert not [c for c in res.confirmations if c.verdict == "confirmed"]
     assert res.residual["floor_multiple"] < 10
+    assert res.residual["verdict"].startswith("near the floor"), res.residual
     report, ctx = _lint(PAIR / "qwen3_moe_norm_topk.yaml", mg)
     res = probe(ctx.mf, ctx.mg, report.findings, steps=4, frameworks=fw)
     by_rule = {c.rule: c for c in res.confirmations}
@@ -362,3 +363,24 @@ def test_moe_weight_layouts_round_trip(dialect: str, shared: int) -> None:
         w1 = laid["decoder.layers.1.mlp.experts.weight1"][2 * 64 : 3 * 64]
         np.testing.assert_array_equal(w1[:, :24].T, canon["layers.1.feed_forward.experts.2.w1"])
         np.testing.assert_array_equal(w1[:, 24:].T, canon["layers.1.feed_forward.experts.2.w3"])
+
+
+@need_ms
+def test_moe_knobs_confirmed_and_residual_at_the_cross_framework_floor() -> None:
+    """MindFormers legacy MoE (MindSpore) against Megatron (torch), float32: no top-k
+    renormalization, capacity 1.1 filled k-major, and no aux loss against 0.01 are each
+    confirmed; with them aligned, the MindFormers side run in MindSpore is back at the
+    cross-framework floor."""
+    from cfglint.evidence.probe.runner import probe
+
+    report, ctx = _lint(PAIR / "moe_fp32_knobs.yaml", PAIR / "moe_fp32_knobs.sh")
+    res = probe(ctx.mf, ctx.mg, report.findings, steps=5)
+    assert res.cross_framework and res.device["mindspore"] == "cpu"
+    assert res.floor["first_loss_abs"] < 1e-5 and res.floor["local_norm_rel"] < 1e-5
+    by_rule = {c.rule: c for c in res.confirmations}
+    for rule in ("MOE003", "MOE014", "MOE020"):
+        assert by_rule[rule].verdict == "confirmed", by_rule[rule]
+    assert by_rule["MOE003"].knobs["moe_drop"] == ["kmajor", "probs"]
+    assert res.gap["mean_loss_abs"] > 10 * res.floor["mean_loss_abs"]
+    assert res.residual["verdict"].startswith("near the floor"), res.residual
+    assert {"moe_capacity", "moe_norm_topk", "moe_aux_coeff"} <= set(res.residual["aligned"])

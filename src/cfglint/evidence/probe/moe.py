@@ -287,3 +287,28 @@ def mindspore_cannot(spec: Any) -> str:
             "ties; MindSpore cannot reproduce that choice"
         )
     return ""
+
+
+def same_math_fields(a: Any, b: Any) -> list[str]:
+    """MoE fields where ``a`` and ``b`` differ only in the order of the same math (see
+    runner.same_math)."""
+    if not (a.moe_experts and b.moe_experts):
+        return []
+    out = []
+    drops = any(s.moe_capacity > 0 and s.moe_drop != "probs" for s in (a, b))
+    if a.moe_impl != b.moe_impl and not drops:
+        out.append("moe_impl")
+    both_norm = all(
+        s.moe_score == "softmax"
+        and s.moe_norm_topk
+        and not (s.moe_norm_after_drop and s.moe_capacity > 0)
+        for s in (a, b)
+    )
+    if a.moe_pre_softmax != b.moe_pre_softmax and both_norm:
+        out.append("moe_pre_softmax")
+    dropless = a.moe_capacity == 0 and b.moe_capacity == 0
+    if a.moe_norm_after_drop != b.moe_norm_after_drop and dropless and both_norm:
+        out.append("moe_norm_after_drop")  # nothing is dropped: one renormalization
+    if a.moe_logged_aux != b.moe_logged_aux and a.moe_aux == "none" and a.moe_z_coeff == 0:
+        out.append("moe_logged_aux")  # nothing to print besides the LM loss
+    return out

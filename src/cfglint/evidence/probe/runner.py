@@ -79,7 +79,8 @@ ROW_FIELDS: dict[str, tuple[str, ...]] = {
     "moe.num_experts_chosen": ("moe_topk",),
     "moe.capacity_factor": ("moe_capacity", "moe_drop", "moe_norm_after_drop"),
     "moe.enable_sdrop": ("moe_drop",),
-    "moe.aux_loss_factor": ("moe_aux", "moe_aux_coeff"),
+    # with the aux loss on, whether the printed loss includes it is part of the row
+    "moe.aux_loss_factor": ("moe_aux", "moe_aux_coeff", "moe_logged_aux"),
     "moe.load_balancing": ("moe_aux", "moe_aux_coeff"),
     "moe.router_dense_type": ("moe_router_dtype",),
     "moe.use_shared_expert_gating": ("moe_shared_gate",),
@@ -497,7 +498,7 @@ class Probe:
         )
         gap_lr0 = compare(mf_run, t["mg"], "zero")
         # residual: every confirmed knob aligned, dropout off on both sides
-        res_spec = mf.with_knobs(mg, sorted(confirmed)).model_copy(
+        res_spec = mf.with_knobs(mg, sorted(confirmed) + same_math(mf, mg)).model_copy(
             update={"hidden_dropout": 0.0, "attention_dropout": 0.0}
         )
         res_fw = "mindspore" if cross else "torch"
@@ -618,6 +619,18 @@ class Probe:
             c.knobs = {x: [_plain(getattr(mf, x)), _plain(getattr(mg, x))] for x in differ}
             out.append((c, differ))
         return out
+
+
+def same_math(mf: Spec, mg: Spec) -> list[str]:
+    """Fields that differ only in how a framework lays out the same math: the residual
+    aligns them, since at float32 (or bfloat16) rounding they would show as a cause no
+    configuration can name. MoE: the implementation layout when no position-based drop
+    makes the token order matter; softmax before or after top-k when both sides then
+    renormalize the k weights (a softmax over the top-k logits is the full softmax
+    renormalized over them)."""
+    from cfglint.evidence.probe.moe import same_math_fields
+
+    return same_math_fields(mf, mg)
 
 
 def _plain(v: Any) -> Any:
