@@ -317,8 +317,7 @@ def run_one(run: Run, job_dir: str, tokens: np.ndarray, device: str) -> RunResul
                 loss = loss + model.extra
             # an expert no token reached has no gradient: zero, as Megatron's grad buffer
             grads = {
-                k: p.grad if p.grad is not None else torch.zeros_like(p)
-                for k, p in model.p.items()
+                k: p.grad if p.grad is not None else torch.zeros_like(p) for k, p in model.p.items()
             }
             if step == 1 and mode == run.modes[0]:
                 g_np = {k: g.detach().cpu().numpy() for k, g in grads.items()}
