@@ -92,6 +92,21 @@ ROW_FIELDS: dict[str, tuple[str, ...]] = {
         "moe_topk_scale",
     ),
 }
+# rules sharing a row that each express one part of it
+RULE_FIELDS: dict[str, tuple[str, ...] | None] = {
+    "MOE014": ("moe_pre_softmax", "moe_norm_topk", "moe_norm_after_drop"),
+    "MOE015": ("moe_topk_scale",),
+    "MOE016": ("moe_score",),
+    "MOE017": ("moe_aux", "moe_aux_coeff"),
+    "MOE018": None,
+    "MOE007": None,
+    "MOE009": None,
+}
+RULE_WHY = {
+    "MOE018": "the load-based expert bias (aux-loss-free balancing) is not modelled",
+    "MOE007": "padding expert input to capacity adds zero-weight slots: no change in value",
+    "MOE009": "fused kernels are not run by the probe (the same unfused math on both sides)",
+}
 SHAPE_ROWS = {
     "structure.num_layers",
     "structure.num_heads",
@@ -588,10 +603,12 @@ class Probe:
         self.unprobed: list[Confirmation] = []
         for f in findings:
             row = f.row
-            fields = ROW_FIELDS.get(row)
+            fields = RULE_FIELDS.get(f.rule, ROW_FIELDS.get(row))
             c = Confirmation(rule=f.rule, row=row, verdict="not probed")
             if fields is None:
-                if row in SHAPE_ROWS:
+                if f.rule in RULE_WHY:
+                    c.reason = RULE_WHY[f.rule]
+                elif row in SHAPE_ROWS:
                     c.reason = "changes the weights' shapes; the probe runs one shared shape"
                 elif row == "structure.fusion":
                     c.reason = (
