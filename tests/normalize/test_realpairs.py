@@ -354,8 +354,15 @@ def test_whole_model_identity(text: str, alias: str, names: bool) -> None:
 
 # -- 8. noise ---------------------------------------------------------------------------------
 def test_precision_mode_default_depends_on_the_chip(tmp_path: Path) -> None:
-    pm = mf_cfg("llama2_7b_pretrain_msl", tmp_path).precision.precision_mode
+    # a float16 run names no chip: 910A and Atlas A2 both run it
+    fp16 = tmp_path / "fp16.yaml"
+    text = (REALPAIRS / "llama2_7b_pretrain_msl" / "mindformers.yaml").read_text()
+    fp16.write_text(text.replace('"bfloat16"', '"float16"'))
+    pm = load_mindformers(str(fp16)).precision.precision_mode
     assert not pm.known and "Atlas A2" in pm.detail
+    # bfloat16 compute needs Atlas A2 or later (the Atlas training series has no bfloat16)
+    pm = mf_cfg("llama2_7b_pretrain_msl", tmp_path).precision.precision_mode
+    assert pm.value == "must_keep_origin_dtype" and "bfloat16" in pm.detail
     pm = mf_cfg(
         "llama2_7b_pretrain_msl",
         tmp_path / "a2",

@@ -51,6 +51,8 @@ def read_moe(view: MFView, cfg: Config) -> None:
     moe_ffn = view.node("moe_config.moe_intermediate_size")
     if moe_ffn is not None and cfg.model_class not in _DROPS_EXTRA_LOSS:
         e.expert_ffn_size = view.key("moe_config.moe_intermediate_size", mc, kind="int")
+    elif cfg.structure.ffn_hidden_size is None:  # no single FFN size (Swin's stages)
+        e.expert_ffn_size = None
     else:
         # LlamaForCausalLM's experts are LlamaFeedForward(intermediate_size=...) of the
         # model (llama_layer.py:661-663, llama_transformer.py:750-763 @ 31a92de4):
@@ -66,7 +68,7 @@ def read_moe(view: MFView, cfg: Config) -> None:
             ),
             [cfg.structure.ffn_hidden_size],
         )
-    if e.num_shared_experts.known and e.expert_ffn_size.known:
+    if e.num_shared_experts.known and e.expert_ffn_size is not None and e.expert_ffn_size.known:
         e.shared_expert_ffn_size = Value.derived(
             (as_int(e.num_shared_experts) or 0) * (as_int(e.expert_ffn_size) or 0),
             "shared expert FFN size",
