@@ -620,6 +620,13 @@ class Probe:
                 self.unprobed.append(c)
                 continue
             differ = tuple(x for x in fields if getattr(mf, x) != getattr(mg, x))
+            # a field that is the same math once the others are aligned is not the knob
+            # (MOE014: softmax before/after top-k once both renormalize)
+            differ = tuple(
+                x
+                for x in differ
+                if x not in same_math(mf.with_knobs(mg, [y for y in differ if y != x]), mg)
+            )
             if row == "weight.init_method_std" and not mg.random_init:
                 c.reason = "a checkpoint is loaded: both sides start from the same weights"
                 self.unprobed.append(c)
