@@ -116,6 +116,8 @@ def moe_values(cfg: Config, r: Any) -> dict[str, Any]:
     # order and normalization
     if mg:
         pre = r.flag("moe_pre_softmax", "moe.router_pre_softmax")
+        if out.get("moe_score") == "sigmoid":
+            pre = True  # moe_utils.py:723-731: sigmoid scores before top-k, whatever the flag
         if pre is not None:
             out["moe_pre_softmax"] = pre
         norm = r.flag("moe_norm_topk", "moe.norm_topk_prob")
