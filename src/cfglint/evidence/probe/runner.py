@@ -240,9 +240,12 @@ def without_dropout(spec: Spec) -> Spec:
 
 
 def residual_spec(mf: Spec, mg: Spec, fields: set[str]) -> Spec:
-    """The MindFormers spec with ``fields`` and the same-math fields set to Megatron's
-    values, dropout off."""
-    return without_dropout(mf.with_knobs(mg, sorted(fields) + same_math(mf, mg)))
+    """The MindFormers spec with ``fields`` set to Megatron's values, then the fields that
+    are the same math once those are aligned (an MoE implementation order stops mattering
+    when no side drops by position any more), dropout off. Aligning same-math fields changes
+    no number but lets MindSpore reuse the floor's compiled graph."""
+    aligned = mf.with_knobs(mg, sorted(fields))
+    return without_dropout(aligned.with_knobs(mg, same_math(aligned, mg)))
 
 
 def start_dtype(*specs: Spec) -> str:
