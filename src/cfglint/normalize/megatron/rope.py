@@ -4,7 +4,7 @@ layout (interleaved pairs vs the two halves)."""
 from __future__ import annotations
 
 from cfglint.model.config import Config
-from cfglint.model.values import Value
+from cfglint.model.values import Value, fmt
 from cfglint.normalize.megatron.input import MegatronInput
 from cfglint.normalize.rope import as_rope, spell, yarn
 
@@ -178,7 +178,8 @@ def _mindspeed_yarn(m: MegatronInput, cfg: Config, typ: Value) -> tuple[Value, V
         )
         factor = Value.derived(
             f,
-            "--max-position-embeddings",
+            f"YaRN factor (--max-position-embeddings {fmt(mpe.value)} / "
+            f"--rope-scaling-original-max-position-embeddings {fmt(orig.value)})",
             "MindSpeed-LLM YaRN factor = max_position_embeddings / original context "
             "(--rope-scaling-factor is overwritten)",
             [mpe, orig],
