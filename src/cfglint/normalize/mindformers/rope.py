@@ -131,7 +131,9 @@ def _legacy_yarn(view: MFView, cfg: Config, sf: Any, ins: list[Value]) -> tuple[
     (_yarn_find_correction_range); cos and sin are multiplied by
     g(factor, mscale) / g(factor, mscale_all_dim) (lines 1201-1202, 1241-1242). The legacy
     DeepSeek attention (research/deepseek3/deepseek2_model.py:532-539) also multiplies its
-    softmax scale by g(factor, mscale_all_dim)^2 when mscale_all_dim is not 0; other legacy
+    softmax scale by g(factor, mscale_all_dim)^2 when mscale_all_dim is not 0 (the same at
+    v1.5.0 research/deepseek2/deepseek2_model.py:481-484 and v1.3.2
+    research/deepseek2/deepseek2_transformer.py:227-230); other legacy
     attentions keep 1/sqrt(head_dim)."""
     knob = f"{view.model_path}.scaling_factor"
     raw = sf.plain() if sf is not None else None
