@@ -79,6 +79,8 @@ class Moe(_Section):
     router_topk: V = None
     capacity_factor: V = None
     aux_loss_coeff: V = None
+    # router z-loss weight (0 or none: off)
+    z_loss_coeff: V = None
     enable_sdrop: V = None
     token_drop_policy: V = None
     pad_to_capacity: V = None
