@@ -148,26 +148,25 @@ def test_each_knob_is_confirmed_on_its_row() -> None:
 
 
 @need_torch
-@pytest.mark.xfail(
-    reason="measured no effect: 0.9-1.2x the bf16 floor on the mean loss over 4, 10 and 20 "
-    "steps, 0.05x on the embedding's local norm. MindFormers casts the lookup to compute_dtype "
-    "(llama.py:392), so an fp32 table and Megatron's bf16 copy of its fp32 master give the same "
-    "forward; what is left is one bf16 rounding of the embedding gradient (see issue8b note)",
-    strict=True,
-)
-def test_float32_embedding_against_bf16_compute_is_confirmed(tmp_path: Path) -> None:
+def test_float32_embedding_against_bf16_compute_matches_and_is_not_flagged() -> None:
+    """Issue 8 asked for a float32 embedding against bf16 compute to be confirmed. Measured
+    (issue8b note): no effect, 0.9-1.2x the bf16 floor on the mean loss over 4, 10 and 20
+    steps. MindFormers casts the lookup to compute_dtype (llama.py:392) and Megatron computes
+    from a bf16 copy of its float32 master, so the forward is the same; only one bf16
+    rounding of the embedding gradient differs. So the lint no longer flags this setup
+    (PRC005's `when`), and the probe of the pair sits on the floor."""
     from cfglint.evidence.probe.runner import probe
 
     src = FIXTURES / "pairs" / "llama2_dense"
-    mf = (src / "llama2_7b_align.yaml").read_text()
-    mf = mf.replace('embedding_init_type: "bfloat16"', 'embedding_init_type: "float32"')
-    (tmp_path / "mf.yaml").write_text(mf)
-    report, ctx = _lint(tmp_path / "mf.yaml", src / "pretrain_llama2_align.sh")
-    res = probe(
-        ctx.mf, ctx.mg, report.findings, steps=4, frameworks={"torch": True, "mindspore": False}
-    )
-    rows = {c.row: c.verdict for c in res.confirmations if c.knobs.get("embedding_dtype")}
-    assert rows and set(rows.values()) == {"confirmed"}, rows
+    assert 'embedding_init_type: "float32"' in (src / "llama2_7b_align.yaml").read_text()
+    report, ctx = _lint(src / "llama2_7b_align.yaml", src / "pretrain_llama2_align.sh")
+    assert report.findings == []
+    assert ctx.mf.weight.embedding_dtype.value == "float32"
+    assert ctx.mg.weight.embedding_dtype.value == "bfloat16"
+    res = probe(ctx.mf, ctx.mg, [], steps=4, frameworks={"torch": True, "mindspore": False})
+    floor = max(res.floor["mean_loss_abs"], 1e-7)
+    # measured 1.7x; the confirmation bar is 10x
+    assert res.gap["mean_loss_abs"] < 5 * floor, (res.gap, res.floor)
 
 
 @need_torch
@@ -192,14 +191,18 @@ def test_half_precision_weights_without_a_master_copy_lose_small_updates(master:
 
 
 @need_torch
-def test_bf16_embedding_kept_without_master_shows_in_the_optimizer_check() -> None:
-    """The llama2_dense pair keeps MindFormers' embedding in bf16 (embedding_init_type):
-    no master copy there, so its update is rounded to bf16, while Megatron's is not. No lint
-    rule names this; the probe's optimizer check does, on the embedding."""
+def test_bf16_embedding_kept_without_master_shows_in_the_optimizer_check(tmp_path: Path) -> None:
+    """MindFormers' embedding in bf16 (embedding_init_type) beside float32 weights: no master
+    copy there, so its update is rounded to bf16, while Megatron's is not. WGT004 names it;
+    the probe's optimizer check shows it on the embedding."""
     from cfglint.evidence.probe.runner import F32_EPS, probe
 
     src = FIXTURES / "pairs" / "llama2_dense"
-    report, ctx = _lint(src / "llama2_7b_align.yaml", src / "pretrain_llama2_align.sh")
+    mf = tmp_path / "mf.yaml"
+    text = (src / "llama2_7b_align.yaml").read_text()
+    mf.write_text(text.replace('embedding_init_type: "float32"', 'embedding_init_type: "bfloat16"'))
+    report, ctx = _lint(mf, src / "pretrain_llama2_align.sh")
+    assert [f.rule for f in report.findings] == ["WGT004"]
     res = probe(
         ctx.mf, ctx.mg, report.findings, steps=3, frameworks={"torch": True, "mindspore": False}
     )
