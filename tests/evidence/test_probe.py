@@ -207,6 +207,7 @@ def test_bf16_embedding_kept_without_master_shows_in_the_optimizer_check(tmp_pat
         ctx.mf, ctx.mg, report.findings, steps=3, frameworks={"torch": True, "mindspore": False}
     )
     assert res.gap["update_worst_weight"] == "tok_embeddings"
+    assert {c.row: c.verdict for c in res.confirmations} == {"weight.param_init_type": "confirmed"}
     floor = max(res.floor["update_rel"], F32_EPS)
     assert res.gap["update_rel"] > 1000 * floor, (res.gap["update_rel"], floor)
 
