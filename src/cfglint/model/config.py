@@ -140,6 +140,9 @@ class Precision(_Section):
     rotary_dtype: V = None
     residual_dtype: V = None
     loss_dtype: V = None
+    # the dtype the looked-up embedding rows enter the first layer in (a float32 table whose
+    # rows are cast to compute_dtype matches Megatron's half-precision copy of a float32 master)
+    embedding_output_dtype: V = None
     cross_entropy_fusion: V = None
     precision_mode: V = None
 

@@ -29,6 +29,7 @@ def read_precision(m: MegatronInput, cfg: Config) -> None:
     # Megatron keeps bf16/fp16 model weights (fp32 master copies live in the optimizer)
     w.param_dtype = compute
     w.embedding_dtype = compute
+    pr.embedding_output_dtype = compute
     grad_bf16 = m.arg("grad_reduce_in_bf16") if "grad_reduce_in_bf16" in m.table.by_dest else None
     if compute.value == "bfloat16" and not (grad_bf16 and grad_bf16.value):
         w.grad_reduce_dtype = Value.derived(

@@ -107,8 +107,37 @@ def read_precision(view: MFView, cfg: Config) -> None:
     pr.loss_dtype = Value.default(
         "float32", "loss", "MindFormers (logits cast to float32 before cross entropy)"
     )
+    pr.embedding_output_dtype = _embedding_output(view, cfg)
     pr.precision_mode = _precision_mode(view, [pr.compute_dtype, w.param_dtype, w.embedding_dtype])
     w.load_checkpoint = _initial_weights(view)
+
+
+def _embedding_output(view: MFView, cfg: Config) -> Value | None:
+    """The dtype the looked-up rows enter the first layer in, for the classes whose code was
+    read (knobs: legacy_classes.*.embedding_cast); None for the others, so PRC005 compares
+    the stored dtypes for them as before."""
+    pr, w = cfg.precision, cfg.weight
+    compute = pr.compute_dtype.value if pr.compute_dtype else None
+    if view.mcore:
+        return Value.derived(
+            compute,
+            "compute_dtype",
+            "LanguageModelEmbedding casts the looked-up rows to compute_dtype",
+            [pr.compute_dtype],
+        )
+    facts = view.d.knobs["legacy_classes"].get(cfg.model_class) or {}
+    cast = facts.get("embedding_cast")
+    if cast is None:
+        return None
+    on, why = cast
+    if on:
+        return Value.derived(compute, "compute_dtype", why, [pr.compute_dtype])
+    return Value.derived(
+        w.embedding_dtype.value if w.embedding_dtype else None,
+        "embedding_init_type",
+        why,
+        [w.embedding_dtype],
+    )
 
 
 def _precision_mode(view: MFView, dtypes: list[Value | None]) -> Value:
