@@ -54,7 +54,7 @@ def _paired(rule: Rule, ctx: Context, series: str) -> tuple[Any, Any, list[int]]
 
 
 def _log_loc(log: Any, step: int, side: str) -> Location:
-    return Location(path=log.path, line=log.first_line.get(step, 1), side=side)  # type: ignore[arg-type]
+    return Location.model_construct(path=log.path, line=log.first_line.get(step, 1), side=side)
 
 
 @builtin
