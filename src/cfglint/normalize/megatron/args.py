@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from cfglint.load.datacache import DATA_DIR, load_data
 from cfglint.model.values import Loc, Value
@@ -19,8 +19,7 @@ from cfglint.model.values import Loc, Value
 DATA = DATA_DIR
 
 
-@dataclass(frozen=True)
-class ArgSpec:
+class ArgSpec(NamedTuple):
     flags: tuple[str, ...]
     dest: str
     type: str
