@@ -33,6 +33,14 @@ PAIRS = {
         "fixtures/probe/llama_fp32_knobs.yaml",
         "fixtures/probe/llama_fp32_knobs.sh",
     ),
+    "probe fp32 MoE pair (4 experts, top-2)": (
+        "fixtures/probe/moe_fp32.yaml",
+        "fixtures/probe/moe_fp32.sh",
+    ),
+    "probe fp32 MoE pair, routing differences": (
+        "fixtures/probe/moe_fp32_knobs.yaml",
+        "fixtures/probe/moe_fp32_knobs.sh",
+    ),
 }
 
 

@@ -8,6 +8,11 @@ only training and fine-tuning configs count: a file whose ``run_mode`` is train 
 that has no ``run_mode`` but a ``train_dataset`` section. ``--all`` counts every YAML that
 loads. Prints the number of files, values, unknown values, their share and the counts by
 reason (the reason with file-specific parts replaced, so that equal causes group together).
+
+Files under a ``tests`` folder of a root (MindFormers' own test fixtures, such as
+tests/st/test_build.yaml with its TestModelConfig registered by the test code) are not user
+training configs and are left out unless ``--with-tests`` is given; the count left out is
+printed.
 """
 
 from __future__ import annotations
@@ -35,6 +40,11 @@ def _is_training(path: Path) -> bool:
 
 
 skipped: Counter[str] = Counter()
+test_fixtures: list[Path] = []
+
+
+def _is_test_fixture(root: Path, path: Path) -> bool:
+    return "tests" in path.relative_to(root).parts[:-1]
 
 
 def _model_type(path: Path) -> str:
@@ -56,7 +66,7 @@ def _reason(detail: str) -> str:
 
 
 def measure(
-    roots: list[Path], every: bool, known_only: bool = False
+    roots: list[Path], every: bool, known_only: bool = False, with_tests: bool = False
 ) -> tuple[int, int, Counter[str], Counter[str], int]:
     from cfglint.model.errors import InputError
     from cfglint.normalize.mindformers.build import load_mindformers
@@ -66,9 +76,13 @@ def measure(
     fields: Counter[str] = Counter()
     failed = 0
     skipped.clear()
+    test_fixtures.clear()
     for root in roots:
         for path in sorted(root.rglob("*.yaml")):
             if not every and not _is_training(path):
+                continue
+            if not with_tests and _is_test_fixture(root, path):
+                test_fixtures.append(path)
                 continue
             try:
                 cfg = load_mindformers(str(path))
@@ -107,13 +121,25 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="only configs of model classes cfglint has default tables for",
     )
+    ap.add_argument(
+        "--with-tests",
+        action="store_true",
+        help="also count the YAML fixtures under tests/ folders (MindFormers' own test files)",
+    )
     args = ap.parse_args(argv)
-    files, values, reasons, fields, failed = measure(args.roots, args.all, args.known_classes)
+    files, values, reasons, fields, failed = measure(
+        args.roots, args.all, args.known_classes, args.with_tests
+    )
     unknown = sum(reasons.values())
     share = 100.0 * unknown / values if values else 0.0
     print(
         f"files {files} (not loadable: {failed}), values {values}, unknown {unknown} ({share:.1f}%)"
     )
+    if test_fixtures:
+        print(
+            f"left out: {len(test_fixtures)} test fixture(s) under tests/"
+            " (--with-tests counts them)"
+        )
     if skipped:
         print(
             "skipped (no tables for the model class): "

@@ -296,3 +296,91 @@ def test_lint_with_probe_on_real_dataset_tokens(
     assert by_rule["OPT001"]["verdict"] == "confirmed"
     # the standard rows are decided by the probe: no "needs a log" left for them
     assert {"STD003", "STD004"} <= {f["rule"] for f in doc["findings"]}
+
+
+@need_torch
+def test_moe_routing_knob_is_confirmed_and_aligned_pair_is_not() -> None:
+    """MoE: the qwen3_moe alignment pair (MindFormers mcore vs MindSpeed-LLM) shows no
+    confirmed difference with its mean-loss residual near the floor; the same pair with
+    norm_topk_prob False on the MindFormers side confirms MOE014 on moe.router_scoring.
+    bf16 on both sides, so both specs run in torch (MindSpore on CPU has no bf16)."""
+    from cfglint.evidence.probe.runner import probe
+
+    mg = FIXTURES / "pairs" / "qwen3_moe" / "pretrain_qwen3_moe_align.sh"
+    fw = {"torch": True, "mindspore": False}
+    report, ctx = _lint(FIXTURES / "pairs" / "qwen3_moe" / "qwen3_moe_align.yaml", mg)
+    assert ctx.mf.is_moe and ctx.mg.is_moe
+    res = probe(ctx.mf, ctx.mg, report.findings, steps=4, frameworks=fw)
+    assert not [c for c in res.confirmations if c.verdict == "confirmed"]
+    assert res.residual["floor_multiple"] < 10
+    assert res.residual["verdict"].startswith("near the floor"), res.residual
+    report, ctx = _lint(PAIR / "qwen3_moe_norm_topk.yaml", mg)
+    res = probe(ctx.mf, ctx.mg, report.findings, steps=4, frameworks=fw)
+    by_rule = {c.rule: c for c in res.confirmations}
+    c = by_rule["MOE014"]
+    assert c.verdict == "confirmed", c
+    assert c.knobs["moe_norm_topk"] == [False, True]
+    # routing rows the probe cannot express say why
+    assert all(
+        x.verdict != "not probed" or x.reason for x in res.confirmations if x.row.startswith("moe")
+    )
+
+
+def test_moe_spec_and_shrink_from_the_qwen3_pair() -> None:
+    _, ctx = _lint(
+        FIXTURES / "pairs" / "qwen3_moe" / "qwen3_moe_align.yaml",
+        FIXTURES / "pairs" / "qwen3_moe" / "pretrain_qwen3_moe_align.sh",
+    )
+    pair = pair_specs(ctx.mf, ctx.mg)
+    mf, mg = pair.mindformers, pair.megatron
+    # 128 experts top-8 -> 8 experts top-2 (ratio kept up to the 8-expert cap), 2 MoE layers
+    assert (mf.moe_experts, mf.moe_topk, mf.layers, mf.moe_dense) == (8, 2, 2, 0)
+    assert mf.moe_ffn == 24  # 768 / 2048 of hidden 64
+    # MindFormers mcore: softmax over all experts then top-k, renormalized; Megatron: top-k
+    # of the logits then softmax; both normalized
+    assert (mf.moe_pre_softmax, mg.moe_pre_softmax) == (True, False)
+    assert mf.moe_norm_topk and mg.moe_norm_topk
+    assert (mf.moe_logged_aux, mg.moe_logged_aux) == (True, False)
+
+
+@pytest.mark.parametrize("shared", [0, 48])
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_moe_weight_layouts_round_trip(dialect: str, shared: int) -> None:
+    spec = Spec(moe_experts=4, moe_dense=1, moe_ffn=24, moe_shared_ffn=shared, moe_shared_gate=True)
+    canon = init_weights(spec)
+    assert "layers.1.feed_forward.experts.3.w3" in canon and "layers.0.feed_forward.w1" in canon
+    laid = to_layout(canon, spec, dialect)
+    back = from_layout(laid, spec, dialect)
+    assert set(back) == set(canon)
+    for k, v in canon.items():
+        np.testing.assert_array_equal(back[k], v, err_msg=k)
+    if dialect == "mindformers-legacy":  # stacked [E, out, in] under MoEV2's ffn
+        key = (
+            "model.layers.1.feed_forward." + ("routed_experts." if shared else "") + "ffn.w1.weight"
+        )
+        np.testing.assert_array_equal(laid[key][2], canon["layers.1.feed_forward.experts.2.w1"])
+    elif dialect == "mindformers-mcore":  # grouped [E*h, 2f]: expert 2's [gate | up]
+        w1 = laid["decoder.layers.1.mlp.experts.weight1"][2 * 64 : 3 * 64]
+        np.testing.assert_array_equal(w1[:, :24].T, canon["layers.1.feed_forward.experts.2.w1"])
+        np.testing.assert_array_equal(w1[:, 24:].T, canon["layers.1.feed_forward.experts.2.w3"])
+
+
+@need_ms
+def test_moe_knobs_confirmed_and_residual_at_the_cross_framework_floor() -> None:
+    """MindFormers legacy MoE (MindSpore) against Megatron (torch), float32: no top-k
+    renormalization, capacity 1.1 filled k-major, and no aux loss against 0.01 are each
+    confirmed; with them aligned, the MindFormers side run in MindSpore is back at the
+    cross-framework floor."""
+    from cfglint.evidence.probe.runner import probe
+
+    report, ctx = _lint(PAIR / "moe_fp32_knobs.yaml", PAIR / "moe_fp32_knobs.sh")
+    res = probe(ctx.mf, ctx.mg, report.findings, steps=5)
+    assert res.cross_framework and res.device["mindspore"] == "cpu"
+    assert res.floor["first_loss_abs"] < 1e-5 and res.floor["local_norm_rel"] < 1e-5
+    by_rule = {c.rule: c for c in res.confirmations}
+    for rule in ("MOE003", "MOE014", "MOE020"):
+        assert by_rule[rule].verdict == "confirmed", by_rule[rule]
+    assert by_rule["MOE003"].knobs["moe_drop"] == ["kmajor", "probs"]
+    assert res.gap["mean_loss_abs"] > 10 * res.floor["mean_loss_abs"]
+    assert res.residual["verdict"].startswith("near the floor"), res.residual
+    assert {"moe_capacity", "moe_norm_topk", "moe_aux_coeff"} <= set(res.residual["aligned"])

@@ -2,7 +2,10 @@
 
 megatron-core 0.16.1 runs on CPU with the shims listed in
 cfglint/evidence/probe/mcore_check.py; the check runs in its own process (the shims patch
-torch globals). Skips when megatron-core or torch is not installed; a shim that breaks with
+torch globals). The MoE variants cover both dispatchers (alltoall, allgather), dropless
+and capacity 1.0 with each drop policy, softmax before and after top-k, sigmoid scores,
+the top-k scaling factor, aux loss, sequence aux loss, z-loss and gated shared experts.
+Skips when megatron-core or torch is not installed; a shim that breaks with
 a new release fails here, not in the probe.
 """
 
@@ -28,7 +31,12 @@ FLOOR_LOSS = 2e-6  # the float32 CPU floor the probe measures across frameworks
 FLOOR_NORM = 1e-6
 
 
-@pytest.mark.parametrize("variant", ["dense", "gqa"])
+# parameters per variant: 21 dense; MoE (1 dense + 1 MoE layer, 8 experts) 43, + gated
+# shared experts 47
+N_PARAMS = {"dense": 21, "gqa": 21, "moe-alltoall": 47, "moe-allgather": 43, "moe-position": 43}
+
+
+@pytest.mark.parametrize("variant", list(N_PARAMS))
 def test_torch_model_agrees_with_megatron_core(variant: str, tmp_path: Path) -> None:
     out = tmp_path / "mcore.json"
     env = dict(os.environ, TORCHDYNAMO_DISABLE="1", OMP_NUM_THREADS="1")
@@ -44,6 +52,6 @@ def test_torch_model_agrees_with_megatron_core(variant: str, tmp_path: Path) -> 
     assert d["megatron_core"].startswith("0.16")
     assert abs(d["loss_ours"] - d["loss_mcore"]) < FLOOR_LOSS
     a, b = d["local_norms_ours"], d["local_norms_mcore"]
-    assert set(a) == set(b) and len(b) == 21
+    assert set(a) == set(b) and len(b) == N_PARAMS[variant]
     worst = max(abs(a[k] - b[k]) / b[k] for k in b)
     assert worst < FLOOR_NORM, worst

@@ -148,3 +148,19 @@ def test_deep_texts_never_reach_libyaml(text: str, monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(yt, "_libyaml_loader", lambda _y: pytest.fail("reached libyaml"))
     with pytest.raises(InputError, match="nesting deeper"):
         parse_yaml_text(text, "deep.yaml")
+
+
+def test_empty_values_sit_after_their_colon_on_both_paths(monkeypatch: pytest.MonkeyPatch) -> None:
+    # `arch:` with nothing after it: a finding about it must point at its own line, whichever
+    # parser read the file (ruamel alone would mark the next key's line)
+    import cfglint.load.yamltree as yt
+
+    text = "model:\n  arch:\n  model_config:\n    type: X\nlast:\n"
+
+    def positions() -> list[tuple[int, int]]:
+        root = parse_yaml_text(text, "a.yaml").root
+        return [(n.line, n.column) for n in (root.value["model"].value["arch"], root.value["last"])]
+
+    assert positions() == [(2, 8), (5, 6)]
+    monkeypatch.setattr(yt, "nesting_bound", lambda _text: yt.MAX_DEPTH + 1)
+    assert positions() == [(2, 8), (5, 6)]

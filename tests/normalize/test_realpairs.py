@@ -130,7 +130,7 @@ def test_legacy_moe_facts(tmp_path: Path) -> None:
     e = mf_cfg("mixtral_8x7b_pretrain_msl", tmp_path).moe
     assert e.first_k_dense.value == 0  # the boolean MoEConfig default is not a count here
     assert e.aux_loss_coeff.value == 0.0  # aux_loss_factor 0.05 is stored, never read
-    assert "aux_loss_factor is not read" in e.aux_loss_coeff.detail
+    assert "return_extra_loss" in e.aux_loss_coeff.detail
     assert e.norm_topk_prob.value is True  # softmax over all, top-k, renormalized
 
 
@@ -140,7 +140,11 @@ def test_legacy_moe_no_false_errors(tmp_path: Path) -> None:
     assert finding(r, "MOE020").values == {"mindformers": 0.0, "megatron": 0.02}
 
 
-def test_legacy_moe_aux_loss_types_set_the_weight(tmp_path: Path) -> None:
+def test_legacy_llama_moe_drops_the_aux_loss_whatever_aux_loss_types_say(
+    tmp_path: Path,
+) -> None:
+    # LlamaForCausalLM builds MoEV2 without return_extra_loss (llama_transformer.py:775-779
+    # @ 31a92de4): an 'expert' entry with factor 0.02 still adds nothing to the loss
     r = lint_pair(
         "mixtral_8x7b_pretrain_msl",
         tmp_path,
@@ -149,7 +153,9 @@ def test_legacy_moe_aux_loss_types_set_the_weight(tmp_path: Path) -> None:
             '  aux_loss_types: ["expert"]\n  aux_loss_factors: [0.02]\n',
         ),
     )
-    assert "MOE020" not in rules(r)
+    f = finding(r, "MOE020")
+    assert f.values == {"mindformers": 0.0, "megatron": 0.02}
+    assert "return_extra_loss" in f.message or "return_extra_loss" in str(f.model_dump())
 
 
 def test_first_k_dense_minus_one_is_no_dense_layer(tmp_path: Path) -> None:
@@ -348,8 +354,15 @@ def test_whole_model_identity(text: str, alias: str, names: bool) -> None:
 
 # -- 8. noise ---------------------------------------------------------------------------------
 def test_precision_mode_default_depends_on_the_chip(tmp_path: Path) -> None:
-    pm = mf_cfg("llama2_7b_pretrain_msl", tmp_path).precision.precision_mode
+    # a float16 run names no chip: 910A and Atlas A2 both run it
+    fp16 = tmp_path / "fp16.yaml"
+    text = (REALPAIRS / "llama2_7b_pretrain_msl" / "mindformers.yaml").read_text()
+    fp16.write_text(text.replace('"bfloat16"', '"float16"'))
+    pm = load_mindformers(str(fp16)).precision.precision_mode
     assert not pm.known and "Atlas A2" in pm.detail
+    # bfloat16 compute needs Atlas A2 or later (the Atlas training series has no bfloat16)
+    pm = mf_cfg("llama2_7b_pretrain_msl", tmp_path).precision.precision_mode
+    assert pm.value == "must_keep_origin_dtype" and "bfloat16" in pm.detail
     pm = mf_cfg(
         "llama2_7b_pretrain_msl",
         tmp_path / "a2",
@@ -455,7 +468,9 @@ def test_yarn_compared_by_factor_and_original_context(tmp_path: Path) -> None:
 
 
 def test_device_and_comm_balance_losses_are_part_of_the_method(tmp_path: Path) -> None:
-    e = mf_cfg(
+    # a DeepSeek-style class, whose layers return the router's extra loss (LlamaConfig's
+    # drop it: test_legacy_llama_moe_drops_the_aux_loss_whatever_aux_loss_types_say)
+    d = _copy(
         "mixtral_8x7b_pretrain_msl",
         tmp_path,
         (
@@ -463,6 +478,10 @@ def test_device_and_comm_balance_losses_are_part_of_the_method(tmp_path: Path) -
             '  aux_loss_types: ["expert", "device", "comm"]\n'
             "  aux_loss_factors: [0.003, 0.05, 0.02]\n",
         ),
-    ).moe
+        None,
+    )
+    y = d / "mindformers.yaml"
+    y.write_text(y.read_text().replace("type: LlamaConfig", "type: DeepseekV3Config"))
+    e = load_mindformers(str(y)).moe
     assert e.aux_loss_coeff.value == 0.003  # the expert term only, not the sum
     assert e.load_balancing_type.value == "aux_loss+device+comm"

@@ -368,6 +368,7 @@ def cmd_show(args: Any) -> int:
         out = {
             "inputs": [
                 {"path": c.path, "kind": c.kind, "defaults": c.defaults_from}
+                | ({"not_applicable": c.not_applicable} if c.not_applicable else {})
                 for c in (mf, mg)
                 if c is not None
             ],
@@ -419,6 +420,8 @@ def cmd_show(args: Any) -> int:
             if cfg is None:
                 continue
             value, origin = _show_cells(v, narrow=not wide)
+            if v is None and path in cfg.not_applicable:
+                value, origin = "n/a", escape(f"not applicable: {cfg.not_applicable[path]}")
             cells += (
                 [value, origin] if wide else [value + (f"\n[dim]{origin}[/]" if origin else "")]
             )

@@ -265,6 +265,11 @@ class _Builder:
             if child.key_line is None:
                 child.key_line = knode.start_mark.line + 1
                 child.key_column = knode.start_mark.column + 1
+                if type(vnode).__name__ == "ScalarNode" and vnode.value == "" and not vnode.style:
+                    # an empty value sits right after its key's colon; libyaml says so, ruamel
+                    # marks the next token (a later line), so both paths are pinned here
+                    child.line = knode.end_mark.line + 1
+                    child.column = knode.end_mark.column + 2
             out[k] = child
         # `<<: *base` fills in keys the mapping does not set itself (YAML merge keys).
         for m in merges:

@@ -76,6 +76,8 @@ class Moe(_Section):
     router_topk: V = None
     capacity_factor: V = None
     aux_loss_coeff: V = None
+    # router z-loss weight (0 or none: off)
+    z_loss_coeff: V = None
     enable_sdrop: V = None
     token_drop_policy: V = None
     pad_to_capacity: V = None
@@ -213,6 +215,10 @@ class Config(BaseModel):
     env: dict[str, Value] = Field(default_factory=dict)
     # the launch script the environment was read from ("" when none was given)
     launch_script: str = ""
+    # fields left empty because they do not apply to this model (no RoPE with learned
+    # positions, no fused SwiGLU switch in a GeLU model, no token ids in a vision encoder):
+    # dotted field -> why. Rules skip an empty field; `show` prints the reason.
+    not_applicable: dict[str, str] = Field(default_factory=dict)
     # flags or keys we do not know; kept, reported as warnings
     unknown: list[Value] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)

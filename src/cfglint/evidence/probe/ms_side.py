@@ -28,6 +28,7 @@ import mindspore as ms
 import numpy as np
 from mindspore import nn, ops
 
+from cfglint.evidence.probe.moe_ms import moe_layer
 from cfglint.evidence.probe.protocol import (
     CHECK_LR,
     Curve,
@@ -40,13 +41,25 @@ from cfglint.evidence.probe.protocol import (
     main_guard,
 )
 from cfglint.evidence.probe.spec import Spec
-from cfglint.evidence.probe.weights import from_layout, gated, head_dim, layer_names, to_layout
+from cfglint.evidence.probe.weights import (
+    from_layout,
+    gated,
+    head_dim,
+    is_moe_layer,
+    layer_names,
+    to_layout,
+)
 
 DT = {"float32": ms.float32, "float16": ms.float16}
 
 
 def unsupported(spec: Spec, device: str) -> str:
     """Why this spec cannot run in MindSpore on ``device`` ("" when it can)."""
+    from cfglint.evidence.probe.moe import mindspore_cannot
+
+    why = mindspore_cannot(spec)
+    if why:
+        return f"MindSpore: {why}"
     if device == "CPU":
         for f in (
             "compute_dtype",
@@ -100,6 +113,34 @@ class Model:
 
     def w(self, name: str):
         return self.p(name).astype(DT[self.spec.compute_dtype])
+
+    def dtype(self, name: str):
+        return DT[name]
+
+    def expert(self, n: dict[str, str], e: int):
+        """Expert ``e``'s (gate, up or None, down) weights, [out, in], from the layout."""
+        s, f, h = self.spec, self.spec.moe_ffn, self.spec.hidden
+        if self.layout == "mindformers-legacy":
+            w1 = self.w(n["ffn"] + "w1.weight")[e]
+            w3 = self.w(n["ffn"] + "w3.weight")[e] if gated(s) else None
+            return w1, w3, self.w(n["ffn"] + "w2.weight")[e]
+        if self.layout == "megatron":
+            q = f"{n['experts']}local_experts.{e}."
+            fc1 = self.w(q + "linear_fc1.weight")
+            w1, w3 = (fc1[:f], fc1[f:]) if gated(s) else (fc1, None)
+            return w1, w3, self.w(q + "linear_fc2.weight")
+        blk = self.w(n["experts"] + "weight1")[e * h : (e + 1) * h].T
+        w1, w3 = (blk[:f], blk[f:]) if gated(s) else (blk, None)
+        return w1, w3, self.w(n["experts"] + "weight2")[e * f : (e + 1) * f].T
+
+    def shared(self, n: dict[str, str]):
+        s, fs = self.spec, self.spec.moe_shared_ffn
+        if self.layout == "mindformers-legacy":
+            w3 = self.w(n["shared"] + "w3.weight") if gated(s) else None
+            return self.w(n["shared"] + "w1.weight"), w3, self.w(n["shared"] + "w2.weight")
+        fc1 = self.w(n["shared"] + "linear_fc1.weight")
+        w1, w3 = (fc1[:fs], fc1[fs:]) if gated(s) else (fc1, None)
+        return w1, w3, self.w(n["shared"] + "linear_fc2.weight")
 
     def norm(self, x, weight: str, bias: str):
         s = self.spec
@@ -207,18 +248,27 @@ class Model:
         rd = DT[s.residual_dtype]
         h = ops.gather(table.astype(DT[s.embedding_dtype]), inp, 0).astype(rd)
         h = self.dropout(h, s.hidden_dropout)
+        extra = ops.zeros((), ms.float32)
         for i in range(s.layers):
             n = layer_names(self.layout, i)
             a = self.attention(self.norm(h, n["n1"], n["n1b"]), n)
             h = h + self.dropout(a, s.hidden_dropout).astype(rd)
-            m = self.mlp(self.norm(h, n["n2"], n["n2b"]), n)
+            if is_moe_layer(s, i):
+                m, x = moe_layer(self, self.norm(h, n["n2"], n["n2b"]), i)
+                extra = extra + x
+            else:
+                m = self.mlp(self.norm(h, n["n2"], n["n2b"]), n)
             h = h + self.dropout(m, s.hidden_dropout).astype(rd)
         fn = "model.norm_out." if legacy else "decoder.final_layernorm."
         h = self.norm(h, fn + "weight", fn + "bias")
         out_w = table if s.tied else self.p("lm_head.weight" if legacy else "output_layer.weight")
         logits = ops.matmul(h, out_w.astype(DT[s.compute_dtype]).T)
         logits = logits.astype(DT[s.loss_dtype]).reshape(-1, s.vocab)
-        return ops.cross_entropy(logits.astype(ms.float32), labels.reshape(-1))
+        lm = ops.cross_entropy(logits.astype(ms.float32), labels.reshape(-1))
+        if s.moe_experts:
+            # MoE: the gradient flows from LM + aux/z losses; the printed loss is the spec's
+            return lm + extra, (lm + extra if s.moe_logged_aux else lm)
+        return lm
 
 
 def decays(name: str, shape: tuple[int, ...], spec: Spec) -> bool:
@@ -310,7 +360,10 @@ def run_one(run: Run, job_dir: str, tokens: np.ndarray) -> RunResult:
     model = Model(spec, arrays, run.layout)
     opt = Adam(spec, model.names, model.params)
     # compiled once per spec; every mode restarts from the same weights and zero moments
-    grad_fn = ms.jit(ms.value_and_grad(Net(model), grad_position=None, weights=model.params))
+    moe = spec.moe_experts > 0  # the net returns (loss to differentiate, printed loss)
+    grad_fn = ms.jit(
+        ms.value_and_grad(Net(model), grad_position=None, weights=model.params, has_aux=moe)
+    )
     for mode in run.modes:
         ms.set_seed(spec.seed)
         for k, p in zip(model.names, model.params, strict=True):
@@ -322,6 +375,8 @@ def run_one(run: Run, job_dir: str, tokens: np.ndarray) -> RunResult:
             inp = ms.Tensor(tok[:, :-1].astype(np.int32))
             lab = ms.Tensor(tok[:, 1:].astype(np.int32))
             loss, grads = grad_fn(inp, lab)
+            if moe:
+                loss = loss[1][0] if isinstance(loss[1], tuple) else loss[1]
             if step == 1 and mode == run.modes[0]:
                 g_np = {k: g.asnumpy() for k, g in zip(model.names, grads, strict=True)}
                 canon = from_layout(g_np, spec, run.layout)

@@ -75,6 +75,37 @@ ROW_FIELDS: dict[str, tuple[str, ...]] = {
     "precision.rotary_dtype": ("rotary_dtype",),
     "precision.residual_add": ("residual_dtype",),
     "precision.loss": ("loss_dtype",),
+    # MoE routing (evidence/probe/moe.py: each side's effective semantics)
+    "moe.num_experts_chosen": ("moe_topk",),
+    "moe.capacity_factor": ("moe_capacity", "moe_drop", "moe_norm_after_drop"),
+    "moe.enable_sdrop": ("moe_drop",),
+    # with the aux loss on, whether the printed loss includes it is part of the row
+    "moe.aux_loss_factor": ("moe_aux", "moe_aux_coeff", "moe_logged_aux"),
+    "moe.load_balancing": ("moe_aux", "moe_aux_coeff"),
+    "moe.router_dense_type": ("moe_router_dtype",),
+    "moe.use_shared_expert_gating": ("moe_shared_gate",),
+    "moe.router_scoring": (
+        "moe_score",
+        "moe_pre_softmax",
+        "moe_norm_topk",
+        "moe_norm_after_drop",
+        "moe_topk_scale",
+    ),
+}
+# rules sharing a row that each express one part of it
+RULE_FIELDS: dict[str, tuple[str, ...] | None] = {
+    "MOE014": ("moe_pre_softmax", "moe_norm_topk", "moe_norm_after_drop"),
+    "MOE015": ("moe_topk_scale",),
+    "MOE016": ("moe_score",),
+    "MOE017": ("moe_aux", "moe_aux_coeff"),
+    "MOE018": None,
+    "MOE007": None,
+    "MOE009": None,
+}
+RULE_WHY = {
+    "MOE018": "the load-based expert bias (aux-loss-free balancing) is not modelled",
+    "MOE007": "padding expert input to capacity adds zero-weight slots: no change in value",
+    "MOE009": "fused kernels are not run by the probe (the same unfused math on both sides)",
 }
 SHAPE_ROWS = {
     "structure.num_layers",
@@ -84,9 +115,13 @@ SHAPE_ROWS = {
     "structure.n_kv_heads",
     "structure.vocab_size",
     "structure.seq_length",
+    "moe.expert_num",
+    "moe.shared_experts",
+    "moe.expert_ffn_size",
+    "moe.dense_layers",
 }
 SECTION_WHY = {
-    "moe": "MoE routing is not modelled by this probe (dense layers only)",
+    "moe": "a MoE setting the probe does not model",
     "parallel": "the probe runs on one device; parallel layouts are out of its reach",
     "determinism": "the probe fixes seeds, data and weights on both sides itself",
     "alignment": "advice for the alignment run, not a numeric of the step",
@@ -376,6 +411,11 @@ class Probe:
                 )
                 cross = False
             del DTYPES
+            from cfglint.evidence.probe.moe import mindspore_cannot
+
+            moe_why = mindspore_cannot(mf) or mindspore_cannot(floor_spec)
+            if cross and moe_why:
+                ms_why, cross = moe_why, False
         elif not self.fw.get("mindspore", False):
             ms_why = f"mindspore is not installed ({INSTALL_HINT})"
         if not cross:
@@ -473,7 +513,7 @@ class Probe:
         )
         gap_lr0 = compare(mf_run, t["mg"], "zero")
         # residual: every confirmed knob aligned, dropout off on both sides
-        res_spec = mf.with_knobs(mg, sorted(confirmed)).model_copy(
+        res_spec = mf.with_knobs(mg, sorted(confirmed) + same_math(mf, mg)).model_copy(
             update={"hidden_dropout": 0.0, "attention_dropout": 0.0}
         )
         res_fw = "mindspore" if cross else "torch"
@@ -563,10 +603,12 @@ class Probe:
         self.unprobed: list[Confirmation] = []
         for f in findings:
             row = f.row
-            fields = ROW_FIELDS.get(row)
+            fields = RULE_FIELDS.get(f.rule, ROW_FIELDS.get(row))
             c = Confirmation(rule=f.rule, row=row, verdict="not probed")
             if fields is None:
-                if row in SHAPE_ROWS:
+                if f.rule in RULE_WHY:
+                    c.reason = RULE_WHY[f.rule]
+                elif row in SHAPE_ROWS:
                     c.reason = "changes the weights' shapes; the probe runs one shared shape"
                 elif row == "structure.fusion":
                     c.reason = (
@@ -578,6 +620,13 @@ class Probe:
                 self.unprobed.append(c)
                 continue
             differ = tuple(x for x in fields if getattr(mf, x) != getattr(mg, x))
+            # a field that is the same math once the others are aligned is not the knob
+            # (MOE014: softmax before/after top-k once both renormalize)
+            differ = tuple(
+                x
+                for x in differ
+                if x not in same_math(mf.with_knobs(mg, [y for y in differ if y != x]), mg)
+            )
             if row == "weight.init_method_std" and not mg.random_init:
                 c.reason = "a checkpoint is loaded: both sides start from the same weights"
                 self.unprobed.append(c)
@@ -594,6 +643,18 @@ class Probe:
             c.knobs = {x: [_plain(getattr(mf, x)), _plain(getattr(mg, x))] for x in differ}
             out.append((c, differ))
         return out
+
+
+def same_math(mf: Spec, mg: Spec) -> list[str]:
+    """Fields that differ only in how a framework lays out the same math: the residual
+    aligns them, since at float32 (or bfloat16) rounding they would show as a cause no
+    configuration can name. MoE: the implementation layout when no position-based drop
+    makes the token order matter; softmax before or after top-k when both sides then
+    renormalize the k weights (a softmax over the top-k logits is the full softmax
+    renormalized over them)."""
+    from cfglint.evidence.probe.moe import same_math_fields
+
+    return same_math_fields(mf, mg)
 
 
 def _plain(v: Any) -> Any:

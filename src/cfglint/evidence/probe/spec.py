@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from cfglint.evidence.probe.moe import moe_values, shrink_moe
 from cfglint.model.config import Config
 
 Dtype = Literal["float32", "bfloat16", "float16"]
@@ -83,6 +84,38 @@ class Spec(BaseModel):
     clip_formula: Literal["megatron", "mindspore"] = "megatron"
     lr: tuple[float, ...] = (3e-4,)  # per step, the last repeats
     seed: int = 1234
+    # MoE (``moe_experts`` 0: dense). Layers ``moe_dense`` and above are MoE layers; the
+    # routing fields are the side's effective semantics (evidence/probe/moe.py says where
+    # each comes from in the frameworks' source)
+    moe_experts: int = 0
+    moe_dense: int = 0
+    moe_ffn: int = 0
+    moe_shared_ffn: int = 0
+    moe_topk: int = 1
+    moe_score: Literal["softmax", "sigmoid"] = "softmax"
+    # softmax over all experts before top-k (else Megatron's top-k on the logits, then a
+    # softmax over the k chosen)
+    moe_pre_softmax: bool = False
+    moe_norm_topk: bool = True  # the chosen weights are renormalized to sum to 1
+    moe_topk_scale: float = 1.0
+    moe_capacity: float = 0.0  # 0: dropless
+    # which tokens an expert over capacity keeps: "probs" (highest weight), "position"
+    # (earliest tokens), "kmajor" (MindFormers without sdrop: every token's first choice
+    # before any second choice, then by position)
+    moe_drop: Literal["probs", "position", "kmajor"] = "probs"
+    moe_norm_after_drop: bool = False  # renormalize over the experts that kept the token
+    moe_aux: Literal["none", "aux_loss", "seq_aux_loss", "global_aux_loss"] = "none"
+    moe_aux_coeff: float = 0.0
+    moe_z_coeff: float = 0.0
+    moe_router_dtype: Dtype = "float32"
+    moe_shared_gate: bool = False
+    moe_logged_aux: bool = False  # the printed loss includes the aux and z losses
+    # how the framework lays the math out, which matters only at the last bit or with a
+    # position-based drop: "megatron": tokens sequence-major ([s, b] flattened), weights
+    # applied to the activation before fc2, shared gate in the compute dtype;
+    # "mindformers": tokens batch-major, weights applied to each expert's output, shared
+    # gate in the router dtype
+    moe_impl: Literal["megatron", "mindformers"] = "megatron"
 
     def lr_at(self, step: int) -> float:
         """Learning rate of 1-based optimizer step ``step``."""
@@ -290,6 +323,8 @@ def side_values(cfg: Config, steps: int = MAX_STEPS) -> tuple[dict[str, Any], li
     seed, _ = r.raw("determinism.seed")
     if isinstance(seed, int) and not isinstance(seed, bool):
         out["seed"] = seed
+    if cfg.is_moe:
+        out.update(moe_values(cfg, r))
     return out, r.gaps
 
 
@@ -338,15 +373,19 @@ def shrink_shapes(
     else:
         n_ffn = 4 * HIDDEN
         notes.append("ffn hidden size unknown: the probe uses 4 x hidden")
+    moe_shapes, moe_diffs, moe_notes = shrink_moe(mf, mg, hidden)
+    diffs.update(moe_diffs)
+    notes.extend(moe_notes)
     shapes = {
         "hidden": HIDDEN,
-        "layers": LAYERS,
+        "layers": moe_shapes.pop("layers", LAYERS),
         "heads": n_heads,
         "groups": n_groups,
         "ffn": n_ffn,
         "vocab": VOCAB,
         "seq": SEQ,
         "batch": BATCH,
+        **moe_shapes,
     }
     return shapes, diffs, notes
 

@@ -36,7 +36,14 @@ from cfglint.evidence.probe.protocol import (
     main_guard,
 )
 from cfglint.evidence.probe.spec import Spec
-from cfglint.evidence.probe.weights import from_layout, gated, head_dim, layer_names, to_layout
+from cfglint.evidence.probe.weights import (
+    from_layout,
+    gated,
+    head_dim,
+    is_moe_layer,
+    layer_names,
+    to_layout,
+)
 
 os.environ.setdefault("TORCHDYNAMO_DISABLE", "1")
 import torch
@@ -82,6 +89,34 @@ class Model:
         self.sin = emb.sin().float().to(device)
 
     # -- pieces ---------------------------------------------------------------------
+    def dtype(self, name: str) -> torch.dtype:
+        return DT[name]
+
+    def expert(self, n: dict[str, str], e: int) -> tuple[torch.Tensor, ...]:
+        """Expert ``e``'s (gate, up or None, down) weights, [out, in], from the layout."""
+        s, f, h = self.spec, self.spec.moe_ffn, self.spec.hidden
+        if self.layout == "mindformers-legacy":
+            w1 = self.w(n["ffn"] + "w1.weight")[e]
+            w3 = self.w(n["ffn"] + "w3.weight")[e] if gated(s) else None
+            return w1, w3, self.w(n["ffn"] + "w2.weight")[e]
+        if self.layout == "megatron":
+            q = f"{n['experts']}local_experts.{e}."
+            fc1 = self.w(q + "linear_fc1.weight")
+            w1, w3 = (fc1[:f], fc1[f:]) if gated(s) else (fc1, None)
+            return w1, w3, self.w(q + "linear_fc2.weight")
+        blk = self.w(n["experts"] + "weight1")[e * h : (e + 1) * h].t()
+        w1, w3 = (blk[:f], blk[f:]) if gated(s) else (blk, None)
+        return w1, w3, self.w(n["experts"] + "weight2")[e * f : (e + 1) * f].t()
+
+    def shared(self, n: dict[str, str]) -> tuple[torch.Tensor, ...]:
+        s, fs = self.spec, self.spec.moe_shared_ffn
+        if self.layout == "mindformers-legacy":
+            w3 = self.w(n["shared"] + "w3.weight") if gated(s) else None
+            return self.w(n["shared"] + "w1.weight"), w3, self.w(n["shared"] + "w2.weight")
+        fc1 = self.w(n["shared"] + "linear_fc1.weight")
+        w1, w3 = (fc1[:fs], fc1[fs:]) if gated(s) else (fc1, None)
+        return w1, w3, self.w(n["shared"] + "linear_fc2.weight")
+
     def w(self, name: str) -> torch.Tensor:
         return self.p[name].to(DT[self.spec.compute_dtype])
 
@@ -194,11 +229,19 @@ class Model:
         h = F.embedding(inp, table.to(DT[s.embedding_dtype])).to(DT[s.residual_dtype])
         h = self.dropout(h, s.hidden_dropout, gen)
         rd = DT[s.residual_dtype]
+        # MoE aux and z losses: in the gradient, in the printed loss only if the spec says
+        self.extra = torch.zeros((), device=h.device)
         for i in range(s.layers):
             n = layer_names(self.layout, i)
             a = self.attention(self.norm(h, n["n1"], n["n1b"]), i, n, gen)
             h = h + self.dropout(a, s.hidden_dropout, gen).to(rd)
-            m = self.mlp(self.norm(h, n["n2"], n["n2b"]), n)
+            if is_moe_layer(s, i):
+                from cfglint.evidence.probe.moe_torch import moe_layer
+
+                m, extra = moe_layer(self, self.norm(h, n["n2"], n["n2b"]), i)
+                self.extra = self.extra + extra
+            else:
+                m = self.mlp(self.norm(h, n["n2"], n["n2b"]), n)
             h = h + self.dropout(m, s.hidden_dropout, gen).to(rd)
         fn = "decoder.final_layernorm." if mg else "model.norm_out."
         h = self.norm(h, fn + "weight", fn + "bias")
@@ -269,8 +312,13 @@ def run_one(run: Run, job_dir: str, tokens: np.ndarray, device: str) -> RunResul
             for p in model.p.values():
                 p.grad = None
             loss = model.loss(tok_all[step - 1], gen)
-            loss.backward()
-            grads = {k: p.grad for k, p in model.p.items()}
+            (loss + model.extra).backward()
+            if spec.moe_logged_aux:
+                loss = loss + model.extra
+            # an expert no token reached has no gradient: zero, as Megatron's grad buffer
+            grads = {
+                k: p.grad if p.grad is not None else torch.zeros_like(p) for k, p in model.p.items()
+            }
             if step == 1 and mode == run.modes[0]:
                 g_np = {k: g.detach().cpu().numpy() for k, g in grads.items()}
                 canon = from_layout(g_np, spec, run.layout)

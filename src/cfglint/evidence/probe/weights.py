@@ -65,6 +65,9 @@ def canonical_shapes(spec: Spec) -> dict[str, tuple[int, ...]]:
         out[p + "ffn_norm"] = (h,)
         if ln_bias:
             out[p + "ffn_norm.bias"] = (h,)
+        if is_moe_layer(spec, i):
+            out.update(moe_shapes(spec, i))
+            continue
         out[p + "feed_forward.w1"] = (f, h)
         if gated(spec):
             out[p + "feed_forward.w3"] = (f, h)
@@ -79,6 +82,31 @@ def canonical_shapes(spec: Spec) -> dict[str, tuple[int, ...]]:
         out["norm_out.bias"] = (h,)
     if not spec.tied:
         out["lm_head"] = (spec.vocab, h)
+    return out
+
+
+def is_moe_layer(spec: Spec, i: int) -> bool:
+    return spec.moe_experts > 0 and i >= spec.moe_dense
+
+
+def moe_shapes(spec: Spec, i: int) -> dict[str, tuple[int, ...]]:
+    """Canonical MoE parameters of layer ``i``: the router, each expert's w1 (gate) / w3
+    (up) / w2 (down), the shared experts as one MLP and their sigmoid gate."""
+    h, f, fs = spec.hidden, spec.moe_ffn, spec.moe_shared_ffn
+    p = f"layers.{i}.feed_forward."
+    out: dict[str, tuple[int, ...]] = {p + "router": (spec.moe_experts, h)}
+    for e in range(spec.moe_experts):
+        out[f"{p}experts.{e}.w1"] = (f, h)
+        if gated(spec):
+            out[f"{p}experts.{e}.w3"] = (f, h)
+        out[f"{p}experts.{e}.w2"] = (h, f)
+    if fs:
+        out[p + "shared.w1"] = (fs, h)
+        if gated(spec):
+            out[p + "shared.w3"] = (fs, h)
+        out[p + "shared.w2"] = (h, fs)
+        if spec.moe_shared_gate:
+            out[p + "shared_gate"] = (1, h)
     return out
 
 
@@ -101,7 +129,7 @@ def init_weights(spec: Spec, seed: int | None = None) -> Arrays:
         else:
             z = rng.standard_normal(shape, dtype=np.float64)
             std = spec.init_std
-            if out_std is not None and name.endswith(("attention.wo", "feed_forward.w2")):
+            if out_std is not None and name.endswith(("attention.wo", ".w2")):
                 std = out_std
             arrays[name] = (z * std).astype(np.float32)
     return arrays
@@ -203,13 +231,155 @@ def _qkv_split(w: np.ndarray, spec: Spec) -> tuple[np.ndarray, np.ndarray, np.nd
     return q, k, v
 
 
+# -- MoE layouts ------------------------------------------------------------------------
+def moe_keys(spec: Spec) -> set[str]:
+    return {k for i in range(spec.layers) if is_moe_layer(spec, i) for k in moe_shapes(spec, i)}
+
+
+def moe_prefixes(dialect: str, i: int, shared: bool) -> dict[str, str]:
+    """Where layer ``i``'s MoE parameters live in ``dialect``.
+
+    * megatron (local spec, SequentialMLP): ``mlp.router.weight``,
+      ``mlp.experts.local_experts.E.linear_fc1/linear_fc2.weight`` (fc1 = [gate; up]),
+      ``mlp.shared_experts.linear_fc1/linear_fc2.weight`` and ``.gate_weight``
+      (megatron/core/transformer/moe/{router.py,experts.py,shared_experts.py:57});
+    * mindformers-legacy: ``feed_forward.router.dense.weight`` [E, h] and the stacked
+      ``feed_forward.ffn.w1/w3/w2.weight`` [E, out, in] of MoEV2 (modules/transformer/
+      moe.py:928 Dense; modules/layers.py:453-465 Linear with expert_num, transpose_b);
+      with shared experts under ``feed_forward.routed_experts.``, beside
+      ``feed_forward.shared_experts.w1/w3/w2.weight`` and ``feed_forward.
+      shared_experts_gate.weight`` [1, h] (models/llama/llama_layer.py:660-690);
+    * mindformers-mcore: ``mlp.router.weight``, grouped ``mlp.experts.weight1``
+      [E*h, 2f] (per expert [gate | up] along the last axis, swiglu splits it in halves) and
+      ``weight2`` [E*f, h] (parallel_core/training_graph/transformer/moe/ffn.py:82-87,
+      177-181), shared experts as Megatron's, their gate ``shared_experts_gate.weight``
+      (shared_experts.py:66-70)."""
+    if dialect == "mindformers-legacy":
+        p = f"model.layers.{i}.feed_forward."
+        r = p + ("routed_experts." if shared else "")
+        return {
+            "router": r + "router.dense.weight",
+            "ffn": r + "ffn.",
+            "shared": p + "shared_experts.",
+            "gate": p + "shared_experts_gate.weight",
+        }
+    p = f"decoder.layers.{i}.mlp."
+    return {
+        "router": p + "router.weight",
+        "experts": p + "experts.",
+        "shared": p + "shared_experts.",
+        "gate": p
+        + (
+            "shared_experts.gate_weight"
+            if dialect == "megatron"
+            else "shared_experts.shared_experts_gate.weight"
+        ),
+    }
+
+
+def moe_to_layout(arrays: Arrays, spec: Spec, dialect: str) -> Arrays:
+    out: Arrays = {}
+    g = gated(spec)
+    for i in range(spec.layers):
+        if not is_moe_layer(spec, i):
+            continue
+        c = f"layers.{i}.feed_forward."
+        n = moe_prefixes(dialect, i, bool(spec.moe_shared_ffn))
+        out[n["router"]] = arrays[c + "router"]
+        ex = [
+            (
+                arrays[f"{c}experts.{e}.w1"],
+                arrays.get(f"{c}experts.{e}.w3"),
+                arrays[f"{c}experts.{e}.w2"],
+            )
+            for e in range(spec.moe_experts)
+        ]
+        if dialect == "mindformers-legacy":
+            out[n["ffn"] + "w1.weight"] = np.stack([w1 for w1, _, _ in ex])
+            if g:
+                out[n["ffn"] + "w3.weight"] = np.stack([w3 for _, w3, _ in ex])
+            out[n["ffn"] + "w2.weight"] = np.stack([w2 for _, _, w2 in ex])
+        elif dialect == "megatron":
+            for e, (w1, w3, w2) in enumerate(ex):
+                q = f"{n['experts']}local_experts.{e}."
+                out[q + "linear_fc1.weight"] = np.concatenate([w1, w3]) if g else w1
+                out[q + "linear_fc2.weight"] = w2
+        else:
+            out[n["experts"] + "weight1"] = np.concatenate(
+                [np.concatenate([w1, w3]).T if g else w1.T for w1, w3, _ in ex]
+            )
+            out[n["experts"] + "weight2"] = np.concatenate([w2.T for _, _, w2 in ex])
+        if spec.moe_shared_ffn:
+            s1, s3, s2 = (arrays.get(c + f"shared.{w}") for w in ("w1", "w3", "w2"))
+            if dialect == "mindformers-legacy":
+                out[n["shared"] + "w1.weight"] = s1
+                if g:
+                    out[n["shared"] + "w3.weight"] = s3
+                out[n["shared"] + "w2.weight"] = s2
+            else:
+                out[n["shared"] + "linear_fc1.weight"] = np.concatenate([s1, s3]) if g else s1
+                out[n["shared"] + "linear_fc2.weight"] = s2
+            if spec.moe_shared_gate:
+                out[n["gate"]] = arrays[c + "shared_gate"]
+    return out
+
+
+def moe_from_layout(arrays: Arrays, spec: Spec, dialect: str) -> Arrays:
+    out: Arrays = {}
+    g, f, h = gated(spec), spec.moe_ffn, spec.hidden
+    for i in range(spec.layers):
+        if not is_moe_layer(spec, i):
+            continue
+        c = f"layers.{i}.feed_forward."
+        n = moe_prefixes(dialect, i, bool(spec.moe_shared_ffn))
+        if n["router"] in arrays:
+            out[c + "router"] = arrays[n["router"]]
+        for e in range(spec.moe_experts):
+            q = f"{c}experts.{e}."
+            if dialect == "mindformers-legacy":
+                w1 = arrays[n["ffn"] + "w1.weight"][e]
+                w3 = arrays[n["ffn"] + "w3.weight"][e] if g else None
+                w2 = arrays[n["ffn"] + "w2.weight"][e]
+            elif dialect == "megatron":
+                fc1 = arrays[f"{n['experts']}local_experts.{e}.linear_fc1.weight"]
+                w1, w3 = (fc1[:f], fc1[f:]) if g else (fc1, None)
+                w2 = arrays[f"{n['experts']}local_experts.{e}.linear_fc2.weight"]
+            else:
+                blk = arrays[n["experts"] + "weight1"][e * h : (e + 1) * h].T
+                w1, w3 = (blk[:f], blk[f:]) if g else (blk, None)
+                w2 = arrays[n["experts"] + "weight2"][e * f : (e + 1) * f].T
+            out[q + "w1"], out[q + "w2"] = w1, w2
+            if w3 is not None:
+                out[q + "w3"] = w3
+        if spec.moe_shared_ffn:
+            fs = spec.moe_shared_ffn
+            if dialect == "mindformers-legacy":
+                out[c + "shared.w1"] = arrays[n["shared"] + "w1.weight"]
+                if g:
+                    out[c + "shared.w3"] = arrays[n["shared"] + "w3.weight"]
+                out[c + "shared.w2"] = arrays[n["shared"] + "w2.weight"]
+            else:
+                fc1 = arrays[n["shared"] + "linear_fc1.weight"]
+                out[c + "shared.w1"] = fc1[:fs] if g else fc1
+                if g:
+                    out[c + "shared.w3"] = fc1[fs:]
+                out[c + "shared.w2"] = arrays[n["shared"] + "linear_fc2.weight"]
+            if spec.moe_shared_gate:
+                out[c + "shared_gate"] = arrays[n["gate"]]
+    return {k: np.ascontiguousarray(v) for k, v in out.items()}
+
+
 def to_layout(arrays: Arrays, spec: Spec, dialect: str) -> Arrays:
     """Canonical arrays -> the dialect's parameter names and fused layouts."""
+    moe = moe_keys(spec)
     if dialect == "mindformers-legacy":
-        return {_legacy_name(k): v for k, v in arrays.items()}
+        out = {_legacy_name(k): v for k, v in arrays.items() if k not in moe}
+        out.update(moe_to_layout(arrays, spec, dialect))
+        return out
     if dialect not in ("megatron", "mindformers-mcore"):
         raise ValueError(f"unknown layout {dialect!r}")
-    out: Arrays = {"embedding.word_embeddings.weight": arrays["tok_embeddings"]}
+    out = {"embedding.word_embeddings.weight": arrays["tok_embeddings"]}
+    out.update(moe_to_layout(arrays, spec, dialect))
     for i in range(spec.layers):
         p = f"layers.{i}."
         names = _mg_names(i)
@@ -245,12 +415,16 @@ def to_layout(arrays: Arrays, spec: Spec, dialect: str) -> Arrays:
 def from_layout(arrays: Arrays, spec: Spec, dialect: str) -> Arrays:
     """The inverse of :func:`to_layout` (also maps gradients back to canonical names)."""
     want = canonical_shapes(spec)
+    moe = moe_keys(spec)
     if dialect == "mindformers-legacy":
-        back = {_legacy_name(k): k for k in want}
-        return {back[k]: v for k, v in arrays.items() if k in back}
+        back = {_legacy_name(k): k for k in want if k not in moe}
+        out = {back[k]: v for k, v in arrays.items() if k in back}
+        out.update(moe_from_layout(arrays, spec, dialect))
+        return out
     if dialect not in ("megatron", "mindformers-mcore"):
         raise ValueError(f"unknown layout {dialect!r}")
-    out: Arrays = {"tok_embeddings": arrays["embedding.word_embeddings.weight"]}
+    out = {"tok_embeddings": arrays["embedding.word_embeddings.weight"]}
+    out.update(moe_from_layout(arrays, spec, dialect))
     f = spec.ffn
     for i in range(spec.layers):
         p = f"layers.{i}."

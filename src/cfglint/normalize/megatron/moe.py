@@ -15,6 +15,10 @@ def read_moe(m: MegatronInput, cfg: Config) -> None:
     e.router_topk = m.arg("moe_router_topk")
     e.capacity_factor = m.arg("moe_expert_capacity_factor")
     e.aux_loss_coeff = _first(m.arg("moe_aux_loss_coeff"))
+    z = m.arg("moe_z_loss_coeff")
+    if z.known and z.value is None:
+        z = z.model_copy(update={"value": 0.0, "detail": z.detail + " (no z-loss)"})
+    e.z_loss_coeff = z
     e.token_drop_policy = m.arg("moe_token_drop_policy")
     e.pad_to_capacity = m.arg("moe_pad_expert_input_to_capacity")
     rd = m.arg("moe_router_dtype")

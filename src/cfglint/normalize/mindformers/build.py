@@ -45,9 +45,11 @@ def load_mindformers(path: str) -> Config:
     cls = view.model_cls
     cfg.model_class = cls.name if cls else ""
     cfg.defaults_from = cls.label if cls else f"MindFormers {view.d.project_version}"
+    if cls is not None and view.outer_cls is not None:
+        cfg.defaults_from += f" (the text model of {view.outer_cls.name})"
     if not view.mcore and view.model_node is not None and cls is None:
         t = view.node(f"{view.model_path}.type")
-        if t is not None:
+        if t is not None and t.value not in (None, ""):
             cfg.warnings.append(
                 f"{t.path}:{t.line}: model class {t.value} is not in cfglint's "
                 "MindFormers tables; its defaults are unknown"
@@ -63,5 +65,43 @@ def load_mindformers(path: str) -> Config:
     read_optimizer(view, cfg)
     read_precision(view, cfg)
     read_other(view, cfg)
+    _not_applicable(view, cfg)
     cfg.warnings.extend(view.warnings)
     return cfg
+
+
+_ROPE_FIELDS = (
+    "structure.rope_theta",
+    "structure.rope_scaling",
+    "structure.rope_interleaved",
+    "structure.rotary_percent",
+    "structure.fused_rope",
+    "precision.rotary_dtype",
+)
+
+
+def _not_applicable(view: MFView, cfg: Config) -> None:
+    """Record why a field of this model class is empty: the class facts' ``no_knob`` /
+    ``not_applicable`` entries, and every RoPE field of a model without rotary positions."""
+    if view.mcore or view.model_cls is None:
+        return
+    facts = view.d.knobs["legacy_classes"].get(view.model_cls.name) or {}
+    for field, (value, why) in (facts.get("absent") or {}).items():
+        if value in ("no_knob", "not_applicable"):
+            cfg.set(field, None)
+            cfg.not_applicable[field] = why
+    # fields derived from a field that does not apply do not apply either
+    derived = {
+        "structure.num_heads": ("structure.num_query_groups", "structure.head_dim"),
+        "structure.ffn_hidden_size": ("moe.expert_ffn_size",),
+    }
+    for src, fields in derived.items():
+        if src in cfg.not_applicable:
+            for field in fields:
+                if cfg.get(field) is None:
+                    cfg.not_applicable[field] = f"follows {src}: {cfg.not_applicable[src]}"
+    pe = cfg.structure.position_embedding_type
+    if pe is not None and pe.known and pe.value not in ("rope", "yarn", "llama3", "partial_rope"):
+        for field in _ROPE_FIELDS:
+            cfg.set(field, None)
+            cfg.not_applicable.setdefault(field, f"{pe.value} position embeddings, no RoPE")

@@ -30,6 +30,14 @@ def read_moe(view: MFView, cfg: Config) -> None:
         )
     e.capacity_factor = cf
     _legacy_aux_loss(view, cfg)
+    e.z_loss_coeff = view.key("moe_config.z_loss_factor", mc, kind="float")
+    if cfg.model_class in _DROPS_EXTRA_LOSS and e.z_loss_coeff.known:
+        e.z_loss_coeff = Value.derived(
+            0.0,
+            "moe_config.z_loss_factor",
+            "MoEV2 without return_extra_loss drops the z-loss with the aux loss",
+            [e.z_loss_coeff],
+        )
     e.enable_sdrop = view.key("moe_config.enable_sdrop", mc, kind="bool")
     e.token_drop_policy = (
         e.enable_sdrop.model_copy(update={"value": "position" if e.enable_sdrop.value else "probs"})
@@ -40,17 +48,27 @@ def read_moe(view: MFView, cfg: Config) -> None:
     e.use_fused_ops_topkrouter = view.key("moe_config.use_fused_ops_topkrouter", mc, kind="bool")
     e.shared_expert_gate = view.key("moe_config.use_shared_expert_gating", mc, kind="bool")
     e.num_shared_experts = view.key("moe_config.shared_expert_num", mc, kind="int")
-    e.expert_ffn_size = (
-        view.key("moe_config.moe_intermediate_size", mc, kind="int")
-        if view.node("moe_config.moe_intermediate_size") is not None
-        else Value.derived(
+    moe_ffn = view.node("moe_config.moe_intermediate_size")
+    if moe_ffn is not None and cfg.model_class not in _DROPS_EXTRA_LOSS:
+        e.expert_ffn_size = view.key("moe_config.moe_intermediate_size", mc, kind="int")
+    elif cfg.structure.ffn_hidden_size is None:  # no single FFN size (Swin's stages)
+        e.expert_ffn_size = None
+    else:
+        # LlamaForCausalLM's experts are LlamaFeedForward(intermediate_size=...) of the
+        # model (llama_layer.py:661-663, llama_transformer.py:750-763 @ 31a92de4):
+        # moe_config.moe_intermediate_size is read only by DeepSeek-style models
+        e.expert_ffn_size = Value.derived(
             cfg.structure.ffn_hidden_size.value,
             "expert FFN size",
-            "experts use the model's intermediate size",
+            "experts use the model's intermediate size"
+            + (
+                f" ({cfg.model_class} does not read moe_config.moe_intermediate_size)"
+                if moe_ffn is not None
+                else ""
+            ),
             [cfg.structure.ffn_hidden_size],
         )
-    )
-    if e.num_shared_experts.known and e.expert_ffn_size.known:
+    if e.num_shared_experts.known and e.expert_ffn_size is not None and e.expert_ffn_size.known:
         e.shared_expert_ffn_size = Value.derived(
             (as_int(e.num_shared_experts) or 0) * (as_int(e.expert_ffn_size) or 0),
             "shared expert FFN size",
@@ -91,6 +109,12 @@ def read_moe(view: MFView, cfg: Config) -> None:
 # Legacy model classes whose layers read first_k_dense_replace as a count of leading
 # dense layers (research/deepseek2, research/deepseek3: layer_id < first_k_dense_replace).
 _COUNTS_DENSE_LAYERS = ("DeepseekV2Config", "DeepseekV3Config")
+# Legacy model classes whose decoder layer builds MoEV2 without return_extra_loss, so the
+# router's aux and z losses never reach the loss: LLamaDecodeLayer (models/llama/
+# llama_transformer.py:775-779 @ 31a92de4, the same at 15218ea4, 1d7cbefc, e1916045) and
+# MoEV2.construct returning the extra loss only with return_extra_loss (modules/
+# transformer/moe.py:858-862)
+_DROPS_EXTRA_LOSS = ("LlamaConfig",)
 # Legacy model classes that build MoEV2 (TopkRouterV2) for expert_num > 1: their aux loss
 # comes only from aux_loss_types / aux_loss_factors (moe.py TopkRouterV2: aux_loss_config;
 # MoEV2 refuses any routing_policy but TopkRouterV2).
@@ -106,6 +130,24 @@ def _legacy_aux_loss(view: MFView, cfg: Config) -> None:
     ``dict(zip(aux_loss_types, aux_loss_factors))``: the "expert" entry is the balance loss;
     ``aux_loss_factor`` is stored but never used (v1.5.0 lines 1328 and 1571)."""
     e, mc = cfg.moe, view.comp("MoEConfig", "moe_config")
+    if cfg.model_class in _DROPS_EXTRA_LOSS:
+        why = (
+            f"{cfg.model_class}: LlamaForCausalLM builds MoEV2 without return_extra_loss "
+            "(llama_transformer.py:775-779), so the router's aux loss never reaches the loss "
+            "whatever aux_loss_types / aux_loss_factor say (moe.py:858-862)"
+        )
+        written = [
+            view.value(n, k)
+            for k in ("moe_config.aux_loss_types", "moe_config.aux_loss_factors")
+            if (n := view.node(k)) is not None
+        ]
+        e.aux_loss_coeff = (
+            Value.derived(0.0, "moe_config.aux_loss_types", why, written)
+            if written
+            else Value.default(0.0, "moe_config.aux_loss_types", why)
+        )
+        e.load_balancing_type = e.aux_loss_coeff.model_copy(update={"value": "none"})
+        return
     policy = view.key("moe_config.routing_policy", mc)
     v2 = (policy.known and policy.value == "TopkRouterV2") or cfg.model_class in _V2_ROUTER_CLASSES
     types = view.node("moe_config.aux_loss_types")
@@ -199,6 +241,10 @@ def _moe_mcore(view: MFView, cfg: Config) -> None:
     e.router_topk = f("moe_router_topk", "int")
     e.capacity_factor = f("moe_expert_capacity_factor", "float")
     e.aux_loss_coeff = f("moe_aux_loss_coeff", "float")
+    z = f("moe_z_loss_coeff", "float")
+    if z.known and z.value is None:
+        z = z.model_copy(update={"value": 0.0, "detail": z.detail + " (no z-loss)"})
+    e.z_loss_coeff = z
     dropped = view.node(f"{view.model_path}.router_aux_loss_coef")
     if dropped is not None and cfg.model_class == "Qwen3MoeConfig":
         view.warnings.append(

@@ -143,8 +143,11 @@ def _schedule(view: MFView, cfg: Config) -> None:
             or block.get("eta_min")
             or class_default(src, "lr_end", f"{prefix}.lr_end")
         )
+    # the template fills only its own keys; the schedule class it names supplies the rest
+    # (CosineWithWarmUpLR's warmup_lr_init 0.0 when the lr_schedule section is absent)
+    warm_src = src if src is None or src.has("warmup_lr_init") or comp is None else comp
     o.lr_warmup_init = block.get("warmup_lr_init") or class_default(
-        src, "warmup_lr_init", f"{prefix}.warmup_lr_init"
+        warm_src, "warmup_lr_init", f"{prefix}.warmup_lr_init"
     )
     extra = dict(block)
     extra["type"] = (

@@ -48,7 +48,27 @@ def read_precision(view: MFView, cfg: Config) -> None:
         pr.softmax_dtype = view.legacy(
             ["softmax_compute_type", "softmax_compute_dtype"], "dtype", "precision.softmax_dtype"
         )
-        emb = view.legacy(["embedding_init_type"], "dtype")
+        facts = view.d.knobs["legacy_classes"].get(cfg.model_class) or {}
+        if pr.softmax_dtype.known and pr.softmax_dtype.value == "compute_dtype":
+            # the class runs its softmax in the compute dtype (CLIP's text encoder)
+            pr.softmax_dtype = Value.derived(
+                pr.compute_dtype.value if pr.compute_dtype else None,
+                "attention softmax dtype",
+                pr.softmax_dtype.detail.removeprefix("default of "),
+                [pr.compute_dtype],
+            )
+        if facts.get("softmax_fp32_any"):
+            # the attention softmax runs in float32 when any of these switches is on, else in
+            # compute_dtype (YiZhao: yizhao_transformer.py:43-46, 112 @ v1.5.0)
+            sw = [view.legacy([k], "bool") for k in facts["softmax_fp32_any"]]
+            on = any(v.known and v.value for v in sw)
+            pr.softmax_dtype = Value.derived(
+                "float32" if on else (pr.compute_dtype.value if pr.compute_dtype else None),
+                "attention softmax dtype",
+                "float32 when " + " or ".join(facts["softmax_fp32_any"]) + ", else compute_dtype",
+                [*sw, *([] if on else [pr.compute_dtype])],
+            )
+        emb = view.legacy(["embedding_init_type"], "dtype", "weight.embedding_dtype")
         w.embedding_dtype = emb if emb.known and emb.value is not None else w.param_dtype
         res = view.legacy(["residual_dtype", "res_dtype"], "dtype", "precision.residual_dtype")
         if res.known and res.value is None:
@@ -87,15 +107,17 @@ def read_precision(view: MFView, cfg: Config) -> None:
     pr.loss_dtype = Value.default(
         "float32", "loss", "MindFormers (logits cast to float32 before cross entropy)"
     )
-    pr.precision_mode = _precision_mode(view)
+    pr.precision_mode = _precision_mode(view, [pr.compute_dtype, w.param_dtype, w.embedding_dtype])
     w.load_checkpoint = _initial_weights(view)
 
 
-def _precision_mode(view: MFView) -> Value:
+def _precision_mode(view: MFView, dtypes: list[Value | None]) -> Value:
     """CANN's operator precision mode. Unset, MindSpore picks it by chip: allow_fp32_to_fp16
     on the Atlas training series (910A), must_keep_origin_dtype on Atlas A2 and later
     (mindspore.device_context.ascend.op_precision.precision_mode, MindSpore docs r2.5 and
-    master). A max_device_memory above the 32 GB of a 910A tells the chip."""
+    master). Two things in a config tell the chip: a max_device_memory above the 32 GB of a
+    910A, and bfloat16 weights or compute, which the Atlas training series does not have
+    (CANN 8.5 Ascend C API ToBfloat16, product support: Atlas A2 and A3 only)."""
     knob = "context.ascend_config.precision_mode"
     pm = view.node(knob)
     if pm is not None:
@@ -109,6 +131,15 @@ def _precision_mode(view: MFView) -> Value:
             "MindSpore's default on Atlas A2 and later: max_device_memory "
             f"{mem.value} is more than a 910A (Atlas training series, 32 GB) holds",  # type: ignore[union-attr]
             [view.value(mem, "context.max_device_memory")],  # type: ignore[arg-type]
+        )
+    bf16 = next((v for v in dtypes if v is not None and v.known and v.value == "bfloat16"), None)
+    if bf16 is not None:
+        return Value.derived(
+            "must_keep_origin_dtype",
+            knob,
+            "MindSpore's default on Atlas A2 and later: the run uses bfloat16, which the "
+            "Atlas training series (910A) does not support",
+            [bf16],
         )
     return Value.unknown(
         knob,

@@ -56,7 +56,7 @@ def read_rope(view: MFView, cfg: Config) -> None:
         return
     if view.mcore:
         _mcore(view, cfg)
-    elif cfg.model_class == "ChatGLM2Config":
+    elif cfg.model_class in ("ChatGLM2Config", "YiZhaoConfig"):
         _glm(view, cfg)
     else:
         _legacy(view, cfg)
@@ -66,9 +66,7 @@ def _legacy(view: MFView, cfg: Config) -> None:
     s = cfg.structure
     s.rope_interleaved = fixed(view, False, "rotary layout (the two halves of each head)")
     if view.model_cls is None:
-        s.rope_scaling = Value.unknown(
-            "extend_method", "not set, and the model class is not one cfglint knows"
-        )
+        s.rope_scaling = Value.unknown("extend_method", view.no_class_reason())
         return
     em = view.node(f"{view.model_path}.extend_method")
     sf = view.node(f"{view.model_path}.scaling_factor")
@@ -104,13 +102,16 @@ def _glm(view: MFView, cfg: Config) -> None:
     s = cfg.structure
     s.rope_interleaved = fixed(view, True, "rotary layout (interleaved pairs, GLM)")
     s.rope_scaling = fixed(view, "none", "RoPE rescaling")
+    # YiZhao (research/yizhao @ v1.5.0): the same base (yizhao.py:94-100, yizhao_modules.py:46);
+    # its convert_weight.py reorders q/k rows so that MindFormers' half-split rotation is the
+    # original model's interleaved one
     ratio = view.legacy(["rope_ratio"], "float")
     base = Value.default(10000.0, "rotary base", f"{view.model_cls.label} (fixed 10000)")  # type: ignore[union-attr]
     if ratio.known and isinstance(ratio.value, (int, float)):
         s.rope_theta = Value.derived(
             10000.0 * ratio.value,
             f"{view.model_path}.rope_ratio",
-            "ChatGLM2 RoPE base = 10000 x rope_ratio",
+            f"{cfg.model_class} RoPE base = 10000 x rope_ratio",
             [base, ratio],
         )
     else:

@@ -42,21 +42,41 @@ def read_structure(view: MFView, cfg: Config) -> None:
             heads.value, "num_query_groups", "defaults to the number of attention heads", [heads]
         )
         hd = view.mcore_raw("kv_channels", "int")
+    elif heads is None:
+        # no single head count (Swin's per-stage list): groups and head size do not apply
+        s.num_query_groups = hd = None
     else:
         s.num_query_groups = _legacy_kv_heads(view, heads)
         hd = None
-        for k in ("head_dim", "kv_channels"):
+        for k in ("head_dim", "kv_channels", "d_kv"):
             n = view.node(f"{view.model_path}.{k}")
             if n is not None:
                 hd = view.value(n, f"{view.model_path}.{k}", "int")
                 break
-    if hd is None and as_int(hidden) and as_int(heads):
+        if hd is None:
+            # a class whose head size is its own setting with a default: T5's d_kv 64
+            # (t5_config.py:195 kv_size = d_kv), GLM-style kv_channels 128
+            own = [
+                k
+                for k in ("kv_channels", "d_kv")
+                if any(c.defaults.get(k) is not None for c in view.class_chain())
+            ]
+            if own:
+                hd = view.legacy(own, "int")
+    if hd is None and heads is not None and as_int(hidden) and as_int(heads):
         hd = Value.derived(
             hidden.value // heads.value,
             "head_dim",
             "derived as hidden size / attention heads",
             [hidden, heads],
         )
+    if (
+        hd is None
+        and heads is not None
+        and hidden is not None
+        and not (heads.known and hidden.known)
+    ):
+        hd = Value.derived(None, "head_dim", "", [hidden, heads])  # unknown, with the reason
     s.head_dim = hd
     # class-fixed properties and dialect-specific keys
     facts = view.d.knobs["legacy_classes"].get(cfg.model_class, {}) if not view.mcore else {}
@@ -96,7 +116,7 @@ def read_structure(view: MFView, cfg: Config) -> None:
         s.position_embedding_type = class_fact(view, facts, "position", "position_embedding_type")
         rp = facts.get("rotary_percent")
         s.rotary_percent = fixed(view, float(rp), "rotary fraction") if rp is not None else None
-        s.seq_length = view.legacy(["seq_length"], "int")
+        s.seq_length = view.legacy(["seq_length"], "int", "structure.seq_length")
         s.tied_embeddings = view.legacy(
             ["tie_word_embeddings", "share_embedding_weight"], "bool", "structure.tied_embeddings"
         )
@@ -107,6 +127,11 @@ def read_structure(view: MFView, cfg: Config) -> None:
             s.add_bias_linear = fixed(view, bool(lb), "linear bias")
         else:
             s.add_bias_linear = view.legacy(["add_bias_linear", "has_bias"], "bool")
+        qb = facts.get("qkv_bias")
+        if isinstance(qb, dict):
+            s.add_qkv_bias = view.legacy([qb["key"]], "bool")
+        elif qb is not None:
+            s.add_qkv_bias = fixed(view, bool(qb), "QKV bias")
         s.hidden_dropout, s.attention_dropout = _legacy_dropout(view, facts)
         if s.qk_norm is not None and not s.qk_norm.known:
             s.qk_norm = fixed(view, False, "qk norm")
@@ -144,6 +169,12 @@ def read_structure(view: MFView, cfg: Config) -> None:
 
 def _legacy_dropout(view: MFView, facts: dict[str, Any]) -> tuple[Value, Value]:
     spec = facts.get("dropout")
+    if view.model_cls is None:
+        why = view.no_class_reason()
+        return (
+            Value.unknown(f"{view.model_path}.hidden_dropout", why),
+            Value.unknown(f"{view.model_path}.attention_dropout", why),
+        )
     if spec == "none" or spec is None:
         cls = view.model_cls
         why = f"{cls.label if cls else 'MindFormers'} (the legacy model has no dropout)"
@@ -154,11 +185,30 @@ def _legacy_dropout(view: MFView, facts: dict[str, Any]) -> tuple[Value, Value]:
     return (view.legacy(spec["hidden"], "float"), view.legacy(spec["attention"], "float"))
 
 
-def _legacy_ffn(view: MFView, hidden: Value) -> Value:
-    for k in ("intermediate_size", "ffn_hidden_size"):
+def _legacy_ffn(view: MFView, hidden: Value | None) -> Value | None:
+    keys = view.keys_for("structure.ffn_hidden_size", ["intermediate_size", "ffn_hidden_size"])
+    for k in keys:
         n = view.node(f"{view.model_path}.{k}")
         if n is not None and n.value is not None:
             return view.value(n, f"{view.model_path}.{k}", "int")
+    absent = (view.facts().get("absent") or {}).get("structure.ffn_hidden_size", [None])[0]
+    if absent == "not_applicable":
+        return None
+    if hidden is None:
+        return None
+    times = view.facts().get("ffn_times_hidden")
+    if times:
+        # the class fixes the MLP width as a multiple of the hidden size (CLIP: 4 x d_model)
+        return Value.derived(
+            times * hidden.value if as_int(hidden) is not None else None,
+            "ffn size",
+            f"{times} x hidden size, fixed by the model class",
+            [hidden],
+        )
+    # a class whose FFN size is a plain setting with a default (BERT's intermediate_size)
+    own = [k for k in keys if any(c.defaults.get(k) is not None for c in view.class_chain())]
+    if own:
+        return view.legacy(own, "int")
     ratio_key = (
         view.d.knobs["legacy_classes"]
         .get(view.model_cls.name if view.model_cls else "", {})
@@ -179,6 +229,8 @@ def _legacy_ffn(view: MFView, hidden: Value) -> Value:
                 [hidden, ratio],
             )
         return Value.derived(None, "ffn size", "", [hidden, ratio])
+    if not hidden.known:
+        return Value.derived(None, "intermediate_size", "", [hidden])
     mult = view.legacy(["multiple_of"], "int")
     fdm = view.legacy(["ffn_dim_multiplier"], "float")
     if not (hidden.known and isinstance(hidden.value, int)) or not mult.known or not mult.value:
@@ -209,6 +261,19 @@ def _legacy_kv_heads(view: MFView, heads: Value) -> Value:
     grp = view.node(f"{view.model_path}.multi_query_group_num")
     if mqa is not None and mqa.value and grp is not None:
         return view.value(grp, f"{view.model_path}.multi_query_group_num", "int")
+    if any("multi_query_attention" in c.defaults for c in view.class_chain()):
+        # GLM-style classes (ChatGLM2, YiZhao) default to grouped queries: the class's
+        # multi_query_attention / multi_query_group_num apply when the YAML leaves them out
+        on = view.legacy(["multi_query_attention"], "bool")
+        if on.known and on.value:
+            return view.legacy(["multi_query_group_num"], "int")
+        if on.known:
+            return Value.derived(
+                heads.value,
+                "n_kv_heads",
+                "multi_query_attention off: one group per head",
+                [heads, on],
+            )
     for k in ("num_key_value_heads", "num_query_groups"):
         n = view.node(f"{view.model_path}.{k}")
         if n is not None and n.value is not None:

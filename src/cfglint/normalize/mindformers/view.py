@@ -42,6 +42,13 @@ class MFView:
         if self.mcore:
             self.hf = self._load_hf_config()
         self.model_cls = self._model_class()
+        # A multimodal class (QwenVL, CogVLM2, Mllama) nests its language model under a
+        # sub-config; the checklist compares that text model, so the view reads it, with the
+        # outer keys the outer class passes down to it (knobs: legacy_classes.*.text_model).
+        self.outer_path = ""
+        self.outer_cls: Component | None = None
+        self.outer: dict[str, str] = {}
+        self._nest()
 
     # -- basic access -------------------------------------------------------------------
     def node(self, dotted: str) -> Node | None:
@@ -90,7 +97,62 @@ class MFView:
         t = self.node(f"{self.model_path}.type")
         return self.comp(str(t.value), "model_config_legacy") if t is not None else None
 
+    def _nest(self) -> None:
+        if self.mcore or self.model_cls is None:
+            return
+        facts = self.d.knobs["legacy_classes"].get(self.model_cls.name) or {}
+        sub = facts.get("text_model")
+        if not sub:
+            return
+        inner = self.node(f"{self.model_path}.{sub}")
+        self.outer_path, self.outer_cls = self.model_path, self.model_cls
+        self.outer = dict(facts.get("outer") or {})
+        self.model_path = f"{self.model_path}.{sub}"
+        self.model_node = inner
+        t = self.node(f"{self.model_path}.type")
+        self.model_cls = self.comp(str(t.value), "model_config_legacy") if t is not None else None
+
+    def no_class_reason(self) -> str:
+        """Why no class tables apply: the type is left empty (a template to fill in) or
+        names a class cfglint has no tables for."""
+        t = self.node(f"{self.model_path}.type")
+        if self.model_node is None:
+            return f"the file has no {self.model_path} section, so no model settings"
+        if t is None or t.value in (None, ""):
+            return (
+                f"{self.model_path}.type is not given: the template leaves the model to be "
+                "filled in, so its settings depend on the model the user picks"
+            )
+        return "not set, and the model class is not one cfglint knows"
+
+    def _outer(self, keys: list[str], kind: str | None) -> Value | None:
+        """A key the outer multimodal class passes down to its text model: written at the
+        outer level, or (mode ``always``) the outer class's default overriding the inner."""
+        for k in keys:
+            mode = self.outer.get(k)
+            if mode is None:
+                continue
+            n = self.node(f"{self.outer_path}.{k}")
+            if n is not None:
+                return self.value(n, f"{self.outer_path}.{k}", kind)
+            oc = self.outer_cls
+            if mode == "always" and oc is not None and k in oc.defaults:
+                return Value.default(
+                    coerce(oc.defaults[k], kind),
+                    knob=f"{self.outer_path}.{k}",
+                    source=f"{oc.label} (passed down to the text model)",
+                )
+        return None
+
     def legacy(self, keys: list[str], kind: str | None, field: str = "") -> Value:
+        if field:
+            keys = self.keys_for(field, keys)
+        # no key at all: the class has none for this field, only a class fact can say
+        knob = f"{self.model_path}.{keys[0]}" if keys else field
+        if self.outer:
+            v = self._outer(keys, kind)
+            if v is not None:
+                return v
         for k in keys:
             n = self.node(f"{self.model_path}.{k}")
             if n is not None:
@@ -102,23 +164,22 @@ class MFView:
                 if k in comp.defaults:
                     return Value.default(
                         coerce(comp.defaults[k], kind),
-                        knob=f"{self.model_path}.{keys[0]}",
+                        knob=knob,
                         source=comp.label,
                     )
         if cls is None:
-            return Value.unknown(
-                f"{self.model_path}.{keys[0]}",
-                "not set, and the model class is not one cfglint knows",
-            )
+            return Value.unknown(knob, self.no_class_reason())
         absent = (self.d.knobs["legacy_classes"].get(cls.name) or {}).get("absent") or {}
         if field in absent:
             value, why = absent[field]
+            if value in ("no_knob", "not_applicable"):
+                value = None  # emptied with its reason once the config is read (build.py)
             return Value.default(
                 coerce(value, kind) if value is not None else None,
-                knob=f"{self.model_path}.{keys[0]}",
+                knob=knob,
                 source=f"{cls.label} (no such setting: {why})",
             )
-        return Value.unknown(f"{self.model_path}.{keys[0]}", f"{cls.name} has no such setting")
+        return Value.unknown(knob, f"{cls.name} has no such setting")
 
     def class_chain(self) -> list[Component]:
         """The legacy model class and its bases that cfglint has tables for."""
@@ -201,18 +262,32 @@ class MFView:
             return "position" if value else "probs"
         return value
 
+    def facts(self) -> dict[str, Any]:
+        """cfglint's facts about the legacy model class (data/mindformers_knobs.yaml)."""
+        if self.mcore or self.model_cls is None:
+            return {}
+        return self.d.knobs["legacy_classes"].get(self.model_cls.name) or {}
+
+    def keys_for(self, field: str, keys: list[str]) -> list[str]:
+        """The keys that set ``field`` in this class: the class's own spelling when the facts
+        give one (BERT's num_hidden_layers), else the common list."""
+        own = (self.facts().get("keys") or {}).get(field)
+        return list(own) if own is not None else keys
+
     def model(self, field: str) -> Value | None:
         spec = self.d.knobs["model_fields"][field]
         kind = spec.get("as")
         if self.mcore:
             return None if spec.get("mcore") is None else self.mcore_field(spec["mcore"], kind)
-        if self.model_cls is not None and not any(
-            self.node(f"{self.model_path}.{k}") is not None for k in spec["legacy"]
+        keys = self.keys_for(field, spec["legacy"])
+        absent = (self.facts().get("absent") or {}).get(field, [None])[0]
+        if absent == "not_applicable":
+            return None  # whatever the YAML writes (a per-stage list in Swin, say)
+        if absent == "no_knob" and not any(
+            self.node(f"{self.model_path}.{k}") is not None for k in keys
         ):
-            facts = self.d.knobs["legacy_classes"].get(self.model_cls.name) or {}
-            if (facts.get("absent") or {}).get(field, [None])[0] == "no_knob":
-                return None
-        return self.legacy(spec["legacy"], kind, field)
+            return None
+        return self.legacy(keys, kind, field)
 
     def _load_hf_config(self) -> dict[str, Value]:
         n = self.node("pretrained_model_dir")
@@ -301,7 +376,9 @@ def fixed(view: MFView, value: Any, what: str) -> Value:
 def class_fact(view: MFView, facts: dict[str, Any], fact: str, knob: str) -> Value:
     spec = facts.get(fact)
     if spec is None:
-        return Value.unknown(knob, "not set, and the model class is not one cfglint knows")
+        if view.model_cls is None:
+            return Value.unknown(knob, view.no_class_reason())
+        return Value.unknown(knob, f"cfglint has no fact for the {fact} of {view.model_cls.name}")
     if isinstance(spec, dict):
         v = view.legacy([spec["key"]], None)
         if not v.known:

@@ -1,0 +1,316 @@
+"""MoE routing in the probe's spec: what each side's config makes the router do, and how
+the MoE shapes shrink. No framework and no numpy: safe for the plain lint.
+
+Each side's fields are its *effective* semantics, read from the frameworks' source:
+
+Megatron (megatron-core 0.16.1, ``megatron/core/transformer/moe/``):
+
+* router.py:675-697 ``gating``: logits = input @ router weight in ``--moe-router-dtype``
+  (fp32/fp64), else in the input dtype;
+* moe_utils.py:608-748 ``topk_routing_with_score_function``: softmax without
+  ``--moe-router-pre-softmax`` takes top-k of the logits, then a softmax over the k (the
+  weights sum to 1); with it, softmax over all experts, then top-k (no renormalization);
+  sigmoid: top-k of sigmoid scores, renormalized when k > 1; then ``* scaling_factor``;
+* moe_utils.py:800-864 ``apply_router_token_dropping``: capacity
+  ``ceil(tokens * k / experts * factor)`` (moe_utils.py:193); policy ``probs`` keeps an
+  expert's highest weights, ``position`` its earliest tokens; dropped weights are zeroed,
+  the others are not renormalized;
+* router.py:264-356, moe_utils.py:46-133: aux_loss ``E * coeff / (k T^2) * sum_i P_i n_i``
+  from a full softmax and its own top-k map; seq_aux_loss the same per sequence, averaged;
+  global_aux_loss with token counts averaged over the micro-batches of a step (one here,
+  so it equals aux_loss); z-loss ``coeff * mean(logsumexp(logits)^2)`` (moe_utils.py:136);
+* both losses reach the gradient through ``MoEAuxLossAutoScaler`` (moe_utils.py:236) and
+  are logged apart from the LM loss: the printed loss excludes them;
+* shared_experts.py:128-131: the shared experts' output times ``sigmoid(x @ gate_weight)``.
+
+MindFormers legacy (``mindformers/modules/transformer/moe.py`` @ 31a92de4, MoEV2 with
+TopkRouterV2, which LlamaForCausalLM builds for ``expert_num > 1``):
+
+* Router (lines 922-931): the input cast to ``router_dense_type``, a bias-free Dense;
+* TopkRouterV2.construct (1458-1522): softmax over all experts, top-k; capacity
+  ``min(ceil(k N f / E), N)`` (lines 252-258); without ``enable_sdrop`` the slots are
+  filled k-major (every token's first choice before any second choice, lines 1551-1553),
+  with it token-major (= Megatron's ``position``);
+* the weights of the kept experts are renormalized when ``norm_topk_prob`` and k > 1
+  (after the drop), otherwise multiplied by ``routed_scaling_factor`` (lines 1597-1600):
+  with renormalization the scaling factor is not applied;
+* LLamaDecodeLayer builds MoEV2 without ``return_extra_loss`` (models/llama/
+  llama_transformer.py:775-779), so MoEV2.construct (moe.py:858-862) drops the router's
+  aux and z losses: neither reaches the loss, whatever aux_loss_types says;
+* LlamaFeedForwardWithMoE (models/llama/llama_layer.py:691-704): shared experts times
+  ``sigmoid(Dense(x in router_dense_type))`` with ``use_shared_expert_gating``.
+
+MindFormers mcore (``mindformers/parallel_core/training_graph/transformer/moe/`` @ 477621fd):
+
+* router.py:259-296: softmax or sigmoid over all experts, top-k, renormalized when
+  ``norm_topk_prob`` and k > 1, then always ``* moe_router_topk_scaling_factor``;
+* token_dispatcher.py has no capacity: dropless whatever the capacity factor says;
+* router.py:388-425: the aux loss ``coeff * E * sum_i P_i f_i`` over the step's tokens;
+  wrapper.py:430-432 adds it to the LM loss, so the printed loss includes it.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cfglint.model.config import Config
+
+# the probe's MoE size: top-k and experts shrink keeping their ratio, capped for 2 CPU cores
+MAX_TOPK = 2
+MAX_EXPERTS = 8
+MAX_DENSE = 2
+HIDDEN = 64
+
+LOSS_TYPES = ("aux_loss", "seq_aux_loss", "global_aux_loss", "none")
+# MindFormers' legacy model classes whose decoder layer returns the router's extra loss
+# (research/deepseek2/deepseek2_transformer.py:539); their loss is not modelled here
+_LEGACY_EXTRA_LOSS = ("DeepseekV2Config", "DeepseekV3Config")
+
+
+def _val(cfg: Config, dotted: str) -> Any:
+    v = cfg.get(dotted)
+    return v.value if v is not None and v.known and not v.yaml11_string else None
+
+
+def _pos_int(cfg: Config | None, dotted: str) -> int | None:
+    if cfg is None:
+        return None
+    v = _val(cfg, dotted)
+    return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else None
+
+
+def probe_topk(k: int) -> int:
+    return min(k, MAX_TOPK)
+
+
+def moe_values(cfg: Config, r: Any) -> dict[str, Any]:
+    """The routing fields of one MoE side (shape fields come from :func:`shrink_moe`).
+    ``r`` is spec._Reader: a value it cannot read becomes a Gap with the reason."""
+    out: dict[str, Any] = {}
+    mg = cfg.side == "megatron"
+    legacy = cfg.kind == "mindformers-legacy"
+    k = _pos_int(cfg, "moe.router_topk")
+    if k is None:
+        r.miss("moe_topk", "the number of experts per token is unknown")
+    else:
+        out["moe_topk"] = probe_topk(k)
+    kk = out.get("moe_topk", 2)
+    score, why = r.raw("moe.score_function")
+    if why and legacy and cfg.get("moe.score_function") is not None:
+        score, why = "softmax", ""  # TopkRouterV2 takes a softmax; use_gating_sigmoid unset
+    if why:
+        r.miss("moe_score", why)
+    elif score in ("softmax", "sigmoid"):
+        if legacy and score == "sigmoid":
+            r.miss(
+                "moe_score",
+                "use_gating_sigmoid: the legacy TopkRouterV2 (moe.py @ 31a92de4) takes a "
+                "softmax; a sigmoid router there is not modelled",
+            )
+        else:
+            out["moe_score"] = score
+    else:
+        r.miss("moe_score", f"router score function {score!r} is not modelled")
+    # order and normalization
+    if mg:
+        pre = r.flag("moe_pre_softmax", "moe.router_pre_softmax")
+        if out.get("moe_score") == "sigmoid":
+            pre = True  # moe_utils.py:723-731: sigmoid scores before top-k, whatever the flag
+        if pre is not None:
+            out["moe_pre_softmax"] = pre
+        norm = r.flag("moe_norm_topk", "moe.norm_topk_prob")
+        if out.get("moe_score") == "sigmoid":
+            norm = kk > 1  # moe_utils.py:738: sigmoid weights renormalized when k > 1
+        if norm is not None:
+            out["moe_norm_topk"] = norm
+    else:
+        out["moe_pre_softmax"] = True
+        norm = r.flag("moe_norm_topk", "moe.norm_topk_prob")
+        if norm is not None:
+            out["moe_norm_topk"] = bool(norm and kk > 1)
+            out["moe_norm_after_drop"] = legacy and out["moe_norm_topk"]
+    scale = r.num("moe_topk_scale", "moe.topk_scaling_factor", lo=0.0)
+    if scale is not None:
+        if legacy and out.get("moe_norm_topk"):
+            scale = 1.0  # moe.py:1597-1600: renormalized weights are not scaled
+        out["moe_topk_scale"] = scale if scale > 0 else 1.0
+    # capacity and drop
+    cf_v = cfg.get("moe.capacity_factor")
+    if not mg and not legacy:
+        out["moe_capacity"] = 0.0  # mcore token dispatcher: dropless
+    elif cf_v is None or (cf_v.known and cf_v.value is None):
+        out["moe_capacity"] = 0.0
+    else:
+        cf = r.num("moe_capacity", "moe.capacity_factor", lo=0.0)
+        if cf is not None:
+            out["moe_capacity"] = cf
+    if out.get("moe_capacity", 0.0) > 0:
+        if legacy:
+            sd = r.flag("moe_drop", "moe.enable_sdrop")
+            if sd is not None:
+                out["moe_drop"] = "position" if sd else "kmajor"
+        else:
+            pol, why = r.raw("moe.token_drop_policy")
+            if why:
+                r.miss("moe_drop", why)
+            elif pol in ("probs", "position"):
+                out["moe_drop"] = pol
+            else:
+                r.miss("moe_drop", f"token drop policy {pol!r} is not modelled")
+    # the auxiliary losses
+    if legacy:
+        if cfg.model_class in _LEGACY_EXTRA_LOSS:
+            r.miss(
+                "moe_aux_coeff",
+                f"{cfg.model_class}'s extra losses (research/deepseek2) are not modelled",
+            )
+        else:
+            # llama_transformer.py:775-779 builds MoEV2 without return_extra_loss
+            out["moe_aux"], out["moe_aux_coeff"], out["moe_z_coeff"] = "none", 0.0, 0.0
+    else:
+        coeff = r.num("moe_aux_coeff", "moe.aux_loss_coeff", lo=0.0)
+        lb, why = r.raw("moe.load_balancing_type")
+        typ = {"sub_seq_aux_loss": "aux_loss"}.get(str(lb), str(lb)) if not why else ""
+        if why:
+            r.miss("moe_aux_coeff", why)
+        elif typ not in LOSS_TYPES or (not mg and typ not in ("aux_loss", "none")):
+            r.miss("moe_aux_coeff", f"load balancing {lb} is not modelled")
+        elif coeff is not None:
+            out["moe_aux"] = typ if coeff > 0 else "none"
+            out["moe_aux_coeff"] = coeff if typ != "none" else 0.0
+        z = r.num("moe_z_coeff", "moe.z_loss_coeff", lo=0.0)
+        if z is not None and z > 0 and not mg:
+            r.miss("moe_z_coeff", "MindFormers' mcore z-loss is not modelled")
+        elif z is not None:
+            out["moe_z_coeff"] = z
+    out["moe_logged_aux"] = not mg and not legacy
+    out["moe_impl"] = "megatron" if mg else "mindformers"
+    rd = r.dtype("moe_router_dtype", "moe.router_dtype")
+    if rd is not None:
+        out["moe_router_dtype"] = rd
+    gate = r.flag("moe_shared_gate", "moe.shared_expert_gate", absent=False)
+    if gate is not None:
+        out["moe_shared_gate"] = gate
+    eb = r.flag("moe_expert_bias", "moe.expert_bias", absent=False)
+    if eb:
+        # the bias changes the choice from step 2 on: its update is not modelled
+        r.miss("moe_topk", "the load-based expert bias (aux-loss-free balancing) is not modelled")
+    return out
+
+
+def shrink_moe(
+    mf: Config | None, mg: Config | None, hidden: int | None
+) -> tuple[dict[str, int], dict[str, tuple[Any, Any]], list[str]]:
+    """MoE shapes at the probe's size, shared by both sides.
+
+    Leading dense layers stay dense (at most 2), followed by one MoE layer; with no dense
+    layer the probe's 2 layers are both MoE, as in the model. The expert count keeps the
+    top-k / experts ratio for top-k shrunk to at most 2, capped at 8 experts: 128 experts
+    with top-8 become 8 with top-2 (a ratio of 1/4 instead of 1/16, so the capacity still
+    has ~32 token slots per expert at 128 tokens a step); Mixtral's 8 with top-2 stays.
+    Expert and shared-expert FFN widths keep their ratio to the hidden size."""
+    notes: list[str] = []
+    diffs: dict[str, tuple[Any, Any]] = {}
+    moe = [c for c in (mf, mg) if c is not None and c.is_moe]
+    if not moe:
+        return {}, diffs, notes
+    if len(moe) == 1 and mf is not None and mg is not None:
+        diffs["moe.num_experts"] = (_val(mf, "moe.num_experts"), _val(mg, "moe.num_experts"))
+        notes.append("only one side is MoE: the probe runs both sides dense")
+        return {}, diffs, notes
+    for dotted in (
+        "moe.num_experts",
+        "moe.first_k_dense",
+        "moe.expert_ffn_size",
+        "moe.shared_expert_ffn_size",
+    ):
+        a = _val(mf, dotted) if mf is not None else None
+        b = _val(mg, dotted) if mg is not None else None
+        if a is not None and b is not None and a != b:
+            diffs[dotted] = (a, b)
+    ref = mg if mg is not None and mg.is_moe else moe[0]
+    other = mf if ref is mg else mg
+    experts = _pos_int(ref, "moe.num_experts") or _pos_int(other, "moe.num_experts") or 8
+    k = _pos_int(ref, "moe.router_topk") or _pos_int(other, "moe.router_topk") or 2
+    pk = probe_topk(k)
+    n = max(pk + 1, min(MAX_EXPERTS, round(experts * pk / k))) if experts > k else experts
+    n = min(n, experts)
+    if n != experts:
+        notes.append(f"{experts} experts with top-{k} shrunk to {n} with top-{pk}")
+    dense_v = _val(ref, "moe.first_k_dense")
+    dense = dense_v if isinstance(dense_v, int) and not isinstance(dense_v, bool) else 0
+    if dense > MAX_DENSE:
+        notes.append(f"{dense} leading dense layers shrunk to {MAX_DENSE}")
+    pd = min(max(dense, 0), MAX_DENSE)
+    layers = pd + 1 if pd else 2
+
+    def width(dotted: str) -> int:
+        f = _val(ref, dotted)
+        if not isinstance(f, int) or isinstance(f, bool) or f <= 0 or not hidden:
+            return 0
+        return max(8, 2 * round(HIDDEN * f / hidden / 2))
+
+    ffn = width("moe.expert_ffn_size")
+    if not ffn:
+        ffn = 4 * HIDDEN
+        notes.append("expert FFN size unknown: the probe uses 4 x hidden")
+    return (
+        {
+            "layers": layers,
+            "moe_experts": n,
+            "moe_dense": pd,
+            "moe_ffn": ffn,
+            "moe_shared_ffn": width("moe.shared_expert_ffn_size"),
+        },
+        diffs,
+        notes,
+    )
+
+
+def capacity(tokens: int, topk: int, experts: int, factor: float) -> int:
+    """Slots per expert. Megatron: ceil(T k / E * f), no drop when it reaches T
+    (moe_utils.py:193-211, 829-833); MindFormers legacy: min(ceil(k T f / E), T)
+    (moe.py:252-258, mp = 1). An expert never gets more than T tokens, so both drop the
+    same way."""
+    return min(math.ceil(tokens * topk / experts * factor), tokens)
+
+
+def mindspore_cannot(spec: Any) -> str:
+    """Why a MoE spec cannot run in the MindSpore process ("" when it can)."""
+    position = spec.moe_capacity > 0 and spec.moe_drop == "position"
+    if spec.moe_experts and position and spec.moe_impl == "megatron":
+        # moe_utils.py:842-846 keeps the tokens torch.topk returns among the equal ones of
+        # the routing map: implementation-defined, and on CPU not the earliest tokens
+        # (measured with torch 2.13)
+        return (
+            "Megatron's position drop keeps whichever tokens torch.topk returns among "
+            "ties; MindSpore cannot reproduce that choice"
+        )
+    return ""
+
+
+def same_math_fields(a: Any, b: Any) -> list[str]:
+    """MoE fields where ``a`` and ``b`` differ only in the order of the same math (see
+    runner.same_math)."""
+    if not (a.moe_experts and b.moe_experts):
+        return []
+    out = []
+    drops = any(s.moe_capacity > 0 and s.moe_drop != "probs" for s in (a, b))
+    if a.moe_impl != b.moe_impl and not drops:
+        out.append("moe_impl")
+    both_norm = all(
+        s.moe_score == "softmax"
+        and s.moe_norm_topk
+        and not (s.moe_norm_after_drop and s.moe_capacity > 0)
+        for s in (a, b)
+    )
+    if a.moe_pre_softmax != b.moe_pre_softmax and both_norm:
+        out.append("moe_pre_softmax")
+    dropless = a.moe_capacity == 0 and b.moe_capacity == 0
+    if a.moe_norm_after_drop != b.moe_norm_after_drop and dropless and both_norm:
+        out.append("moe_norm_after_drop")  # nothing is dropped: one renormalization
+    if a.moe_logged_aux != b.moe_logged_aux and a.moe_aux == "none" and a.moe_z_coeff == 0:
+        out.append("moe_logged_aux")  # nothing to print besides the LM loss
+    return out
