@@ -311,3 +311,11 @@ def test_plain_lint_imports_no_heavy_modules() -> None:
         env={**os.environ, "CFGLINT_CACHE_DIR": "/tmp/cfglint-test-cache"},
     )
     assert proc.stdout.strip().splitlines()[-1] == "[]", proc.stdout[-500:]
+
+
+def test_an_unknown_selector_gets_the_closest_names(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, EX_MF, "--select", "STR0099")
+    assert code == 2
+    assert err.strip().endswith("'STR0099'; did you mean STR009, STR029, STR020?")
+    code, _, err = run(capsys, EX_MF, "--ignore", "zzzz")
+    assert code == 2 and "`cfglint rules` lists the rule ids and rows" in err
