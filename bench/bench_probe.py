@@ -7,7 +7,9 @@ Two pairs: the bundled example (bfloat16 compute: MindSpore has no bfloat16 matm
 so both specs run in torch and the probe says so) and the float32 alignment pair of
 fixtures/probe (torch against MindSpore). Prints wall time, the measured floor, and each
 confirmation as a multiple of the floor; no pass/fail. The issue's goal: both frameworks
-with the confirmations under 60 s on 2 cores.
+with the confirmations under 60 s on 2 cores. CPU time (user + system of every process) is
+printed beside the wall time: on a shared machine the wall time follows the load, the CPU
+time much less.
 """
 
 from __future__ import annotations
@@ -33,6 +35,13 @@ PAIRS = {
         "fixtures/probe/llama_fp32_knobs.yaml",
         "fixtures/probe/llama_fp32_knobs.sh",
     ),
+    # the same with the source scan: a seventh confirmation (decaying every parameter)
+    "knob pair + --source plain_decay": (
+        "fixtures/probe/llama_fp32_knobs.yaml",
+        "fixtures/probe/llama_fp32_knobs.sh",
+        "--source",
+        "fixtures/sources/plain_decay",
+    ),
     "probe fp32 MoE pair (4 experts, top-2)": (
         "fixtures/probe/moe_fp32.yaml",
         "fixtures/probe/moe_fp32.sh",
@@ -49,7 +58,8 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=10)
     args = ap.parse_args()
     print(f"cpu cores: {os.cpu_count()}, load average: {os.getloadavg()[0]:.1f}")
-    for name, (mf, mg) in PAIRS.items():
+    for name, (mf, mg, *extra) in PAIRS.items():
+        load0 = os.getloadavg()[0]
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp) / "probe.json"
             cmd = [
@@ -66,6 +76,7 @@ def main() -> None:
                 "json",
                 "-o",
                 str(out),
+                *(str(ROOT / x) if x.startswith("fixtures/") else x for x in extra),
             ]
             t0 = time.perf_counter()
             r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -79,7 +90,8 @@ def main() -> None:
             p = json.loads(out.read_text())["probe"]
         print(
             f"\n{name}: {wall:.1f} s wall, {cpu:.1f} s CPU (all processes), load "
-            f"{os.getloadavg()[0]:.1f}, devices {p['device']}, {p['steps']} steps"
+            f"{load0:.1f} before / {os.getloadavg()[0]:.1f} after (1-min average), "
+            f"devices {p['device']}, {p['steps']} steps"
         )
         print("  " + "; ".join(p.get("timings", [])))
         print("  floor: " + ", ".join(f"{k} {v:.3g}" for k, v in p["floor"].items()))

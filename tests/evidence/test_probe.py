@@ -148,24 +148,68 @@ def test_each_knob_is_confirmed_on_its_row() -> None:
 
 
 @need_torch
-@pytest.mark.xfail(
-    reason="at the probe's size (128 tokens a step) the bfloat16 accumulation of the "
-    "embedding gradient is ~3x the bfloat16 floor on CPU, below the 10x confirmation bar",
-    strict=False,
-)
-def test_float32_embedding_against_bf16_compute_is_confirmed(tmp_path: Path) -> None:
+def test_float32_embedding_against_bf16_compute_matches_and_is_not_flagged() -> None:
+    """Issue 8 asked for a float32 embedding against bf16 compute to be confirmed. Measured
+    (issue8b note): no effect, 0.9-1.2x the bf16 floor on the mean loss over 4, 10 and 20
+    steps. MindFormers casts the lookup to compute_dtype (llama.py:392) and Megatron computes
+    from a bf16 copy of its float32 master, so the forward is the same; only one bf16
+    rounding of the embedding gradient differs. So the lint no longer flags this setup
+    (PRC005's `when`), and the probe of the pair sits on the floor."""
     from cfglint.evidence.probe.runner import probe
 
     src = FIXTURES / "pairs" / "llama2_dense"
-    mf = (src / "llama2_7b_align.yaml").read_text()
-    mf = mf.replace('embedding_init_type: "bfloat16"', 'embedding_init_type: "float32"')
-    (tmp_path / "mf.yaml").write_text(mf)
-    report, ctx = _lint(tmp_path / "mf.yaml", src / "pretrain_llama2_align.sh")
+    assert 'embedding_init_type: "float32"' in (src / "llama2_7b_align.yaml").read_text()
+    report, ctx = _lint(src / "llama2_7b_align.yaml", src / "pretrain_llama2_align.sh")
+    assert report.findings == []
+    assert ctx.mf.weight.embedding_dtype.value == "float32"
+    assert ctx.mg.weight.embedding_dtype.value == "bfloat16"
+    res = probe(ctx.mf, ctx.mg, [], steps=4, frameworks={"torch": True, "mindspore": False})
+    floor = max(res.floor["mean_loss_abs"], 1e-7)
+    # measured 1.7x; the confirmation bar is 10x
+    assert res.gap["mean_loss_abs"] < 5 * floor, (res.gap, res.floor)
+
+
+@need_torch
+@pytest.mark.parametrize("master", [False, True])
+def test_half_precision_weights_without_a_master_copy_lose_small_updates(master: bool) -> None:
+    """MindFormers' AdamW writes the update back in the parameter's dtype; Megatron updates
+    float32 main params and copies them to the bf16 model weights."""
+    import torch
+
+    from cfglint.evidence.probe.torch_side import Adam
+
+    spec = Spec(param_dtype="bfloat16", fp32_master=master)
+    p = {"w": torch.ones(4, dtype=torch.bfloat16)}
+    opt = Adam(spec, p)
+    for _ in range(5):  # each update ~1e-3, below half a bf16 ulp at 1.0 (2**-8)
+        opt.step(p, {"w": torch.full((4,), 0.5, dtype=torch.bfloat16)}, 1e-3)
+    if master:
+        assert float(opt.master["w"][0]) == pytest.approx(1 - 5e-3, rel=1e-4)
+        assert float(p["w"][0]) == 0.99609375  # the master rounded to bf16
+    else:
+        assert float(p["w"][0]) == 1.0  # every update lost
+
+
+@need_torch
+def test_bf16_embedding_kept_without_master_shows_in_the_optimizer_check(tmp_path: Path) -> None:
+    """MindFormers' embedding in bf16 (embedding_init_type) beside float32 weights: no master
+    copy there, so its update is rounded to bf16, while Megatron's is not. WGT004 names it;
+    the probe's optimizer check shows it on the embedding."""
+    from cfglint.evidence.probe.runner import F32_EPS, probe
+
+    src = FIXTURES / "pairs" / "llama2_dense"
+    mf = tmp_path / "mf.yaml"
+    text = (src / "llama2_7b_align.yaml").read_text()
+    mf.write_text(text.replace('embedding_init_type: "float32"', 'embedding_init_type: "bfloat16"'))
+    report, ctx = _lint(mf, src / "pretrain_llama2_align.sh")
+    assert [f.rule for f in report.findings] == ["WGT004"]
     res = probe(
-        ctx.mf, ctx.mg, report.findings, steps=4, frameworks={"torch": True, "mindspore": False}
+        ctx.mf, ctx.mg, report.findings, steps=3, frameworks={"torch": True, "mindspore": False}
     )
-    rows = {c.row: c.verdict for c in res.confirmations if c.knobs.get("embedding_dtype")}
-    assert rows and set(rows.values()) == {"confirmed"}, rows
+    assert res.gap["update_worst_weight"] == "tok_embeddings"
+    assert {c.row: c.verdict for c in res.confirmations} == {"weight.param_init_type": "confirmed"}
+    floor = max(res.floor["update_rel"], F32_EPS)
+    assert res.gap["update_rel"] > 1000 * floor, (res.gap["update_rel"], floor)
 
 
 @need_ms
@@ -296,6 +340,59 @@ def test_lint_with_probe_on_real_dataset_tokens(
     assert by_rule["OPT001"]["verdict"] == "confirmed"
     # the standard rows are decided by the probe: no "needs a log" left for them
     assert {"STD003", "STD004"} <= {f["rule"] for f in doc["findings"]}
+
+
+_REUSE_SCRIPT = """
+import json, os, sys
+import numpy as np
+import mindspore as ms
+from cfglint.evidence.probe import ms_side
+from cfglint.evidence.probe.protocol import Run
+from cfglint.evidence.probe.spec import Spec
+from cfglint.evidence.probe.weights import init_weights, to_layout, tokens
+ms.set_device("CPU"); ms.set_context(mode=ms.PYNATIVE_MODE); ms.set_deterministic(True)
+d = sys.argv[1]
+a = Spec(heads=8, groups=2)
+b = a.model_copy(update={"beta2": 0.95, "bias_correction": False, "weight_decay": 0.1,
+                         "clip_grad": 0.5, "clip_formula": "megatron", "wd_scope": "all"})
+np.save(os.path.join(d, "tokens.npy"), tokens(a, 3, None))
+np.savez(os.path.join(d, "w.npz"), **to_layout(init_weights(a), a, "mindformers-legacy"))
+tok = np.load(os.path.join(d, "tokens.npy"))
+def run(spec, rid):
+    r = ms_side.run_one(Run(id=rid, spec=spec, layout="mindformers-legacy", weights="w.npz",
+                            steps=3, modes=["probe"]), d, tok)
+    return r.curves["probe"].loss + r.curves["probe"].grad_norm
+run(a, "a")
+reused = run(b, "b")
+n_graphs = len(ms_side._GRAD_FNS)
+ms_side._GRAD_FNS.clear(); ms_side._WEIGHTS.clear()
+fresh = run(b, "b2")
+print(json.dumps({"reused": reused, "fresh": fresh, "graphs": n_graphs}))
+"""
+
+
+@need_ms
+def test_mindspore_worker_reuses_a_compiled_graph_without_changing_a_number(
+    tmp_path: Path,
+) -> None:
+    """A spec that differs only in optimizer numbers runs on the graphs compiled for an
+    earlier spec (its numbers are inputs of the optimizer cell): the same losses and
+    gradient norms, to the bit, as a fresh compile."""
+    import os
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", _REUSE_SCRIPT, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "GLOG_v": "3"},
+        check=True,
+    )
+    doc = json.loads(out.stdout.strip().splitlines()[-1])
+    assert doc["graphs"] == 1  # the second spec compiled nothing new
+    assert doc["reused"] == doc["fresh"]
 
 
 @need_torch

@@ -445,26 +445,40 @@ def test_negative_flag_default_names_the_setting(tmp_path: Path) -> None:
     assert v.value is True and v.knob == "add_bias_linear"
 
 
-def test_yarn_compared_by_factor_and_original_context(tmp_path: Path) -> None:
+def test_yarn_on_a_non_mla_mcore_model_is_unknown(tmp_path: Path) -> None:
+    # MindFormers mcore builds YaRN from the MLA head fields only (gpt_model.py:315-325 @
+    # f52743ca); Qwen3-MoE is not MLA, so its run fails: unknown, said under -v, no finding
     mf = (
         "    rope_theta: 1000000\n",
         "    rope_theta: 1000000\n"
         "    rope_scaling: {rope_type: yarn, factor: 4.0,"
         " original_max_position_embeddings: 32768}\n",
     )
+    r = lint_pair("qwen3_30b_a3b_pretrain_msl", tmp_path, mf=mf)
+    assert not {"STR020", "STR028", "STR030"} & rules(r)
+    assert "is not built as MLA" in not_checked(r, "STR028")
+
+
+def test_mindspeed_yarn_factor_of_a_non_mla_model(tmp_path: Path) -> None:
+    # rotary_pos_embedding.py:41-47 @ v26.1.0: max_position_embeddings / original context,
+    # written back over --rope-scaling-factor
     mg = (
         "    --rotary-base 1000000 \\\n",
         "    --rotary-base 1000000 \\\n    --rope-scaling-type yarn \\\n"
         "    --rope-scaling-factor 4 \\\n"
-        "    --rope-scaling-original-max-position-embeddings 32768 \\\n",
+        "    --rope-scaling-original-max-position-embeddings 1024 \\\n",
     )
-    r = lint_pair("qwen3_30b_a3b_pretrain_msl", tmp_path, mf=mf, mg=mg)
-    assert "STR028" not in rules(r)
-    r = lint_pair("qwen3_30b_a3b_pretrain_msl", tmp_path / "one", mf=mf)
-    assert finding(r, "STR028").values == {
-        "mindformers": "yarn(factor=4, original=32768)",
-        "megatron": "none",
-    }
+    s = mg_cfg("qwen3_30b_a3b_pretrain_msl", tmp_path, mg).structure
+    assert s.rope_scaling.value == "yarn(factor=4, original=1024, beta_fast=32, beta_slow=1)"
+    # --rope-scaling-mscale 1.0 / --rope-scaling-mscale-all-dim 0.0: cos/sin x g(4, 1)
+    assert s.yarn_mscale.value == "cos/sin x1.13863, softmax scale x1"
+    s = mg_cfg(
+        "qwen3_30b_a3b_pretrain_msl",
+        tmp_path / "b",
+        (mg[0], mg[1].replace("embeddings 1024", "embeddings 4096")),
+    ).structure
+    assert s.rope_scaling.value.startswith("yarn(factor=1, original=4096")  # 4096 / 4096
+    assert s.yarn_mscale.value == "cos/sin x1, softmax scale x1"
 
 
 def test_device_and_comm_balance_losses_are_part_of_the_method(tmp_path: Path) -> None:

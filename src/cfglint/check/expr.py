@@ -72,8 +72,8 @@ class ConfigView:
     def __getattr__(self, section: str) -> Any:
         if section == "is_moe":
             return self._cfg.is_moe
-        if section == "side":
-            return self._cfg.side
+        if section in ("side", "kind"):
+            return getattr(self._cfg, section)
         if section == "env":
             return _EnvView(self._cfg.env)
         return _SectionView(self._cfg, section, self._unknowns)

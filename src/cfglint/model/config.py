@@ -62,6 +62,9 @@ class Structure(_Section):
     # "none", or "llama3(factor=8, low=1, high=4, original=8192)", "yarn(...)", "linear(...)",
     # "ntk(...)": the RoPE frequency rescaling, canonical on both sides
     rope_scaling: V = None
+    # YaRN only: "cos/sin x1.13863, softmax scale x1", the magnitudes its mscale /
+    # mscale_all_dim give, where each framework applies them (normalize/rope.py)
+    yarn_mscale: V = None
     # True: rotate interleaved pairs (GLM, Megatron --rotary-interleaved); False: the two halves
     rope_interleaved: V = None
     tied_embeddings: V = None

@@ -19,6 +19,7 @@ then says so); in-place ``add_/mul_`` do not mutate there, so updates go through
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import sys
@@ -39,6 +40,8 @@ from cfglint.evidence.probe.protocol import (
     load_npz,
     lr_for,
     main_guard,
+    save_npz,
+    wait_for,
 )
 from cfglint.evidence.probe.spec import Spec
 from cfglint.evidence.probe.weights import (
@@ -46,6 +49,7 @@ from cfglint.evidence.probe.weights import (
     gated,
     head_dim,
     is_moe_layer,
+    is_norm_param,
     layer_names,
     to_layout,
 )
@@ -69,6 +73,8 @@ def unsupported(spec: Spec, device: str) -> str:
             "embedding_dtype",
             "residual_dtype",
             "loss_dtype",
+            "param_dtype",
+            "norm_param_dtype",
         ):
             if getattr(spec, f) == "bfloat16":
                 return f"MindSpore {ms.__version__} on CPU has no bfloat16 matmul/softmax ({f})"
@@ -86,13 +92,42 @@ def pick_device(want: str) -> str:
     return "Ascend"
 
 
+def emb_name_of(layout: str) -> str:
+    if layout == "mindformers-legacy":
+        return "model.tok_embeddings.embedding_weight"
+    return "embedding.word_embeddings.weight"
+
+
+def storage_dtype(spec: Spec, layout: str, name: str) -> str:
+    if name == emb_name_of(layout):
+        return spec.embedding_dtype
+    return spec.norm_param_dtype if is_norm_param(name) else spec.param_dtype
+
+
+def weights_key(spec: Spec, arrays: dict[str, np.ndarray], layout: str) -> tuple:
+    """What the weights are: names, shapes and storage dtypes (not their values)."""
+    return (
+        layout,
+        tuple((k, arrays[k].shape, storage_dtype(spec, layout, k)) for k in sorted(arrays)),
+    )
+
+
 class Model:
-    def __init__(self, spec: Spec, arrays: dict[str, np.ndarray], layout: str):
+    def __init__(
+        self,
+        spec: Spec,
+        arrays: dict[str, np.ndarray],
+        layout: str,
+        params: ms.ParameterTuple | None = None,
+    ):
         self.spec, self.layout = spec, layout
         self.names = sorted(arrays)
-        self.params = ms.ParameterTuple(
-            ms.Parameter(ms.Tensor(arrays[k].astype(np.float32)), name=k.replace(".", "_"))
-            for k in self.names
+        self.emb_name = emb_name_of(layout)
+        # each weight in its storage dtype (MindFormers: param_init_type, the embedding in
+        # embedding_init_type); the forward casts it to the compute dtype where it is used.
+        # ``params``: the same weights already held by an earlier model (see compiled())
+        self.params = params or ms.ParameterTuple(
+            ms.Parameter(self.stored(k, arrays[k]), name=k.replace(".", "_")) for k in self.names
         )
         self.idx = {k: i for i, k in enumerate(self.names)}
         hd = head_dim(spec)
@@ -106,6 +141,10 @@ class Model:
         self.sin = ms.Tensor(np.sin(emb).astype(np.float32))
         mask = np.triu(np.ones((spec.seq, spec.seq), np.float32), 1) * -1e9
         self.mask = ms.Tensor(mask)
+
+    def stored(self, name: str, value: np.ndarray) -> ms.Tensor:
+        dt = storage_dtype(self.spec, self.layout, name)
+        return ms.Tensor(value.astype(np.float32)).astype(DT[dt])
 
     def p(self, name: str) -> ms.Parameter | None:
         i = self.idx.get(name)
@@ -239,14 +278,11 @@ class Model:
     def loss(self, inp, labels):
         s = self.spec
         legacy = self.layout == "mindformers-legacy"
-        emb = (
-            "model.tok_embeddings.embedding_weight"
-            if legacy
-            else "embedding.word_embeddings.weight"
-        )
-        table = self.p(emb)
+        table = self.p(self.emb_name)
         rd = DT[s.residual_dtype]
-        h = ops.gather(table.astype(DT[s.embedding_dtype]), inp, 0).astype(rd)
+        # the lookup reads the table in its storage dtype; the rows are then cast
+        # (legacy: llama.py:392, mcore: language_model_embedding.py:158 @ f52743c)
+        h = ops.gather(table, inp, 0).astype(rd)
         h = self.dropout(h, s.hidden_dropout)
         extra = ops.zeros((), ms.float32)
         for i in range(s.layers):
@@ -281,53 +317,101 @@ def decays(name: str, shape: tuple[int, ...], spec: Spec) -> bool:
 class Adam(nn.Cell):
     """The optimizer as one compiled cell: moments are Parameters, updates go through
     ``ops.assign`` (in-place tensor methods do not mutate on MindSpore CPU), gradients come
-    in as a mutable tuple and lr / bias-correction terms as tensors so nothing recompiles."""
+    in as a mutable tuple, and the spec's numbers (lr, bias-correction terms, betas, eps,
+    each weight's decay, the clip value and formula) as a mutable tuple of scalars: one
+    compile serves every spec over the same weights. Which weights have a float32 master
+    is structural (a cell per pattern; all-float32 weights have none)."""
 
-    def __init__(self, spec: Spec, names: list[str], params) -> None:
+    def __init__(self, params, has_master: tuple[bool, ...]) -> None:
         super().__init__()
-        self.spec = spec
         self.params = params
-        self.m = params.clone(prefix="m", init="zeros")
-        self.v = params.clone(prefix="v", init="zeros")
-        self.decay = tuple(
-            decays(n, tuple(p.shape), spec) for n, p in zip(names, params, strict=True)
-        )
-        self.n = len(names)
+        f32 = ms.float32
+
+        def state(prefix: str) -> ms.ParameterTuple:
+            # float32 moments whatever the weight dtype (mindformers/core/optim/adamw.py:180)
+            return ms.ParameterTuple(
+                ms.Parameter(ops.zeros(p.shape, f32), name=f"{prefix}_{p.name}") for p in params
+            )
+
+        self.m = state("m")
+        self.v = state("v")
+        # float32 masters of half-precision weights, for a spec that has them (Megatron's
+        # run as the floor): MindFormers keeps none
+        self.has_master = has_master
+        self.master = state("master")
+        self.n = len(params)
         self.t = 0
-        # plain constants for the compiled graph
-        self.b1, self.b2, self.eps = spec.beta1, spec.beta2, spec.eps
-        self.wd, self.clip = spec.weight_decay, spec.clip_grad
-        self.ms_clip = spec.clip_formula == "mindspore"
+
+    def configure(self, spec: Spec, names: list[str]) -> None:
+        """This spec's numbers, as the compiled graph's inputs."""
+        self.spec = spec
+        self.wd = tuple(
+            spec.weight_decay if decays(n, tuple(p.shape), spec) else 0.0
+            for n, p in zip(names, self.params, strict=True)
+        )
+        # 1 - beta computed in double, as torch's ``alpha=1 - beta`` is
+        self.hyper = (
+            spec.beta1,
+            1 - spec.beta1,
+            spec.beta2,
+            1 - spec.beta2,
+            spec.eps,
+            spec.clip_grad,
+            1.0 if spec.clip_formula == "mindspore" else 0.0,
+        )
 
     def reset(self) -> None:
-        for m, v in zip(self.m, self.v, strict=True):
+        for m, v, w, p in zip(self.m, self.v, self.master, self.params, strict=True):
             ops.assign(m, ops.zeros_like(m))
             ops.assign(v, ops.zeros_like(v))
+            ops.assign(w, p.astype(ms.float32))
         self.t = 0
 
+    def weight(self, i: int) -> np.ndarray:
+        """The float32 weight the optimizer keeps (the master copy when there is one)."""
+        w = self.master[i] if self.has_master[i] else self.params[i]
+        return w.asnumpy().astype(np.float32)
+
     @ms.jit
-    def construct(self, grads, lr, bc1, bc2):
+    def construct(self, grads, hyper, wds):
+        lr, bc1, bc2, b1, c1, b2, c2 = (
+            hyper[0],
+            hyper[1],
+            hyper[2],
+            hyper[3],
+            hyper[4],
+            hyper[5],
+            hyper[6],
+        )
+        eps, clip, ms_clip = hyper[7], hyper[8], hyper[9]
         sq = ()
         for g in grads:
-            sq = (*sq, ops.norm(g))
+            sq = (*sq, ops.norm(g.astype(ms.float32)))
         gnorm = ops.norm(ops.stack(sq))
-        coeff = ops.ones((), ms.float32)
-        if self.clip > 0:
-            if self.ms_clip:
-                coeff = self.clip / ops.maximum(gnorm, self.clip)
-            else:
-                coeff = ops.minimum(self.clip / (gnorm + 1e-6), 1.0)
+        one = ops.ones((), ms.float32)
+        # ops.clip_by_global_norm: clip / max(norm, clip); Megatron: clip / (norm + 1e-6)
+        # when that is below 1; no clipping at clip 0
+        coeff = ops.where(
+            ms_clip > 0,
+            clip / ops.maximum(gnorm, clip),
+            ops.minimum(clip / (gnorm + 1e-6), one),
+        )
+        coeff = ops.where(clip > 0, coeff, one)
         for i in range(self.n):
-            g = grads[i] * coeff
-            m = self.m[i] * self.b1 + g * (1 - self.b1)
-            v = self.v[i] * self.b2 + g * g * (1 - self.b2)
+            g = grads[i].astype(ms.float32) * coeff
+            m = self.m[i] * b1 + g * c1
+            v = self.v[i] * b2 + g * g * c2
             ops.assign(self.m[i], m)
             ops.assign(self.v[i], v)
-            upd = (m / bc1) / (ops.sqrt(v / bc2) + self.eps)
+            upd = (m / bc1) / (ops.sqrt(v / bc2) + eps)
             p = self.params[i]
-            if self.decay[i]:
-                upd = upd + self.wd * p
-            ops.assign(p, p - lr * upd)
+            # MindFormers' AdamW: the weight in float32, updated, assigned back in its own
+            # dtype (adamw.py:44,64); with a master copy the master is updated instead
+            w = self.master[i] if self.has_master[i] else p.astype(ms.float32)
+            new = w - lr * (upd + wds[i] * w)
+            if self.has_master[i]:
+                ops.assign(self.master[i], new)
+            ops.assign(p, new.astype(p.dtype))
         return gnorm
 
     def step(self, grads, lr: float) -> float:
@@ -336,10 +420,9 @@ class Adam(nn.Cell):
         bc1 = 1 - s.beta1**self.t if s.bias_correction else 1.0
         bc2 = 1 - s.beta2**self.t if s.bias_correction else 1.0
         f32 = ms.float32
-        gnorm = self(
-            ms.mutable(tuple(grads)), ms.Tensor(lr, f32), ms.Tensor(bc1, f32), ms.Tensor(bc2, f32)
-        )
-        return float(gnorm.asnumpy())
+        hyper = ms.mutable(tuple(ms.Tensor(x, f32) for x in (lr, bc1, bc2, *self.hyper)))
+        wds = ms.mutable(tuple(ms.Tensor(x, f32) for x in self.wd))
+        return float(self(ms.mutable(tuple(grads)), hyper, wds).asnumpy())
 
 
 class Net(nn.Cell):
@@ -352,22 +435,72 @@ class Net(nn.Cell):
         return self.model.loss(inp, labels)
 
 
+# spec fields the forward and backward graph does not read (the optimizer cell takes them
+# as inputs, the weights arrive by assignment)
+NOT_IN_FORWARD = frozenset(
+    {
+        "bias_correction",
+        "beta1",
+        "beta2",
+        "eps",
+        "weight_decay",
+        "wd_scope",
+        "clip_grad",
+        "clip_formula",
+        "lr",
+        "seed",
+        "random_init",
+        "init_std",
+        "output_init_scaled",
+        "fp32_master",
+    }
+)
+# compiled graphs kept for the worker's life: one weight set and optimizer cell per
+# (layout, names, shapes, dtypes); one forward/backward graph per forward-relevant spec
+_WEIGHTS: dict[tuple, tuple[ms.ParameterTuple, dict[tuple[bool, ...], Adam]]] = {}
+_GRAD_FNS: dict[tuple, tuple[Model, object]] = {}
+
+
+def compiled(spec: Spec, arrays: dict[str, np.ndarray], layout: str) -> tuple[Model, Adam, object]:
+    """The model, optimizer cell and jitted forward/backward for this spec, reusing graphs
+    an earlier run compiled: the floor, the gap and the residual often differ only in
+    optimizer numbers or initial weights, and a compile costs seconds, a step milliseconds.
+    A spec with dropout gets its own graph (its masks must start from the seed)."""
+    wkey = weights_key(spec, arrays, layout)
+    if wkey not in _WEIGHTS:
+        _WEIGHTS[wkey] = (Model(spec, arrays, layout).params, {})
+    params, opts = _WEIGHTS[wkey]
+    has_master = tuple(spec.fp32_master and p.dtype != ms.float32 for p in params)
+    if has_master not in opts:
+        opts[has_master] = Adam(params, has_master)
+    opt = opts[has_master]
+    opt.configure(spec, sorted(arrays))
+    fkey = (wkey, json.dumps(spec.model_dump(exclude=set(NOT_IN_FORWARD)), sort_keys=True))
+    dropout = spec.hidden_dropout > 0 or spec.attention_dropout > 0
+    if fkey in _GRAD_FNS and not dropout:
+        # the forward fields are equal; nothing in the graph reads the others
+        model, grad_fn = _GRAD_FNS[fkey]
+        return model, opt, grad_fn
+    model = Model(spec, arrays, layout, params)
+    moe = spec.moe_experts > 0  # the net returns (loss to differentiate, printed loss)
+    grad_fn = ms.jit(ms.value_and_grad(Net(model), grad_position=None, weights=params, has_aux=moe))
+    if not dropout:
+        _GRAD_FNS[fkey] = (model, grad_fn)
+    return model, opt, grad_fn
+
+
 def run_one(run: Run, job_dir: str, tokens: np.ndarray) -> RunResult:
     t0 = time.perf_counter()
     spec = run.spec
     arrays = load_npz(os.path.join(job_dir, run.weights))
     res = RunResult(id=run.id)
-    model = Model(spec, arrays, run.layout)
-    opt = Adam(spec, model.names, model.params)
-    # compiled once per spec; every mode restarts from the same weights and zero moments
+    # every mode restarts from the same weights and zero moments
+    model, opt, grad_fn = compiled(spec, arrays, run.layout)
     moe = spec.moe_experts > 0  # the net returns (loss to differentiate, printed loss)
-    grad_fn = ms.jit(
-        ms.value_and_grad(Net(model), grad_position=None, weights=model.params, has_aux=moe)
-    )
     for mode in run.modes:
         ms.set_seed(spec.seed)
         for k, p in zip(model.names, model.params, strict=True):
-            ops.assign(p, ms.Tensor(arrays[k].astype(np.float32)))
+            ops.assign(p, model.stored(k, arrays[k]))
         opt.reset()
         losses, norms = [], []
         for step in range(1, run.steps + 1):
@@ -378,11 +511,14 @@ def run_one(run: Run, job_dir: str, tokens: np.ndarray) -> RunResult:
             if moe:
                 loss = loss[1][0] if isinstance(loss[1], tuple) else loss[1]
             if step == 1 and mode == run.modes[0]:
-                g_np = {k: g.asnumpy() for k, g in zip(model.names, grads, strict=True)}
+                g_np = {
+                    k: g.asnumpy().astype(np.float32)
+                    for k, g in zip(model.names, grads, strict=True)
+                }
                 canon = from_layout(g_np, spec, run.layout)
                 res.local_norms = {k: float(np.linalg.norm(v)) for k, v in canon.items()}
                 if run.save_grads:
-                    np.savez(os.path.join(job_dir, f"grads-ms-{run.id}.npz"), **canon)
+                    save_npz(os.path.join(job_dir, f"grads-ms-{run.id}.npz"), canon)
             gnorm = opt.step(grads, lr_for(run, mode, step))
             if os.environ.get("CFGLINT_PROBE_DEBUG"):
                 print(run.id, mode, step, f"{time.perf_counter() - t0:.2f}", file=sys.stderr)
@@ -399,17 +535,25 @@ def optimizer_check(run: Run, job_dir: str, model: Model, opt: Adam) -> dict[str
     """The shared step-1 gradients through this spec's optimizer once, from the shared
     start (the compiled cells of the run are reused: no second compile)."""
     spec = run.spec
+    wait_for(os.path.join(job_dir, run.check_grads), job_dir)  # torch's, written beside us
     grads_c = load_npz(os.path.join(job_dir, run.check_grads))
     start_c = load_npz(os.path.join(job_dir, run.canonical_weights))
     start = to_layout(start_c, spec, run.layout)
     grads = to_layout(grads_c, spec, run.layout)
     for k, p in zip(model.names, model.params, strict=True):
-        ops.assign(p, ms.Tensor(start[k].astype(np.float32)))
+        ops.assign(p, model.stored(k, start[k]))
     opt.reset()
-    opt.step(tuple(ms.Tensor(grads[k]) for k in model.names), CHECK_LR)
-    upd = {k: p.asnumpy() - start[k] for k, p in zip(model.names, model.params, strict=True)}
+    before = [opt.weight(i) for i in range(len(model.names))]
+    opt.step(
+        tuple(
+            model.stored(k, grads[k]).astype(p.dtype)
+            for k, p in zip(model.names, model.params, strict=True)
+        ),
+        CHECK_LR,
+    )
+    upd = {k: opt.weight(i) - before[i] for i, k in enumerate(model.names)}
     canon = from_layout(upd, spec, run.layout)
-    np.savez(os.path.join(job_dir, f"update-mindspore-{run.id}.npz"), **canon)
+    save_npz(os.path.join(job_dir, f"update-mindspore-{run.id}.npz"), canon)
     return {k: float(np.linalg.norm(v)) for k, v in canon.items()}
 
 
@@ -421,6 +565,11 @@ def main(job_dir: str, job: Job) -> SideResult:
         _STARTED.append(pick_device(job.device))
         if _STARTED[0] == "CPU":  # pick_device has already set up an Ascend device
             ms.set_device("CPU")
+            # MindSpore's CPU kernels use 25 threads by default: on a small, shared machine
+            # they contend with each other and with torch (measured: half the CPU time and
+            # a tenth of the optimizer step with one thread, load 4-6 on 2 cores)
+            threads = int(os.environ.get("CFGLINT_PROBE_THREADS", "1"))
+            ms.device_context.cpu.op_tuning.threads_num(threads)
         ms.set_context(mode=ms.PYNATIVE_MODE)
         ms.set_deterministic(True)
     device = _STARTED[0]

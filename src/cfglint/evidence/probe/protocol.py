@@ -94,6 +94,29 @@ def write_result(job_dir: str, n: int, res: SideResult) -> None:
     os.replace(path + ".tmp", path)
 
 
+def save_npz(path: str, arrays: dict[str, np.ndarray]) -> None:
+    """Write ``path`` (ending in .npz) whole or not at all: the other framework's process
+    may be waiting for it (see :func:`wait_for`)."""
+    tmp = path[: -len(".npz")] + ".part.npz"
+    np.savez(tmp, **arrays)
+    os.replace(tmp, path)
+
+
+def wait_for(path: str, job_dir: str, timeout: float = 540.0) -> None:
+    """Block until the other process has written ``path``. The MindSpore worker starts
+    beside torch and needs torch's step-1 gradients only for its optimizer check, so it
+    compiles and trains first and waits here, if at all, at the end."""
+    import time
+
+    t0 = time.perf_counter()
+    while not os.path.exists(path):
+        if os.path.exists(os.path.join(job_dir, DONE)):
+            raise RuntimeError(f"the probe ended before {os.path.basename(path)} was written")
+        if time.perf_counter() - t0 > timeout:
+            raise RuntimeError(f"{os.path.basename(path)} did not appear in {timeout:.0f} s")
+        time.sleep(0.02)
+
+
 def load_npz(path: str) -> dict[str, np.ndarray]:
     with np.load(path) as z:
         return {k: z[k] for k in z.files}

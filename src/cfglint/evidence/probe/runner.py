@@ -67,10 +67,12 @@ ROW_FIELDS: dict[str, tuple[str, ...]] = {
     "optimizer.lr": ("lr",),
     "optimizer.lr_warmup": ("lr",),
     "weight.init_method_std": ("init_std", "output_init_scaled"),
-    "weight.param_init_type": ("embedding_dtype",),
-    "precision.weight_compute": ("embedding_dtype",),
+    # half-precision weights: Megatron keeps float32 masters, MindSpore none; aligning the
+    # dtype alone would give the MindFormers spec half weights with no master copy
+    "weight.param_init_type": ("param_dtype", "embedding_dtype", "fp32_master"),
+    "precision.weight_compute": ("embedding_dtype", "fp32_master"),
     "precision.compute_dtype": ("compute_dtype",),
-    "precision.layernorm_compute_type": ("norm_dtype",),
+    "precision.layernorm_compute_type": ("norm_dtype", "norm_param_dtype"),
     "precision.softmax_compute_type": ("softmax_dtype",),
     "precision.rotary_dtype": ("rotary_dtype",),
     "precision.residual_add": ("residual_dtype",),
@@ -233,6 +235,37 @@ def multiple(effect: dict[str, Any], floor: dict[str, float]) -> tuple[float, st
     return ratios[best], LABELS[best]
 
 
+def without_dropout(spec: Spec) -> Spec:
+    return spec.model_copy(update={"hidden_dropout": 0.0, "attention_dropout": 0.0})
+
+
+def residual_spec(mf: Spec, mg: Spec, fields: set[str]) -> Spec:
+    """The MindFormers spec with ``fields`` set to Megatron's values, then the fields that
+    are the same math once those are aligned (an MoE implementation order stops mattering
+    when no side drops by position any more), dropout off. Aligning same-math fields changes
+    no number but lets MindSpore reuse the floor's compiled graph."""
+    aligned = mf.with_knobs(mg, sorted(fields))
+    return without_dropout(aligned.with_knobs(mg, same_math(aligned, mg)))
+
+
+def start_dtype(*specs: Spec) -> str:
+    """The narrowest dtype any of the specs keeps weights in."""
+    kept = {getattr(s, f) for s in specs for f in ("param_dtype", "embedding_dtype")}
+    return next((d for d in ("bfloat16", "float16") if d in kept), "float32")
+
+
+def round_to(a: np.ndarray, dtype: str) -> np.ndarray:
+    """float32 values rounded (to nearest even) to ``dtype``, kept as float32."""
+    a = np.ascontiguousarray(a, dtype=np.float32)
+    if dtype == "float16":
+        return a.astype(np.float16).astype(np.float32)
+    if dtype == "bfloat16":
+        b = a.view(np.uint32).astype(np.uint64)
+        b = (b + 0x7FFF + ((b >> 16) & 1)) & 0xFFFF0000
+        return b.astype(np.uint32).view(np.float32)
+    return a
+
+
 # -- processes --------------------------------------------------------------------------
 class Worker:
     """One framework process (``python -m cfglint.evidence.probe.<side> JOBDIR``) that
@@ -241,6 +274,7 @@ class Worker:
 
     def __init__(self, framework: str, job_dir: str) -> None:
         self.framework, self.dir, self.n = framework, job_dir, 0
+        self.sent = time.perf_counter()
         module = "torch_side" if framework == "torch" else "ms_side"
         env = dict(os.environ)
         env.setdefault("TORCHDYNAMO_DISABLE", "1")
@@ -254,11 +288,19 @@ class Worker:
             stderr=self.err,
         )
 
-    def submit(self, job: Job, timeout: float) -> SideResult:
+    def send(self, job: Job) -> int:
+        """Hand the worker a job and return at once; :meth:`wait` collects the answer."""
         self.n += 1
         write_job(self.dir, self.framework, self.n, job)
-        path = result_path(self.dir, self.framework, self.n)
-        t0 = time.perf_counter()
+        self.sent = time.perf_counter()
+        return self.n
+
+    def submit(self, job: Job, timeout: float) -> SideResult:
+        return self.wait(self.send(job), timeout)
+
+    def wait(self, n: int, timeout: float) -> SideResult:
+        path = result_path(self.dir, self.framework, n)
+        t0 = self.sent
         while not os.path.exists(path):
             if self.proc.poll() is not None:
                 self.err.seek(0)
@@ -278,10 +320,14 @@ class Worker:
         with open(path, encoding="utf-8") as fh:
             return SideResult.model_validate_json(fh.read())
 
-    def close(self) -> None:
+    def close(self, now: bool = False) -> None:
+        """Tell the worker there is no more work; ``now``: stop it without waiting for the
+        job it may still be running (the probe has already failed)."""
         with open(os.path.join(self.dir, DONE), "w"):
             pass
         try:
+            if now:
+                self.proc.kill()
             self.proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
             self.proc.kill()
@@ -313,11 +359,18 @@ class Probe:
         mf, mg = pair.mindformers, pair.megatron
         np.save(os.path.join(job_dir, "tokens.npy"), tokens(mg, steps, data))
         # identical start: one draw; each side's own std only when both start randomly
-        self.start_mg = init_weights(mg)
-        self.start_mf = init_weights(mf) if mg.random_init else self.start_mg
+        # a start both sides hold exactly: when either keeps weights in half precision,
+        # the draw is rounded to it (Megatron creates its weights in params_dtype,
+        # tensor_parallel/layers.py:241; a loaded checkpoint's own precision cannot be told)
+        self.start_dtype = start_dtype(mf, mg)
+        self.start_mg = self._init(mg)
+        self.start_mf = self._init(mf) if mg.random_init else self.start_mg
         self._save("start-mg", self.start_mg)
         self._save("start-mf", self.start_mf)
         self.weight_files: dict[tuple[str, str], str] = {}
+
+    def _init(self, spec: Spec) -> dict[str, np.ndarray]:
+        return {k: round_to(v, self.start_dtype) for k, v in init_weights(spec).items()}
 
     def _save(self, name: str, arrays: dict[str, np.ndarray]) -> str:
         np.savez(os.path.join(self.dir, name + ".npz"), **arrays)
@@ -329,7 +382,7 @@ class Probe:
         if spec.random_init and (
             spec.init_std != mg.init_std or spec.output_init_scaled != mg.output_init_scaled
         ):
-            canon = init_weights(spec)
+            canon = self._init(spec)
         else:
             canon = self.start_mg
         key = (json.dumps([spec.init_std, spec.output_init_scaled, canon is self.start_mg]), layout)
@@ -357,8 +410,14 @@ class Probe:
         return self.workers[framework]
 
     def spawn(self, framework: str, runs: list[Run]) -> dict[str, RunResult]:
+        return self.collect(framework, self.send(framework, runs))
+
+    def send(self, framework: str, runs: list[Run]) -> int:
         self.say(f"{framework}: {', '.join(r.id for r in runs)} ({self.steps} steps each)")
-        res = self.worker(framework).submit(Job(device=self.device, runs=runs), timeout=540)
+        return self.worker(framework).send(Job(device=self.device, runs=runs))
+
+    def collect(self, framework: str, n: int) -> dict[str, RunResult]:
+        res = self.worker(framework).wait(n, timeout=540)
         if res.error:
             if "was requested but" in res.error:
                 raise ProbeUnavailable(res.error.split(": ", 1)[-1])
@@ -380,11 +439,15 @@ class Probe:
 
     def go(self, findings: list[Any]) -> ProbeResult:
         self.workers: dict[str, Worker] = {}
+        failed = True
         try:
-            return self._go(findings)
+            result = self._go(findings)
+            failed = False
+            return result
         finally:
+            # after a failure the MindSpore worker may be mid-job (it starts at once)
             for w in self.workers.values():
-                w.close()
+                w.close(now=failed)
 
     def _go(self, findings: list[Any]) -> ProbeResult:
         t0 = time.perf_counter()
@@ -403,12 +466,14 @@ class Probe:
         if cross:
             from cfglint.evidence.probe.spec import DTYPES
 
-            bf = [f for f in Spec.model_fields if getattr(mf, f) == "bfloat16"]
+            # MindSpore runs the MindFormers spec and the floor (the Megatron spec)
+            bf = [
+                f
+                for f in Spec.model_fields
+                if "bfloat16" in (getattr(mf, f), getattr(floor_spec, f))
+            ]
             if bf and self.device in ("auto", "cpu", "cuda"):
-                ms_why = (
-                    f"MindSpore on CPU has no bfloat16 matmul/softmax ({', '.join(bf)} of the "
-                    "MindFormers side)"
-                )
+                ms_why = f"MindSpore on CPU has no bfloat16 matmul/softmax ({', '.join(bf)})"
                 cross = False
             del DTYPES
             from cfglint.evidence.probe.moe import mindspore_cannot
@@ -423,8 +488,20 @@ class Probe:
                 f"cross-framework part skipped: {ms_why}; both specs ran in torch, and the floor "
                 "is torch against itself with the other parameter layout"
             )
+        ms_job = 0
+        res_guess: Spec | None = None
         if cross:
-            self.worker("mindspore")  # imports and starts its backend while torch computes
+            # MindSpore's part needs nothing from torch's: it goes first and runs beside it.
+            # The residual is guessed as every knob confirmed (the usual case); a wrong
+            # guess costs one more run below
+            ms_runs = [
+                self.run("floor-x", floor_spec, self.mf_dialect, ["cfg", "zero", "probe"], True),
+                self.run("mf", mf, self.mf_dialect, ["cfg", "zero", "probe"], True),
+            ]
+            res_guess = residual_spec(mf, mg, {f for _c, fields in knobs for f in fields})
+            if res_guess not in (floor_spec, without_dropout(mf)):
+                ms_runs.append(self.run("res", res_guess, self.mf_dialect, ["probe"], False))
+            ms_job = self.send("mindspore", ms_runs)
         # torch: the Megatron side, the floor partner, the MindFormers spec, one run per knob
         runs = [self.run("mg", mg, "megatron", ["cfg", "zero", "probe"], True)]
         if floor_spec != mg:
@@ -464,11 +541,7 @@ class Probe:
             pending.append((c, rid))
         # the floor: the same semantics twice (two frameworks, or torch in two layouts)
         if cross:
-            ms_runs = [
-                self.run("floor-x", floor_spec, self.mf_dialect, ["cfg", "zero", "probe"], True),
-                self.run("mf", mf, self.mf_dialect, ["cfg", "zero", "probe"], True),
-            ]
-            m = self.spawn("mindspore", ms_runs)
+            m = self.collect("mindspore", ms_job)
             floor_other, fw_other, mf_run = m["floor-x"], "mindspore", m["mf"]
         else:
             floor_other, fw_other, mf_run = t["floor-x"], "torch", t["mf-t"]
@@ -513,14 +586,14 @@ class Probe:
         )
         gap_lr0 = compare(mf_run, t["mg"], "zero")
         # residual: every confirmed knob aligned, dropout off on both sides
-        res_spec = mf.with_knobs(mg, sorted(confirmed) + same_math(mf, mg)).model_copy(
-            update={"hidden_dropout": 0.0, "attention_dropout": 0.0}
-        )
+        res_spec = residual_spec(mf, mg, confirmed)
         res_fw = "mindspore" if cross else "torch"
         # a spec already run on that side needs no second compile
         done = {floor_spec: floor_other}
-        if mf == mf.model_copy(update={"hidden_dropout": 0.0, "attention_dropout": 0.0}):
+        if mf == without_dropout(mf):
             done[mf] = mf_run
+        if cross and res_guess is not None and "res" in m:
+            done[res_guess] = m["res"]
         if res_spec in done:
             res_run = done[res_spec]
         else:

@@ -62,9 +62,25 @@ class Spec(BaseModel):
     softmax_dtype: Dtype = "float32"
     norm_dtype: Dtype = "float32"
     rotary_dtype: Dtype = "float32"
-    embedding_dtype: Dtype = "float32"
     residual_dtype: Dtype = "float32"
     loss_dtype: Dtype = "float32"
+    # storage: the dtype the weights are kept in (the forward reads them from there; an
+    # optimizer without a float32 master copy writes its update back rounded to it)
+    param_dtype: Dtype = "float32"
+    # the embedding table's storage dtype; the lookup reads it, and its output is cast to
+    # the residual dtype (MindFormers: llama.py LlamaModel.construct casts to compute_dtype)
+    embedding_dtype: Dtype = "float32"
+    # an optimizer that keeps float32 master copies of half-precision weights and updates
+    # those (Megatron's Float16OptimizerWithFloat16Params / DistributedOptimizer). MindSpore
+    # has none: MindFormers' AdamW casts each parameter to float32, updates, and assigns the
+    # result back in the parameter's dtype (mindformers/core/optim/adamw.py:44,64 @ f52743c)
+    fp32_master: bool = False
+    # the norms' weights' storage dtype. Legacy MindFormers creates them in
+    # layernorm_compute_type whatever param_init_type says (models/llama/llama_layer.py:182
+    # LlamaRMSNorm) and, on the fused kernel, uses them unrounded; its Megatron-style
+    # models and Megatron keep them in params_dtype (parallel_core/training_graph/
+    # transformer/norm.py:251,336 @ f52743c; Megatron: Float16Module casts every weight)
+    norm_param_dtype: Dtype = "float32"
     # initial weights
     random_init: bool = True
     init_std: float = 0.02
@@ -280,9 +296,34 @@ def side_values(cfg: Config, steps: int = MAX_STEPS) -> tuple[dict[str, Any], li
         ("rotary_dtype", "precision.rotary_dtype"),
         ("residual_dtype", "precision.residual_dtype"),
         ("loss_dtype", "precision.loss_dtype"),
-        ("embedding_dtype", "weight.embedding_dtype"),
+        ("param_dtype", "weight.param_dtype"),
     ):
         put(field, r.dtype(field, dotted))
+    # the embedding table's storage dtype. Legacy MindFormers: embedding_init_type, else
+    # param_init_type (llama.py:180 LlamaEmbedding(param_init_type=embedding_init_type),
+    # llama_config.py:218-221). MindFormers' Megatron-style models create it through
+    # init_method in params_dtype (parallel_core/transformer_config.py:556,
+    # tensor_parallel/layers.py:107); their weight.embedding_dtype is the lookup's output
+    # dtype, so the storage dtype is weight.param_dtype. Megatron: params_dtype, which is
+    # bf16 under --bf16 (megatron/training/arguments.py:713 @ core_v0.16.1).
+    legacy = cfg.side != "megatron" and cfg.kind != "mindformers-mcore"
+    norm_store = out.get("norm_dtype") if legacy else out.get("param_dtype")
+    if norm_store is not None:
+        out["norm_param_dtype"] = norm_store
+    if cfg.kind == "mindformers-mcore":
+        if "param_dtype" in out:
+            out["embedding_dtype"] = out["param_dtype"]
+        else:
+            r.miss("embedding_dtype", "params_dtype is not known (the table is kept in it)")
+    else:
+        put("embedding_dtype", r.dtype("embedding_dtype", "weight.embedding_dtype"))
+    # Megatron wraps the optimizer of a bf16/fp16 model in Float16OptimizerWithFloat16Params
+    # (or the distributed optimizer), which keeps float32 main params and updates those
+    # (megatron/core/optimizer/__init__.py:419-461, optimizer.py:674 main_param =
+    # param.detach().clone().float(); distrib_optimizer.py:399 @ core_v0.16.1).
+    out["fp32_master"] = cfg.side == "megatron" and any(
+        out.get(f) in ("bfloat16", "float16") for f in ("param_dtype", "embedding_dtype")
+    )
     # weights: a checkpoint on either side means identical loaded weights (see pair_specs)
     ckpt, _ = r.raw("weight.load_checkpoint")
     out["random_init"] = not bool(ckpt)

@@ -34,6 +34,7 @@ from cfglint.evidence.probe.protocol import (
     load_npz,
     lr_for,
     main_guard,
+    save_npz,
 )
 from cfglint.evidence.probe.spec import Spec
 from cfglint.evidence.probe.weights import (
@@ -41,6 +42,7 @@ from cfglint.evidence.probe.weights import (
     gated,
     head_dim,
     is_moe_layer,
+    is_norm_param,
     layer_names,
     to_layout,
 )
@@ -73,8 +75,13 @@ def pick_device(want: str) -> str:
 class Model:
     def __init__(self, spec: Spec, arrays: dict[str, np.ndarray], layout: str, device: str):
         self.spec, self.layout, self.device = spec, layout, device
+        self.emb_name = self.emb_name_of(layout)
+        # each weight in its storage dtype (a half-precision leaf gets a half-precision
+        # grad, as Megatron's bf16 params do before main_grad.add_)
         self.p = {
-            k: torch.tensor(v, dtype=torch.float32, device=device).requires_grad_(True)
+            k: torch.tensor(v, dtype=torch.float32, device=device)
+            .to(store_dtype(k, spec, self.emb_name))
+            .requires_grad_(True)
             for k, v in arrays.items()
         }
         hd = head_dim(spec)
@@ -87,6 +94,12 @@ class Model:
         emb = torch.cat([freqs, freqs], dim=-1)  # [s, rot]
         self.cos = emb.cos().float().to(device)
         self.sin = emb.sin().float().to(device)
+
+    @staticmethod
+    def emb_name_of(layout: str) -> str:
+        if layout in ("megatron", "mindformers-mcore"):
+            return "embedding.word_embeddings.weight"
+        return "model.tok_embeddings.embedding_weight"
 
     # -- pieces ---------------------------------------------------------------------
     def dtype(self, name: str) -> torch.dtype:
@@ -222,11 +235,17 @@ class Model:
         s = self.spec
         inp, labels = tok[:, :-1], tok[:, 1:]
         mg = self.layout in ("megatron", "mindformers-mcore")
-        emb_name = (
-            "embedding.word_embeddings.weight" if mg else "model.tok_embeddings.embedding_weight"
-        )
-        table = self.p[emb_name]
-        h = F.embedding(inp, table.to(DT[s.embedding_dtype])).to(DT[s.residual_dtype])
+        table = self.p[self.emb_name]
+        if table.dtype == torch.float32:
+            h = F.embedding(inp, table)
+        else:
+            # the lookup reads the half-precision table; its gradient is summed over the
+            # repeated tokens in float32 and rounded once to the table's dtype, as torch's
+            # CUDA kernel does (aten/src/ATen/native/cuda/EmbeddingBackwardKernel.cu:
+            # compute_grad_weight / sum_and_scatter accumulate in acc_type<scalar_t>).
+            # torch's CPU kernel would add in bf16 one token at a time: a CPU artefact.
+            h = F.embedding(inp, table.float()).to(table.dtype)
+        h = h.to(DT[s.residual_dtype])
         h = self.dropout(h, s.hidden_dropout, gen)
         rd = DT[s.residual_dtype]
         # MoE aux and z losses: in the gradient, in the printed loss only if the spec says
@@ -251,6 +270,12 @@ class Model:
         return F.cross_entropy(logits.to(ld).reshape(-1, s.vocab), labels.reshape(-1)).float()
 
 
+def store_dtype(name: str, spec: Spec, emb_name: str) -> torch.dtype:
+    if name == emb_name:
+        return DT[spec.embedding_dtype]
+    return DT[spec.norm_param_dtype if is_norm_param(name) else spec.param_dtype]
+
+
 def decays(name: str, p: torch.Tensor, spec: Spec) -> bool:
     # Megatron: no decay for biases and 1-D parameters; MindFormers' default filter skips
     # norm weights and biases, which are exactly the 1-D parameters of these models
@@ -258,16 +283,29 @@ def decays(name: str, p: torch.Tensor, spec: Spec) -> bool:
 
 
 class Adam:
+    """AdamW on float32 state. A half-precision weight is updated either through a float32
+    master copy (``spec.fp32_master``: Megatron's main params, copied back to the model
+    weight after each step, optimizer.py:774 _copy_main_params_to_model_params) or, without
+    one, in float32 from the weight itself and written back rounded to its dtype
+    (MindFormers' AdamW, adamw.py:44-64): an update below half a bf16 ulp is then lost."""
+
     def __init__(self, spec: Spec, params: dict[str, torch.Tensor]):
         self.spec = spec
-        self.m = {k: torch.zeros_like(v) for k, v in params.items()}
-        self.v = {k: torch.zeros_like(v) for k, v in params.items()}
+        f32 = torch.float32
+        self.m = {k: torch.zeros_like(v, dtype=f32) for k, v in params.items()}
+        self.v = {k: torch.zeros_like(v, dtype=f32) for k, v in params.items()}
+        self.master = {
+            k: v.detach().float().clone()
+            for k, v in params.items()
+            if spec.fp32_master and v.dtype != f32
+        }
         self.t = 0
 
     def clip(self, grads: dict[str, torch.Tensor]) -> tuple[dict[str, torch.Tensor], float]:
         s = self.spec
-        # Megatron: per-tensor torch.norm, then the 2-norm of those, in float32
-        norms = torch.stack([torch.linalg.vector_norm(g.float()) for g in grads.values()])
+        # Megatron clips the float32 main grads: per-tensor norms, then their 2-norm
+        grads = {k: g.float() for k, g in grads.items()}
+        norms = torch.stack([torch.linalg.vector_norm(g) for g in grads.values()])
         gnorm = float(torch.linalg.vector_norm(norms).item())
         if s.clip_grad > 0:
             if s.clip_formula == "megatron":
@@ -278,6 +316,10 @@ class Adam:
                 c = s.clip_grad / max(gnorm, s.clip_grad)
                 grads = {k: g * c for k, g in grads.items()}
         return grads, gnorm
+
+    def weight(self, k: str, p: torch.Tensor) -> torch.Tensor:
+        """The float32 weight the optimizer updates (the master copy when there is one)."""
+        return self.master[k] if k in self.master else p.detach().float()
 
     @torch.no_grad()
     def step(self, params: dict[str, torch.Tensor], grads: dict[str, torch.Tensor], lr: float):
@@ -291,9 +333,13 @@ class Adam:
             self.m[k].mul_(s.beta1).add_(g, alpha=1 - s.beta1)
             self.v[k].mul_(s.beta2).addcmul_(g, g, value=1 - s.beta2)
             upd = (self.m[k] / bc1) / ((self.v[k] / bc2).sqrt() + s.eps)
+            w = self.weight(k, p)
             if decays(k, p, s):
-                upd = upd + s.weight_decay * p
-            p.sub_(lr * upd)
+                upd = upd + s.weight_decay * w
+            new = w - lr * upd
+            if k in self.master:
+                self.master[k].copy_(new)
+            p.copy_(new)  # rounded to the weight's dtype
         return gnorm
 
 
@@ -320,11 +366,11 @@ def run_one(run: Run, job_dir: str, tokens: np.ndarray, device: str) -> RunResul
                 k: p.grad if p.grad is not None else torch.zeros_like(p) for k, p in model.p.items()
             }
             if step == 1 and mode == run.modes[0]:
-                g_np = {k: g.detach().cpu().numpy() for k, g in grads.items()}
+                g_np = {k: g.detach().float().cpu().numpy() for k, g in grads.items()}
                 canon = from_layout(g_np, spec, run.layout)
                 res.local_norms = {k: float(np.linalg.norm(v)) for k, v in canon.items()}
                 if run.save_grads:
-                    np.savez(os.path.join(job_dir, f"grads-{run.id}.npz"), **canon)
+                    save_npz(os.path.join(job_dir, f"grads-{run.id}.npz"), canon)
             gnorm = opt.step(model.p, grads, lr_for(run, mode, step))
             losses.append(float(loss.item()))
             norms.append(gnorm)
@@ -341,17 +387,22 @@ def optimizer_check(run: Run, job_dir: str, device: str) -> dict[str, float]:
     spec = run.spec
     grads_c = load_npz(os.path.join(job_dir, run.check_grads))
     start_c = load_npz(os.path.join(job_dir, run.canonical_weights))
+    emb = Model.emb_name_of(run.layout)
     params = {
-        k: torch.tensor(v, device=device) for k, v in to_layout(start_c, spec, run.layout).items()
+        k: torch.tensor(v, device=device).to(store_dtype(k, spec, emb))
+        for k, v in to_layout(start_c, spec, run.layout).items()
     }
     grads = {
-        k: torch.tensor(v, device=device) for k, v in to_layout(grads_c, spec, run.layout).items()
+        k: torch.tensor(v, device=device).to(params[k].dtype)
+        for k, v in to_layout(grads_c, spec, run.layout).items()
     }
-    before = {k: p.clone() for k, p in params.items()}
-    Adam(spec, params).step(params, grads, CHECK_LR)
-    upd = {k: (params[k] - before[k]).cpu().numpy() for k in params}
+    opt = Adam(spec, params)
+    before = {k: opt.weight(k, p).clone() for k, p in params.items()}
+    opt.step(params, grads, CHECK_LR)
+    # the update of the weights the optimizer keeps (float32 masters where there are)
+    upd = {k: (opt.weight(k, params[k]) - before[k]).cpu().numpy() for k in params}
     canon = from_layout(upd, spec, run.layout)
-    np.savez(os.path.join(job_dir, f"update-torch-{run.id}.npz"), **canon)
+    save_npz(os.path.join(job_dir, f"update-torch-{run.id}.npz"), canon)
     return {k: float(np.linalg.norm(v)) for k, v in canon.items()}
 
 

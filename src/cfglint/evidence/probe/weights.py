@@ -114,6 +114,12 @@ def is_norm(name: str) -> bool:
     return name.endswith(("_norm", "norm_out"))
 
 
+def is_norm_param(name: str) -> bool:
+    """A norm's weight or bias, in any layout (``attention_norm``, ``norm_out``,
+    ``input_layernorm``, ``final_layernorm``, ``q_layernorm`` ...)."""
+    return "norm" in name
+
+
 def init_weights(spec: Spec, seed: int | None = None) -> Arrays:
     """Seeded normal init with the spec's std (Megatron's output-layer scaling when the
     spec says so); norms start at one, biases at zero. The draw order is fixed, so two

@@ -73,6 +73,7 @@ def load_mindformers(path: str) -> Config:
 _ROPE_FIELDS = (
     "structure.rope_theta",
     "structure.rope_scaling",
+    "structure.yarn_mscale",
     "structure.rope_interleaved",
     "structure.rotary_percent",
     "structure.fused_rope",

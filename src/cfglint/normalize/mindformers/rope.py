@@ -22,7 +22,7 @@ from typing import Any
 from cfglint.model.config import Config
 from cfglint.model.values import Value
 from cfglint.normalize.mindformers.view import MFView, fixed
-from cfglint.normalize.rope import spell
+from cfglint.normalize.rope import as_rope, spell, yarn
 
 _LEGACY_KINDS = {
     "none": "none",
@@ -56,6 +56,8 @@ def read_rope(view: MFView, cfg: Config) -> None:
         return
     if view.mcore:
         _mcore(view, cfg)
+        if pe is not None and pe.known and pe.value == "yarn":
+            s.position_embedding_type = as_rope(pe)
     elif cfg.model_class in ("ChatGLM2Config", "YiZhaoConfig"):
         _glm(view, cfg)
     else:
@@ -92,6 +94,10 @@ def _legacy(view: MFView, cfg: Config) -> None:
             )
         s.rope_scaling = Value.derived("none", "extend_method", "NTK rescales the base", ins)
         return
+    if kind == "yarn":
+        # the dict's items carry their own lines; extend_method says which method
+        s.rope_scaling, s.yarn_mscale = _legacy_yarn(view, cfg, sf, ins[:1])
+        return
     params = _params(raw) if isinstance(raw, dict) else {"factor": raw}
     s.rope_scaling = Value.derived(
         spell(kind, params), "extend_method", f"extend_method {em.value} with scaling_factor", ins
@@ -118,25 +124,97 @@ def _glm(view: MFView, cfg: Config) -> None:
         s.rope_theta = Value.derived(None, "rope base", "", [ratio])
 
 
+def _legacy_yarn(view: MFView, cfg: Config, sf: Any, ins: list[Value]) -> tuple[Value, Value]:
+    """Legacy FreqsMgr YARN (modules/layers.py @ f52743ca): ``scaling_factor`` must be a dict
+    with exactly factor, original_max_position_embeddings, beta_fast, beta_slow, mscale and
+    mscale_all_dim (lines 1065-1080, no defaults); the ramp ends are floored / ceiled
+    (_yarn_find_correction_range); cos and sin are multiplied by
+    g(factor, mscale) / g(factor, mscale_all_dim) (lines 1201-1202, 1241-1242). The legacy
+    DeepSeek attention (research/deepseek3/deepseek2_model.py:532-539) also multiplies its
+    softmax scale by g(factor, mscale_all_dim)^2 when mscale_all_dim is not 0 (the same at
+    v1.5.0 research/deepseek2/deepseek2_model.py:481-484 and v1.3.2
+    research/deepseek2/deepseek2_transformer.py:227-230); other legacy
+    attentions keep 1/sqrt(head_dim)."""
+    knob = f"{view.model_path}.scaling_factor"
+    raw = sf.plain() if sf is not None else None
+    if not isinstance(raw, dict):
+        why = (
+            "extend_method YARN needs a scaling_factor dict (layers.py:1065-1069): "
+            "MindFormers refuses this config"
+        )
+        return Value.unknown(knob, why), Value.unknown(knob, why)
+    keys = {"factor": "factor", "original": "original_max_position_embeddings"}
+    keys |= {k: k for k in ("beta_fast", "beta_slow", "mscale", "mscale_all_dim")}
+    missing = [v for v in keys.values() if v not in raw]
+    if missing:
+        why = (
+            f"scaling_factor lacks {', '.join(missing)}: MindFormers' YARN needs all six keys "
+            "and stops with a KeyError (layers.py:1069-1075)"
+        )
+        return Value.unknown(knob, why), Value.unknown(knob, why)
+    p = {k: _sub(view, sf, key, f"{knob}.{key}") for k, key in keys.items()}
+    if cfg.model_class in _LEGACY_MLA:
+        return yarn(
+            "extend_method",
+            "extend_method YARN with scaling_factor",
+            p,
+            "mscale_all_dim",
+            "DeepSeek MLA softmax scale x g(factor, mscale_all_dim)^2 (deepseek2_model.py:532-539)",
+            extra=ins,
+        )
+    return yarn(
+        "extend_method",
+        "extend_method YARN with scaling_factor",
+        p,
+        None,
+        "the softmax scale is not rescaled (the attention keeps 1/sqrt(head_dim))",
+        extra=ins,
+    )
+
+
+def _sub(view: MFView, node: Any, key: str, knob: str) -> Value:
+    """One item of a flow or block mapping, with its own line."""
+    child = node.value.get(key) if node is not None and node.is_map else None
+    if child is None:
+        return Value.unknown(knob, "not written")
+    return view.value(child, knob)
+
+
+# legacy classes whose attention is MLA (research/deepseek3 @ f52743ca)
+_LEGACY_MLA = ("DeepseekV2Config", "DeepseekV3Config")
+# mcore classes that MindFormers builds with is_mla_model=True (@ f52743ca:
+# models/deepseek3/modeling_deepseek_v3_train.py:32,
+# models/telechat3/modeling_telechat3_train.py:32)
+_MCORE_MLA = ("DeepseekV3Config", "TeleChat3Config")
+
+
 def _mcore(view: MFView, cfg: Config) -> None:
     s = cfg.structure
     s.rope_interleaved = view.mcore_field("rotary_interleaved", "bool")
     node = view.node(f"{view.model_path}.rope_scaling")
     if node is not None and isinstance(node.plain(), dict):
         d = node.plain()
-        kind = str(d.get("rope_type") or d.get("type") or "none")
-        s.rope_scaling = view.value(node, f"{view.model_path}.rope_scaling").model_copy(
-            update={"value": spell(kind, _params(d))}
-        )
+        kind = str(d.get("type") or d.get("rope_type") or "none")
+        v = view.value(node, f"{view.model_path}.rope_scaling")
+        if kind.lower() == "yarn":
+            s.rope_scaling, s.yarn_mscale = _mcore_yarn(view, cfg, v, node, None)
+            return
+        s.rope_scaling = v.model_copy(update={"value": spell(kind, _params(d))})
         return
     hf = view.hf.get("rope_scaling")
     if hf is not None:
         d = hf.value if isinstance(hf.value, dict) else {}
-        kind = str(d.get("rope_type") or d.get("type") or "none")
+        kind = str(d.get("type") or d.get("rope_type") or "none")
+        if kind.lower() == "yarn":
+            s.rope_scaling, s.yarn_mscale = _mcore_yarn(view, cfg, hf, None, d)
+            return
         s.rope_scaling = hf.model_copy(update={"value": spell(kind, _params(d))})
         return
     pe = s.position_embedding_type
-    if pe is not None and pe.known and pe.value in ("yarn", "llama3"):
+    if pe is not None and pe.known and pe.value == "yarn":
+        s.rope_scaling, s.yarn_mscale = _mcore_yarn(view, cfg, pe, None, None)
+        return
+    if pe is not None and pe.known and pe.value == "llama3":
         factor = view.mcore_field("rotary_scaling_factor", "float")
         s.rope_scaling = Value.derived(
             spell(str(pe.value), {"factor": factor.value}),
@@ -149,3 +227,89 @@ def _mcore(view: MFView, cfg: Config) -> None:
         s.rope_scaling = Value.unknown("rope_scaling", view.hf_missing)
         return
     s.rope_scaling = Value.default("none", "rope_scaling", "MindFormers TransformerConfig (None)")
+
+
+def _mcore_yarn(
+    view: MFView, cfg: Config, src: Value, node: Any, hf: dict[str, Any] | None
+) -> tuple[Value, Value]:
+    """mcore YaRN (@ f52743ca). TransformerConfig.__post_init__ turns a ``rope_scaling`` dict
+    into fields (transformer_config.py:678-686): type -> position_embedding_type, factor ->
+    rotary_scaling_factor (required), original_max_position_embeddings ->
+    max_position_embeddings (else seq_length), every other item set as it is. The YaRN
+    embedding is built from MLA fields only (training_graph/base_models/gpt/gpt_model.py:315-325
+    reads qk_pos_emb_head_dim), so only MLA classes run it; what is not written takes
+    MLATransformerConfig's defaults (transformer_config.py:854-869: factor 40, 4096, beta 32 / 1,
+    mscale 0.707 / 0.707). cos/sin x g(factor, mscale) / g(factor, mscale_all_dim)
+    (yarn_rotary_pos_embedding.py:91) and the MLA softmax scale x g(factor, mscale)^2 -
+    mscale, not mscale_all_dim (training_graph/transformer/multi_latent_attention.py:124)."""
+    knob = f"{view.model_path}.rope_scaling"
+    if cfg.model_class not in _MCORE_MLA:
+        why = (
+            f"{cfg.model_class or 'this model'} is not built as MLA, and MindFormers' mcore YaRN "
+            "reads the MLA head fields (gpt_model.py:315-325 @ f52743ca): the run fails"
+        )
+        return Value.unknown(knob, why), Value.unknown(knob, why)
+    mla = view.comp("MLATransformerConfig", "model_config")
+    label = mla.label if mla is not None else "MindFormers MLATransformerConfig"
+    dflt = {
+        "factor": 40.0,
+        "original": 4096,
+        "beta_fast": 32.0,
+        "beta_slow": 1.0,
+        "mscale": 0.707,
+        "mscale_all_dim": 0.707,
+    }
+    if mla is not None:
+        fields = (("factor", "rotary_scaling_factor"), ("original", "max_position_embeddings"))
+        for k, key in fields:
+            dflt[k] = mla.defaults.get(key, dflt[k])
+        for k in ("beta_fast", "beta_slow", "mscale", "mscale_all_dim"):
+            dflt[k] = mla.defaults.get(k, dflt[k])
+    names = {
+        "factor": ("factor", "rotary_scaling_factor"),
+        "original": ("original_max_position_embeddings", "max_position_embeddings"),
+    }
+    p: dict[str, Value] = {}
+    for k in dflt:
+        in_dict, field = names.get(k, (k, k))
+        if node is not None or hf is not None:
+            if node is not None:
+                child = node.value.get(in_dict) if node.is_map else None
+                got = view.value(child, f"{knob}.{in_dict}") if child is not None else None
+            else:
+                got = (
+                    src.model_copy(update={"value": hf[in_dict], "knob": f"rope_scaling.{in_dict}"})
+                    if hf is not None and in_dict in hf
+                    else None
+                )
+            if got is not None:
+                p[k] = got
+                continue
+            if k == "factor":
+                why = (
+                    "rope_scaling has no factor: TransformerConfig pops it and stops "
+                    "(transformer_config.py:681)"
+                )
+                return Value.unknown(knob, why), Value.unknown(knob, why)
+            if k == "original":
+                seq = cfg.structure.seq_length
+                p[k] = Value.derived(
+                    seq.value if seq is not None else None,
+                    "seq_length",
+                    "rope_scaling without original_max_position_embeddings takes seq_length "
+                    "(transformer_config.py:682-683)",
+                    [seq],
+                )
+                continue
+        raw = view.mcore_raw(field)
+        if raw is None:
+            raw = Value.default(dflt[k], f"{view.model_path}.{field}", label)
+        p[k] = raw
+    return yarn(
+        knob,
+        "MindFormers mcore YaRN",
+        p,
+        "mscale",
+        "MLA softmax scale x g(factor, mscale)^2 (multi_latent_attention.py:124)",
+        extra=[src],
+    )
