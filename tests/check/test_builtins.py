@@ -146,6 +146,15 @@ def test_version_check_without_mindspore(capsys: pytest.CaptureFixture[str]) -> 
     assert "not installed" in reasons["other.version_check"]
 
 
+def test_installed_versions_come_from_package_metadata() -> None:
+    from importlib import metadata
+
+    from cfglint.evidence.versions import installed
+
+    assert installed("pydantic") == metadata.version("pydantic")
+    assert installed("no_such_package_cfglint") is None
+
+
 def test_version_table_lookup(monkeypatch: pytest.MonkeyPatch) -> None:
     from cfglint.evidence import versions
 

@@ -311,3 +311,44 @@ def test_plain_lint_imports_no_heavy_modules() -> None:
         env={**os.environ, "CFGLINT_CACHE_DIR": "/tmp/cfglint-test-cache"},
     )
     assert proc.stdout.strip().splitlines()[-1] == "[]", proc.stdout[-500:]
+
+
+def test_plain_lint_builds_no_validator_and_no_fallback_parser(tmp_path: Path) -> None:
+    """Start-up cost (see bench/): once the caches are warm, a text pair lint builds no
+    pydantic validator (that would import the plugin loader, which imports importlib.metadata)
+    and never imports ruamel (only text too deep for libyaml needs it)."""
+    code = (
+        "import importlib.util, sys\nfrom cfglint.cli.app import main\n"
+        f"main([{EX_MF!r}, '--megatron', {EX_MG!r}])\n"
+        "from cfglint.check.schema import RULE_CLASSES\n"
+        "from cfglint.model.config import Config\n"
+        "from cfglint.model.findings import Finding, InputProblem, InputRef, Location, Report\n"
+        "from cfglint.model.values import Loc, Value\n"
+        "models = [Loc, Value, Location, Finding, InputProblem, InputRef, Report, Config,\n"
+        "          *RULE_CLASSES.values()]\n"
+        "built = [m.__name__ for m in models if m.__pydantic_complete__]\n"
+        "frameworks = any(importlib.util.find_spec(n) for n in ('mindspore', 'mindformers'))\n"
+        "loaded = [m for m in ('ruamel.yaml', 'importlib.metadata') if m in sys.modules\n"
+        "          and not (m == 'importlib.metadata' and frameworks)]\n"
+        "print(built, loaded, file=sys.stderr)\n"
+    )
+    env = {**os.environ, "CFGLINT_CACHE_DIR": str(tmp_path / "cache")}
+    for _ in range(2):  # the first run fills the rule and data caches
+        proc = subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            check=False,
+            env=env,
+        )
+    assert proc.stderr.strip().splitlines()[-1] == "[] []", proc.stderr[-500:]
+
+
+def test_an_unknown_selector_gets_the_closest_names(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, EX_MF, "--select", "STR0099")
+    assert code == 2
+    # the closest id first; difflib's next picks depend on which rules exist
+    assert "'STR0099'; did you mean STR009, STR0" in err
+    code, _, err = run(capsys, EX_MF, "--ignore", "zzzz")
+    assert code == 2 and "`cfglint rules` lists the rule ids and rows" in err

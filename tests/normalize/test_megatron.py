@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from cfglint.model.values import Origin
-from cfglint.normalize.megatron.args import known_versions, load_table
+from cfglint.normalize.megatron.args import known_versions, load_table, table_flags
 from cfglint.normalize.megatron.build import normalize_megatron
 from cfglint.normalize.megatron.input import load_megatron
 from conftest import FIXTURES
@@ -40,6 +40,13 @@ def test_tables_name_their_release() -> None:
     ms = load_table("mindspeed-llm")
     assert ms.label.startswith("MindSpeed-LLM") and "core_v0.12.1" in ms.label
     assert "--use-fused-rmsnorm" in ms.by_flag and "--use-fused-rmsnorm" not in t.by_flag
+
+
+def test_table_flags_are_the_flags_of_the_table() -> None:
+    """MindSpeed-LLM detection reads the flag set without building the table."""
+    for name in known_versions():
+        assert table_flags(name) == frozenset(load_table(name).by_flag)
+    assert "--no-gradient-accumulation-fusion" in table_flags("megatron-lm")
 
 
 def test_bash_array_script(tmp_path: Path) -> None:

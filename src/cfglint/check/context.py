@@ -55,7 +55,7 @@ def label(cfg: Config) -> str:
 
 
 def to_location(loc: Loc, side: str) -> Location:
-    return Location(path=loc.path, line=loc.line, column=loc.column, side=side)  # type: ignore[arg-type]
+    return Location.model_construct(path=loc.path, line=loc.line, column=loc.column, side=side)
 
 
 def value_locations(v: Value | None, side: str) -> list[Location]:
@@ -98,12 +98,12 @@ def make_finding(
     for loc in locations:
         if loc not in seen:
             seen.append(loc)
-    return Finding(
+    return Finding.model_construct(  # trusted fields: see cfglint.model.findings
         rule=rule.id,
         row=rule.row,
         severity=rule.severity,
         message=message,
-        values=values,
+        values=dict(values),
         locations=seen,
         rationale=rule.rationale,
         fix=rule.fix,
@@ -188,4 +188,4 @@ def locations_of(*pairs: tuple[Value | None, str]) -> list[Location]:
 
 
 def file_location(cfg: Config) -> list[Location]:
-    return [Location(path=cfg.path, line=1, side=cfg.side, anchor=True)]
+    return [Location.model_construct(path=cfg.path, line=1, side=cfg.side, anchor=True)]

@@ -152,7 +152,7 @@ def _recommend(rule: Rule, ctx: Context) -> list[Finding]:
 
 def _anchor(cfg: Config, side: str) -> list[Location]:
     """Where a missing setting would be added: the file itself."""
-    return [Location(path=cfg.path, line=1, column=1, side=side, anchor=True)]  # type: ignore[arg-type]
+    return [Location.model_construct(path=cfg.path, line=1, column=1, side=side, anchor=True)]
 
 
 def _consistency(rule: Rule, ctx: Context) -> list[Finding]:
@@ -206,7 +206,7 @@ def _env(rule: Rule, ctx: Context) -> list[Finding]:
             "expected": rule.expect.describe(),  # type: ignore[union-attr]
         }
         locs = value_locations(v, side) or [
-            Location(path=cfg.launch_script, line=1, side=side, anchor=True)
+            Location.model_construct(path=cfg.launch_script, line=1, side=side, anchor=True)
         ]  # type: ignore[arg-type]
         out.append(
             make_finding(rule, render(rule.message, fields), {side: v.value if v else None}, locs)

@@ -223,7 +223,7 @@ def cmd_lint(args: Any) -> int:
 def _run_jobs(
     todo: Plan, args: Any, cfg: dict[str, Any], profile: str, version: str | None
 ) -> Report:
-    total = Report()
+    total = Report.model_construct()
     for job in todo.jobs:
         opts = Options(
             mindformers=[job.mindformers] if job.mindformers else [],
@@ -251,7 +251,9 @@ def _run_jobs(
         total.not_checked.extend(report.not_checked)
         total.suppressed += report.suppressed
     total.skipped = [
-        InputProblem(path=d.path, message=f"skipped: {d.kind.value} ({d.why})", level="note")
+        InputProblem.model_construct(
+            path=d.path, message=f"skipped: {d.kind.value} ({d.why})", level="note"
+        )
         for d in todo.skipped
     ]
     return total

@@ -77,18 +77,18 @@ def single_side_filter(findings: list[Finding], rules: tuple[Rule, ...]) -> list
 
 
 def lint(opts: Options) -> tuple[Report, Context]:
-    report = Report()
+    report = Report.model_construct()
     ctx = Context(profile=opts.profile)
     mf_path = opts.mindformers[0] if opts.mindformers else None
     if len(opts.mindformers) > 1:
         raise InputError(None, "one MindFormers YAML at a time (use `cfglint lint` per file)")
     if mf_path:
-        report.inputs.append(InputRef(path=mf_path, kind="mindformers"))
+        report.inputs.append(InputRef.model_construct(path=mf_path, kind="mindformers"))
         if opts.launch:
-            report.inputs.append(InputRef(path=opts.launch, kind="launch"))
+            report.inputs.append(InputRef.model_construct(path=opts.launch, kind="launch"))
         ctx.mf = _guarded(report, mf_path, lambda: load_mindformers_side(mf_path, opts.launch))
     if opts.megatron:
-        report.inputs.append(InputRef(path=opts.megatron, kind="megatron"))
+        report.inputs.append(InputRef.model_construct(path=opts.megatron, kind="megatron"))
         ctx.mg = _guarded(
             report, opts.megatron, lambda: load_megatron_side(opts.megatron, opts.megatron_version)
         )
@@ -99,7 +99,7 @@ def lint(opts: Options) -> tuple[Report, Context]:
         from cfglint.evidence.scan import scan_paths
 
         for s in opts.sources:
-            report.inputs.append(InputRef(path=s, kind="source"))
+            report.inputs.append(InputRef.model_construct(path=s, kind="source"))
         hints = _entry_hints(ctx)
         ctx.sources = scan_paths(opts.sources, entry_hints=hints, use_cache=opts.scan_cache)
         for problem in ctx.sources.errors:
@@ -117,7 +117,9 @@ def lint(opts: Options) -> tuple[Report, Context]:
     try:
         findings = run_rules(rules, ctx)
     except InputError as exc:  # a data file or log a builtin check had to read
-        report.errors.append(InputProblem(path=exc.path or "", message=exc.message, line=exc.line))
+        report.errors.append(
+            InputProblem.model_construct(path=exc.path or "", message=exc.message, line=exc.line)
+        )
         return report, ctx
     if opts.profile == "default" and (ctx.mf is None) != (ctx.mg is None):
         findings = single_side_filter(findings, rules)
@@ -142,16 +144,19 @@ def _guarded(report: Report, path: str, load):  # type: ignore[no-untyped-def]
         return load()
     except InputError as exc:
         report.errors.append(
-            InputProblem(path=exc.path or path, message=exc.message, line=exc.line)
+            InputProblem.model_construct(path=exc.path or path, message=exc.message, line=exc.line)
         )
         return None
 
 
 def _warnings(cfg: Config) -> list[InputProblem]:
-    out = [InputProblem(path=cfg.path, message=w, level="warning") for w in cfg.warnings]
+    out = [
+        InputProblem.model_construct(path=cfg.path, message=w, level="warning")
+        for w in cfg.warnings
+    ]
     for v in cfg.unknown:
         out.append(
-            InputProblem(
+            InputProblem.model_construct(
                 path=v.loc.path if v.loc else cfg.path,
                 line=v.loc.line if v.loc else None,
                 message=f"{v.knob} is not an argument of {cfg.defaults_from}; kept, not checked",

@@ -67,7 +67,7 @@ def _tokens(prefix: str, limit: int) -> Any:
 
 
 def _locs(cfg: Any, side: str) -> list[Location]:
-    return [Location(path=cfg.path, line=1, side=side, anchor=True)]  # type: ignore[arg-type]
+    return [Location.model_construct(path=cfg.path, line=1, side=side, anchor=True)]
 
 
 def standard_findings(result: Any, mf: Any, mg: Any) -> list[Finding]:

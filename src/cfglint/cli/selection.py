@@ -9,7 +9,6 @@ selection that silently matches nothing.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 
 from cfglint.check.rulebook import Rule
@@ -48,11 +47,14 @@ def vocabulary(rules: Iterable[Rule]) -> list[str]:
 
 def check_known(selectors: list[str], rules: tuple[Rule, ...], where: str) -> None:
     """Raise a usage error for a selector that names nothing."""
-    vocab = vocabulary(rules)
-    lowered = {v.lower(): v for v in vocab}
     for s in selectors:
         if any(matches(r, s) for r in rules):
             continue
+        # only a bad selector needs the vocabulary and the fuzzy match (imported here: a lint
+        # that names nothing wrong never pays for them)
+        import difflib
+
+        lowered = {v.lower(): v for v in vocabulary(rules)}
         close = difflib.get_close_matches(s.lower(), list(lowered), n=3, cutoff=0.6)
         hint = (
             f"; did you mean {', '.join(lowered[c] for c in close)}?"

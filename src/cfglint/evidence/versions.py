@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import re
-from importlib import metadata
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,14 @@ CANN_FILES = ("version.cfg", "ascend_toolkit_install.info", "compiler/version.in
 
 
 def installed(dist: str) -> str | None:
+    """The installed version of a distribution whose top-level package has its name
+    (mindspore, mindformers). A package that cannot be found is not installed, and asking
+    the import system first spares importing importlib.metadata, which costs more than the
+    rest of a lint's checks together when neither framework is there (see bench/)."""
+    if find_spec(dist) is None:
+        return None
+    from importlib import metadata
+
     try:
         return metadata.version(dist)
     except metadata.PackageNotFoundError:

@@ -23,8 +23,8 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from dataclasses import dataclass
 from enum import StrEnum
+from typing import NamedTuple
 
 from cfglint.model.errors import InputError
 
@@ -47,8 +47,7 @@ LINTED = frozenset(
 )
 
 
-@dataclass(frozen=True)
-class Detected:
+class Detected(NamedTuple):
     path: str
     kind: Kind
     why: str  # one phrase: what made us decide

@@ -135,7 +135,10 @@ def load_log(path: str) -> ArgsBlock:
                 continue
             name, text, col = entry
             block.values[name] = Value.written(
-                parse_value(text), knob=name, loc=Loc(path=path, line=n, column=col), raw=text
+                parse_value(text),
+                knob=name,
+                loc=Loc.model_construct(path=path, line=n, column=col),
+                raw=text,
             )
     if not inside:
         raise InputError(path, "no Megatron arguments block (---- arguments ----) found")

@@ -24,13 +24,13 @@ def load_yaml_cfg(path: str) -> tuple[dict[str, Value], str]:
 
     def put(key: str, node: Node) -> None:
         if node.is_map:
-            loc = Loc(path=path, line=node.line, column=node.column)
+            loc = Loc.model_construct(path=path, line=node.line, column=node.column)
             out[key] = Value.unknown(key, "a mapping where a value belongs", loc=loc)
             return
         out[key] = Value.written(
             node.plain(),
             knob=key,
-            loc=Loc(path=path, line=node.line, column=node.column),
+            loc=Loc.model_construct(path=path, line=node.line, column=node.column),
             raw=node.raw,
             yaml11_string=node.yaml11_string,
         )

@@ -362,11 +362,20 @@ def _libyaml_loader(yaml: Any) -> Any:
     return _LOADER
 
 
-def parse_yaml_text(text: str, path: str) -> Document:
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
-    from yaml import MarkedYAMLError as LibMarked
-    from yaml import YAMLError as LibError
+def _errors(kind: str) -> tuple[type[Exception], ...]:
+    """libyaml's ``marked`` (positioned) or ``other`` errors, and ruamel's once something
+    imported it: ruamel composes only text too deep for libyaml, and importing it costs
+    more than composing a config (see bench/), so an ordinary lint never does."""
+    import yaml
 
+    out: list[type[Exception]] = [yaml.MarkedYAMLError if kind == "marked" else yaml.YAMLError]
+    ruamel = sys.modules.get("ruamel.yaml.error")
+    if ruamel is not None:
+        out.append(ruamel.MarkedYAMLError if kind == "marked" else ruamel.YAMLError)
+    return tuple(out)
+
+
+def parse_yaml_text(text: str, path: str) -> Document:
     _prescan_depth(text, path)
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 4000))
@@ -376,7 +385,7 @@ def parse_yaml_text(text: str, path: str) -> Document:
             # ruamel warns (on stderr, with its own file path) about reused anchors
             warnings.simplefilter("always")
             root = _compose(text)
-    except (MarkedYAMLError, LibMarked) as exc:
+    except _errors("marked") as exc:  # evaluated only when something was raised
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
         what = (exc.problem or exc.context or "syntax error").strip()
@@ -396,7 +405,7 @@ def parse_yaml_text(text: str, path: str) -> Document:
         raise InputError(path, f"YAML syntax error: {what}", line=line) from None
     except RecursionError:
         raise InputError(path, f"nesting deeper than {MAX_DEPTH} levels") from None
-    except (YAMLError, LibError) as exc:
+    except _errors("other") as exc:
         raise InputError(path, f"YAML error: {str(exc).splitlines()[0]}") from None
     finally:
         sys.setrecursionlimit(limit)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from cfglint.model.values import Loc
 
@@ -26,6 +26,12 @@ SECTION_ORDER = (
 SEVERITY_RANK: dict[str, int] = {"note": 0, "warning": 1, "error": 2}
 LocSide = Literal["mindformers", "megatron", "source"]
 
+# Findings and reports are assembled by our own engine and pipeline from typed fields, so
+# they are built with ``model_construct``; pydantic's validator (and the plugin loader it
+# imports) is built only when something validates one. Serializing one (JSON, SARIF) builds
+# the schema, which a plain text lint never needs (see bench/ and the note in values.py).
+_DEFERRED = ConfigDict(defer_build=True)
+
 
 class Location(Loc):
     """A position (:class:`~cfglint.model.values.Loc`) on one side of a finding."""
@@ -36,6 +42,8 @@ class Location(Loc):
 
 
 class Finding(BaseModel):
+    model_config = _DEFERRED
+
     rule: str
     row: str
     severity: Severity
@@ -62,6 +70,8 @@ class Finding(BaseModel):
 class InputProblem(BaseModel):
     """An input error (or a warning about an input) as it appears in reports."""
 
+    model_config = _DEFERRED
+
     path: str
     message: str
     line: int | None = None
@@ -69,12 +79,16 @@ class InputProblem(BaseModel):
 
 
 class InputRef(BaseModel):
+    model_config = _DEFERRED
+
     path: str
     # "launch": the MindFormers side's own launch script (msrun), read with its config
     kind: Literal["mindformers", "megatron", "source", "launch"]
 
 
 class Report(BaseModel):
+    model_config = _DEFERRED
+
     inputs: list[InputRef] = Field(default_factory=list)
     findings: list[Finding] = Field(default_factory=list)
     errors: list[InputProblem] = Field(default_factory=list)

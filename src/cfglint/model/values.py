@@ -21,8 +21,15 @@ class Origin(StrEnum):
     UNKNOWN = "unknown"
 
 
+# Loc and Value are made by the hundred on every lint, from our own loaders' and
+# normalizers' typed arguments. They are built with ``model_construct`` (the named
+# constructors below, ``Loc.model_construct`` at the call sites) and pydantic's validator is
+# built only when something validates one (JSON input, a test): building it, and the plugin
+# loader it imports, costs more than all the values of a lint together (see bench/).
+# tests/model/test_construct.py checks that every value of the fixture pairs equals its
+# validated copy, type for type.
 class Loc(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     path: str
     line: int
@@ -33,7 +40,7 @@ class Loc(BaseModel):
 
 
 class Value(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     value: Any = None
     origin: Origin
@@ -52,14 +59,23 @@ class Value(BaseModel):
     conditional: bool = False
     inputs: tuple[Value, ...] = ()
 
-    # -- constructors -----------------------------------------------------------------
+    # -- constructors (unvalidated, see above) ------------------------------------------
+    @classmethod
+    def make(cls, **fields: Any) -> Value:
+        """A value from trusted fields, with the conversions the validator would make."""
+        if "via" in fields:
+            fields["via"] = tuple(fields["via"])
+        if "origin" in fields:
+            fields["origin"] = Origin(fields["origin"])
+        return cls.model_construct(**fields)
+
     @classmethod
     def written(cls, value: Any, knob: str, loc: Loc, **kw: Any) -> Value:
-        return cls(value=value, origin=Origin.FILE, knob=knob, loc=loc, **kw)
+        return cls.make(value=value, origin=Origin.FILE, knob=knob, loc=loc, **kw)
 
     @classmethod
     def default(cls, value: Any, knob: str, source: str, **kw: Any) -> Value:
-        return cls(
+        return cls.make(
             value=value, origin=Origin.DEFAULT, knob=knob, detail=f"default of {source}", **kw
         )
 
@@ -71,7 +87,7 @@ class Value(BaseModel):
             return cls.unknown(
                 knob, f"depends on {unknown[0].knob}, which is unknown: {unknown[0].detail}"
             )
-        return cls(
+        return cls.make(
             value=value,
             origin=Origin.DERIVED,
             knob=knob,
@@ -82,7 +98,7 @@ class Value(BaseModel):
 
     @classmethod
     def unknown(cls, knob: str, why: str, loc: Loc | None = None, **kw: Any) -> Value:
-        return cls(value=None, origin=Origin.UNKNOWN, knob=knob, detail=why, loc=loc, **kw)
+        return cls.make(value=None, origin=Origin.UNKNOWN, knob=knob, detail=why, loc=loc, **kw)
 
     # -- queries ----------------------------------------------------------------------
     @property

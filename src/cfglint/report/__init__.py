@@ -7,15 +7,13 @@ loads the SARIF writer (or the rule table it needs).
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from cfglint.model.findings import Report
 
 
-@dataclass(frozen=True)
-class RenderOptions:
+class RenderOptions(NamedTuple):
     verbose: bool = False
     color: bool = False
     width: int = 100  # text wraps here: the terminal's width, or 100 for a pipe

@@ -87,7 +87,12 @@ def dataset_files(rule: Rule, ctx: Context) -> list[Finding]:
         ds = open_indexed(prefix)
     except DatasetError as exc:
         return [
-            finding(rule, f"{prefix}: {exc}", {}, [Location(path=exc.path, line=1, side="source")])
+            finding(
+                rule,
+                f"{prefix}: {exc}",
+                {},
+                [Location.model_construct(path=exc.path, line=1, side="source")],
+            )
         ]
     ctx.not_checked.append((rule.row, f"{rule.id}: {prefix} is consistent: {ds.describe()}"))
     return []
@@ -145,7 +150,9 @@ def special_tokens(rule: Rule, ctx: Context) -> list[Finding]:
     try:
         ids, where = special_ids(tok)
     except TokenizerError as exc:
-        return [finding(rule, str(exc), {}, [Location(path=tok, line=1, side="source")])]
+        return [
+            finding(rule, str(exc), {}, [Location.model_construct(path=tok, line=1, side="source")])
+        ]
     out = []
     cfg = ctx.mf
     if cfg is not None:

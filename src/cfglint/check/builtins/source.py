@@ -57,7 +57,7 @@ def _entries(rule: Rule, ctx: Context) -> list[EntryReport]:
 
 
 def _src(loc: Loc) -> Location:
-    return Location(path=loc.path, line=loc.line, column=loc.column, side="source")
+    return Location.model_construct(path=loc.path, line=loc.line, column=loc.column, side="source")
 
 
 def _side_word(entry: EntryReport) -> str:
@@ -529,7 +529,7 @@ def dropout(rule: Rule, ctx: Context) -> list[Finding]:
             )
         else:
             how = "a literal in the code"
-        loc = Loc(path=d.path, line=s.loc.line)
+        loc = Loc.model_construct(path=d.path, line=s.loc.line)
         fields = {
             "title": rule.title,
             "p": fmt(s.p),
@@ -578,12 +578,12 @@ class _Policy:
 
 def _source_policy(d: SourceDecay) -> _Policy:
     s = d.site
-    loc = Loc(path=d.path, line=s.loc.line)
+    loc = Loc.model_construct(path=d.path, line=s.loc.line)
     locs = [_src(loc)]
     where = f"{s.optimizer} at {loc}"
     if d.policy_path and s.evidence:
         ev = s.evidence[0]
-        ev_loc = Loc(path=d.policy_path, line=ev.loc.line)
+        ev_loc = Loc.model_construct(path=d.policy_path, line=ev.loc.line)
         locs.append(_src(ev_loc))
         where += f", groups built at {ev_loc} ({ev.text})"
     elif s.evidence:
@@ -619,7 +619,7 @@ def _default_policy(side: str, cfg: Config | None) -> _Policy | None:
     wd = cfg.optimizer.weight_decay
     if wd is not None and wd.known and not wd.value:
         return None  # no decay at all: a weight_decay value difference, not a grouping one
-    locs = value_locations(wd, side) or [Location(path=cfg.path, line=1, side=side)]  # type: ignore[arg-type]
+    locs = value_locations(wd, side) or [Location.model_construct(path=cfg.path, line=1, side=side)]
     extra = ""
     qk = cfg.optimizer.wd_to_qk_layernorm
     if side == "megatron" and qk is not None and qk.known and qk.value:
@@ -689,7 +689,7 @@ def noncontiguous_grad(rule: Rule, ctx: Context) -> list[Finding]:
     out = []
     for b in res.backwards:
         s = b.site
-        loc = Loc(path=b.path, line=s.loc.line)
+        loc = Loc.model_construct(path=b.path, line=s.loc.line)
         fields = {
             "title": rule.title,
             "function": s.function,

@@ -18,8 +18,6 @@ from cfglint.model.findings import Finding, Location
 
 # -- migration standard from logs ---------------------------------------------------------------
 def _logs(ctx: Context) -> tuple[Any, Any, str]:
-    from cfglint.load.losslog import read_loss_log
-
     paths = list(ctx.logs)
     if ctx.mg is not None and ctx.mg.kind == "megatron-log" and ctx.mg.path not in paths:
         paths.append(ctx.mg.path)
@@ -27,7 +25,9 @@ def _logs(ctx: Context) -> tuple[Any, Any, str]:
     for p in paths:
         if p in ctx.log_cache:
             log = ctx.log_cache[p]
-        else:
+        else:  # the log reader is imported only when there is a log to read
+            from cfglint.load.losslog import read_loss_log
+
             log = ctx.log_cache[p] = read_loss_log(p)
         by.setdefault(log.framework, log)
     mf, mg = by.get("mindformers"), by.get("megatron")
@@ -54,7 +54,7 @@ def _paired(rule: Rule, ctx: Context, series: str) -> tuple[Any, Any, list[int]]
 
 
 def _log_loc(log: Any, step: int, side: str) -> Location:
-    return Location(path=log.path, line=log.first_line.get(step, 1), side=side)  # type: ignore[arg-type]
+    return Location.model_construct(path=log.path, line=log.first_line.get(step, 1), side=side)
 
 
 @builtin

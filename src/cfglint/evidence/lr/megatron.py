@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from cfglint.evidence.lr.schedule import (
     MEGATRON_STYLES,
@@ -21,8 +21,7 @@ from cfglint.evidence.lr.schedule import (
 )
 
 
-@dataclass(frozen=True)
-class _MegatronLengths:
+class _MegatronLengths(NamedTuple):
     """Scheduler lengths in samples, as get_optimizer_param_scheduler computes them."""
 
     samples_per_step: float

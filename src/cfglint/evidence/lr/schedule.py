@@ -58,7 +58,7 @@ float64; the difference is ~1e-7 relative) are not modeled.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 
 MEGATRON_REF = "Megatron-LM core_v0.19.0 (5be9626709af2722333bf54797c954c09edeada3)"
 
@@ -102,8 +102,7 @@ def each(at: Callable[[int], float]) -> Fill:
     return lambda a, b: [at(g) for g in range(a, b)]
 
 
-@dataclass(frozen=True)
-class Schedule:
+class Schedule(NamedTuple):
     """One framework's learning-rate schedule, resolved to optimizer steps.
 
     ``warmup_steps``, ``decay_steps`` and ``total_steps`` count optimizer updates.
@@ -143,8 +142,7 @@ class Schedule:
         return f"{self.framework} {self.style}"
 
 
-@dataclass(frozen=True)
-class CurveDiff:
+class CurveDiff(NamedTuple):
     """How two curves differ; steps are 1-based optimizer updates.
 
     ``max_gap_step`` is 0 when the curves are identical.

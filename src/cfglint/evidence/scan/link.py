@@ -250,9 +250,9 @@ class Linker:
         s = entry.summary
         if s.main is not None:
             w.walk(entry, s.main, {}, [], 0, False)
-            anchor = Loc(path=entry.display, line=s.main.loc.line)
+            anchor = Loc.model_construct(path=entry.display, line=s.main.loc.line)
         else:
-            anchor = Loc(path=entry.display, line=1)
+            anchor = Loc.model_construct(path=entry.display, line=1)
         side = side_of(s.frameworks)
         if side is None:
             sides = {side_of(self.by_abs[p].summary.frameworks) for p in w.files} - {None}
@@ -375,7 +375,7 @@ class _Walk:
             ReachedEffect(
                 kind="seed_helper",
                 api=api,
-                loc=Loc(path=f.display, line=call.loc.line),
+                loc=Loc.model_construct(path=f.display, line=call.loc.line),
                 enabled=None,
                 conditional=cond,
                 condition=call.condition,
@@ -429,7 +429,7 @@ def _reach(
         seed_loc=r.loc if r.value is not None else None,
         kind=e.kind,
         api=e.api,
-        loc=Loc(path=f.display, line=e.loc.line),
+        loc=Loc.model_construct(path=f.display, line=e.loc.line),
         seed_value=r.value,
         seed_text=r.text,
         seed_from_config=r.from_config,
@@ -467,7 +467,7 @@ def _bind(
     params = list(callee.params)
     if params and params[0] in ("self", "cls") and "." in callee.qualname:
         params = params[1:]
-    here = Loc(path=caller.display, line=call.loc.line)
+    here = Loc.model_construct(path=caller.display, line=call.loc.line)
 
     def ev(a: Arg) -> _Resolved:
         r = _eval(a, env)

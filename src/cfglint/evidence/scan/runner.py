@@ -81,11 +81,15 @@ def scan(
         except TooLarge as exc:
             # generated or vendored giants: libcst needs ~1 GB and tens of seconds per MB
             problems.append(
-                InputProblem(path=display, level="warning", message=f"{exc.message}; not scanned")
+                InputProblem.model_construct(
+                    path=display, level="warning", message=f"{exc.message}; not scanned"
+                )
             )
             continue
         except InputError as exc:
-            problems.append(InputProblem(path=display, message=exc.message, line=exc.line))
+            problems.append(
+                InputProblem.model_construct(path=display, message=exc.message, line=exc.line)
+            )
             continue
         texts[display] = text
         keys[display] = _key(text, deep[display])
@@ -109,7 +113,9 @@ def scan(
         if s is None:
             continue
         if s.error is not None:
-            problems.append(InputProblem(path=display, message=s.error, line=s.error_line))
+            problems.append(
+                InputProblem.model_construct(path=display, message=s.error, line=s.error_line)
+            )
         files.append(SourceFile(display=display, abspath=abspath, summary=s, explicit=explicit))
     result = link(files, list(entry_hints or []))
     result.errors = problems
@@ -143,7 +149,7 @@ def discover(paths: list[str], problems: list[InputProblem]) -> Iterator[tuple[s
         if os.path.isdir(given):
             if os.path.realpath(given) == os.path.realpath(os.sep):
                 problems.append(
-                    InputProblem(
+                    InputProblem.model_construct(
                         path=given,
                         message="is the filesystem root; give the folder of the training code",
                     )
@@ -153,7 +159,7 @@ def discover(paths: list[str], problems: list[InputProblem]) -> Iterator[tuple[s
         elif os.path.isfile(given):
             if not given.endswith(".py"):
                 problems.append(
-                    InputProblem(
+                    InputProblem.model_construct(
                         path=given,
                         level="warning",
                         message="not a Python file (.py); skipped by the source scan",
@@ -168,9 +174,11 @@ def discover(paths: list[str], problems: list[InputProblem]) -> Iterator[tuple[s
             try:
                 check_regular(given, what="Python file or folder")
             except InputError as exc:
-                problems.append(InputProblem(path=given, message=exc.message))
+                problems.append(InputProblem.model_construct(path=given, message=exc.message))
         else:
-            problems.append(InputProblem(path=given, message="no such file or directory"))
+            problems.append(
+                InputProblem.model_construct(path=given, message="no such file or directory")
+            )
 
 
 def _walk(
@@ -178,7 +186,7 @@ def _walk(
 ) -> Iterator[tuple[str, str, bool]]:
     def unreadable(exc: OSError) -> None:
         problems.append(
-            InputProblem(
+            InputProblem.model_construct(
                 path=exc.filename or given,
                 level="warning",
                 message=f"cannot read folder ({exc.strerror}); its files are not scanned",
@@ -198,7 +206,7 @@ def _walk(
                     yield display, real, False
         if folders >= MAX_WALK_DIRS or files >= MAX_WALK_FILES:
             problems.append(
-                InputProblem(
+                InputProblem.model_construct(
                     path=given,
                     message=f"holds more than {MAX_WALK_DIRS} folders or {MAX_WALK_FILES} "
                     "Python files; give the folder of the training code",

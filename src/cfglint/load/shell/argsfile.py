@@ -37,7 +37,7 @@ def _tokenize_args(text: str, path: str) -> list[Word]:
     def finish() -> None:
         nonlocal cur
         if cur is not None:
-            loc = Loc(path=path, line=cur.pos[0], column=cur.pos[1])
+            loc = Loc.model_construct(path=path, line=cur.pos[0], column=cur.pos[1])
             value = None if cur.unknown else "".join(cur.chars)
             words.append(Word(value, loc, unknown=cur.unknown))
             cur = None

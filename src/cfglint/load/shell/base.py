@@ -136,7 +136,7 @@ class ShellBase:
         if got is None:
             k, line = divmod(pos[0], SOURCE_LINES)
             path = self.sourced[k] if k < len(self.sourced) else self.path
-            got = self._locs[pos] = Loc(path=path, line=line, column=pos[1])
+            got = self._locs[pos] = Loc.model_construct(path=path, line=line, column=pos[1])
         return got
 
     def text(self, node: Node) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from cfglint.model.values import Value
+from cfglint.model.values import Origin, Value
 
 if TYPE_CHECKING:  # input.py reads launch scripts with helpers that use this module
     from cfglint.normalize.megatron.input import MegatronInput
@@ -15,7 +15,7 @@ DTYPE = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "fp64": "floa
 def implementation_fact(value: Any, knob: str, why: str) -> Value:
     """A fixed property of Megatron's implementation, not a setting."""
     # no knob: nothing to "set", so messages do not say "not set in <file>"
-    return Value(value=value, origin="default", knob="", detail=why, raw=knob)  # type: ignore[arg-type]
+    return Value.make(value=value, origin=Origin.DEFAULT, knob="", detail=why, raw=knob)
 
 
 def as_int(v: Value | None) -> int | None:

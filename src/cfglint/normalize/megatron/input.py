@@ -15,7 +15,7 @@ from typing import Any
 from cfglint.model.errors import InputError
 from cfglint.model.values import Loc, Value
 from cfglint.normalize.launch import launcher_options, word_value
-from cfglint.normalize.megatron.args import ArgTable, load_table, resolve
+from cfglint.normalize.megatron.args import ArgTable, load_table, resolve, table_flags
 
 NPU_ENV = (
     "ASCEND_",
@@ -111,14 +111,14 @@ def detect_version(tokens: list[Any], script: str | None) -> str:
     entry script is MindSpeed-LLM's own; plain Megatron-LM otherwise."""
     if script and os.path.basename(script) == "posttrain_gpt.py":
         return "mindspeed-llm"
-    plain = load_table("megatron-lm")
+    plain = load_table("megatron-lm").by_flag
     try:
-        ms = load_table("mindspeed-llm")
+        ms = table_flags("mindspeed-llm")
     except (OSError, ValueError):
         return "megatron-lm"
     for t in tokens:
         flag = (t.text or "").partition("=")[0]
-        if flag.startswith("--") and flag in ms.by_flag and flag not in plain.by_flag:
+        if flag.startswith("--") and flag in ms and flag not in plain:
             return "mindspeed-llm"
     return "megatron-lm"
 

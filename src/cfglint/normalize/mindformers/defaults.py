@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from cfglint.load.datacache import DATA_DIR, load_data
 
@@ -13,8 +12,7 @@ DATA = DATA_DIR
 REQUIRED = "<required>"
 
 
-@dataclass(frozen=True)
-class Component:
+class Component(NamedTuple):
     name: str
     role: str
     version: str

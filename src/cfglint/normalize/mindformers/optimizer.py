@@ -151,7 +151,9 @@ def _schedule(view: MFView, cfg: Config) -> None:
     )
     extra = dict(block)
     extra["type"] = (
-        Value.written(name, knob=f"{prefix}.type", loc=Loc(path=view.doc.path, line=1))
+        Value.written(
+            name, knob=f"{prefix}.type", loc=Loc.model_construct(path=view.doc.path, line=1)
+        )
         if "type" not in extra
         else extra["type"]
     )

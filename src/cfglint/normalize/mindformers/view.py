@@ -55,7 +55,7 @@ class MFView:
         return get(self.root, dotted)
 
     def value(self, node: Node, knob: str, kind: str | None = None) -> Value:
-        loc = Loc(path=node.path, line=node.line, column=node.column)
+        loc = Loc.model_construct(path=node.path, line=node.line, column=node.column)
         if node.yaml11_string:
             return Value.written(node.value, knob=knob, loc=loc, raw=node.raw, yaml11_string=True)
         v = coerce(node.plain(), kind)
@@ -348,7 +348,9 @@ def _read_hf_config(path: str) -> dict[str, Value]:
         if isinstance(v, (dict, list)) and k not in ("architectures", "rope_scaling"):
             continue
         line = next((i for i, ln in enumerate(lines, 1) if f'"{k}"' in ln), 1)
-        out[k] = Value.written(v, knob=f"config.json {k}", loc=Loc(path=path, line=line))
+        out[k] = Value.written(
+            v, knob=f"config.json {k}", loc=Loc.model_construct(path=path, line=line)
+        )
     return out
 
 
