@@ -542,7 +542,7 @@ def test_lr_png_has_title_markers_and_curves_that_stop(
     ends = {line.get_label(): max(line.get_xdata()) for line in ax.get_lines()}
     assert any(v == 2500 for v in ends.values()) and any(v == 5000 for v in ends.values())
     labels = " ".join(line.get_label() for line in ax.get_lines())
-    assert "warmup ends" in labels and "largest gap" in labels
+    assert "warmup ends" in labels and "largest absolute gap" in labels
     png = tmp_path / "lr.png"
     _code, _out, _ = run(capsys, "lr", str(mf), "--megatron", EX_MG, "--plot", str(png))
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -142,7 +142,7 @@ def figure_for(scheds: dict[str, Schedule], title: str) -> Any:
                 color="red",
                 linestyle="-.",
                 linewidth=1,
-                label=f"largest gap at step {at + 1}: {va:.3g} vs {vb:.3g}",
+                label=f"largest absolute gap at step {at + 1}: {va:.3g} vs {vb:.3g}",
             )
     ax.set_title(title)
     ax.set_xlabel("optimizer step (1 = first update)")
