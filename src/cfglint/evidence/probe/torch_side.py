@@ -38,12 +38,14 @@ from cfglint.evidence.probe.protocol import (
 )
 from cfglint.evidence.probe.spec import Spec
 from cfglint.evidence.probe.weights import (
+    expert_weights,
     from_layout,
     gated,
     head_dim,
     is_moe_layer,
     is_norm_param,
     layer_names,
+    shared_expert_weights,
     to_layout,
 )
 
@@ -106,29 +108,10 @@ class Model:
         return DT[name]
 
     def expert(self, n: dict[str, str], e: int) -> tuple[torch.Tensor, ...]:
-        """Expert ``e``'s (gate, up or None, down) weights, [out, in], from the layout."""
-        s, f, h = self.spec, self.spec.moe_ffn, self.spec.hidden
-        if self.layout == "mindformers-legacy":
-            w1 = self.w(n["ffn"] + "w1.weight")[e]
-            w3 = self.w(n["ffn"] + "w3.weight")[e] if gated(s) else None
-            return w1, w3, self.w(n["ffn"] + "w2.weight")[e]
-        if self.layout == "megatron":
-            q = f"{n['experts']}local_experts.{e}."
-            fc1 = self.w(q + "linear_fc1.weight")
-            w1, w3 = (fc1[:f], fc1[f:]) if gated(s) else (fc1, None)
-            return w1, w3, self.w(q + "linear_fc2.weight")
-        blk = self.w(n["experts"] + "weight1")[e * h : (e + 1) * h].t()
-        w1, w3 = (blk[:f], blk[f:]) if gated(s) else (blk, None)
-        return w1, w3, self.w(n["experts"] + "weight2")[e * f : (e + 1) * f].t()
+        return expert_weights(self.w, self.layout, self.spec, n, e)
 
     def shared(self, n: dict[str, str]) -> tuple[torch.Tensor, ...]:
-        s, fs = self.spec, self.spec.moe_shared_ffn
-        if self.layout == "mindformers-legacy":
-            w3 = self.w(n["shared"] + "w3.weight") if gated(s) else None
-            return self.w(n["shared"] + "w1.weight"), w3, self.w(n["shared"] + "w2.weight")
-        fc1 = self.w(n["shared"] + "linear_fc1.weight")
-        w1, w3 = (fc1[:fs], fc1[fs:]) if gated(s) else (fc1, None)
-        return w1, w3, self.w(n["shared"] + "linear_fc2.weight")
+        return shared_expert_weights(self.w, self.layout, self.spec, n)
 
     def w(self, name: str) -> torch.Tensor:
         return self.p[name].to(DT[self.spec.compute_dtype])

@@ -21,7 +21,7 @@ numpy only: imported by both framework processes and by the runner.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -30,6 +30,35 @@ if TYPE_CHECKING:
 
 DIALECTS = ("megatron", "mindformers-legacy", "mindformers-mcore")
 Arrays = dict[str, np.ndarray]
+
+
+def expert_weights(w: Any, layout: str, spec: Spec, n: dict[str, str], e: int) -> tuple:
+    """Expert ``e``'s (gate, up or None, down) weights as [out, in], read through ``w`` (a
+    side's name -> tensor accessor; torch and MindSpore tensors both have ``.T``) from the
+    layout's names ``n`` (moe_prefixes)."""
+    f, h = spec.moe_ffn, spec.hidden
+    if layout == "mindformers-legacy":
+        w3 = w(n["ffn"] + "w3.weight")[e] if gated(spec) else None
+        return w(n["ffn"] + "w1.weight")[e], w3, w(n["ffn"] + "w2.weight")[e]
+    if layout == "megatron":
+        q = f"{n['experts']}local_experts.{e}."
+        fc1 = w(q + "linear_fc1.weight")
+        w1, w3 = (fc1[:f], fc1[f:]) if gated(spec) else (fc1, None)
+        return w1, w3, w(q + "linear_fc2.weight")
+    blk = w(n["experts"] + "weight1")[e * h : (e + 1) * h].T
+    w1, w3 = (blk[:f], blk[f:]) if gated(spec) else (blk, None)
+    return w1, w3, w(n["experts"] + "weight2")[e * f : (e + 1) * f].T
+
+
+def shared_expert_weights(w: Any, layout: str, spec: Spec, n: dict[str, str]) -> tuple:
+    """The shared experts' (gate, up or None, down) weights, as expert_weights."""
+    fs = spec.moe_shared_ffn
+    if layout == "mindformers-legacy":
+        w3 = w(n["shared"] + "w3.weight") if gated(spec) else None
+        return w(n["shared"] + "w1.weight"), w3, w(n["shared"] + "w2.weight")
+    fc1 = w(n["shared"] + "linear_fc1.weight")
+    w1, w3 = (fc1[:fs], fc1[fs:]) if gated(spec) else (fc1, None)
+    return w1, w3, w(n["shared"] + "linear_fc2.weight")
 
 
 def gated(spec: Spec) -> bool:
