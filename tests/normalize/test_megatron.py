@@ -191,3 +191,18 @@ def test_scripts_are_never_executed(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert not list(tmp_path.glob("CANARY*"))
     assert not cfg.optimizer.lr.known and "not evaluated" in cfg.optimizer.lr.detail
     assert not cfg.determinism.seed.known
+
+
+def test_a_split_placeholder_is_one_warning_naming_its_flag(tmp_path: Path) -> None:
+    """`--load $CKPT` with CKPT="your checkpoint load path" word-splits: argparse would refuse
+    the three extra words; they are one warning (after --load), not one per word."""
+    p = script(
+        tmp_path,
+        'CKPT="your checkpoint load path"\n'
+        "python pretrain_gpt.py --load $CKPT --lr 1e-4 oops\n",
+    )
+    m = load_megatron(str(p))
+    stray = [w for w in m.warnings if "stray" in w]
+    assert len(stray) == 2, stray
+    assert "stray values 'checkpoint load path' after --load" in stray[0]
+    assert "stray value 'oops'" in stray[1]

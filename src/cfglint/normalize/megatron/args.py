@@ -173,6 +173,7 @@ def resolve(tokens: list[Any], table: ArgTable) -> Resolved:
     values: dict[str, Value] = {}
     unknown: list[Value] = []
     warnings: list[str] = []
+    last_flag = ""
     i = 0
     while i < len(tokens):
         tok = tokens[i]
@@ -182,9 +183,29 @@ def resolve(tokens: list[Any], table: ArgTable) -> Resolved:
             warnings.append(f"{tok.loc}: an argument cannot be known statically ({tok.unknown})")
             continue
         if not _looks_like_flag(text):
-            warnings.append(f"{tok.loc}: stray value {text!r} (no flag before it)")
+            # the words of one unquoted expansion ("your checkpoint load path" after --load)
+            # share a position: one warning for all of them, not one per word
+            words = [text]
+            while (
+                i < len(tokens)
+                and tokens[i].text is not None
+                and not _looks_like_flag(tokens[i].text)
+                and (tokens[i].loc.path, tokens[i].loc.line, tokens[i].via)
+                == (tok.loc.path, tok.loc.line, tok.via)
+            ):
+                words.append(tokens[i].text)
+                i += 1
+            if len(words) == 1:
+                warnings.append(f"{tok.loc}: stray value {text!r} (no flag before it)")
+            else:
+                after = f" after {last_flag}" if last_flag else ""
+                warnings.append(
+                    f"{tok.loc}: stray values {' '.join(words)!r}{after} (no flag of their own: "
+                    "an unquoted expansion split into words? quote it)"
+                )
             continue
         flag, eq, inline = text.partition("=")
+        last_flag = flag
         spec = table.by_flag.get(flag)
         if spec is None:
             # values after an unknown flag belong to it; keep them with it
