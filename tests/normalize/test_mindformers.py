@@ -246,3 +246,26 @@ def test_total_steps_from_loader_sizes_follows_the_trainer(
     p.write_text(text)
     t = load_mindformers(str(p)).optimizer.train_steps
     assert t is not None and t.known and t.value == steps, (t, text[:600])
+
+
+def test_legacy_moe_without_sdrop_fills_slots_k_major(tmp_path: Path) -> None:
+    """Legacy TopkRouterV2 without enable_sdrop keeps every token's first choice before any
+    second choice (moe.py:1551-1553 @ 31a92de4): not Megatron's default "probs" policy, so
+    with a capacity on both sides MOE006 says which tokens each side drops."""
+    from cfglint.cli.pipeline import Options, lint
+
+    mf = FIXTURES / "probe/moe_fp32_knobs.yaml"
+    mg = tmp_path / "mg.sh"
+    mg.write_text(
+        (FIXTURES / "probe/moe_fp32_knobs.sh")
+        .read_text()
+        .replace(
+            "    --moe-router-topk 2\n",
+            "    --moe-router-topk 2\n    --moe-expert-capacity-factor 1.1\n",
+        )
+    )
+    report, ctx = lint(Options(mindformers=[str(mf)], megatron=str(mg)))
+    assert ctx.mf.moe.token_drop_policy.value == "kmajor"
+    (f,) = [f for f in report.findings if f.rule == "MOE006"]
+    assert f.values == {"mindformers": "kmajor", "megatron": "probs"}
+    assert "first choice before any second choice" in f.message

@@ -39,9 +39,21 @@ def read_moe(view: MFView, cfg: Config) -> None:
             [e.z_loss_coeff],
         )
     e.enable_sdrop = view.key("moe_config.enable_sdrop", mc, kind="bool")
+    # legacy TopkRouterV2 (modules/transformer/moe.py @ 31a92de4): with enable_sdrop the
+    # capacity keeps tokens in order (Megatron's "position"); without it the slots are filled
+    # k-major, every token's first choice before any second choice (lines 1551-1553), which
+    # is neither of Megatron's policies
     e.token_drop_policy = (
-        e.enable_sdrop.model_copy(update={"value": "position" if e.enable_sdrop.value else "probs"})
-        if e.enable_sdrop.known
+        Value.derived(
+            "position" if e.enable_sdrop.value else "kmajor",
+            "moe_config.enable_sdrop",
+            "enable_sdrop: slots kept in token order"
+            if e.enable_sdrop.value
+            else "no enable_sdrop: TopkRouterV2 fills expert slots k-major (every token's "
+            "first choice before any second choice, each in token order)",
+            [e.enable_sdrop],
+        )
+        if e.enable_sdrop.known and not e.enable_sdrop.yaml11_string
         else None
     )
     e.router_dtype = view.key("moe_config.router_dense_type", mc, kind="dtype")
