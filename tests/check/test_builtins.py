@@ -151,8 +151,33 @@ def test_installed_versions_come_from_package_metadata() -> None:
 
     from cfglint.evidence.versions import installed
 
-    assert installed("pydantic") == metadata.version("pydantic")
+    assert installed("pydantic") == metadata.version("pydantic")  # read from its dist-info
     assert installed("no_such_package_cfglint") is None
+
+
+def test_installed_version_from_the_dist_info_name_or_metadata(tmp_path: Path) -> None:
+    """A wheel's NAME-VERSION.dist-info names the version; two of them (a broken upgrade) or
+    none (an egg or a source tree) fall back to package metadata, which knows nothing here."""
+    import sys
+
+    from cfglint.evidence.versions import installed
+
+    site = tmp_path / "site"
+    (site / "fakefw_cfg").mkdir(parents=True)
+    (site / "fakefw_cfg" / "__init__.py").write_text("")
+    sys.path.insert(0, str(site))
+    try:
+        assert installed("fakefw_cfg") is None  # no dist-info: metadata has none either
+        info = site / "fakefw_cfg-2.10.0.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text("Name: fakefw_cfg\nVersion: 2.10.0\n")
+        assert installed("fakefw_cfg") == "2.10.0"
+        other = site / "fakefw_cfg-2.9.0.dist-info"
+        other.mkdir()
+        (other / "METADATA").write_text("Name: fakefw_cfg\nVersion: 2.9.0\n")
+        assert installed("fakefw_cfg") in ("2.10.0", "2.9.0")  # metadata picks one
+    finally:
+        sys.path.remove(str(site))
 
 
 def test_version_table_lookup(monkeypatch: pytest.MonkeyPatch) -> None:
