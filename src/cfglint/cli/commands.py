@@ -10,6 +10,7 @@ from typing import Any
 
 from cfglint.cli.inputs import Plan
 from cfglint.cli.pipeline import Options, lint
+from cfglint.cli.terminal import write_output
 from cfglint.model.config import Config
 from cfglint.model.errors import InputError
 from cfglint.model.findings import SECTION_ORDER, InputProblem, Report
@@ -27,17 +28,6 @@ def _settings(args: Any) -> dict[str, Any]:
             raise InputError(path, "no such pyproject.toml")
         return load_settings(Path(path))
     return load_settings(find_pyproject())
-
-
-def _out(text: str, output: str | None) -> None:
-    if output:
-        try:
-            with open(output, "w", encoding="utf-8") as fh:
-                fh.write(text)
-        except OSError as exc:
-            raise InputError(output, f"cannot write report: {exc.strerror}") from None
-    else:
-        sys.stdout.write(text)
 
 
 def _planned_jobs(args: Any, cfg: dict[str, Any]) -> Plan:
@@ -294,7 +284,7 @@ def _emit(report: Report, fmt_name: str, args: Any, many: bool = False) -> None:
         from cfglint.report.concise import render_statistics
 
         titles = {r.id: r.title for r in load_rules()}
-        _out(render_statistics(report, titles), args.output)
+        write_output(render_statistics(report, titles), args.output)
         return
     color = fmt_name == "text" and use_color(args, to_file=args.output is not None)
     options = RenderOptions(
@@ -303,7 +293,7 @@ def _emit(report: Report, fmt_name: str, args: Any, many: bool = False) -> None:
         width=term_width() if args.output is None else 100,
         name_files=many,
     )
-    _out(render(fmt_name, report, options), args.output)
+    write_output(render(fmt_name, report, options), args.output)
 
 
 # -- show -----------------------------------------------------------------------------------

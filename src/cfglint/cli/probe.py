@@ -218,6 +218,7 @@ def cmd_probe(args: Any) -> int:
 
 
 def emit(report: Report, result: Any, fmt: str, output: str | None) -> None:
+    from cfglint.cli.terminal import write_output
     from cfglint.report.probe import render_with_probe
 
     text = render_with_probe(
@@ -226,11 +227,4 @@ def emit(report: Report, result: Any, fmt: str, output: str | None) -> None:
         result,
         color=output is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ,
     )
-    if output:
-        try:
-            with open(output, "w", encoding="utf-8") as fh:
-                fh.write(text)
-        except OSError as exc:
-            raise InputError(output, f"cannot write report: {exc.strerror}") from None
-    else:
-        sys.stdout.write(text)
+    write_output(text, output)

@@ -1,4 +1,4 @@
-"""Terminal switches shared by every subcommand: colour and width."""
+"""Terminal switches shared by every subcommand: colour, width, and where the report goes."""
 
 from __future__ import annotations
 
@@ -17,6 +17,20 @@ def use_color(args: Any, *, to_file: bool = False) -> bool:
     if os.environ.get("FORCE_COLOR"):
         return True
     return sys.stdout.isatty()
+
+
+def write_output(text: str, output: str | None) -> None:
+    """The report to ``output`` (--output), else to standard output."""
+    if not output:
+        sys.stdout.write(text)
+        return
+    from cfglint.model.errors import InputError
+
+    try:
+        with open(output, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise InputError(output, f"cannot write report: {exc.strerror}") from None
 
 
 def term_width() -> int:
