@@ -96,6 +96,22 @@ def test_specs_from_the_example_pair() -> None:
     assert "structure.ffn_hidden_size" in pair.shape_diffs
 
 
+def test_unknown_checkpoint_starts_both_sides_from_identical_weights() -> None:
+    # a fine-tuning recipe: MindFormers' load_checkpoint is empty, Megatron's --load is a
+    # placeholder. A random start would make Megatron's scaled output-layer init a cause
+    # the real runs (both loading one checkpoint) never have.
+    pairs = FIXTURES / "realpairs" / "glm4_9b_sft_msl"
+    _, ctx = _lint(pairs / "mindformers.yaml", pairs / "megatron.sh")
+    pair = pair_specs(ctx.mf, ctx.mg)
+    assert (pair.mindformers.random_init, pair.megatron.random_init) == (False, False)
+    assert {g.side for g in pair.gaps if g.field == "random_init"} == {"mindformers", "megatron"}
+    assert any("initialization differences are not measured" in n for n in pair.notes)
+    # the pretraining example knows both sides start randomly
+    _, ctx = _lint(EXAMPLE / "pretrain_llama2_7b.yaml", EXAMPLE / "pretrain_llama2_7b.sh")
+    pair = pair_specs(ctx.mf, ctx.mg)
+    assert pair.mindformers.random_init and pair.megatron.random_init
+
+
 def test_missing_framework_is_one_line_exit_2(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

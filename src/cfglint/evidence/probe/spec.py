@@ -325,8 +325,11 @@ def side_values(cfg: Config, steps: int = MAX_STEPS) -> tuple[dict[str, Any], li
         out.get(f) in ("bfloat16", "float16") for f in ("param_dtype", "embedding_dtype")
     )
     # weights: a checkpoint on either side means identical loaded weights (see pair_specs)
-    ckpt, _ = r.raw("weight.load_checkpoint")
-    out["random_init"] = not bool(ckpt)
+    ckpt, why = r.raw("weight.load_checkpoint")
+    if why:
+        r.miss("random_init", f"whether a checkpoint is loaded is not known ({why})")
+    else:
+        out["random_init"] = not bool(ckpt)
     put("init_std", r.num("init_std", "weight.init_method_std", lo=0.0))
     # Megatron: TransformerConfig.output_layer_init_method defaults to
     # scaled_init_method_normal(init_method_std, num_layers) (megatron/core/transformer/
@@ -451,8 +454,17 @@ def pair_specs(
     for g in gaps_b:
         if g.field in a:
             b[g.field] = a[g.field]
-    # identical loaded weights when either side starts from a checkpoint
-    if not (a.get("random_init", True) and b.get("random_init", True)):
+    # identical loaded weights when either side starts from a checkpoint. Where a side's
+    # checkpoint is unknown (a fine-tuning recipe's empty or placeholder path), starting both
+    # from identical weights claims nothing: a random start would turn every init difference
+    # into a cause that the run may never have.
+    if any(g.field == "random_init" for g in gaps_a + gaps_b):
+        a["random_init"] = b["random_init"] = False
+        notes.append(
+            "whether a checkpoint is loaded is not known on one side: both sides start from "
+            "identical weights, so initialization differences are not measured"
+        )
+    elif not (a.get("random_init", True) and b.get("random_init", True)):
         a["random_init"] = b["random_init"] = False
         notes.append("a checkpoint is loaded: both sides start from identical weights")
     # one seed for data and weights: the seed difference itself is a determinism row
