@@ -228,6 +228,27 @@ def test_bf16_embedding_kept_without_master_shows_in_the_optimizer_check(tmp_pat
     assert res.gap["update_rel"] > 1000 * floor, (res.gap["update_rel"], floor)
 
 
+@need_torch
+def test_learning_rate_knob_is_judged_at_the_configured_learning_rates(tmp_path: Path) -> None:
+    """Confirmations run at one constant probe lr, the same on both sides: there a
+    learning-rate knob always measured 0x the floor ("no measurable effect" for a 100x lr
+    difference, seen on the qwen3 MoE real pair). It is judged on the configured curves."""
+    from cfglint.evidence.probe.runner import probe
+
+    mg = tmp_path / "mg.sh"
+    mg.write_text((PAIR / "llama_fp32.sh").read_text().replace("--lr 1e-5", "--lr 1e-3"))
+    report, ctx = _lint(PAIR / "llama_fp32.yaml", mg)
+    assert "optimizer.lr" in {f.row for f in report.findings}
+    res = probe(
+        ctx.mf, ctx.mg, report.findings, steps=4, frameworks={"torch": True, "mindspore": False}
+    )
+    c = next(c for c in res.confirmations if c.row == "optimizer.lr")
+    assert c.knobs["lr"][0][0] == 1e-5 and c.knobs["lr"][1][0] == 1e-3
+    assert c.verdict == "confirmed", c
+    assert "configured learning rates" in c.reason
+    assert "lr" in res.residual["aligned"]
+
+
 @need_ms
 def test_aligned_pair_across_frameworks_sits_on_the_floor(tmp_path: Path) -> None:
     out = tmp_path / "probe.json"
@@ -497,3 +518,62 @@ def test_moe_knobs_confirmed_and_residual_at_the_cross_framework_floor() -> None
     assert res.gap["mean_loss_abs"] > 10 * res.floor["mean_loss_abs"]
     assert res.residual["verdict"].startswith("near the floor"), res.residual
     assert {"moe_capacity", "moe_norm_topk", "moe_aux_coeff"} <= set(res.residual["aligned"])
+
+
+REAL = FIXTURES / "realpairs"
+
+
+@pytest.mark.parametrize(
+    ("written", "mf_aux", "limited"),
+    [("gbs_aux_loss", "aux_loss", True), ("sub_seq_aux_loss", "aux_loss", False)],
+)
+def test_mindformers_mcore_balancing_types_at_the_probe_size(
+    tmp_path: Path, written: str, mf_aux: str, limited: bool
+) -> None:
+    """MindFormers mcore computes each balancing type as coeff * E * sum P_i f_i and only
+    counts f_i over more tokens (gbs: every micro-batch and data-parallel rank, router.py:
+    408-420 @ 477621fd). At the probe's one micro-batch on one device that is the aux loss.
+    Before, gbs_aux_loss was 'not modelled' and the MindFormers spec silently ran with no
+    aux loss at all beside Megatron's coefficient, which MOE017 then 'confirmed'."""
+    src = REAL / "qwen3_30b_a3b_pretrain_msl"
+    mf = tmp_path / "mf.yaml"
+    mf.write_text((src / "mindformers.yaml").read_text().replace("gbs_aux_loss", written))
+    _, ctx = _lint(mf, src / "megatron.sh")
+    pair = pair_specs(ctx.mf, ctx.mg)
+    assert (pair.mindformers.moe_aux, pair.mindformers.moe_aux_coeff) == (mf_aux, 0.001)
+    assert ("moe_aux" in pair.limits) is limited
+    assert not [g for g in pair.gaps if g.field.startswith("moe_aux")]
+
+
+def test_aux_loss_type_not_expressed_takes_the_other_sides_type_with_its_weight(
+    tmp_path: Path,
+) -> None:
+    # a balancing type the probe has no model of: its weight and its type both come from
+    # Megatron (a weight with no loss would be a guess the report never states)
+    src = REAL / "qwen3_30b_a3b_pretrain_msl"
+    mf = tmp_path / "mf.yaml"
+    mf.write_text((src / "mindformers.yaml").read_text().replace("gbs_aux_loss", "sinkhorn"))
+    _, ctx = _lint(mf, src / "megatron.sh")
+    pair = pair_specs(ctx.mf, ctx.mg)
+    assert [g.field for g in pair.gaps if g.side == "mindformers"] == ["moe_aux_coeff"]
+    assert pair.mindformers.moe_aux == pair.megatron.moe_aux == "aux_loss"
+
+
+@need_torch
+def test_real_pair_residual_names_what_the_specs_still_differ_in() -> None:
+    """llama3.1 SFT: after aligning the confirmed knobs the specs differ only in the norm
+    weights' storage (MindFormers legacy: layernorm_compute_type float32, llama_layer.py:182;
+    Megatron --bf16: bf16 copies of float32 masters). Megatron's llama3 RoPE scaling is not
+    modelled, and the report says so instead of 'the two specs agree'."""
+    from cfglint.evidence.probe.runner import probe
+
+    src = REAL / "llama31_8b_sft_msl"
+    report, ctx = _lint(src / "mindformers.yaml", src / "megatron.sh")
+    res = probe(
+        ctx.mf, ctx.mg, report.findings, steps=3, frameworks={"torch": True, "mindspore": False}
+    )
+    assert res.residual["unnamed"] == {"norm_param_dtype": ["float32", "bfloat16"]}
+    by_rule = {c.rule: c for c in res.confirmations}
+    assert by_rule["STR028"].verdict == "not probed"
+    assert "not modelled" in by_rule["STR028"].reason
+    assert any("llama3(factor=8" in n and "not modelled" in n for n in res.notes)

@@ -64,6 +64,23 @@ MAX_DENSE = 2
 HIDDEN = 64
 
 LOSS_TYPES = ("aux_loss", "seq_aux_loss", "global_aux_loss", "none")
+# MindFormers' mcore load-balancing types: at the probe's size (one micro-batch of one
+# data-parallel rank, no sequence parallelism) each is the micro-batch aux loss; what
+# makes them differ from it needs more (mindformers/parallel_core/training_graph/
+# transformer/moe/router.py @ 477621fd)
+MCORE_AUX_AT_PROBE_SIZE = {
+    "sub_seq_aux_loss": "",
+    "seq_aux_loss": (
+        "seq_aux_loss averages the expert loads f_i over the sequence-parallel ranks "
+        "(router.py:403-406); on the probe's one device it is the micro-batch aux loss"
+    ),
+    "gbs_aux_loss": (
+        "gbs_aux_loss counts the expert loads f_i over every micro-batch of the step "
+        "and every data-parallel rank (router.py:408-420, fi_accu reset each step by "
+        "wrapper.py:573-580); the probe runs one micro-batch on one device, where it is "
+        "the micro-batch aux loss"
+    ),
+}
 # MindFormers' legacy model classes whose decoder layer returns the router's extra loss
 # (research/deepseek2/deepseek2_transformer.py:539); their loss is not modelled here
 _LEGACY_EXTRA_LOSS = ("DeepseekV2Config", "DeepseekV3Config")
@@ -172,7 +189,18 @@ def moe_values(cfg: Config, r: Any) -> dict[str, Any]:
     else:
         coeff = r.num("moe_aux_coeff", "moe.aux_loss_coeff", lo=0.0)
         lb, why = r.raw("moe.load_balancing_type")
-        typ = {"sub_seq_aux_loss": "aux_loss"}.get(str(lb), str(lb)) if not why else ""
+        # the file's spelling (the normalizer reads gbs_aux_loss as Megatron's
+        # global_aux_loss, normalize/mindformers/moe.py Spelled)
+        typ = str(getattr(lb, "written", lb)) if not why else ""
+        if not mg and typ in MCORE_AUX_AT_PROBE_SIZE:
+            # MindFormers' mcore router (router.py:388-425 @ 477621fd) computes every
+            # supported type as coeff * E * sum_i P_i f_i; they differ only in which tokens
+            # f_i is counted over
+            if typ != "sub_seq_aux_loss" and coeff:
+                r.limit("moe_aux", MCORE_AUX_AT_PROBE_SIZE[typ])
+            typ = "aux_loss"
+        elif typ == "sub_seq_aux_loss":
+            typ = "aux_loss"
         if why:
             r.miss("moe_aux_coeff", why)
         elif typ not in LOSS_TYPES or (not mg and typ not in ("aux_loss", "none")):

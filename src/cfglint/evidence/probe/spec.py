@@ -152,6 +152,11 @@ class Gap(BaseModel):
     reason: str
 
 
+# a knob the probe cannot express takes the other side's value together with the fields
+# that only mean something beside it (an aux-loss type without its weight is a guess)
+COMPANIONS: dict[str, tuple[str, ...]] = {"moe_aux_coeff": ("moe_aux",)}
+
+
 class SpecPair(BaseModel):
     mindformers: Spec
     megatron: Spec
@@ -159,6 +164,9 @@ class SpecPair(BaseModel):
     notes: list[str] = Field(default_factory=list)
     # shape knobs that differ between the sides (the probe runs one shared shape)
     shape_diffs: dict[str, tuple[Any, Any]] = Field(default_factory=dict)
+    # spec field -> why a real difference there cannot show at the probe's size (one
+    # micro-batch on one device), for the confirmation's "not probed" line
+    limits: dict[str, str] = Field(default_factory=dict)
 
 
 # -- reading values ---------------------------------------------------------------------
@@ -166,6 +174,8 @@ class _Reader:
     def __init__(self, cfg: Config) -> None:
         self.cfg = cfg
         self.gaps: list[Gap] = []
+        self.limits: dict[str, str] = {}
+        self.notes: list[str] = []
 
     def raw(self, dotted: str) -> tuple[Any, str]:
         """(value, "") or (None, why)."""
@@ -186,6 +196,11 @@ class _Reader:
 
     def miss(self, field: str, why: str) -> None:
         self.gaps.append(Gap(field=field, side=self.cfg.side, reason=why))
+
+    def limit(self, field: str, why: str) -> None:
+        """The side's value is expressed, but what makes it differ from the other side's
+        needs more than the probe's one micro-batch on one device."""
+        self.limits[field] = f"{self.cfg.side}: {why}"
 
     def num(self, field: str, dotted: str, lo: float | None = None) -> float | None:
         v, why = self.raw(dotted)
@@ -238,8 +253,9 @@ def _lr_curve(cfg: Config, steps: int) -> tuple[tuple[float, ...] | None, str]:
     return tuple(float(x) for x in curve[:steps]), ""
 
 
-def side_values(cfg: Config, steps: int = MAX_STEPS) -> tuple[dict[str, Any], list[Gap]]:
-    """Every spec field this side's config decides (shape fields excluded)."""
+def side_values(cfg: Config, steps: int = MAX_STEPS) -> tuple[dict[str, Any], _Reader]:
+    """Every spec field this side's config decides (shape fields excluded), and the reader
+    holding what it could not express (gaps), its limits and notes."""
     r = _Reader(cfg)
     out: dict[str, Any] = {}
 
@@ -269,6 +285,12 @@ def side_values(cfg: Config, steps: int = MAX_STEPS) -> tuple[dict[str, Any], li
         r.miss("rope_theta", f"position embedding {pos!r} is not modelled (rope only)")
     else:
         put("rope_theta", r.num("rope_theta", "structure.rope_theta", lo=1.0))
+        scaling, why = r.raw("structure.rope_scaling")
+        if not why and scaling not in (None, "none"):
+            r.notes.append(f"{cfg.side} scales the RoPE frequencies ({scaling})")
+        inter, why = r.raw("structure.rope_interleaved")
+        if not why and inter is True:
+            r.notes.append(f"{cfg.side} rotates adjacent pairs (interleaved RoPE)")
         pct = r.num("rotary_percent", "structure.rotary_percent", lo=0.0)
         if pct is not None and 0.0 < pct <= 1.0:
             out["rotary_percent"] = pct
@@ -369,7 +391,7 @@ def side_values(cfg: Config, steps: int = MAX_STEPS) -> tuple[dict[str, Any], li
         out["seed"] = seed
     if cfg.is_moe:
         out.update(moe_values(cfg, r))
-    return out, r.gaps
+    return out, r
 
 
 # -- shrinking --------------------------------------------------------------------------
@@ -442,18 +464,25 @@ def pair_specs(
     ``wd_scope``: which parameters weight decay reaches per side, when the source scan
     says ("all" or "matrices"); otherwise each framework's default grouping."""
     shapes, diffs, notes = shrink_shapes(mf, mg)
-    a, gaps_a = side_values(mf, steps)
-    b, gaps_b = side_values(mg, steps)
+    a, ra = side_values(mf, steps)
+    b, rb = side_values(mg, steps)
+    gaps_a, gaps_b = ra.gaps, rb.gaps
     for side, d in (("mindformers", a), ("megatron", b)):
         scope = (wd_scope or {}).get(side)
         if scope in ("all", "matrices"):
             d["wd_scope"] = scope
-    for g in gaps_a:
-        if g.field in b:
-            a[g.field] = b[g.field]
-    for g in gaps_b:
-        if g.field in a:
-            b[g.field] = a[g.field]
+    for gaps, mine, other in ((gaps_a, a, b), (gaps_b, b, a)):
+        for g in gaps:
+            for f in (g.field, *COMPANIONS.get(g.field, ())):
+                if f in other:
+                    mine[f] = other[f]
+    variants = ra.notes + rb.notes
+    if variants:
+        notes.append(
+            "RoPE scaling and interleaving are not modelled: both sides run plain "
+            "rotate-half RoPE with their theta, so neither the gap nor the residual includes "
+            f"them ({'; '.join(variants)})"
+        )
     # identical loaded weights when either side starts from a checkpoint. Where a side's
     # checkpoint is unknown (a fine-tuning recipe's empty or placeholder path), starting both
     # from identical weights claims nothing: a random start would turn every init difference
@@ -481,4 +510,5 @@ def pair_specs(
         gaps=gaps_a + gaps_b,
         notes=notes,
         shape_diffs=diffs,
+        limits={**rb.limits, **ra.limits},
     )
