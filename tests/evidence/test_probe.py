@@ -474,7 +474,26 @@ def test_moe_spec_and_shrink_from_the_qwen3_pair() -> None:
     # of the logits then softmax; both normalized
     assert (mf.moe_pre_softmax, mg.moe_pre_softmax) == (True, False)
     assert mf.moe_norm_topk and mg.moe_norm_topk
-    assert (mf.moe_logged_aux, mg.moe_logged_aux) == (True, False)
+    # MindFormers mcore prints lm_loss beside `loss` (LM + aux) unless print_separate_loss
+    # is turned off (base_trainer.py:733): lm_loss is the number that compares with Megatron's
+    assert (mf.moe_logged_aux, mg.moe_logged_aux) == (False, False)
+
+
+def test_mcore_loss_without_separate_lm_loss_includes_the_aux_loss(tmp_path: Path) -> None:
+    """qwen3 real pair: with print_separate_loss off the log has only `loss` = LM + aux
+    (wrapper.py:430-432 @ 477621fd). Before, the probe always compared that sum with
+    Megatron's LM loss, which made the pair's residual 41x the floor while MindFormers
+    prints lm_loss by default."""
+    src = REAL / "qwen3_30b_a3b_pretrain_msl"
+    _, ctx = _lint(src / "mindformers.yaml", src / "megatron.sh")
+    assert ctx.mf.moe.separate_lm_loss.value is True
+    assert not pair_specs(ctx.mf, ctx.mg).mindformers.moe_logged_aux
+    mf = tmp_path / "mf.yaml"
+    mf.write_text((src / "mindformers.yaml").read_text() + "print_separate_loss: False\n")
+    _, ctx = _lint(mf, src / "megatron.sh")
+    assert ctx.mf.moe.separate_lm_loss.value is False
+    assert ctx.mf.moe.separate_lm_loss.loc is not None
+    assert pair_specs(ctx.mf, ctx.mg).mindformers.moe_logged_aux
 
 
 @pytest.mark.parametrize("shared", [0, 48])
@@ -577,3 +596,21 @@ def test_real_pair_residual_names_what_the_specs_still_differ_in() -> None:
     assert by_rule["STR028"].verdict == "not probed"
     assert "not modelled" in by_rule["STR028"].reason
     assert any("llama3(factor=8" in n and "not modelled" in n for n in res.notes)
+
+
+@pytest.mark.parametrize(
+    "pair", ["deepseek3_671b_yarn_sft_msl", "deepseek3_mcore_yarn_pretrain_msl"]
+)
+def test_multi_latent_attention_leaves_qk_norm_unexpressed(pair: str) -> None:
+    """DeepSeek's MLA normalizes the query and key-value latents (Megatron --qk-layernorm;
+    MindFormers' research DeepseekV2Attention always builds lq_norm / lkv_norm,
+    deepseek2_model.py:445,484 @ f52743c). The probe's attention has no latents: before, it
+    ran per-head q/k norms on one side and 'confirmed' STR027 at 28x and 114x the floor."""
+    src = FIXTURES / "yarn" / pair
+    _, ctx = _lint(src / "mindformers.yaml", src / "megatron.sh")
+    assert ctx.mf.structure.multi_latent_attention.value is True
+    assert ctx.mg.structure.multi_latent_attention.value is True
+    p = pair_specs(ctx.mf, ctx.mg)
+    assert p.mindformers.qk_norm == p.megatron.qk_norm
+    assert {g.side for g in p.gaps if g.field == "qk_norm"} == {"mindformers", "megatron"}
+    assert any(n.startswith("multi-latent attention (mindformers, megatron)") for n in p.notes)

@@ -46,7 +46,10 @@ MindFormers mcore (``mindformers/parallel_core/training_graph/transformer/moe/``
   ``norm_topk_prob`` and k > 1, then always ``* moe_router_topk_scaling_factor``;
 * token_dispatcher.py has no capacity: dropless whatever the capacity factor says;
 * router.py:388-425: the aux loss ``coeff * E * sum_i P_i f_i`` over the step's tokens;
-  wrapper.py:430-432 adds it to the LM loss, so the printed loss includes it.
+  wrapper.py:430-432 adds it to the LM loss, so the printed ``loss`` includes it; with
+  ``print_separate_loss`` (on unless the config turns it off, base_trainer.py:733) the log
+  also prints ``lm_loss`` (core/callback/callback.py:605-611), the number that compares
+  with Megatron's.
 """
 
 from __future__ import annotations
@@ -213,7 +216,14 @@ def moe_values(cfg: Config, r: Any) -> dict[str, Any]:
             r.miss("moe_z_coeff", "MindFormers' mcore z-loss is not modelled")
         elif z is not None:
             out["moe_z_coeff"] = z
-    out["moe_logged_aux"] = not mg and not legacy
+    if not mg and not legacy:
+        # the LM loss is what Megatron prints; MindFormers mcore prints it beside `loss`
+        # (LM + aux) with print_separate_loss, else only the sum
+        sep = r.flag("moe_logged_aux", "moe.separate_lm_loss")
+        if sep is not None:
+            out["moe_logged_aux"] = not sep
+    else:
+        out["moe_logged_aux"] = False
     out["moe_impl"] = "megatron" if mg else "mindformers"
     rd = r.dtype("moe_router_dtype", "moe.router_dtype")
     if rd is not None:

@@ -175,7 +175,8 @@ class _Reader:
         self.cfg = cfg
         self.gaps: list[Gap] = []
         self.limits: dict[str, str] = {}
-        self.notes: list[str] = []
+        self.rope_variants: list[str] = []  # RoPE variants the probe does not model
+        self.mla = False
 
     def raw(self, dotted: str) -> tuple[Any, str]:
         """(value, "") or (None, why)."""
@@ -287,10 +288,10 @@ def side_values(cfg: Config, steps: int = MAX_STEPS) -> tuple[dict[str, Any], _R
         put("rope_theta", r.num("rope_theta", "structure.rope_theta", lo=1.0))
         scaling, why = r.raw("structure.rope_scaling")
         if not why and scaling not in (None, "none"):
-            r.notes.append(f"{cfg.side} scales the RoPE frequencies ({scaling})")
+            r.rope_variants.append(f"{cfg.side} scales the RoPE frequencies ({scaling})")
         inter, why = r.raw("structure.rope_interleaved")
         if not why and inter is True:
-            r.notes.append(f"{cfg.side} rotates adjacent pairs (interleaved RoPE)")
+            r.rope_variants.append(f"{cfg.side} rotates adjacent pairs (interleaved RoPE)")
         pct = r.num("rotary_percent", "structure.rotary_percent", lo=0.0)
         if pct is not None and 0.0 < pct <= 1.0:
             out["rotary_percent"] = pct
@@ -299,7 +300,17 @@ def side_values(cfg: Config, steps: int = MAX_STEPS) -> tuple[dict[str, Any], _R
     put("qkv_bias", r.flag("qkv_bias", "structure.add_qkv_bias", absent=False))
     put("linear_bias", r.flag("linear_bias", "structure.add_bias_linear", absent=False))
     put("tied", r.flag("tied", "structure.tied_embeddings", absent=False))
-    put("qk_norm", r.flag("qk_norm", "structure.qk_norm", absent=False))
+    mla, why = r.raw("structure.multi_latent_attention")
+    if not why and mla is True:
+        # DeepSeek's MLA projects queries and keys-values through low-rank latents, and
+        # its qk norm (--qk-layernorm; MindFormers' lq_norm / lkv_norm) normalizes those
+        # latents, not each head's query and key as the probe's attention would
+        r.mla = True
+        r.miss(
+            "qk_norm", "multi-latent attention is not modelled (its q/k norms act on the latents)"
+        )
+    else:
+        put("qk_norm", r.flag("qk_norm", "structure.qk_norm", absent=False))
     for field, dotted in (
         ("hidden_dropout", "structure.hidden_dropout"),
         ("attention_dropout", "structure.attention_dropout"),
@@ -476,7 +487,13 @@ def pair_specs(
             for f in (g.field, *COMPANIONS.get(g.field, ())):
                 if f in other:
                     mine[f] = other[f]
-    variants = ra.notes + rb.notes
+    mla = [s for s, rd in (("mindformers", ra), ("megatron", rb)) if rd.mla]
+    if mla:
+        notes.append(
+            f"multi-latent attention ({', '.join(mla)}) is not modelled: the probe runs "
+            "standard attention with the same head counts on both sides"
+        )
+    variants = ra.rope_variants + rb.rope_variants
     if variants:
         notes.append(
             "RoPE scaling and interleaving are not modelled: both sides run plain "
