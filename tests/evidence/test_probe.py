@@ -614,3 +614,20 @@ def test_multi_latent_attention_leaves_qk_norm_unexpressed(pair: str) -> None:
     assert p.mindformers.qk_norm == p.megatron.qk_norm
     assert {g.side for g in p.gaps if g.field == "qk_norm"} == {"mindformers", "megatron"}
     assert any(n.startswith("multi-latent attention (mindformers, megatron)") for n in p.notes)
+
+
+def test_first_learning_rates_decided_when_the_training_length_does_not_matter() -> None:
+    """MindFormers' total_steps -1 leaves the length to the dataset. GLM-4's cosine from
+    1e-6 to lr_end 1e-6 without warmup is 1e-6 whatever the length, so its first steps are
+    known (before: 'not expressible'). Llama 3.1's warmup_ratio 0.03 makes the warmup's
+    length depend on it: that one stays unexpressed, with the reason."""
+    src = REAL / "glm4_9b_sft_msl"
+    _, ctx = _lint(src / "mindformers.yaml", src / "megatron.sh")
+    p = pair_specs(ctx.mf, ctx.mg, steps=5)
+    assert p.mindformers.lr == (1e-6,) * 5
+    assert not [g for g in p.gaps if g.field == "lr"]
+    src = REAL / "llama31_8b_sft_msl"
+    _, ctx = _lint(src / "mindformers.yaml", src / "megatron.sh")
+    p = pair_specs(ctx.mf, ctx.mg, steps=5)
+    assert [g.side for g in p.gaps if g.field == "lr"] == ["mindformers"]
+    assert "total_steps" in next(g.reason for g in p.gaps if g.field == "lr")

@@ -244,11 +244,24 @@ def _lr_curve(cfg: Config, steps: int) -> tuple[tuple[float, ...] | None, str]:
     from cfglint.evidence import lr
     from cfglint.evidence.lr.bridge import schedule_of
 
+    errors = (ValueError, KeyError, TypeError, ZeroDivisionError)
     try:
         s = schedule_of(cfg)
         curve = lr.curve(s, steps)
-    except (ValueError, KeyError, TypeError, ZeroDivisionError) as exc:
-        return None, f"the lr schedule cannot be built: {exc}"
+    except errors as exc:
+        # the training length is left to run time (MindFormers total_steps -1): the first
+        # steps are still decided when they come out the same whatever the length (a
+        # constant schedule, no warmup, lr_end equal to the learning rate)
+        try:
+            firsts = {
+                tuple(lr.curve(schedule_of(cfg, total), steps))
+                for total in (steps, 1000 * steps, 10**6)
+            }
+        except errors:
+            firsts = set()
+        if len(firsts) != 1:
+            return None, f"the lr schedule cannot be built: {exc}"
+        curve = list(firsts.pop())
     if not curve:
         return None, "the lr schedule is empty"
     return tuple(float(x) for x in curve[:steps]), ""
