@@ -631,3 +631,21 @@ def test_first_learning_rates_decided_when_the_training_length_does_not_matter()
     p = pair_specs(ctx.mf, ctx.mg, steps=5)
     assert [g.side for g in p.gaps if g.field == "lr"] == ["mindformers"]
     assert "total_steps" in next(g.reason for g in p.gaps if g.field == "lr")
+
+
+def test_legacy_mindformers_moe_follows_the_recorded_release() -> None:
+    """MindFormers' TopkRouterV2 at the master data/ records (f52743c): sigmoid or softmax
+    scores, top-k, renormalized before any drop, then always times routed_scaling_factor
+    (moe.py:901-902, 1192-1195); the drop only zeroes weights. The probe had modelled the
+    Dec 2024 code (31a92de4: renormalize after the drop, and no scaling then), so DeepSeek-V3's
+    factor 2.5 read as 1 ('the two specs agree' on MOE015) and its sigmoid router as
+    not modelled."""
+    src = FIXTURES / "yarn" / "deepseek3_671b_yarn_sft_msl"
+    _, ctx = _lint(src / "mindformers.yaml", src / "megatron.sh")
+    mf = pair_specs(ctx.mf, ctx.mg).mindformers
+    assert (mf.moe_score, mf.moe_norm_topk, mf.moe_topk_scale) == ("sigmoid", True, 2.5)
+    assert not mf.moe_norm_after_drop and mf.moe_capacity == 1.1
+    src = REAL / "mixtral_8x7b_pretrain_msl"
+    _, ctx = _lint(src / "mindformers.yaml", src / "megatron.sh")
+    mf = pair_specs(ctx.mf, ctx.mg).mindformers
+    assert mf.moe_norm_topk and mf.moe_capacity > 0 and not mf.moe_norm_after_drop

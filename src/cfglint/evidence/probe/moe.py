@@ -23,21 +23,25 @@ Megatron (megatron-core 0.16.1, ``megatron/core/transformer/moe/``):
   are logged apart from the LM loss: the printed loss excludes them;
 * shared_experts.py:128-131: the shared experts' output times ``sigmoid(x @ gate_weight)``.
 
-MindFormers legacy (``mindformers/modules/transformer/moe.py`` @ 31a92de4, MoEV2 with
-TopkRouterV2, which LlamaForCausalLM builds for ``expert_num > 1``):
+MindFormers legacy (``mindformers/modules/transformer/moe.py`` @ f52743c, the master that
+``data/mindformers.yaml`` records; MoEV2 with TopkRouterV2, which LlamaForCausalLM and the
+research DeepSeek classes build for ``expert_num > 1``):
 
-* Router (lines 922-931): the input cast to ``router_dense_type``, a bias-free Dense;
-* TopkRouterV2.construct (1458-1522): softmax over all experts, top-k; capacity
-  ``min(ceil(k N f / E), N)`` (lines 252-258); without ``enable_sdrop`` the slots are
-  filled k-major (every token's first choice before any second choice, lines 1551-1553),
-  with it token-major (= Megatron's ``position``);
-* the weights of the kept experts are renormalized when ``norm_topk_prob`` and k > 1
-  (after the drop), otherwise multiplied by ``routed_scaling_factor`` (lines 1597-1600):
-  with renormalization the scaling factor is not applied;
+* Router (lines 518-579): the input cast to ``router_dense_type``, a bias-free Dense;
+* TopkRouterV2.construct (1141-1195): softmax over all experts, or a sigmoid with
+  ``use_gating_sigmoid`` (901-902), then top-k; the k weights renormalized when
+  ``norm_topk_prob`` and k > 1 (eps 1e-9, 1390-1394), then always multiplied by
+  ``routed_scaling_factor`` (1195), both before any drop;
+* capacity ``min(ceil(k N f / E), N)`` (calculate_expert_capacity_v2, 245-252); without
+  ``enable_sdrop`` the slots are filled k-major (every token's first choice before any
+  second choice, _maskout_overflowed_tokens_sort_kdrop 1242-1305), with it token-major
+  (= Megatron's ``position``, 1307-1367); a dropped slot's weight is zeroed and the kept
+  ones are not renormalized. (Up to MindFormers 31a92de4 the renormalization came after
+  the drop and replaced the scaling; commit 6f00934d, 2025-02-28, moved it.)
 * LLamaDecodeLayer builds MoEV2 without ``return_extra_loss`` (models/llama/
-  llama_transformer.py:775-779), so MoEV2.construct (moe.py:858-862) drops the router's
+  llama_transformer.py:949-953), so MoEV2.construct (moe.py:490-516) drops the router's
   aux and z losses: neither reaches the loss, whatever aux_loss_types says;
-* LlamaFeedForwardWithMoE (models/llama/llama_layer.py:691-704): shared experts times
+* LlamaFeedForwardWithMoE (models/llama/llama_layer.py:721-836): shared experts times
   ``sigmoid(Dense(x in router_dense_type))`` with ``use_shared_expert_gating``.
 
 MindFormers mcore (``mindformers/parallel_core/training_graph/transformer/moe/`` @ 477621fd):
@@ -123,14 +127,7 @@ def moe_values(cfg: Config, r: Any) -> dict[str, Any]:
     if why:
         r.miss("moe_score", why)
     elif score in ("softmax", "sigmoid"):
-        if legacy and score == "sigmoid":
-            r.miss(
-                "moe_score",
-                "use_gating_sigmoid: the legacy TopkRouterV2 (moe.py @ 31a92de4) takes a "
-                "softmax; a sigmoid router there is not modelled",
-            )
-        else:
-            out["moe_score"] = score
+        out["moe_score"] = score
     else:
         r.miss("moe_score", f"router score function {score!r} is not modelled")
     # order and normalization
@@ -146,15 +143,16 @@ def moe_values(cfg: Config, r: Any) -> dict[str, Any]:
         if norm is not None:
             out["moe_norm_topk"] = norm
     else:
+        # scores over all experts, top-k, renormalized before any drop (legacy moe.py:
+        # 1192-1193 @ f52743c; mcore router.py:259-296)
         out["moe_pre_softmax"] = True
         norm = r.flag("moe_norm_topk", "moe.norm_topk_prob")
         if norm is not None:
             out["moe_norm_topk"] = bool(norm and kk > 1)
-            out["moe_norm_after_drop"] = legacy and out["moe_norm_topk"]
+            out["moe_norm_after_drop"] = False
     scale = r.num("moe_topk_scale", "moe.topk_scaling_factor", lo=0.0)
     if scale is not None:
-        if legacy and out.get("moe_norm_topk"):
-            scale = 1.0  # moe.py:1597-1600: renormalized weights are not scaled
+        # applied after the renormalization on every side (legacy moe.py:1195 @ f52743c)
         out["moe_topk_scale"] = scale if scale > 0 else 1.0
     # capacity and drop
     cf_v = cfg.get("moe.capacity_factor")

@@ -119,7 +119,9 @@ class Spec(BaseModel):
     # (earliest tokens), "kmajor" (MindFormers without sdrop: every token's first choice
     # before any second choice, then by position)
     moe_drop: Literal["probs", "position", "kmajor"] = "probs"
-    moe_norm_after_drop: bool = False  # renormalize over the experts that kept the token
+    # renormalize over the experts that kept the token (MindFormers' TopkRouterV2 up to
+    # 31a92de4; the release data/ records renormalizes before the drop: moe.py:1192 @ f52743c)
+    moe_norm_after_drop: bool = False
     moe_aux: Literal["none", "aux_loss", "seq_aux_loss", "global_aux_loss"] = "none"
     moe_aux_coeff: float = 0.0
     moe_z_coeff: float = 0.0
