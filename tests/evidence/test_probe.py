@@ -649,3 +649,20 @@ def test_legacy_mindformers_moe_follows_the_recorded_release() -> None:
     _, ctx = _lint(src / "mindformers.yaml", src / "megatron.sh")
     mf = pair_specs(ctx.mf, ctx.mg).mindformers
     assert mf.moe_norm_topk and mf.moe_capacity > 0 and not mf.moe_norm_after_drop
+
+
+def test_recommendation_both_sides_meet_the_same_way_says_so(tmp_path: Path) -> None:
+    # OPT007 recommends beta2 0.95 and fires once per side on the Mixtral pair, where both
+    # sides use 0.999: not a difference the probe failed to see
+    from cfglint.evidence.probe.runner import Probe, mf_dialect, wd_scope_from
+
+    src = REAL / "mixtral_8x7b_pretrain_mlm"
+    report, ctx = _lint(src / "mindformers.yaml", src / "megatron.sh")
+    pair = pair_specs(ctx.mf, ctx.mg, 3, wd_scope_from(report.findings))
+    p = Probe(pair, 3, "cpu", None, mf_dialect(ctx.mf), str(tmp_path), {"torch": True}, print)
+    p.plan(report.findings)
+    reasons = {c.reason for c in p.unprobed if c.rule == "OPT007"}
+    assert reasons == {
+        "a recommendation for the mindformers side's value; the two sides agree on it",
+        "a recommendation for the megatron side's value; the two sides agree on it",
+    }

@@ -761,6 +761,12 @@ class Probe:
                     c.reason = "the difference needs more than the probe's size: " + "; ".join(
                         small
                     )
+                elif len(f.values) == 1:
+                    # a recommendation on one side's value, not a difference between them
+                    c.reason = (
+                        f"a recommendation for the {next(iter(f.values))} side's value; the "
+                        "two sides agree on it"
+                    )
                 else:
                     c.reason = "the two specs agree on this knob at the probe's size"
                 self.unprobed.append(c)
