@@ -434,7 +434,7 @@ NOT_IN_FORWARD = frozenset(
         "seed",
         "random_init",
         "init_std",
-        "output_init_scaled",
+        "output_init_std",
         "fp32_master",
     }
 )

@@ -84,9 +84,10 @@ class Spec(BaseModel):
     # initial weights
     random_init: bool = True
     init_std: float = 0.02
-    # Megatron scales the init std of the layers that write into the residual stream
-    # (linear_proj, linear_fc2) by 1/sqrt(2*num_layers)
-    output_init_scaled: bool = False
+    # the std of the layers that write into the residual stream (attention output, MLP
+    # down) under random init, as the lint compares it (weight.output_init_std: Megatron's
+    # init_std / sqrt(2 x num_layers) of the real config); None: the same as init_std
+    output_init_std: float | None = None
     # optimizer
     bias_correction: bool = True
     beta1: float = 0.9
@@ -331,12 +332,11 @@ def side_values(cfg: Config, steps: int = MAX_STEPS) -> tuple[dict[str, Any], li
     else:
         out["random_init"] = not bool(ckpt)
     put("init_std", r.num("init_std", "weight.init_method_std", lo=0.0))
-    # Megatron: TransformerConfig.output_layer_init_method defaults to
-    # scaled_init_method_normal(init_method_std, num_layers) (megatron/core/transformer/
-    # transformer_config.py, __post_init__). MindFormers' legacy Llama initialises every
-    # Linear with the same normal init (mindformers/models/llama/llama_transformer.py);
-    # its Megatron-style models port TransformerConfig and keep the scaling.
-    out["output_init_scaled"] = cfg.side == "megatron" or cfg.kind == "mindformers-mcore"
+    # the normalizers derive it: Megatron and MindFormers' Megatron-style models divide by
+    # sqrt(2 x num_layers), legacy MindFormers does not (normalize/*/precision.py). The real
+    # layer count's value is kept at the probe's size, so the two sides differ exactly when
+    # the lint says they do.
+    put("output_init_std", r.num("output_init_std", "weight.output_init_std", lo=0.0))
     # optimizer
     typ, why = r.raw("optimizer.type")
     if why:
