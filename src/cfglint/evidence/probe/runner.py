@@ -70,7 +70,7 @@ ROW_FIELDS: dict[str, tuple[str, ...]] = {
     # half-precision weights: Megatron keeps float32 masters, MindSpore none; aligning the
     # dtype alone would give the MindFormers spec half weights with no master copy
     "weight.param_init_type": ("param_dtype", "embedding_dtype", "fp32_master"),
-    "precision.weight_compute": ("embedding_dtype", "fp32_master"),
+    "precision.weight_compute": ("embedding_dtype", "fp32_master", "embedding_output_dtype"),
     "precision.compute_dtype": ("compute_dtype",),
     "precision.layernorm_compute_type": ("norm_dtype", "norm_param_dtype"),
     "precision.softmax_compute_type": ("softmax_dtype",),

@@ -70,6 +70,13 @@ class Spec(BaseModel):
     # the embedding table's storage dtype; the lookup reads it, and its output is cast to
     # the residual dtype (MindFormers: llama.py LlamaModel.construct casts to compute_dtype)
     embedding_dtype: Dtype = "float32"
+    # the dtype the looked-up rows have where the first layer's norm reads them; the
+    # residual stream gets them cast to residual_dtype. None: cast straight to the residual
+    # dtype (Megatron: its half table's rows, or embeddings.float() under
+    # --fp32-residual-connection). MindFormers: compute_dtype where the model casts the rows
+    # (legacy llama.py:392), the table's dtype where it does not (glm2.py:245 feeds them to
+    # input_layernorm, and glm2_transformer.py:747 casts the residual to residual_dtype)
+    embedding_output_dtype: Dtype | None = None
     # an optimizer that keeps float32 master copies of half-precision weights and updates
     # those (Megatron's Float16OptimizerWithFloat16Params / DistributedOptimizer). MindSpore
     # has none: MindFormers' AdamW casts each parameter to float32, updates, and assigns the
@@ -318,6 +325,12 @@ def side_values(cfg: Config, steps: int = MAX_STEPS) -> tuple[dict[str, Any], li
             r.miss("embedding_dtype", "params_dtype is not known (the table is kept in it)")
     else:
         put("embedding_dtype", r.dtype("embedding_dtype", "weight.embedding_dtype"))
+    if cfg.side != "megatron":
+        # read only where the class's code was read (mindformers_knobs: embedding_cast);
+        # elsewhere None, the rows cast to the residual dtype
+        eo, why = r.raw("precision.embedding_output_dtype")
+        if not why and eo in DTYPES and eo != out.get("residual_dtype"):
+            out["embedding_output_dtype"] = eo
     # Megatron wraps the optimizer of a bf16/fp16 model in Float16OptimizerWithFloat16Params
     # (or the distributed optimizer), which keeps float32 main params and updates those
     # (megatron/core/optimizer/__init__.py:419-461, optimizer.py:674 main_param =
