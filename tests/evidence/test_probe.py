@@ -88,7 +88,8 @@ def test_specs_from_the_example_pair() -> None:
     assert (mf.bias_correction, mg.bias_correction) == (False, True)
     assert (mf.beta2, mg.beta2) == (0.95, 0.999)
     assert (mf.hidden_dropout, mg.hidden_dropout) == (0.0, 0.1)
-    assert (mf.output_init_scaled, mg.output_init_scaled) == (False, True)
+    # legacy MindFormers: wo/w2 with init_method_std; Megatron: 0.02 / sqrt(2 x 32 layers)
+    assert (mf.output_init_std, mg.output_init_std) == (0.01, 0.0025)
     assert mf.heads == mg.heads and mf.ffn == mg.ffn and mf.hidden == 64
     # the YAML 1.1 string eps is not guessed: Megatron's value is used and the gap says why
     assert mf.eps == mg.eps == 1e-8
@@ -183,6 +184,53 @@ def test_float32_embedding_against_bf16_compute_matches_and_is_not_flagged() -> 
     floor = max(res.floor["mean_loss_abs"], 1e-7)
     # measured 1.7x; the confirmation bar is 10x
     assert res.gap["mean_loss_abs"] < 5 * floor, (res.gap, res.floor)
+
+
+@need_torch
+def test_float32_rows_into_bf16_compute_the_guides_case(tmp_path: Path) -> None:
+    """The guide's case: the looked-up rows stay float32 into the computation (GLM keeps
+    them in the table's dtype, glm2.py:245, and its first input_layernorm reads them;
+    glm2_transformer.py:747 casts the residual to residual_dtype). The probe models that
+    (Spec.embedding_output_dtype) and measures it on the torch side: the lint's PRC005
+    stays (the checklist row), and the probe says what aligning it does (measured 0.2-0.5x
+    the bf16 floor at 4 and 10 steps: only layer 0's norm sees unrounded rows)."""
+    from cfglint.evidence.probe.runner import probe
+    from cfglint.evidence.probe.torch_side import Model
+
+    src = FIXTURES / "realpairs" / "glm4_9b_sft_msl"
+    text = (src / "mindformers.yaml").read_text(encoding="utf-8")
+    old = '    compute_dtype: "bfloat16"\n'
+    assert old in text
+    (tmp_path / "mf.yaml").write_text(
+        text.replace(old, old + '    residual_dtype: "bfloat16"\n'), encoding="utf-8"
+    )
+    report, ctx = _lint(tmp_path / "mf.yaml", src / "megatron.sh")
+    assert "PRC005" in {f.rule for f in report.findings}
+    pair = pair_specs(ctx.mf, ctx.mg)
+    assert (pair.mindformers.embedding_output_dtype, pair.megatron.embedding_output_dtype) == (
+        "float32",
+        None,
+    )
+    # the knob reaches the numbers: the same weights and tokens give another loss
+    import torch
+
+    spec = pair.mindformers  # a float32 table: its rows are not bf16 values already
+    weights = init_weights(spec)
+    tok = torch.randint(
+        0, spec.vocab, (spec.batch, spec.seq + 1), generator=torch.Generator().manual_seed(0)
+    )
+    losses = []
+    for eo in (None, "float32"):
+        s = spec.model_copy(update={"embedding_output_dtype": eo})
+        m = Model(s, to_layout(weights, s, "mindformers-legacy"), "mindformers-legacy", "cpu")
+        losses.append(m.loss(tok, torch.Generator().manual_seed(0)).item())
+    assert losses[0] != losses[1] and abs(losses[0] - losses[1]) < 1e-2
+    res = probe(
+        ctx.mf, ctx.mg, report.findings, steps=4, frameworks={"torch": True, "mindspore": False}
+    )
+    prc005 = next(c for c in res.confirmations if c.rule == "PRC005")
+    assert prc005.knobs["embedding_output_dtype"] == ["float32", None]
+    assert prc005.verdict == "no measurable effect", prc005
 
 
 @need_torch

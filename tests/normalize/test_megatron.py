@@ -206,3 +206,20 @@ def test_a_split_placeholder_is_one_warning_naming_its_flag(tmp_path: Path) -> N
     assert len(stray) == 2, stray
     assert "stray values 'checkpoint load path' after --load" in stray[0]
     assert "stray value 'oops'" in stray[1]
+
+
+def test_output_projection_init_std(tmp_path: Path) -> None:
+    # TransformerConfig.__post_init__: output_layer_init_method = normal(0, std/sqrt(2L))
+    base = "python pretrain_gpt.py --num-layers 8 --hidden-size 512 --num-attention-heads 8"
+    w = cfg_of(script(tmp_path, base + " --init-method-std 0.02\n")).weight
+    assert w.output_init_std.value == 0.005
+    assert w.output_init_std.origin is Origin.DERIVED
+    w = cfg_of(script(tmp_path, base + "\n")).weight  # the default std, 0.02
+    assert w.output_init_std.value == 0.005
+    # xavier init has no normal std to compare: unknown, and the reason names the flag
+    w = cfg_of(script(tmp_path, base + " --init-method-xavier-uniform\n")).weight
+    assert not w.output_init_std.known
+    assert "xavier" in w.output_init_std.detail
+    # a layer count that cannot be read leaves the derived std unknown, not guessed
+    w = cfg_of(script(tmp_path, base.replace("8 --hidden", "$L --hidden") + "\n")).weight
+    assert not w.output_init_std.known

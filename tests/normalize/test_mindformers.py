@@ -269,3 +269,15 @@ def test_legacy_moe_without_sdrop_fills_slots_k_major(tmp_path: Path) -> None:
     (f,) = [f for f in report.findings if f.rule == "MOE006"]
     assert f.values == {"mindformers": "kmajor", "megatron": "probs"}
     assert "first choice before any second choice" in f.message
+
+
+def test_output_projection_init_std() -> None:
+    # legacy models: wo / w2 use init_method_std like every Linear (no depth scaling)
+    legacy = load_mindformers(str(FIXTURES / "pairs" / "llama2_dense" / "llama2_7b_align.yaml"))
+    assert legacy.weight.init_method_std.value == 0.02
+    assert legacy.weight.output_init_std.value == 0.02
+    # Megatron-style models port TransformerConfig: std / sqrt(2 x num_layers), 2 layers here
+    mcore = load_mindformers(str(FIXTURES / "pairs" / "qwen3_moe" / "qwen3_moe_align.yaml"))
+    std = mcore.weight.init_method_std.value
+    assert mcore.structure.num_layers.value == 2
+    assert mcore.weight.output_init_std.value == pytest.approx(std / 2)

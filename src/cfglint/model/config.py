@@ -136,6 +136,9 @@ class Weight(_Section):
     embedding_dtype: V = None
     grad_reduce_dtype: V = None
     init_method_std: V = None
+    # the std of the layers that write into the residual stream (attention output, MLP down)
+    # under random init: Megatron divides init_method_std by sqrt(2 x num_layers)
+    output_init_std: V = None
     load_checkpoint: V = None
 
 

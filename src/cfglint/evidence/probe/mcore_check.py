@@ -41,10 +41,10 @@ _MOE = dict(
     moe_dense=1,
     moe_ffn=24,
     moe_topk=2,
-    output_init_scaled=True,
+    output_init_std=0.01,  # 0.02 / sqrt(2 x 2 layers), megatron-core's own scaling
 )
 VARIANTS = {
-    "dense": Spec(heads=4, groups=4, norm_eps=1e-5, init_std=0.02, output_init_scaled=True),
+    "dense": Spec(heads=4, groups=4, norm_eps=1e-5, init_std=0.02, output_init_std=0.01),
     "gqa": Spec(heads=8, groups=2, norm_eps=1e-6, rope_theta=500000.0, init_std=0.02),
     # dropless, softmax over the chosen logits, aux loss + z-loss, gated shared experts
     "moe-alltoall": Spec(

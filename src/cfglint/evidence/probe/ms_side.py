@@ -73,6 +73,7 @@ def unsupported(spec: Spec, device: str) -> str:
             "norm_dtype",
             "rotary_dtype",
             "embedding_dtype",
+            "embedding_output_dtype",
             "residual_dtype",
             "loss_dtype",
             "param_dtype",
@@ -265,12 +266,18 @@ class Model:
         rd = DT[s.residual_dtype]
         # the lookup reads the table in its storage dtype; the rows are then cast
         # (legacy: llama.py:392, mcore: language_model_embedding.py:158 @ f52743c)
-        h = ops.gather(table, inp, 0).astype(rd)
-        h = self.dropout(h, s.hidden_dropout)
+        h = ops.gather(table, inp, 0)
+        first = None  # what layer 0's norm reads when the rows are not cast (see Spec)
+        if s.embedding_output_dtype is not None:
+            first = self.dropout(h.astype(DT[s.embedding_output_dtype]), s.hidden_dropout)
+            h = first.astype(rd)
+        else:
+            h = self.dropout(h.astype(rd), s.hidden_dropout)
         extra = ops.zeros((), ms.float32)
         for i in range(s.layers):
             n = layer_names(self.layout, i)
-            a = self.attention(self.norm(h, n["n1"], n["n1b"]), n)
+            x = first if i == 0 and first is not None else h
+            a = self.attention(self.norm(x, n["n1"], n["n1b"]), n)
             h = h + self.dropout(a, s.hidden_dropout).astype(rd)
             if is_moe_layer(s, i):
                 m, x = moe_layer(self, self.norm(h, n["n2"], n["n2b"]), i)
@@ -434,7 +441,7 @@ NOT_IN_FORWARD = frozenset(
         "seed",
         "random_init",
         "init_std",
-        "output_init_scaled",
+        "output_init_std",
         "fp32_master",
     }
 )

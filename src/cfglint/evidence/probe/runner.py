@@ -66,11 +66,11 @@ ROW_FIELDS: dict[str, tuple[str, ...]] = {
     "optimizer.clip_grad": ("clip_grad", "clip_formula"),
     "optimizer.lr": ("lr",),
     "optimizer.lr_warmup": ("lr",),
-    "weight.init_method_std": ("init_std", "output_init_scaled"),
+    "weight.init_method_std": ("init_std", "output_init_std"),
     # half-precision weights: Megatron keeps float32 masters, MindSpore none; aligning the
     # dtype alone would give the MindFormers spec half weights with no master copy
     "weight.param_init_type": ("param_dtype", "embedding_dtype", "fp32_master"),
-    "precision.weight_compute": ("embedding_dtype", "fp32_master"),
+    "precision.weight_compute": ("embedding_dtype", "fp32_master", "embedding_output_dtype"),
     "precision.compute_dtype": ("compute_dtype",),
     "precision.layernorm_compute_type": ("norm_dtype", "norm_param_dtype"),
     "precision.softmax_compute_type": ("softmax_dtype",),
@@ -96,6 +96,8 @@ ROW_FIELDS: dict[str, tuple[str, ...]] = {
 }
 # rules sharing a row that each express one part of it
 RULE_FIELDS: dict[str, tuple[str, ...] | None] = {
+    "WGT003": ("init_std",),
+    "WGT005": ("output_init_std",),
     "MOE014": ("moe_pre_softmax", "moe_norm_topk", "moe_norm_after_drop"),
     "MOE015": ("moe_topk_scale",),
     "MOE016": ("moe_score",),
@@ -411,12 +413,12 @@ class Probe:
         """The spec's start in ``layout``: the Megatron start unless the init differs."""
         mg = self.pair.megatron
         if spec.random_init and (
-            spec.init_std != mg.init_std or spec.output_init_scaled != mg.output_init_scaled
+            spec.init_std != mg.init_std or spec.output_init_std != mg.output_init_std
         ):
             canon = self._init(spec)
         else:
             canon = self.start_mg
-        key = (json.dumps([spec.init_std, spec.output_init_scaled, canon is self.start_mg]), layout)
+        key = (json.dumps([spec.init_std, spec.output_init_std, canon is self.start_mg]), layout)
         if key not in self.weight_files:
             name = f"w{len(self.weight_files)}-{layout}"
             self.weight_files[key] = self._save(name, to_layout(canon, spec, layout))
@@ -749,7 +751,10 @@ class Probe:
                 if x not in same_math(mf.with_knobs(mg, [y for y in differ if y != x]), mg)
             )
             if row == "weight.init_method_std" and not mg.random_init:
-                c.reason = "a checkpoint is loaded: both sides start from the same weights"
+                c.reason = (
+                    "both sides start from identical weights (a checkpoint is loaded, or "
+                    "whether one is loaded is not known)"
+                )
                 self.unprobed.append(c)
                 continue
             if not differ:

@@ -70,6 +70,13 @@ class Spec(BaseModel):
     # the embedding table's storage dtype; the lookup reads it, and its output is cast to
     # the residual dtype (MindFormers: llama.py LlamaModel.construct casts to compute_dtype)
     embedding_dtype: Dtype = "float32"
+    # the dtype the looked-up rows have where the first layer's norm reads them; the
+    # residual stream gets them cast to residual_dtype. None: cast straight to the residual
+    # dtype (Megatron: its half table's rows, or embeddings.float() under
+    # --fp32-residual-connection). MindFormers: compute_dtype where the model casts the rows
+    # (legacy llama.py:392), the table's dtype where it does not (glm2.py:245 feeds them to
+    # input_layernorm, and glm2_transformer.py:747 casts the residual to residual_dtype)
+    embedding_output_dtype: Dtype | None = None
     # an optimizer that keeps float32 master copies of half-precision weights and updates
     # those (Megatron's Float16OptimizerWithFloat16Params / DistributedOptimizer). MindSpore
     # has none: MindFormers' AdamW casts each parameter to float32, updates, and assigns the
@@ -84,9 +91,10 @@ class Spec(BaseModel):
     # initial weights
     random_init: bool = True
     init_std: float = 0.02
-    # Megatron scales the init std of the layers that write into the residual stream
-    # (linear_proj, linear_fc2) by 1/sqrt(2*num_layers)
-    output_init_scaled: bool = False
+    # the std of the layers that write into the residual stream (attention output, MLP
+    # down) under random init, as the lint compares it (weight.output_init_std: Megatron's
+    # init_std / sqrt(2 x num_layers) of the real config); None: the same as init_std
+    output_init_std: float | None = None
     # optimizer
     bias_correction: bool = True
     beta1: float = 0.9
@@ -365,6 +373,12 @@ def side_values(cfg: Config, steps: int = MAX_STEPS) -> tuple[dict[str, Any], _R
             r.miss("embedding_dtype", "params_dtype is not known (the table is kept in it)")
     else:
         put("embedding_dtype", r.dtype("embedding_dtype", "weight.embedding_dtype"))
+    if cfg.side != "megatron":
+        # read only where the class's code was read (mindformers_knobs: embedding_cast);
+        # elsewhere None, the rows cast to the residual dtype
+        eo, why = r.raw("precision.embedding_output_dtype")
+        if not why and eo in DTYPES and eo != out.get("residual_dtype"):
+            out["embedding_output_dtype"] = eo
     # Megatron wraps the optimizer of a bf16/fp16 model in Float16OptimizerWithFloat16Params
     # (or the distributed optimizer), which keeps float32 main params and updates those
     # (megatron/core/optimizer/__init__.py:419-461, optimizer.py:674 main_param =
@@ -379,12 +393,11 @@ def side_values(cfg: Config, steps: int = MAX_STEPS) -> tuple[dict[str, Any], _R
     else:
         out["random_init"] = not bool(ckpt)
     put("init_std", r.num("init_std", "weight.init_method_std", lo=0.0))
-    # Megatron: TransformerConfig.output_layer_init_method defaults to
-    # scaled_init_method_normal(init_method_std, num_layers) (megatron/core/transformer/
-    # transformer_config.py, __post_init__). MindFormers' legacy Llama initialises every
-    # Linear with the same normal init (mindformers/models/llama/llama_transformer.py);
-    # its Megatron-style models port TransformerConfig and keep the scaling.
-    out["output_init_scaled"] = cfg.side == "megatron" or cfg.kind == "mindformers-mcore"
+    # the normalizers derive it: Megatron and MindFormers' Megatron-style models divide by
+    # sqrt(2 x num_layers), legacy MindFormers does not (normalize/*/precision.py). The real
+    # layer count's value is kept at the probe's size, so the two sides differ exactly when
+    # the lint says they do.
+    put("output_init_std", r.num("output_init_std", "weight.output_init_std", lo=0.0))
     # optimizer
     typ, why = r.raw("optimizer.type")
     if why:

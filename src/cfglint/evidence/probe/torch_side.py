@@ -228,14 +228,20 @@ class Model:
             # compute_grad_weight / sum_and_scatter accumulate in acc_type<scalar_t>).
             # torch's CPU kernel would add in bf16 one token at a time: a CPU artefact.
             h = F.embedding(inp, table.float()).to(table.dtype)
-        h = h.to(DT[s.residual_dtype])
-        h = self.dropout(h, s.hidden_dropout, gen)
         rd = DT[s.residual_dtype]
+        # first: what layer 0's norm reads when the rows are not cast to the residual dtype
+        first = None
+        if s.embedding_output_dtype is not None:
+            first = self.dropout(h.to(DT[s.embedding_output_dtype]), s.hidden_dropout, gen)
+            h = first.to(rd)
+        else:
+            h = self.dropout(h.to(rd), s.hidden_dropout, gen)
         # MoE aux and z losses: in the gradient, in the printed loss only if the spec says
         self.extra = torch.zeros((), device=h.device)
         for i in range(s.layers):
             n = layer_names(self.layout, i)
-            a = self.attention(self.norm(h, n["n1"], n["n1b"]), i, n, gen)
+            x = first if i == 0 and first is not None else h
+            a = self.attention(self.norm(x, n["n1"], n["n1b"]), i, n, gen)
             h = h + self.dropout(a, s.hidden_dropout, gen).to(rd)
             if is_moe_layer(s, i):
                 from cfglint.evidence.probe.moe_torch import moe_layer

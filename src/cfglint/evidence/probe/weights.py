@@ -20,7 +20,6 @@ numpy only: imported by both framework processes and by the runner.
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -154,7 +153,7 @@ def init_weights(spec: Spec, seed: int | None = None) -> Arrays:
     spec says so); norms start at one, biases at zero. The draw order is fixed, so two
     specs with different stds get the same directions, scaled."""
     rng = np.random.default_rng(spec.seed if seed is None else seed)
-    out_std = spec.init_std / math.sqrt(2.0 * spec.layers) if spec.output_init_scaled else None
+    out_std = spec.output_init_std
     arrays: Arrays = {}
     for name, shape in canonical_shapes(spec).items():
         if is_norm(name):

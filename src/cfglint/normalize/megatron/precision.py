@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from cfglint.model.config import Config
 from cfglint.model.values import Value
+from cfglint.normalize.init_std import scaled_output_std
 from cfglint.normalize.megatron.common import implementation_fact
 from cfglint.normalize.megatron.input import MegatronInput
 from cfglint.normalize.placeholders import as_placeholder
@@ -48,6 +49,7 @@ def read_precision(m: MegatronInput, cfg: Config) -> None:
             }
         )
     w.init_method_std = m.arg("init_method_std")
+    w.output_init_std = _output_init_std(m, cfg)
     w.load_checkpoint = initial_weights(m)
     pr.layernorm_dtype = implementation_fact(
         "float32",
@@ -123,3 +125,30 @@ def initial_weights(m: MegatronInput) -> Value:
             "--pretrained-checkpoint or start random",
         )
     return load
+
+
+def _output_init_std(m: MegatronInput, cfg: Config) -> Value | None:
+    """TransformerConfig.__post_init__ sets output_layer_init_method, when none is given, to
+    normal(0, init_method_std / sqrt(2 x num_layers)) (megatron/core/transformer/
+    transformer_config.py:2263-2277 @ core_v0.19.0, :939-943 @ core_v0.12.1)."""
+    std, layers = cfg.weight.init_method_std, cfg.structure.num_layers
+    if std is None or layers is None:
+        return None
+    for dest, what in (
+        # arguments.py: both init methods become xavier_uniform_ (:1345-1347 @ core_v0.16.1)
+        ("init_method_xavier_uniform", "initializes with xavier_uniform, not a normal std"),
+        # core_v0.19.0: MuP scales the output layers' std by width as well as depth
+        ("use_mup", "scales the output layers' std by the MuP width multiplier too"),
+    ):
+        if dest not in m.table.by_dest:
+            continue
+        v = m.arg(dest)
+        if not v.known:
+            return Value.derived(None, "init_method_std", "", [v])
+        if v.value:
+            return Value.unknown(
+                v.knob or dest,
+                f"{v.knob or dest} {what}; cfglint does not model that init",
+                loc=v.loc,
+            )
+    return scaled_output_std(std, layers, "Megatron's models")

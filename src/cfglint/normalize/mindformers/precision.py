@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from cfglint.model.config import Config
 from cfglint.model.values import Value
+from cfglint.normalize.init_std import scaled_output_std
 from cfglint.normalize.mindformers.other import training_stage
 from cfglint.normalize.mindformers.view import MFView, first_written
 from cfglint.normalize.placeholders import as_placeholder
@@ -110,6 +111,30 @@ def read_precision(view: MFView, cfg: Config) -> None:
     pr.embedding_output_dtype = _embedding_output(view, cfg)
     pr.precision_mode = _precision_mode(view, [pr.compute_dtype, w.param_dtype, w.embedding_dtype])
     w.load_checkpoint = _initial_weights(view)
+    w.output_init_std = _output_init_std(cfg)
+
+
+def _output_init_std(cfg: Config) -> Value | None:
+    std, layers = cfg.weight.init_method_std, cfg.structure.num_layers
+    if std is None:
+        return None
+    if cfg.kind == "mindformers-legacy":
+        # legacy models build wo and w2 like every other Linear: normal(0, init_method_std)
+        # (models/llama/llama_transformer.py:303-305, llama_layer.py:370-372, modules/layers.py
+        # Linear(init_method_std=0.01) @ fd4deebc); no depth scaling anywhere in the legacy tree
+        return Value.derived(
+            std.value,
+            "init_method_std",
+            "legacy MindFormers initializes the output projections (wo, w2) like every Linear,"
+            " with init_method_std (no 1/sqrt(2 x num_layers) scaling)",
+            [std],
+        )
+    if layers is None:
+        return None
+    # Megatron-style models port TransformerConfig: output_layer_init_method defaults to
+    # normal(0, init_method_std / sqrt(2 x num_layers)) (parallel_core/transformer_config.py:
+    # 543-548, parallel_core/utils/init_method.py:43-45 @ fd4deebc)
+    return scaled_output_std(std, layers, "MindFormers' Megatron-style models")
 
 
 def _embedding_output(view: MFView, cfg: Config) -> Value | None:
