@@ -277,7 +277,7 @@ def unnamed(res: Spec, ref: Spec) -> list[str]:
     nor the schedule (the residual runs at the probe's constant learning rate)."""
     skip = set(NEGLIGIBLE) | {"seed", "lr"}
     if not (res.random_init and ref.random_init):
-        skip |= {"init_std", "output_init_scaled"}
+        skip |= {"init_std", "output_init_std"}
     return [f for f in res.diff(ref) if f not in skip]
 
 
