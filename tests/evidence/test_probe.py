@@ -714,3 +714,17 @@ def test_recommendation_both_sides_meet_the_same_way_says_so(tmp_path: Path) -> 
         "a recommendation for the mindformers side's value; the two sides agree on it",
         "a recommendation for the megatron side's value; the two sides agree on it",
     }
+
+
+def test_a_difference_within_a_row_is_not_read_as_a_recommendation(tmp_path: Path) -> None:
+    # OPT010 on the DeepSeek SFT pair carries {"min lr": {...}}: one key, but not a side.
+    # Over the probe's steps both schedules give 2e-6, which is what the line says.
+    from cfglint.evidence.probe.runner import Probe, mf_dialect, wd_scope_from
+
+    src = FIXTURES / "yarn" / "deepseek3_671b_yarn_sft_msl"
+    report, ctx = _lint(src / "mindformers.yaml", src / "megatron.sh")
+    pair = pair_specs(ctx.mf, ctx.mg, 3, wd_scope_from(report.findings))
+    p = Probe(pair, 3, "cpu", None, mf_dialect(ctx.mf), str(tmp_path), {"torch": True}, print)
+    p.plan(report.findings)
+    c = next(c for c in p.unprobed if c.rule == "OPT010")
+    assert c.reason == "the two specs agree on this knob at the probe's size"

@@ -766,7 +766,7 @@ class Probe:
                     c.reason = "the difference needs more than the probe's size: " + "; ".join(
                         small
                     )
-                elif len(f.values) == 1:
+                elif len(f.values) == 1 and next(iter(f.values)) in ("mindformers", "megatron"):
                     # a recommendation on one side's value, not a difference between them
                     c.reason = (
                         f"a recommendation for the {next(iter(f.values))} side's value; the "
