@@ -198,8 +198,7 @@ def test_a_split_placeholder_is_one_warning_naming_its_flag(tmp_path: Path) -> N
     the three extra words; they are one warning (after --load), not one per word."""
     p = script(
         tmp_path,
-        'CKPT="your checkpoint load path"\n'
-        "python pretrain_gpt.py --load $CKPT --lr 1e-4 oops\n",
+        'CKPT="your checkpoint load path"\npython pretrain_gpt.py --load $CKPT --lr 1e-4 oops\n',
     )
     m = load_megatron(str(p))
     stray = [w for w in m.warnings if "stray" in w]
