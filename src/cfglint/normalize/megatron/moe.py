@@ -6,6 +6,7 @@ from cfglint.model.config import Config
 from cfglint.model.values import Value
 from cfglint.normalize.megatron.common import DTYPE, cfg_compute_dtype
 from cfglint.normalize.megatron.input import MegatronInput
+from cfglint.normalize.moe_groups import limit, no_grouping, score, score_value
 
 
 def read_moe(m: MegatronInput, cfg: Config) -> None:
@@ -92,6 +93,138 @@ def read_moe(m: MegatronInput, cfg: Config) -> None:
         e.first_k_dense = fk
     else:
         e.first_k_dense = _dense_prefix(m.arg("moe_layer_freq"))
+    _group_routing(m, cfg)
+
+
+# MindSpeed-LLM routing types that never read the group flags: softmax_topk (router.py
+# topk_router_routing, lines 571-588 @ c77308a1), pai_megatron_aux_loss (pai_megatron.py:23-27
+# calls core topk_softmax_with_capacity without num_groups / group_topk), sparsemixer_topk
+# (sparsemixer_top2); Megatron's sinkhorn takes a plain top-k of the normalized logits
+# (core router.py sinkhorn_load_balancing)
+_UNGROUPED = ("softmax_topk", "pai_megatron_aux_loss", "sparsemixer_topk", "sinkhorn")
+
+
+def _group_routing(m: MegatronInput, cfg: Config) -> None:
+    """Group-limited routing (normalize/moe_groups.py).
+
+    Megatron core groups only when --moe-router-group-topk is set (compute_topk:
+    ``if group_topk``, moe_utils.py:812 @ core_v0.19.0, :525 @ core_v0.12.1); it then needs
+    --moe-router-num-groups (TransformerConfig.__post_init__ raises without it,
+    transformer_config.py:2338-2347 @ core_v0.19.0). A group scores the sum of its top
+    (topk // group_topk) scores (group_limited_topk, moe_utils.py:655-657 @ core_v0.19.0,
+    :458-460 @ core_v0.12.1), taken on the logits for softmax without
+    --moe-router-pre-softmax, on the softmax probabilities with it, on sigmoid scores plus
+    the expert bias for sigmoid (moe_utils.py:842-867 @ core_v0.19.0).
+
+    MindSpeed-LLM (c77308a1) copies the deprecated --n-group / --topk-group onto them
+    (deprecated_args.py:76-85); its group_limited_greedy routing type has its own router:
+    softmax, each group's maximum, --moe-router-num-groups or else the expert-parallel size
+    groups (router.py:35-54, 404-409); its own topk_softmax_with_capacity, installed with
+    --topk-softmax-in-fp32 (features_manager/moe/moe_router.py:124-126), and the hash router
+    (--n-hash-layers) score a group by its top-2 sum whatever the top-k
+    (moe_utils.py:80)."""
+    e = cfg.moe
+    knob = "--moe-router-group-topk"
+    n = m.arg("moe_router_num_groups")
+    kept = m.arg("moe_router_group_topk")
+    msl = "deprecated_n_group" in m.table.by_dest
+    if msl:
+        old_n, old_k = m.arg("deprecated_n_group"), m.arg("deprecated_topk_group")
+        if old_n.known and old_n.value and not (n.known and n.value):
+            n = old_n
+        if old_k.known and old_k.value and not (kept.known and kept.value):
+            kept = old_k
+    lb = e.load_balancing_type
+    lbv = lb.value if lb is not None and lb.known else None
+    flags = [v for v in (n, kept) if v.known and v.value]
+    if lb is not None and not lb.known and flags:
+        e.group_limit = Value.derived(None, knob, "", [lb])
+    elif lbv in _UNGROUPED:
+        why = f"the {lbv} routing type takes a plain top-k over all experts" + (
+            " (--moe-router-num-groups / --moe-router-group-topk are not read)" if flags else ""
+        )
+        e.group_limit = no_grouping(knob, why, [lb, *flags] if lb is not None else flags)
+    elif lbv == "group_limited_greedy" and msl:
+        groups = n
+        if not (n.known and n.value):
+            ep = m.arg("expert_model_parallel_size")
+            groups = Value.derived(
+                ep.value,
+                "--expert-model-parallel-size",
+                "MindSpeed-LLM group_limited_greedy: one group per expert-parallel rank "
+                "without --moe-router-num-groups",
+                [ep],
+            )
+        if not (kept.known and kept.value):
+            e.group_limit = Value.unknown(
+                knob, "group_limited_greedy routing needs --moe-router-group-topk (router.py:42)"
+            )
+        else:
+            e.group_limit = limit(
+                groups, kept, knob, "MindSpeed-LLM group_limited_greedy", e.num_experts
+            )
+        e.group_score = score_value(
+            e.group_limit,
+            score(1),
+            "group score",
+            "group_limited_greedy: each group's highest softmax probability (router.py:39-40)",
+            [lb] if lb is not None else [],
+        )
+        return
+    elif not kept.known:
+        e.group_limit = kept
+    elif not kept.value:
+        e.group_limit = no_grouping(
+            knob,
+            "no --moe-router-group-topk: plain top-k over all experts"
+            + (" (--moe-router-num-groups alone does not group)" if flags else ""),
+            [kept, *flags],
+        )
+    elif not (n.known and n.value):
+        e.group_limit = Value.unknown(
+            "--moe-router-num-groups",
+            "--moe-router-group-topk without --moe-router-num-groups: Megatron refuses the "
+            "configuration (TransformerConfig.__post_init__)",
+        )
+    else:
+        e.group_limit = limit(
+            n, kept, knob, f"{m.table.label} group-limited routing", e.num_experts
+        )
+    e.group_score = _group_score(m, cfg, kept, msl, lbv)
+
+
+def _group_score(
+    m: MegatronInput, cfg: Config, kept: Value, msl: bool, lbv: object
+) -> Value | None:
+    e = cfg.moe
+    lim = e.group_limit
+    if lim is None or not lim.known or lim.value == "none":
+        return None if lim is None else score_value(lim, "", "group score", "", [])
+    fp32 = m.arg("topk_softmax_in_fp32") if "topk_softmax_in_fp32" in m.table.by_dest else None
+    hashed = m.arg("n_hash_layers") if "n_hash_layers" in m.table.by_dest else None
+    if msl and (
+        (fp32 is not None and fp32.known and fp32.value)
+        or (lbv == "none" and hashed is not None and hashed.known and (hashed.value or 0) >= 1)
+    ):
+        why = "MindSpeed-LLM topk_softmax_with_capacity: each group's top-2 sum (moe_utils.py:80)"
+        return score_value(lim, score(2), "group score", why, [v for v in (fp32, hashed) if v])
+    topk, fn, pre = e.router_topk, e.score_function, e.router_pre_softmax
+    for v in (topk, fn, pre):
+        if v is None or not v.known:
+            return Value.unknown("group score", "needs the top-k, score function and pre-softmax")
+    if not isinstance(topk.value, int):  # type: ignore[union-attr]
+        return Value.unknown("group score", f"cannot read top-k {topk.value!r}")  # type: ignore[union-attr]
+    top = topk.value // kept.value  # type: ignore[union-attr]
+    on_logits = top > 1 and fn.value == "softmax" and not pre.value  # type: ignore[union-attr]
+    return score_value(
+        lim,
+        score(top, on_logits),
+        "group score",
+        f"each group's top (topk // group_topk = {top}) "
+        + ("logits: softmax without --moe-router-pre-softmax" if on_logits else "scores")
+        + " summed (group_limited_topk)",
+        [topk, kept, fn, pre],  # type: ignore[list-item]
+    )
 
 
 def _normalized(m: MegatronInput, pre: Value) -> Value:

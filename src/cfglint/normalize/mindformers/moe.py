@@ -5,6 +5,7 @@ from __future__ import annotations
 from cfglint.model.config import Config
 from cfglint.model.values import Value
 from cfglint.normalize.mindformers.view import MFView, as_int
+from cfglint.normalize.moe_groups import limit, no_grouping, score, score_value
 
 
 def read_moe(view: MFView, cfg: Config) -> None:
@@ -116,6 +117,140 @@ def read_moe(view: MFView, cfg: Config) -> None:
             f"{cfg.model_class or 'MindFormers'} (every layer is MoE; first_k_dense_replace "
             "is only read by DeepSeek-style models)",
         )
+    _legacy_groups(view, cfg)
+
+
+# topk_method values for which TopkRouterV2 groups the experts (moe.py:1151 @ f52743c)
+_GROUPED_METHODS = ("group_limited_greedy", "noaux_tc")
+
+
+def _legacy_groups(view: MFView, cfg: Config) -> None:
+    """Group-limited routing of the legacy MoE (normalize/moe_groups.py).
+
+    Only TopkRouterV2 reads topk_method (every read is in that class, mindformers/modules/
+    transformer/moe.py:893 and 1151-1180 @ f52743c; TopkRouter V1, lines 591-828, has no
+    groups). For group_limited_greedy or noaux_tc it reshapes the scores (softmax or
+    sigmoid, plus the expert bias with balance_via_topk_bias) into n_group groups, scores a
+    group by its maximum (group_limited_greedy) or its top-2 sum (noaux_tc, lines
+    1160-1164), keeps the topk_group best (1165-1168) and zeroes the other groups' experts
+    before the top-k (1169-1174). Any other topk_method ("greedy", the MoEConfig default,
+    line 136) is a plain top-k over all experts."""
+    e, mc = cfg.moe, view.comp("MoEConfig", "moe_config")
+    knob = "moe_config.topk_method"
+    method = view.key(knob, mc)
+    policy = view.key("moe_config.routing_policy", mc)
+    v2 = (policy.known and policy.value == "TopkRouterV2") or cfg.model_class in _V2_ROUTER_CLASSES
+    if not v2:
+        e.group_limit = no_grouping(
+            knob,
+            "the legacy TopkRouter (V1) has no group-limited routing (only TopkRouterV2 "
+            "reads topk_method)",
+            [policy],
+        )
+    elif not method.known:
+        e.group_limit = method
+    elif method.value not in _GROUPED_METHODS:
+        e.group_limit = no_grouping(
+            knob,
+            f"topk_method {method.value}: TopkRouterV2 takes a plain top-k over all experts "
+            "(it groups only for group_limited_greedy / noaux_tc)",
+            [method],
+        )
+    else:
+        groups = view.key("moe_config.n_group", mc, kind="int")
+        kept = view.key("moe_config.topk_group", mc, kind="int")
+        missing = [v.knob for v in (groups, kept) if v.known and v.value is None]
+        if missing:
+            e.group_limit = Value.unknown(
+                knob,
+                f"topk_method {method.value} needs {' and '.join(missing)}: TopkRouterV2 "
+                "fails without it (moe.py:1158, 1165)",
+            )
+        else:
+            e.group_limit = limit(groups, kept, knob, f"TopkRouterV2 {method.value}", e.num_experts)
+    grouped = method.known and method.value in _GROUPED_METHODS
+    e.group_score = score_value(
+        e.group_limit,
+        score(2 if method.value == "noaux_tc" else 1),
+        "group score",
+        "noaux_tc: each group's top-2 sum (moe.py:1160-1162)"
+        if method.value == "noaux_tc"
+        else "group_limited_greedy: each group's maximum (moe.py:1164)",
+        [method] if grouped else [],
+    )
+
+
+def _mcore_groups(view: MFView, cfg: Config) -> None:
+    """Group-limited routing of the mcore router (normalize/moe_groups.py).
+
+    TransformerConfig.moe_router_num_groups / moe_router_group_topk (transformer_config.py:
+    248, 267 @ 477621fd; the HF-style n_group / topk_group are renamed onto them,
+    transformer_config_utils.py:342-343 @ f52743c). The training router groups only for more
+    than one group (training_graph/transformer/moe/router.py:247-249) and scores a group by
+    the sum of its top (moe_router_topk // moe_router_group_topk) scores plus the expert bias
+    when it is on (router.py:331-338), on the softmax or sigmoid probabilities. A
+    moe_router_group_topk without moe_router_num_groups is refused (transformer_config.py:
+    565-568); MFModelConfig.topk_method (mf_model_config.py:293) is not read by the
+    training router."""
+    e = cfg.moe
+    f = view.mcore_field
+    groups = f("moe_router_num_groups", "int")
+    kept = f("moe_router_group_topk", "int")
+    knob = groups.knob
+    if not groups.known:
+        e.group_limit = groups
+    elif kept.known and kept.value and not groups.value:
+        e.group_limit = Value.unknown(
+            knob,
+            "moe_router_group_topk without moe_router_num_groups: MindFormers refuses the "
+            "configuration (transformer_config.py:565-568)",
+        )
+    elif not (isinstance(groups.value, int) and groups.value > 1):
+        e.group_limit = no_grouping(
+            knob,
+            "moe_router_num_groups unset or 1: the router groups only for more than one group "
+            "(router.py:249)",
+            [groups],
+        )
+    elif not kept.known:
+        e.group_limit = kept
+    elif not kept.value:
+        e.group_limit = Value.unknown(
+            knob,
+            "moe_router_num_groups without moe_router_group_topk: the router divides the "
+            "top-k by it (router.py:336) and fails",
+        )
+    else:
+        topk = e.router_topk
+        if topk.known and isinstance(topk.value, int) and topk.value % kept.value:
+            e.group_limit = Value.unknown(
+                knob,
+                f"moe_router_topk {topk.value} is not divisible by moe_router_group_topk "
+                f"{kept.value}: MindFormers refuses the configuration "
+                "(transformer_config.py:578-582)",
+            )
+        else:
+            e.group_limit = limit(
+                groups, kept, knob, "MindFormers mcore group-limited routing", e.num_experts
+            )
+    topk = e.router_topk
+    top = (
+        topk.value // kept.value
+        if topk is not None
+        and topk.known
+        and isinstance(topk.value, int)
+        and kept.known
+        and isinstance(kept.value, int)
+        and kept.value > 0
+        else 0
+    )
+    e.group_score = score_value(
+        e.group_limit,
+        score(top),
+        "group score",
+        f"each group's top (topk // group_topk = {top}) scores summed (router.py:336-338)",
+        [v for v in (topk, kept) if v is not None],
+    )
 
 
 # Legacy model classes whose layers read first_k_dense_replace as a count of leading
@@ -321,3 +456,4 @@ def _moe_mcore(view: MFView, cfg: Config) -> None:
     if fk.known and fk.value is None:
         fk = fk.model_copy(update={"value": 0, "detail": fk.detail + " (every layer is MoE)"})
     e.first_k_dense = fk
+    _mcore_groups(view, cfg)
