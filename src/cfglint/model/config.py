@@ -100,8 +100,8 @@ class Moe(_Section):
     load_balancing_type: V = None
     expert_bias: V = None
     first_k_dense: V = None
-    # group-limited routing: "K of N groups" or "none" (every expert can be chosen), and how a
-    # group is scored ("max", "sum of top M"); see normalize/moe_groups.py
+    # group-limited routing: "K of N groups kept" or "no grouping" (every expert can be
+    # chosen), and how a group is scored ("max", "sum of top M"); see normalize/moe_groups.py
     group_limit: V = None
     group_score: V = None
     # whether the training log prints the LM loss apart from the aux losses (MindFormers

@@ -3,11 +3,11 @@
 DeepSeek-V2/V3-style routers split the experts into equal groups, keep the best groups of
 each token and choose the top-k experts only inside them. Two fields carry it:
 
-- ``moe.group_limit``: ``"K of N groups"``, or ``"none"`` when every expert can be chosen
-  (no grouping, one group, or every group kept: the mask then keeps all experts, so those
+- ``moe.group_limit``: ``"K of N groups kept"``, or ``"no grouping"`` when every expert can
+  be chosen (no grouping, one group, or every group kept: the mask then keeps all experts, so those
   settings compare equal to no grouping);
 - ``moe.group_score``: how a group's score is computed from its experts' routing scores
-  (``"max"``, ``"sum of top M"``, ``"sum of top M logits"``), ``"none"`` without grouping.
+  (``"max"``, ``"sum of top M"``, ``"sum of top M logits"``), ``"no grouping"`` without grouping.
   The sum of the top 1 is the maximum, and the maximum of the logits picks the same groups
   as the maximum of their softmax (the softmax is monotonic per token), so both read "max".
 """
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from cfglint.model.values import Value
 
-NONE = "none"
+NONE = "no grouping"
 
 
 def no_grouping(knob: str, why: str, inputs: list[Value] | None = None) -> Value:
@@ -27,7 +27,7 @@ def no_grouping(knob: str, why: str, inputs: list[Value] | None = None) -> Value
 
 
 def limit(groups: Value, kept: Value, knob: str, how: str, experts: Value | None = None) -> Value:
-    """``kept`` of ``groups`` groups, or "none" when that keeps every expert. Settings the
+    """``kept`` of ``groups`` groups, or "no grouping" when that keeps every expert. Settings the
     frameworks refuse (more groups kept than there are, experts not divisible into the
     groups: Megatron's and MindFormers' TransformerConfig assert both) are unknown."""
     for v in (groups, kept):
@@ -50,7 +50,7 @@ def limit(groups: Value, kept: Value, knob: str, how: str, experts: Value | None
             f"{how}: {k} of {g} group(s) keeps every expert (the grouping is a no-op)",
             [groups, kept],
         )
-    return Value.derived(f"{k} of {g} groups", knob, how, [groups, kept])
+    return Value.derived(f"{k} of {g} groups kept", knob, how, [groups, kept])
 
 
 def score(top: int, logits: bool = False) -> str:
@@ -61,7 +61,7 @@ def score(top: int, logits: bool = False) -> str:
 
 
 def score_value(lim: Value, value: str, knob: str, why: str, inputs: list[Value]) -> Value:
-    """The group score beside a group limit: "none" / unknown as the limit is."""
+    """The group score beside a group limit: "no grouping" / unknown as the limit is."""
     if not lim.known:
         return lim
     if lim.value == NONE:

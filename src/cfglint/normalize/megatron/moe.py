@@ -6,7 +6,7 @@ from cfglint.model.config import Config
 from cfglint.model.values import Value
 from cfglint.normalize.megatron.common import DTYPE, cfg_compute_dtype
 from cfglint.normalize.megatron.input import MegatronInput
-from cfglint.normalize.moe_groups import limit, no_grouping, score, score_value
+from cfglint.normalize.moe_groups import NONE, limit, no_grouping, score, score_value
 
 
 def read_moe(m: MegatronInput, cfg: Config) -> None:
@@ -198,7 +198,7 @@ def _group_score(
 ) -> Value | None:
     e = cfg.moe
     lim = e.group_limit
-    if lim is None or not lim.known or lim.value == "none":
+    if lim is None or not lim.known or lim.value == NONE:
         return None if lim is None else score_value(lim, "", "group score", "", [])
     fp32 = m.arg("topk_softmax_in_fp32") if "topk_softmax_in_fp32" in m.table.by_dest else None
     hashed = m.arg("n_hash_layers") if "n_hash_layers" in m.table.by_dest else None
@@ -220,9 +220,9 @@ def _group_score(
         lim,
         score(top, on_logits),
         "group score",
-        f"each group's top (topk // group_topk = {top}) "
-        + ("logits: softmax without --moe-router-pre-softmax" if on_logits else "scores")
-        + " summed (group_limited_topk)",
+        f"the sum of each group's top {top} (topk // group_topk) "
+        + ("logits (softmax without --moe-router-pre-softmax)" if on_logits else "scores")
+        + " (group_limited_topk)",
         [topk, kept, fn, pre],  # type: ignore[list-item]
     )
 

@@ -248,7 +248,7 @@ def _mcore_groups(view: MFView, cfg: Config) -> None:
         e.group_limit,
         score(top),
         "group score",
-        f"each group's top (topk // group_topk = {top}) scores summed (router.py:336-338)",
+        f"the sum of each group's top {top} (topk // group_topk) scores (router.py:336-338)",
         [v for v in (topk, kept) if v is not None],
     )
 
