@@ -730,6 +730,23 @@ def test_a_difference_within_a_row_is_not_read_as_a_recommendation(tmp_path: Pat
     assert c.reason == "the two specs agree on this knob at the probe's size"
 
 
+def test_group_limited_routing_is_said_not_modelled(tmp_path: Path) -> None:
+    # the DeepSeek SFT pair: MindFormers keeps topk_method greedy (n_group / topk_group are
+    # not read), MindSpeed-LLM keeps 4 of 8 groups (--n-group / --topk-group). The probe
+    # routes over all experts, so it must not read its agreeing specs as "no difference".
+    from cfglint.evidence.probe.runner import Probe, mf_dialect, wd_scope_from
+
+    src = FIXTURES / "yarn" / "deepseek3_671b_yarn_sft_msl"
+    report, ctx = _lint(src / "mindformers.yaml", src / "megatron.sh")
+    (f,) = [f for f in report.findings if f.rule == "MOE022"]
+    assert f.values == {"mindformers": "no grouping", "megatron": "4 of 8 groups kept"}
+    pair = pair_specs(ctx.mf, ctx.mg, 3, wd_scope_from(report.findings))
+    p = Probe(pair, 3, "cpu", None, mf_dialect(ctx.mf), str(tmp_path), {"torch": True}, print)
+    p.plan(report.findings)
+    c = next(c for c in p.unprobed if c.rule == "MOE022")
+    assert "not modelled" in c.reason
+
+
 @need_torch
 def test_printed_loss_with_the_aux_loss_is_confirmed(tmp_path: Path) -> None:
     # MindFormers mcore prints only LM + aux when print_separate_loss is off; Megatron's

@@ -104,6 +104,8 @@ RULE_FIELDS: dict[str, tuple[str, ...] | None] = {
     "MOE017": ("moe_aux", "moe_aux_coeff"),
     "MOE021": ("moe_logged_aux",),
     "MOE018": None,
+    "MOE022": None,
+    "MOE023": None,
     "STR028": None,
     "STR029": None,
     "STR030": None,
@@ -118,6 +120,10 @@ RULE_WHY = {
     "STR030": "YaRN's mscale (of cos/sin and of the softmax scale) is not modelled: the probe "
     "runs plain RoPE on both sides",
     "MOE018": "the load-based expert bias (aux-loss-free balancing) is not modelled",
+    "MOE022": "group-limited routing (expert groups kept per token) is not modelled: the "
+    "probe routes over all experts on both sides",
+    "MOE023": "group-limited routing (how expert groups are scored) is not modelled: the "
+    "probe routes over all experts on both sides",
     "MOE007": "padding expert input to capacity adds zero-weight slots: no change in value",
     "MOE009": "fused kernels are not run by the probe (the same unfused math on both sides)",
 }
