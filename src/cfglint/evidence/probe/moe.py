@@ -11,7 +11,7 @@ Megatron (megatron-core 0.16.1, ``megatron/core/transformer/moe/``):
   ``--moe-router-pre-softmax`` takes top-k of the logits, then a softmax over the k (the
   weights sum to 1); with it, softmax over all experts, then top-k (no renormalization);
   sigmoid: top-k of sigmoid scores, renormalized when k > 1; then ``* scaling_factor``;
-* moe_utils.py:800-864 ``apply_router_token_dropping``: capacity
+* moe_utils.py:790-864 ``apply_router_token_dropping``: capacity
   ``ceil(tokens * k / experts * factor)`` (moe_utils.py:193); policy ``probs`` keeps an
   expert's highest weights, ``position`` its earliest tokens; dropped weights are zeroed,
   the others are not renormalized;

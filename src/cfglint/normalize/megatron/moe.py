@@ -122,7 +122,7 @@ def _group_routing(m: MegatronInput, cfg: Config) -> None:
     groups (router.py:35-54, 404-409); its own topk_softmax_with_capacity, installed with
     --topk-softmax-in-fp32 (features_manager/moe/moe_router.py:124-126), and the hash router
     (--n-hash-layers) score a group by its top-2 sum whatever the top-k
-    (moe_utils.py:80)."""
+    (moe_utils.py:79)."""
     e = cfg.moe
     knob = "--moe-router-group-topk"
     n = m.arg("moe_router_num_groups")
@@ -206,7 +206,7 @@ def _group_score(
         (fp32 is not None and fp32.known and fp32.value)
         or (lbv == "none" and hashed is not None and hashed.known and (hashed.value or 0) >= 1)
     ):
-        why = "MindSpeed-LLM topk_softmax_with_capacity: each group's top-2 sum (moe_utils.py:80)"
+        why = "MindSpeed-LLM topk_softmax_with_capacity: each group's top-2 sum (moe_utils.py:79)"
         return score_value(lim, score(2), "group score", why, [v for v in (fp32, hashed) if v])
     topk, fn, pre = e.router_topk, e.score_function, e.router_pre_softmax
     for v in (topk, fn, pre):

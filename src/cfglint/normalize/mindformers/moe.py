@@ -227,7 +227,7 @@ def _mcore_groups(view: MFView, cfg: Config) -> None:
                 knob,
                 f"moe_router_topk {topk.value} is not divisible by moe_router_group_topk "
                 f"{kept.value}: MindFormers refuses the configuration "
-                "(transformer_config.py:578-582)",
+                "(transformer_config.py:579-583)",
             )
         else:
             e.group_limit = limit(
