@@ -4,7 +4,8 @@ megatron-core 0.16.1 runs on CPU with the shims listed in
 cfglint/evidence/probe/mcore_check.py; the check runs in its own process (the shims patch
 torch globals). The MoE variants cover both dispatchers (alltoall, allgather), dropless
 and capacity 1.0 with each drop policy, softmax before and after top-k, sigmoid scores,
-the top-k scaling factor, aux loss, sequence aux loss, z-loss and gated shared experts.
+the top-k scaling factor, aux loss, sequence aux loss, z-loss, gated shared experts and
+group-limited routing (a group's top-2 logit sum, a group's maximum sigmoid score).
 Skips when megatron-core or torch is not installed; a shim that breaks with
 a new release fails here, not in the probe.
 """
@@ -33,7 +34,15 @@ FLOOR_NORM = 1e-6
 
 # parameters per variant: 21 dense; MoE (1 dense + 1 MoE layer, 8 experts) 43, + gated
 # shared experts 47
-N_PARAMS = {"dense": 21, "gqa": 21, "moe-alltoall": 47, "moe-allgather": 43, "moe-position": 43}
+N_PARAMS = {
+    "dense": 21,
+    "gqa": 21,
+    "moe-alltoall": 47,
+    "moe-allgather": 43,
+    "moe-position": 43,
+    "moe-groups": 43,
+    "moe-groups-sigmoid": 43,
+}
 
 
 @pytest.mark.parametrize("variant", list(N_PARAMS))

@@ -160,6 +160,30 @@ def test_megatron_groups_need_the_group_topk(tmp_path: Path) -> None:
     assert e.group_limit.value == "no grouping" and "no-op" in e.group_limit.detail
 
 
+def test_groups_ranked_by_their_maximum_keeping_k_groups_is_no_grouping(tmp_path: Path) -> None:
+    # the top-k experts' groups always rank first by their maximum: keeping at least k of
+    # them masks none of the chosen experts
+    e = _legacy(tmp_path, "group_limited_greedy", "  topk_group: 4\n  n_group: 8\n")
+    assert e.group_limit.value == "4 of 8 groups kept"  # top-8: 4 groups can mask
+    text = LEGACY.read_text().replace("num_experts_chosen: 8", "num_experts_chosen: 4")
+    p = tmp_path / "k4.yaml"
+    p.write_text(text.replace('topk_method: "greedy"', 'topk_method: "group_limited_greedy"'))
+    e = load_mindformers(str(p)).moe
+    assert e.group_limit.value == "no grouping" and "no-op" in e.group_limit.detail
+    # Megatron: top-8 from 8 groups keeping 6 scores a group by its top 8 // 6 = 1
+    e = _mg(tmp_path, "--moe-router-num-groups 8 --moe-router-group-topk 6")
+    assert (e.group_limit.value, e.group_score.value) == ("6 of 8 groups kept", "max")
+    e = _mg(tmp_path, "--moe-router-topk 2 --moe-router-num-groups 4 --moe-router-group-topk 2")
+    assert e.group_limit.value == "no grouping"  # top 2 // 2 = 1: a maximum, 2 groups kept
+
+
+def test_megatron_more_groups_kept_than_experts_chosen_is_unknown(tmp_path: Path) -> None:
+    # topk // group_topk = 0: every group scores 0, torch.topk keeps an arbitrary set
+    e = _mg(tmp_path, "--moe-router-num-groups 16 --moe-router-group-topk 12")
+    assert e.group_limit.value == "12 of 16 groups kept"
+    assert not e.group_score.known and "arbitrary" in e.group_score.detail
+
+
 def test_mindspeed_deprecated_flags_and_routing_types(tmp_path: Path) -> None:
     e = _mg(
         tmp_path,

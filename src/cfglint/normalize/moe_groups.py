@@ -67,3 +67,25 @@ def score_value(lim: Value, value: str, knob: str, why: str, inputs: list[Value]
     if lim.value == NONE:
         return Value.derived(NONE, knob, "no group-limited routing", [lim])
     return Value.derived(value, knob, why, [lim, *inputs])
+
+
+def settle_max(lim: Value, sc: Value, topk: Value | None) -> tuple[Value, Value]:
+    """Groups ranked by their best score with at least top-k groups kept never mask one of
+    the top-k experts: a group holding none of them scores below every group that holds
+    one, and at most k groups hold them. That grouping is a no-op (ties aside)."""
+    if not (lim.known and sc.known and sc.value == "max" and topk is not None and topk.known):
+        return lim, sc
+    kept = _kept(lim.value)
+    if kept is None or not isinstance(topk.value, int) or kept < topk.value:
+        return lim, sc
+    why = (
+        f"groups ranked by their best expert with {kept} kept >= top-k {topk.value}: the "
+        "chosen experts' groups are always kept (the grouping is a no-op)"
+    )
+    lim = Value.derived(NONE, lim.knob, why, [lim, topk])
+    return lim, Value.derived(NONE, sc.knob, "no group-limited routing", [lim])
+
+
+def _kept(text: object) -> int | None:
+    head = str(text).split(" of ", 1)[0]
+    return int(head) if head.isdigit() else None

@@ -74,8 +74,22 @@ VARIANTS = {
         moe_capacity=1.0,
         moe_drop="position",
     ),
+    # group-limited routing: 4 groups of 2 experts, the best group kept, each group scored by
+    # the sum of its top 2 logits (softmax without pre-softmax) or sigmoid scores (at top-2,
+    # megatron-core's topk // group_topk is 2 with one group kept; with two kept it is 1, a
+    # maximum, which never masks a top-2 expert)
+    "moe-groups": Spec(**_MOE, moe_groups=4, moe_group_topk=1, moe_group_top=2),
+    "moe-groups-sigmoid": Spec(
+        **_MOE, moe_score="sigmoid", moe_groups=4, moe_group_topk=1, moe_group_top=2
+    ),
 }
-DISPATCHER = {"moe-alltoall": "alltoall", "moe-allgather": "allgather", "moe-position": "alltoall"}
+DISPATCHER = {
+    "moe-alltoall": "alltoall",
+    "moe-allgather": "allgather",
+    "moe-position": "alltoall",
+    "moe-groups": "alltoall",
+    "moe-groups-sigmoid": "alltoall",
+}
 
 
 class _NoStream:
@@ -135,6 +149,10 @@ def _moe_args(spec: Spec, variant: str) -> dict:
         moe_layer_freq=[0] * spec.moe_dense + [1] * (spec.layers - spec.moe_dense),
         moe_ffn_hidden_size=spec.moe_ffn,
         moe_router_topk=spec.moe_topk,
+        # megatron-core scores a group by its top (topk // group_topk) scores: the variants
+        # set moe_group_top to match
+        moe_router_num_groups=spec.moe_groups or None,
+        moe_router_group_topk=spec.moe_group_topk or None,
         moe_router_pre_softmax=spec.moe_pre_softmax,
         moe_router_score_function=spec.moe_score,
         moe_router_topk_scaling_factor=spec.moe_topk_scale if spec.moe_topk_scale != 1.0 else None,

@@ -59,6 +59,7 @@ MindFormers mcore (``mindformers/parallel_core/training_graph/transformer/moe/``
 from __future__ import annotations
 
 import math
+import re
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -229,11 +230,72 @@ def moe_values(cfg: Config, r: Any) -> dict[str, Any]:
     gate = r.flag("moe_shared_gate", "moe.shared_expert_gate", absent=False)
     if gate is not None:
         out["moe_shared_gate"] = gate
+    _group_values(r, out)
     eb = r.flag("moe_expert_bias", "moe.expert_bias", absent=False)
     if eb:
         # the bias changes the choice from step 2 on: its update is not modelled
         r.miss("moe_topk", "the load-based expert bias (aux-loss-free balancing) is not modelled")
     return out
+
+
+_KEPT = re.compile(r"^(\d+) of (\d+) groups kept$")
+_SUMMED = re.compile(r"^sum of top (\d+)( logits)?$")
+
+
+def _group_values(r: Any, out: dict[str, Any]) -> None:
+    """The side's group-limited routing at full size (normalize/moe_groups.py); shrunk to
+    the probe's experts by :func:`shrink_groups` once the shapes are known. Whether the
+    groups are scored on logits or probabilities is the side's selection scores, which
+    moe_pre_softmax / moe_score already say."""
+    lim, why = r.raw("moe.group_limit")
+    if why:
+        r.miss("moe_groups", why)
+        return
+    if lim == "no grouping":
+        out["moe_groups"], out["moe_group_topk"], out["moe_group_top"] = 0, 0, 1
+        return
+    m = _KEPT.match(str(lim))
+    if m is None:
+        r.miss("moe_groups", f"group-limited routing {lim!r} is not modelled")
+        return
+    sc, why = r.raw("moe.group_score")
+    top = 1 if sc == "max" else (int(g.group(1)) if (g := _SUMMED.match(str(sc))) else 0)
+    if why or top < 1:
+        r.miss("moe_groups", why or f"group score {sc!r} is not modelled")
+        return
+    out["moe_groups"], out["moe_group_topk"], out["moe_group_top"] = (
+        int(m.group(2)),
+        int(m.group(1)),
+        top,
+    )
+
+
+def shrink_groups(d: dict[str, Any], experts: int, notes: list[str]) -> None:
+    """Group-limited routing at the probe's size: groups of at least 2 experts (a group of
+    one is plain top-k), as many as fit up to the side's count (8 experts: 4 groups of 2),
+    the kept share as close as it goes while still masking some group, and at most the
+    group size summed. 8 groups keeping 4 with a top-2 sum become 4 groups of 2 keeping 2,
+    scored by their sum: different full-size settings can meet at the probe's size, where
+    the runner then says the specs agree."""
+    g_full, k_full = d.get("moe_groups", 0), d.get("moe_group_topk", 0)
+    if not g_full:
+        return
+    g = max((x for x in range(2, g_full + 1) if experts % x == 0 and experts // x >= 2), default=0)
+    if not g:
+        note = f"{experts} experts cannot form groups: group-limited routing not run"
+        if note not in notes:
+            notes.append(note)
+        d["moe_groups"], d["moe_group_topk"], d["moe_group_top"] = 0, 0, 1
+        return
+    keep = min(g - 1, max(1, round(g * k_full / g_full)))
+    top = min(d.get("moe_group_top", 1), experts // g)
+    note = (
+        f"{k_full} of {g_full} expert groups kept shrunk to {keep} of {g} "
+        f"(groups of {experts // g})"
+    )
+    if (g, keep) != (g_full, k_full) and note not in notes:
+        notes.append(note)
+    d["moe_groups"], d["moe_group_topk"], d["moe_group_top"] = g, keep, top
 
 
 def shrink_moe(
@@ -342,7 +404,9 @@ def same_math_fields(a: Any, b: Any) -> list[str]:
         and not (s.moe_norm_after_drop and s.moe_capacity > 0)
         for s in (a, b)
     )
-    if a.moe_pre_softmax != b.moe_pre_softmax and both_norm:
+    # groups scored by a sum rank differently on logits and on probabilities
+    summed = any(s.moe_groups and s.moe_group_top > 1 for s in (a, b))
+    if a.moe_pre_softmax != b.moe_pre_softmax and both_norm and not summed:
         out.append("moe_pre_softmax")
     dropless = a.moe_capacity == 0 and b.moe_capacity == 0
     if a.moe_norm_after_drop != b.moe_norm_after_drop and dropless and both_norm:

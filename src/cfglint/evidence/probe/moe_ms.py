@@ -21,6 +21,25 @@ def _onehot(idx, depth: int):
     return ops.one_hot(idx, depth, ms.Tensor(1.0, ms.float32), ms.Tensor(0.0, ms.float32))
 
 
+def group_limited(spec, scores):
+    """The selection scores with the experts outside each token's best groups at -inf
+    (moe_torch.group_limited)."""
+    s = spec
+    if not s.moe_groups:
+        return scores
+    t, e = scores.shape
+    size = e // s.moe_groups
+    grouped = scores.reshape(t, s.moe_groups, size)
+    gscore = ops.sum(ops.topk(grouped, s.moe_group_top)[0], -1)  # [T, G]
+    gidx = ops.topk(gscore, s.moe_group_topk)[1]
+    gmask = None
+    for j in range(s.moe_group_topk):
+        oh = _onehot(gidx[:, j], s.moe_groups)
+        gmask = oh if gmask is None else gmask + oh
+    mask = ops.repeat_interleave(gmask, size, 1) > 0  # [T, E]
+    return ops.where(mask, scores, ops.full_like(scores, float("-inf")))
+
+
 def route(spec, logits):
     """[T, E] logits -> (weights [T, E], routing map [T, E] as 0/1 float)."""
     s = spec
@@ -29,13 +48,13 @@ def route(spec, logits):
     if s.moe_score == "softmax":
         if s.moe_pre_softmax:
             scores = ops.softmax(logits.astype(ms.float32), axis=-1).astype(dt)
-            probs, idx = ops.topk(scores, k)
+            probs, idx = ops.topk(group_limited(s, scores), k)
         else:
-            top, idx = ops.topk(logits, k)
+            top, idx = ops.topk(group_limited(s, logits), k)
             probs = ops.softmax(top.astype(ms.float32), axis=-1).astype(dt)
     else:
         scores = ops.sigmoid(logits.astype(ms.float32)).astype(dt)
-        probs, idx = ops.topk(scores, k)
+        probs, idx = ops.topk(group_limited(s, scores), k)
     if (
         s.moe_norm_topk
         and not s.moe_norm_after_drop

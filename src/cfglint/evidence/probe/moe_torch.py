@@ -14,6 +14,23 @@ from cfglint.evidence.probe.moe import capacity
 from cfglint.evidence.probe.weights import gated, moe_prefixes
 
 
+def group_limited(spec, scores: torch.Tensor) -> torch.Tensor:
+    """The selection scores with the experts outside each token's best groups at -inf
+    (moe_utils.py:553-567 group_limited_topk; MindFormers TopkRouterV2 moe.py:1156-1174 @
+    f52743c and the mcore router.py:331-346 @ 477621fd mask the same experts: they fill 0.0,
+    which is below every kept softmax or sigmoid score)."""
+    s = spec
+    if not s.moe_groups:
+        return scores
+    t, e = scores.shape
+    grouped = scores.view(t, s.moe_groups, e // s.moe_groups)
+    gscore = grouped.topk(s.moe_group_top, dim=-1)[0].sum(dim=-1)
+    gidx = torch.topk(gscore, k=s.moe_group_topk, dim=-1)[1]
+    gmask = torch.zeros_like(gscore).scatter(1, gidx, 1).bool()
+    mask = gmask.unsqueeze(-1).expand(t, s.moe_groups, e // s.moe_groups).reshape(t, e)
+    return scores.masked_fill(~mask, float("-inf"))
+
+
 def route(spec, logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """[T, E] logits -> (weights [T, E], routing map [T, E] bool)."""
     s = spec
@@ -21,13 +38,13 @@ def route(spec, logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     if s.moe_score == "softmax":
         if s.moe_pre_softmax:  # moe_utils.py:717-719
             scores = torch.softmax(logits, dim=-1, dtype=torch.float32).type_as(logits)
-            probs, idx = torch.topk(scores, k=k, dim=1)
+            probs, idx = torch.topk(group_limited(s, scores), k=k, dim=1)
         else:  # moe_utils.py:720-722: top-k of the logits, softmax over those k
-            top, idx = torch.topk(logits, k=k, dim=1)
+            top, idx = torch.topk(group_limited(s, logits), k=k, dim=1)
             probs = torch.softmax(top, dim=-1, dtype=torch.float32).type_as(logits)
     else:  # moe_utils.py:723-731
         scores = torch.sigmoid(logits.float()).type_as(logits)
-        probs, idx = torch.topk(scores, k=k, dim=1)
+        probs, idx = torch.topk(group_limited(s, scores), k=k, dim=1)
     if (
         s.moe_norm_topk
         and not s.moe_norm_after_drop

@@ -104,8 +104,9 @@ RULE_FIELDS: dict[str, tuple[str, ...] | None] = {
     "MOE017": ("moe_aux", "moe_aux_coeff"),
     "MOE021": ("moe_logged_aux",),
     "MOE018": None,
-    "MOE022": None,
-    "MOE023": None,
+    "MOE022": ("moe_groups", "moe_group_topk", "moe_group_top"),
+    # the group score: its sum, or logits against probabilities (pre-softmax, score function)
+    "MOE023": ("moe_group_top", "moe_pre_softmax", "moe_score"),
     "STR028": None,
     "STR029": None,
     "STR030": None,
@@ -120,10 +121,6 @@ RULE_WHY = {
     "STR030": "YaRN's mscale (of cos/sin and of the softmax scale) is not modelled: the probe "
     "runs plain RoPE on both sides",
     "MOE018": "the load-based expert bias (aux-loss-free balancing) is not modelled",
-    "MOE022": "group-limited routing (expert groups kept per token) is not modelled: the "
-    "probe routes over all experts on both sides",
-    "MOE023": "group-limited routing (how expert groups are scored) is not modelled: the "
-    "probe routes over all experts on both sides",
     "MOE007": "padding expert input to capacity adds zero-weight slots: no change in value",
     "MOE009": "fused kernels are not run by the probe (the same unfused math on both sides)",
 }

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from cfglint.evidence.probe.moe import moe_values, shrink_moe
+from cfglint.evidence.probe.moe import moe_values, shrink_groups, shrink_moe
 from cfglint.model.config import Config
 
 Dtype = Literal["float32", "bfloat16", "float16"]
@@ -136,6 +136,14 @@ class Spec(BaseModel):
     moe_router_dtype: Dtype = "float32"
     moe_shared_gate: bool = False
     moe_logged_aux: bool = False  # the printed loss includes the aux and z losses
+    # group-limited routing at the probe's size (0 groups: none): the experts split into
+    # ``moe_groups`` equal groups, each scored by the sum of its ``moe_group_top`` best
+    # selection scores (1: its maximum), and only the ``moe_group_topk`` best groups' experts
+    # can be chosen. The selection scores are what the top-k ranks: logits for Megatron's
+    # softmax without pre-softmax, else the probabilities (evidence/probe/moe.py)
+    moe_groups: int = 0
+    moe_group_topk: int = 0
+    moe_group_top: int = 1
     # how the framework lays the math out, which matters only at the last bit or with a
     # position-based drop: "megatron": tokens sequence-major ([s, b] flattened), weights
     # applied to the activation before fc2, shared gate in the compute dtype;
@@ -164,7 +172,10 @@ class Gap(BaseModel):
 
 # a knob the probe cannot express takes the other side's value together with the fields
 # that only mean something beside it (an aux-loss type without its weight is a guess)
-COMPANIONS: dict[str, tuple[str, ...]] = {"moe_aux_coeff": ("moe_aux",)}
+COMPANIONS: dict[str, tuple[str, ...]] = {
+    "moe_aux_coeff": ("moe_aux",),
+    "moe_groups": ("moe_group_topk", "moe_group_top"),
+}
 
 
 class SpecPair(BaseModel):
@@ -549,6 +560,8 @@ def pair_specs(
             continue
         other = b if d is a else a
         d["lr"] = other.get("lr", (3e-4,))
+    for d in (a, b):
+        shrink_groups(d, shapes.get("moe_experts", 0), notes)
     return SpecPair(
         mindformers=Spec(**shapes, **a),
         megatron=Spec(**shapes, **b),

@@ -6,7 +6,7 @@ from cfglint.model.config import Config
 from cfglint.model.values import Value
 from cfglint.normalize.megatron.common import DTYPE, cfg_compute_dtype
 from cfglint.normalize.megatron.input import MegatronInput
-from cfglint.normalize.moe_groups import NONE, limit, no_grouping, score, score_value
+from cfglint.normalize.moe_groups import NONE, limit, no_grouping, score, score_value, settle_max
 
 
 def read_moe(m: MegatronInput, cfg: Config) -> None:
@@ -170,6 +170,7 @@ def _group_routing(m: MegatronInput, cfg: Config) -> None:
             "group_limited_greedy: each group's highest softmax probability (router.py:39-40)",
             [lb] if lb is not None else [],
         )
+        e.group_limit, e.group_score = settle_max(e.group_limit, e.group_score, e.router_topk)
         return
     elif not kept.known:
         e.group_limit = kept
@@ -191,6 +192,8 @@ def _group_routing(m: MegatronInput, cfg: Config) -> None:
             n, kept, knob, f"{m.table.label} group-limited routing", e.num_experts
         )
     e.group_score = _group_score(m, cfg, kept, msl, lbv)
+    if e.group_limit is not None and e.group_score is not None:
+        e.group_limit, e.group_score = settle_max(e.group_limit, e.group_score, e.router_topk)
 
 
 def _group_score(
@@ -215,6 +218,13 @@ def _group_score(
     if not isinstance(topk.value, int):  # type: ignore[union-attr]
         return Value.unknown("group score", f"cannot read top-k {topk.value!r}")  # type: ignore[union-attr]
     top = topk.value // kept.value  # type: ignore[union-attr]
+    if top < 1:
+        # topk(0): every group scores 0 and torch.topk keeps an arbitrary set of groups
+        return Value.unknown(
+            "group score",
+            f"--moe-router-group-topk {kept.value} exceeds the top-k {topk.value}: every "  # type: ignore[union-attr]
+            "group scores the sum of its top 0 scores, so which groups are kept is arbitrary",
+        )
     on_logits = top > 1 and fn.value == "softmax" and not pre.value  # type: ignore[union-attr]
     return score_value(
         lim,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from cfglint.model.config import Config
 from cfglint.model.values import Value
 from cfglint.normalize.mindformers.view import MFView, as_int
-from cfglint.normalize.moe_groups import limit, no_grouping, score, score_value
+from cfglint.normalize.moe_groups import limit, no_grouping, score, score_value, settle_max
 
 
 def read_moe(view: MFView, cfg: Config) -> None:
@@ -178,6 +178,7 @@ def _legacy_groups(view: MFView, cfg: Config) -> None:
         else "group_limited_greedy: each group's maximum (moe.py:1164)",
         [method] if grouped else [],
     )
+    e.group_limit, e.group_score = settle_max(e.group_limit, e.group_score, e.router_topk)
 
 
 def _mcore_groups(view: MFView, cfg: Config) -> None:
@@ -251,6 +252,7 @@ def _mcore_groups(view: MFView, cfg: Config) -> None:
         f"the sum of each group's top {top} (topk // group_topk) scores (router.py:336-338)",
         [v for v in (topk, kept) if v is not None],
     )
+    e.group_limit, e.group_score = settle_max(e.group_limit, e.group_score, e.router_topk)
 
 
 # Legacy model classes whose layers read first_k_dense_replace as a count of leading
