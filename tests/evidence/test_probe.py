@@ -730,21 +730,91 @@ def test_a_difference_within_a_row_is_not_read_as_a_recommendation(tmp_path: Pat
     assert c.reason == "the two specs agree on this knob at the probe's size"
 
 
-def test_group_limited_routing_is_said_not_modelled(tmp_path: Path) -> None:
+def test_group_limited_routing_shrinks_into_the_specs() -> None:
     # the DeepSeek SFT pair: MindFormers keeps topk_method greedy (n_group / topk_group are
-    # not read), MindSpeed-LLM keeps 4 of 8 groups (--n-group / --topk-group). The probe
-    # routes over all experts, so it must not read its agreeing specs as "no difference".
-    from cfglint.evidence.probe.runner import Probe, mf_dialect, wd_scope_from
+    # not read), MindSpeed-LLM keeps 4 of 8 groups (--n-group / --topk-group), a top-2 sum;
+    # at the probe's 8 experts that is 2 of 4 groups of 2
+    from cfglint.evidence.probe.runner import RULE_FIELDS, wd_scope_from
 
     src = FIXTURES / "yarn" / "deepseek3_671b_yarn_sft_msl"
     report, ctx = _lint(src / "mindformers.yaml", src / "megatron.sh")
     (f,) = [f for f in report.findings if f.rule == "MOE022"]
     assert f.values == {"mindformers": "no grouping", "megatron": "4 of 8 groups kept"}
     pair = pair_specs(ctx.mf, ctx.mg, 3, wd_scope_from(report.findings))
-    p = Probe(pair, 3, "cpu", None, mf_dialect(ctx.mf), str(tmp_path), {"torch": True}, print)
-    p.plan(report.findings)
-    c = next(c for c in p.unprobed if c.rule == "MOE022")
-    assert "not modelled" in c.reason
+    mf, mg = pair.mindformers, pair.megatron
+    assert (mf.moe_groups, mg.moe_groups, mg.moe_group_topk, mg.moe_group_top) == (0, 4, 2, 2)
+    assert "4 of 8 expert groups kept shrunk to 2 of 4 (groups of 2)" in pair.notes
+    assert set(RULE_FIELDS["MOE022"]) <= set(mf.diff(mg))
+
+
+def _grouped_qwen3(tmp_path: Path, mf_groups: bool, mg_flags: str) -> tuple[Path, Path]:
+    src = FIXTURES / "pairs" / "qwen3_moe"
+    mf = (src / "qwen3_moe_align.yaml").read_text(encoding="utf-8")
+    if mf_groups:
+        old = "    moe_aux_loss_coeff: 0.0\n"
+        mf = mf.replace(old, old + "    n_group: 8\n    topk_group: 4\n")
+    mg = (src / "pretrain_qwen3_moe_align.sh").read_text(encoding="utf-8")
+    mg = mg.replace("    --norm-topk-prob \\\n", "    --norm-topk-prob \\\n" + mg_flags)
+    (tmp_path / "mf.yaml").write_text(mf, encoding="utf-8")
+    (tmp_path / "mg.sh").write_text(mg, encoding="utf-8")
+    return tmp_path / "mf.yaml", tmp_path / "mg.sh"
+
+
+@need_torch
+def test_group_limited_routing_is_confirmed(tmp_path: Path) -> None:
+    """Groups on one side only (MOE022), and groups summed on logits against probabilities
+    (MOE023: Megatron's softmax without --moe-router-pre-softmax): the probe routes each
+    side's way and the loss moves."""
+    from cfglint.evidence.probe.runner import probe
+
+    for mg_flags, rule, knobs in (
+        ("", "MOE022", {"moe_groups", "moe_group_topk", "moe_group_top"}),
+        (
+            "    --moe-router-num-groups 8 \\\n    --moe-router-group-topk 4 \\\n",
+            "MOE023",
+            {"moe_pre_softmax"},
+        ),
+    ):
+        mf, mg = _grouped_qwen3(tmp_path, True, mg_flags)
+        report, ctx = _lint(mf, mg)
+        assert {f.rule for f in report.findings} == {rule}
+        res = probe(
+            ctx.mf, ctx.mg, report.findings, steps=4, frameworks={"torch": True, "mindspore": False}
+        )
+        c = next(c for c in res.confirmations if c.rule == rule)
+        assert c.verdict == "confirmed", c
+        assert set(c.knobs) == knobs
+
+
+@need_ms
+def test_group_limited_routing_runs_alike_in_mindspore(tmp_path: Path) -> None:
+    # the fp32 MoE pair grouped alike on both sides (sigmoid scores, 1 of 2 groups, a
+    # group's top-2 sum): MindFormers' spec routes in MindSpore, Megatron's in torch, and
+    # the two land on the cross-framework floor
+    from cfglint.evidence.probe.runner import probe
+
+    mf = (PAIR / "moe_fp32.yaml").read_text(encoding="utf-8")
+    mf = mf.replace(
+        "  num_experts_chosen: 2\n",
+        '  num_experts_chosen: 2\n  topk_method: "noaux_tc"\n  n_group: 2\n  topk_group: 1\n'
+        "  use_gating_sigmoid: True\n",
+    )
+    mg = (PAIR / "moe_fp32.sh").read_text(encoding="utf-8")
+    mg = mg.replace(
+        "    --moe-router-topk 2\n",
+        "    --moe-router-topk 2\n    --moe-router-score-function sigmoid\n"
+        "    --moe-router-num-groups 2\n    --moe-router-group-topk 1\n",
+    )
+    (tmp_path / "mf.yaml").write_text(mf, encoding="utf-8")
+    (tmp_path / "mg.sh").write_text(mg, encoding="utf-8")
+    report, ctx = _lint(tmp_path / "mf.yaml", tmp_path / "mg.sh")
+    assert ctx.mf.moe.group_limit.value == ctx.mg.moe.group_limit.value == "1 of 2 groups kept"
+    assert not {"MOE022", "MOE023"} & {f.rule for f in report.findings}
+    pair = pair_specs(ctx.mf, ctx.mg)
+    assert pair.mindformers.moe_groups == pair.megatron.moe_groups == 2
+    res = probe(ctx.mf, ctx.mg, report.findings, steps=4)
+    assert res.cross_framework, res.notes
+    assert res.residual["floor_multiple"] < 10, res.residual
 
 
 @need_torch
