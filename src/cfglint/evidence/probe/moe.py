@@ -22,6 +22,9 @@ Megatron (megatron-core 0.16.1, ``megatron/core/transformer/moe/``):
 * both losses reach the gradient through ``MoEAuxLossAutoScaler`` (moe_utils.py:236) and
   are logged apart from the LM loss: the printed loss excludes them;
 * shared_experts.py:128-131: the shared experts' output times ``sigmoid(x @ gate_weight)``.
+* moe_utils.py:515-570 ``group_limited_topk`` (with ``--moe-router-group-topk``): each
+  group of experts scored by the sum of its top (topk // group_topk) selection scores (the
+  logits for softmax without pre-softmax), the other groups' experts masked to -inf.
 
 MindFormers legacy (``mindformers/modules/transformer/moe.py`` @ f52743c, the master that
 ``data/mindformers.yaml`` records; MoEV2 with TopkRouterV2, which LlamaForCausalLM and the
@@ -32,6 +35,9 @@ research DeepSeek classes build for ``expert_num > 1``):
   ``use_gating_sigmoid`` (901-902), then top-k; the k weights renormalized when
   ``norm_topk_prob`` and k > 1 (eps 1e-9, 1390-1394), then always multiplied by
   ``routed_scaling_factor`` (1195), both before any drop;
+* group-limited routing with topk_method group_limited_greedy (a group's maximum) or
+  noaux_tc (its top-2 sum) over the probabilities (1151-1174); masked experts score 0.0,
+  below every kept probability;
 * capacity ``min(ceil(k N f / E), N)`` (calculate_expert_capacity_v2, 245-252); without
   ``enable_sdrop`` the slots are filled k-major (every token's first choice before any
   second choice, _maskout_overflowed_tokens_sort_kdrop 1242-1305), with it token-major
@@ -48,6 +54,8 @@ MindFormers mcore (``mindformers/parallel_core/training_graph/transformer/moe/``
 
 * router.py:259-296: softmax or sigmoid over all experts, top-k, renormalized when
   ``norm_topk_prob`` and k > 1, then always ``* moe_router_topk_scaling_factor``;
+* router.py:307-357: group-limited routing for more than one group, a group scored by the
+  sum of its top (topk // group_topk) probabilities;
 * token_dispatcher.py has no capacity: dropless whatever the capacity factor says;
 * router.py:388-425: the aux loss ``coeff * E * sum_i P_i f_i`` over the step's tokens;
   wrapper.py:430-432 adds it to the LM loss, so the printed ``loss`` includes it; with
