@@ -198,8 +198,7 @@ def test_a_split_placeholder_is_one_warning_naming_its_flag(tmp_path: Path) -> N
     the three extra words; they are one warning (after --load), not one per word."""
     p = script(
         tmp_path,
-        'CKPT="your checkpoint load path"\n'
-        "python pretrain_gpt.py --load $CKPT --lr 1e-4 oops\n",
+        'CKPT="your checkpoint load path"\npython pretrain_gpt.py --load $CKPT --lr 1e-4 oops\n',
     )
     m = load_megatron(str(p))
     stray = [w for w in m.warnings if "stray" in w]
@@ -223,3 +222,28 @@ def test_output_projection_init_std(tmp_path: Path) -> None:
     # a layer count that cannot be read leaves the derived std unknown, not guessed
     w = cfg_of(script(tmp_path, base.replace("8 --hidden", "$L --hidden") + "\n")).weight
     assert not w.output_init_std.known
+
+
+@pytest.mark.parametrize("version", ["megatron-lm", "core_v0.12.1"])
+@pytest.mark.parametrize(
+    ("freq", "dense"),
+    [
+        ("'([0]*2+[1]*6)'", 2),  # the parenthesised form in Megatron's own help text
+        ("'([0]*1+[1]*3)*2'", 1),  # a repeated group
+        ("'[0,0,0,1,1,1,1,1]'", 3),
+        ("2", 0),  # one MoE layer in every 2 (the first is MoE: layer 0 % 2 == 0)
+    ],
+)
+def test_moe_layer_freq_pattern_is_read(
+    tmp_path: Path, version: str, freq: str, dense: int
+) -> None:
+    """--moe-layer-freq takes an int or a list expression (moe_freq_type, arguments.py); a
+    pattern is a valid value, not 'not a valid int', and its leading zeros are the dense
+    layers."""
+    p = script(
+        tmp_path,
+        "torchrun pretrain_gpt.py --num-layers 8 --num-experts 8 --moe-layer-freq " + freq,
+    )
+    m = load_megatron(str(p), version)
+    assert not any("moe-layer-freq" in w for w in m.warnings)
+    assert normalize_megatron(m).moe.first_k_dense.value == dense

@@ -152,18 +152,34 @@ def _dense_prefix(freq: Value) -> Value:
 
 
 def _expand_layer_pattern(text: str) -> list[int] | None:
-    """``[0]*3+[1]*58`` or ``[0,1,1]``: lists of 0/1 joined by + with integer repeats."""
-    out: list[int] = []
-    for part in text.replace(" ", "").split("+"):
-        body, _, times = part.partition("*")
-        if not (body.startswith("[") and body.endswith("]")):
+    """The per-layer 0/1 list of a Megatron layer pattern (``[0]*3+[1]*58``,
+    ``([1]*3+[0]*1)*3``, ``[0,1,1]``). Megatron runs the string through eval()
+    (moe_freq_type, megatron/training/arguments.py:327 @ d98e8a6); here only its list
+    arithmetic is read from the syntax tree, nothing is executed."""
+    import ast
+
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+
+    def walk(node: ast.AST, depth: int) -> list[int] | int | None:
+        if depth > 32:
             return None
-        try:
-            items = [int(x) for x in body[1:-1].split(",") if x]
-            n = int(times) if times else 1
-        except ValueError:
-            return None
-        if n > 100_000:
-            return None
-        out.extend(items * n)
-    return out
+        if isinstance(node, ast.Constant) and type(node.value) is int:
+            return node.value
+        if isinstance(node, ast.List):
+            items = [walk(e, depth + 1) for e in node.elts]
+            return items if all(type(x) is int for x in items) else None  # type: ignore[return-value]
+        if isinstance(node, ast.BinOp):
+            a, b = walk(node.left, depth + 1), walk(node.right, depth + 1)
+            if isinstance(node.op, ast.Add) and isinstance(a, list) and isinstance(b, list):
+                return a + b if len(a) + len(b) <= 100_000 else None
+            if isinstance(node.op, ast.Mult):
+                seq, n = (a, b) if isinstance(a, list) else (b, a)
+                if isinstance(seq, list) and type(n) is int and len(seq) * max(n, 0) <= 100_000:
+                    return seq * n
+        return None
+
+    out = walk(tree.body, 0)
+    return out if isinstance(out, list) else None
