@@ -789,3 +789,46 @@ def test_eval_of_unknown_text_says_why() -> None:
     parsed = run("eval $LAUNCH_CMD\n")
     assert parsed.invocations == []
     assert any("eval $LAUNCH_CMD is not followed" in w for w in parsed.warnings)
+
+
+# -- values chosen by undecided branches ----------------------------------------------------
+
+
+def test_a_branch_choice_keeps_every_branch_value() -> None:
+    """`if [ $SIZE = a ]; then N=2; else N=4; fi`: the last branch's value is used, the word
+    says it was a choice and lists every branch's value with its line, through a one-token
+    variable copy, a `--flag=$X` word and eval alike."""
+    text = (
+        "SIZE=$1\n"
+        "if [ $SIZE = a ]; then\n"
+        "  N=2\n"
+        "  W=64\n"
+        '  extra=""\n'
+        "else\n"
+        "  N=4\n"
+        "  W=128\n"
+        '  extra="--swiglu --ffn-hidden-size 96"\n'
+        "fi\n"
+        "M=$N\n"
+        'cmd="torchrun pretrain_gpt.py --num-layers $M --hidden-size=$W $extra --lr 1e-4"\n'
+        "eval $cmd\n"
+    )
+    args = only(run(text)).args
+    n = value_of(args, "--num-layers")
+    assert (n.text, n.choice) == ("4", True)
+    assert [(t, loc.line) for t, loc in n.alternatives] == [("2", 3), ("4", 7)]
+    width = next(w for w in args if (w.text or "").startswith("--hidden-size="))
+    assert [t for t, _ in width.alternatives] == ["--hidden-size=64", "--hidden-size=128"]
+    # the other branch leaves `extra` empty: its flags may be absent, no alternatives
+    ffn = value_of(args, "--ffn-hidden-size")
+    assert ffn.choice and ffn.alternatives == ()
+    assert next(w for w in args if w.text == "--swiglu").choice
+    assert not value_of(args, "--lr").choice
+
+
+def test_one_armed_if_is_not_a_choice() -> None:
+    """`if [ -z "$X" ]; then X=1; fi` sets a value in one branch only: nothing to choose from."""
+    args = only(
+        run('if [ -z "$L" ]; then L=8; fi\ntorchrun pretrain_gpt.py --num-layers $L\n')
+    ).args
+    assert value_of(args, "--num-layers").choice is False

@@ -175,10 +175,14 @@ def _to_word(t: _Token, joined: str, words: list[Word], owner: list[int]) -> Wor
         reason = f"brace expansion {snippet(joined)!r} in eval's text is not expanded"
     if not reason and joined.startswith("~"):
         reason = f"tilde expansion in {snippet(joined)!r} depends on $HOME"
+    # a branch-chosen word keeps its alternatives while the second parse leaves it as is
+    same = len(spanned) == 1 and joined == first.text
     return Word(
         None if reason else joined,
         first.loc,
         first.via,
         reason,
         cond,
+        choice=any(words[k].choice for k in spanned),
+        alternatives=first.alternatives if same else (),
     )

@@ -37,6 +37,7 @@ from cfglint.load.shell.pieces import (
     word_problem,
 )
 from cfglint.load.shell.words import Invocation, Word
+from cfglint.model.values import Loc
 
 MAX_SOURCED = 16
 
@@ -408,7 +409,25 @@ class Statements:
         text = None if reason else "".join(p.text for p in pieces)
         via = merge_positions(*(p.via for p in pieces), exclude=at)
         cond = ctx.cond or any(p.cond for p in pieces)
-        return Word(text, self.loc(at), tuple(self.loc(v) for v in via), reason, cond)
+        choices = [k for k, p in enumerate(pieces) if p.pos in self.branch_choices]
+        if not choices:
+            return Word(text, self.loc(at), tuple(self.loc(v) for v in via), reason, cond)
+        alternatives: tuple[tuple[str, Loc], ...] = ()
+        alts = self.branch_choices[pieces[choices[0]].pos]
+        if len(choices) == 1 and text is not None and pieces[choices[0]].text in dict(alts):
+            k = choices[0]
+            head = "".join(p.text for p in pieces[:k])
+            tail = "".join(p.text for p in pieces[k + 1 :])
+            alternatives = tuple((head + t + tail, self.loc(pos)) for t, pos in alts)
+        return Word(
+            text,
+            self.loc(at),
+            tuple(self.loc(v) for v in via),
+            reason,
+            cond,
+            choice=True,
+            alternatives=alternatives,
+        )
 
     def _follow_source(self, args: list[Node], line: int, ctx: Ctx) -> str:
         """Read a sourced file in place, as bash does: its variables, exports, functions
