@@ -832,3 +832,19 @@ def test_one_armed_if_is_not_a_choice() -> None:
         run('if [ -z "$L" ]; then L=8; fi\ntorchrun pretrain_gpt.py --num-layers $L\n')
     ).args
     assert value_of(args, "--num-layers").choice is False
+
+
+def test_a_branch_repeating_an_earlier_value_keeps_the_choice() -> None:
+    """Two sizes share a width (`elif` 14B and 32B both 5120): the later equal branch must
+    not forget that the first branch chose something else."""
+    text = (
+        "case $1 in\n"
+        "  small) W=1024 ;;\n"
+        "  mid) W=5120 ;;\n"
+        "  big) W=5120 ;;\n"
+        "esac\n"
+        "torchrun pretrain_gpt.py --hidden-size $W\n"
+    )
+    w = value_of(only(run(text)).args, "--hidden-size")
+    assert w.choice
+    assert [t for t, _ in w.alternatives] == ["1024", "5120"]

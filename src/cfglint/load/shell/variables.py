@@ -156,7 +156,9 @@ class Variables:
         """Two branches of one if/case set ``name``: keep both visible, never pick silently."""
         old_text, new_text = self._joined(old), self._joined(new)
         if old_text == new_text:
-            return new
+            # the same value again (14B and 32B share a width): still one of the choices
+            # the earlier branches made, if they made any
+            return self._chosen(new, old.alts) if old.alts else new
         alts = (*(old.alts or ((old_text, old.defs[0]),)), (new_text, new.defs[0]))
         if new_text is not None and not new_text.strip() and (old_text or "").strip():
             # `if ...; then X="--flag"; else X=""; fi`: keep the flag, marked conditional,
