@@ -247,3 +247,23 @@ def test_moe_layer_freq_pattern_is_read(
     m = load_megatron(str(p), version)
     assert not any("moe-layer-freq" in w for w in m.warnings)
     assert normalize_megatron(m).moe.first_k_dense.value == dense
+
+
+def test_interpolation_factor_one_is_no_rescaling(tmp_path: Path) -> None:
+    """--rotary-seq-len-interpolation-factor 1 divides the positions by 1 (Megatron
+    rotary_pos_embedding.py `seq *= 1 / factor`): the same RoPE as none, so it must not
+    compare as linear scaling against a config without any."""
+    one = script(
+        tmp_path,
+        "torchrun pretrain_gpt.py --position-embedding-type rope "
+        "--rotary-seq-len-interpolation-factor 1\n",
+        "one.sh",
+    )
+    four = script(
+        tmp_path,
+        "torchrun pretrain_gpt.py --position-embedding-type rope "
+        "--rotary-seq-len-interpolation-factor 4\n",
+        "four.sh",
+    )
+    assert cfg_of(one).structure.rope_scaling.value == "none"
+    assert cfg_of(four).structure.rope_scaling.value == "linear(factor=4)"
