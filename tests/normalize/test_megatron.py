@@ -267,3 +267,13 @@ def test_interpolation_factor_one_is_no_rescaling(tmp_path: Path) -> None:
     )
     assert cfg_of(one).structure.rope_scaling.value == "none"
     assert cfg_of(four).structure.rope_scaling.value == "linear(factor=4)"
+
+
+@pytest.mark.parametrize("version", ["megatron-lm", "core_v0.12.1", "mindspeed-llm"])
+def test_legacy_rotary_switch_means_rope(tmp_path: Path, version: str) -> None:
+    """validate_args sets position_embedding_type 'rope' for the deprecated
+    --use-rotary-position-embeddings (arguments.py, "Legacy RoPE arguments")."""
+    p = script(tmp_path, "torchrun pretrain_gpt.py --use-rotary-position-embeddings\n")
+    s = cfg_of(p, version).structure
+    assert s.position_embedding_type.value == "rope"
+    assert s.rope_theta is not None and s.rope_theta.value == 10000
