@@ -277,3 +277,22 @@ def test_legacy_rotary_switch_means_rope(tmp_path: Path, version: str) -> None:
     s = cfg_of(p, version).structure
     assert s.position_embedding_type.value == "rope"
     assert s.rope_theta is not None and s.rope_theta.value == 10000
+
+
+def test_a_forks_entry_script_is_not_mindspeed_by_shared_flag_names(tmp_path: Path) -> None:
+    """A fork of Megatron-LM (Pai-Megatron-Patch) defines --qk-nope-head-dim for its own
+    pretrain_deepseek.py; MindSpeed-LLM defines the same name. The entry script is not one of
+    MindSpeed-LLM's, so the run is read as Megatron-LM, and the input warning says why and how
+    to choose otherwise; MindSpeed-LLM's own entry script with the same flag stays MindSpeed."""
+    body = "torchrun {entry} --num-layers 4 --qk-nope-head-dim 128\n"
+    fork = load_megatron(str(script(tmp_path, body.format(entry="pretrain_deepseek.py"))))
+    assert fork.kind == "megatron-script"
+    assert any(
+        "pretrain_deepseek.py is not a MindSpeed-LLM entry script" in w for w in fork.warnings
+    )
+    own = load_megatron(str(script(tmp_path, body.format(entry="pretrain_gpt.py"), "own.sh")))
+    assert own.kind == "mindspeed-script"
+    forced = load_megatron(
+        str(script(tmp_path, body.format(entry="pretrain_deepseek.py"), "f.sh")), "mindspeed-llm"
+    )
+    assert forced.kind == "mindspeed-script"
