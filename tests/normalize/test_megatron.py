@@ -296,3 +296,22 @@ def test_a_forks_entry_script_is_not_mindspeed_by_shared_flag_names(tmp_path: Pa
         str(script(tmp_path, body.format(entry="pretrain_deepseek.py"), "f.sh")), "mindspeed-llm"
     )
     assert forced.kind == "mindspeed-script"
+
+
+def test_mla_ignores_use_rope_scaling(tmp_path: Path) -> None:
+    """GPTModel reads --use-rope-scaling only for its own rotary embedding, which it builds
+    only without multi-latent attention (gpt_model.py `not multi_latent_attention`); MLA
+    takes its RoPE from --rope-type, which cfglint does not model: unknown, not llama3."""
+    p = script(
+        tmp_path,
+        "torchrun pretrain_gpt.py --multi-latent-attention --rope-type yarn "
+        "--use-rope-scaling --position-embedding-type rope\n",
+    )
+    rs = cfg_of(p, "megatron-lm").structure.rope_scaling
+    assert not rs.known and "multi-latent attention" in rs.detail
+    plain = script(
+        tmp_path,
+        "torchrun pretrain_gpt.py --position-embedding-type rope --use-rope-scaling\n",
+        "p.sh",
+    )
+    assert cfg_of(plain, "megatron-lm").structure.rope_scaling.value.startswith("llama3(")
