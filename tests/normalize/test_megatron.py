@@ -315,3 +315,20 @@ def test_mla_ignores_use_rope_scaling(tmp_path: Path) -> None:
         "p.sh",
     )
     assert cfg_of(plain, "megatron-lm").structure.rope_scaling.value.startswith("llama3(")
+
+
+@pytest.mark.parametrize(
+    ("score", "topk", "normalized"),
+    [("sigmoid", 8, True), ("sigmoid", 1, False), ("softmax", 8, False)],
+)
+def test_sigmoid_router_renormalizes_whatever_pre_softmax_says(
+    tmp_path: Path, score: str, topk: int, normalized: bool
+) -> None:
+    """Megatron's sigmoid router divides the chosen scores by their sum (top-k > 1);
+    --moe-router-pre-softmax changes only the softmax router (moe_utils.py)."""
+    p = script(
+        tmp_path,
+        "torchrun pretrain_gpt.py --num-experts 16 --moe-router-pre-softmax "
+        f"--moe-router-score-function {score} --moe-router-topk {topk}\n",
+    )
+    assert cfg_of(p, "megatron-lm").moe.norm_topk_prob.value is normalized

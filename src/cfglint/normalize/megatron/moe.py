@@ -70,12 +70,14 @@ def read_moe(m: MegatronInput, cfg: Config) -> None:
             [e.num_shared_experts, eff],
         )
     e.router_pre_softmax = m.arg("moe_router_pre_softmax")
-    e.norm_topk_prob = _normalized(m, e.router_pre_softmax)
+    e.score_function = m.arg("moe_router_score_function")
+    e.norm_topk_prob = _sigmoid_normalized(m, e.score_function, e.router_topk) or _normalized(
+        m, e.router_pre_softmax
+    )
     sf = m.arg("moe_router_topk_scaling_factor")
     if sf.known and sf.value is None:
         sf = sf.model_copy(update={"value": 1.0, "detail": sf.detail + " (no scaling)"})
     e.topk_scaling_factor = sf
-    e.score_function = m.arg("moe_router_score_function")
     e.load_balancing_type = _first(m.arg("moe_router_load_balancing_type"))
     e.expert_bias = m.arg("moe_router_enable_expert_bias")
     if (
@@ -92,6 +94,25 @@ def read_moe(m: MegatronInput, cfg: Config) -> None:
         e.first_k_dense = fk
     else:
         e.first_k_dense = _dense_prefix(m.arg("moe_layer_freq"))
+
+
+def _sigmoid_normalized(m: MegatronInput, score: Value, topk: Value | None) -> Value | None:
+    """Megatron-LM's sigmoid router always divides the chosen scores by their sum when
+    top-k > 1; --moe-router-pre-softmax only matters for softmax (moe_utils.py:852-868 @
+    core_v0.19.0, :544-552 @ core_v0.12.1). MindSpeed-LLM routes through its own code
+    (router.py), so it is left to :func:`_normalized`."""
+    if m.kind == "mindspeed-script" or not (score.known and score.value == "sigmoid"):
+        return None
+    if topk is None or not topk.known or not isinstance(topk.value, int):
+        return None
+    return Value.derived(
+        topk.value > 1,
+        "--moe-router-score-function",
+        "the sigmoid router divides the top-k scores by their sum"
+        if topk.value > 1
+        else "the sigmoid router keeps the single chosen score (top-1)",
+        [score, topk],
+    )
 
 
 def _normalized(m: MegatronInput, pre: Value) -> Value:
