@@ -67,3 +67,27 @@ def test_no_branch_matches_is_still_a_difference(
     first, second = (lines.index(f"    N_LAYERS={n}") + 1 for n in (4, 6))
     msg = found["STR001"]["message"]
     assert f"one of the branch values 4 (line {first}), 6 (line {second})" in msg
+
+
+def test_a_condition_on_a_branch_choice_is_not_decided(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The script adds its MoE options in one branch only: whether the run is MoE at all is
+    not known, so the MoE-only rules (MOE008's float32 router advice) are not decided."""
+    text = SCRIPT.read_text()
+    head = (
+        "KIND=$1\n"
+        'if [ "$KIND" = moe ]; then\n'
+        '    MOE_OPTS="--num-experts 8 --moe-router-topk 2"\n'
+        "else\n"
+        '    MOE_OPTS=""\n'
+        "fi\n"
+    )
+    text = text.replace("GPUS_PER_NODE=1\n", head + "GPUS_PER_NODE=1\n", 1)
+    text = text.replace("    --num-layers 2\n", "    --num-layers 2\n    ${MOE_OPTS}\n", 1)
+    script = tmp_path / "pretrain_maybe_moe.sh"
+    script.write_text(text)
+    data = lint(capsys, script)
+    assert not {f["rule"] for f in data["findings"]} & {"MOE001", "MOE008"}
+    notes = " ".join(str(x) for x in data["not_checked"])
+    assert "MOE008: not decided on Megatron: it depends on moe.num_experts" in notes

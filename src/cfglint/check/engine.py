@@ -191,7 +191,15 @@ def _consistency(rule: Rule, ctx: Context) -> list[Finding]:
         cfg = ctx.side(side)
         if cfg is None or not _when(rule, ctx, cfg):
             continue
-        ok = evaluate(rule.check, {"cfg": ConfigView(cfg)})  # type: ignore[arg-type]
+        unknowns: list[tuple[str, Value]] = []
+        ok = evaluate(rule.check, {"cfg": ConfigView(cfg, unknowns)})  # type: ignore[arg-type]
+        chosen = [(f, v) for f, v in unknowns if v.branch_choice]
+        if chosen and not ok:  # what an undecided script branch chose decides nothing
+            field, v = chosen[0]
+            ctx.not_checked.append(
+                (rule.row, f"{rule.id}: not decided: {field} ({v.knob}) is {v.where()}")
+            )
+            continue
         if ok is None or ok:
             continue
         vals = {f: cfg.get(f) for f in rule.locate if ":" not in f}
