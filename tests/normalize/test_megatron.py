@@ -332,3 +332,27 @@ def test_sigmoid_router_renormalizes_whatever_pre_softmax_says(
         f"--moe-router-score-function {score} --moe-router-topk {topk}\n",
     )
     assert cfg_of(p, "megatron-lm").moe.norm_topk_prob.value is normalized
+
+
+@pytest.mark.parametrize(
+    ("launch", "world"),
+    [
+        ("deepspeed pretrain_gpt.py", None),  # every device of the node: machine-dependent
+        ("deepspeed --include localhost:0,1 pretrain_gpt.py", None),
+        ("deepspeed --num_gpus 4 pretrain_gpt.py", 4),
+        ("torchrun pretrain_gpt.py", 1),  # torchrun's --nproc_per_node defaults to 1
+    ],
+)
+def test_deepspeed_launcher_uses_every_device_by_default(
+    tmp_path: Path, launch: str, world: int | None
+) -> None:
+    """deepspeed's --num_gpus defaults to -1, all devices (launcher/runner.py); only torchrun
+    and torch.distributed.launch start one process per node by default."""
+    p = script(
+        tmp_path, f"{launch} --tensor-model-parallel-size 2 --pipeline-model-parallel-size 2\n"
+    )
+    ws = cfg_of(p, "megatron-lm").parallel.world_size
+    if world is None:
+        assert not ws.known and "depends on the machine" in ws.detail
+    else:
+        assert ws.value == world
