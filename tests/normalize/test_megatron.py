@@ -356,3 +356,22 @@ def test_deepspeed_launcher_uses_every_device_by_default(
         assert not ws.known and "depends on the machine" in ws.detail
     else:
         assert ws.value == world
+
+
+@pytest.mark.parametrize(
+    ("head", "world"),
+    [
+        ("", None),  # $DIST never set: it may hold --nproc_per_node, no default applies
+        ('DIST="--nproc_per_node 8"\n', 8),
+        ('DIST="--nnodes 2"\n', 2),  # known options, nproc_per_node's default 1
+    ],
+)
+def test_unknown_launcher_options_leave_the_world_size_unknown(
+    tmp_path: Path, head: str, world: int | None
+) -> None:
+    p = script(tmp_path, head + "torchrun $DIST pretrain_gpt.py --tensor-model-parallel-size 2\n")
+    ws = cfg_of(p, "megatron-lm").parallel.world_size
+    if world is None:
+        assert not ws.known and "options are not all known" in ws.detail
+    else:
+        assert ws.value == world

@@ -8,7 +8,7 @@ import re
 
 from cfglint.model.config import Config
 from cfglint.model.values import Value
-from cfglint.normalize.launch import fixed_int
+from cfglint.normalize.launch import UNKNOWN_OPTIONS, fixed_int
 from cfglint.normalize.megatron.input import MegatronInput
 
 _DEFAULTED = re.compile(r"\$\{\w+:?-[^}]*\}")
@@ -164,6 +164,12 @@ def _world_size(m: MegatronInput) -> Value | None:
         )
     per = la.get("nproc_per_node") or la.get("num_gpus") or la.get("num_accelerators")
     nodes = la.get("nnodes") or la.get("num_nodes")
+    hidden = la.get(UNKNOWN_OPTIONS)
+    if hidden is not None and not (per and nodes):
+        # an option list cfglint cannot read may set the process count: no default applies
+        return Value.unknown(
+            "world size", f"the {launcher} options are not all known: {hidden.detail}"
+        )
     if launcher == "deepspeed" and not per:
         # the deepspeed launcher's --num_gpus defaults to -1: every device each node has,
         # or the ones --include / CUDA_VISIBLE_DEVICES name (deepspeed/launcher/runner.py:
