@@ -276,6 +276,27 @@ def test_bf16_embedding_kept_without_master_shows_in_the_optimizer_check(tmp_pat
     assert res.gap["update_rel"] > 1000 * floor, (res.gap["update_rel"], floor)
 
 
+@need_torch
+def test_learning_rate_knob_is_judged_at_the_configured_learning_rates(tmp_path: Path) -> None:
+    """Confirmations run at one constant probe lr, the same on both sides: there a
+    learning-rate knob always measured 0x the floor ("no measurable effect" for a 100x lr
+    difference, seen on the qwen3 MoE real pair). It is judged on the configured curves."""
+    from cfglint.evidence.probe.runner import probe
+
+    mg = tmp_path / "mg.sh"
+    mg.write_text((PAIR / "llama_fp32.sh").read_text().replace("--lr 1e-5", "--lr 1e-3"))
+    report, ctx = _lint(PAIR / "llama_fp32.yaml", mg)
+    assert "optimizer.lr" in {f.row for f in report.findings}
+    res = probe(
+        ctx.mf, ctx.mg, report.findings, steps=4, frameworks={"torch": True, "mindspore": False}
+    )
+    c = next(c for c in res.confirmations if c.row == "optimizer.lr")
+    assert c.knobs["lr"][0][0] == 1e-5 and c.knobs["lr"][1][0] == 1e-3
+    assert c.verdict == "confirmed", c
+    assert "configured learning rates" in c.reason
+    assert "lr" in res.residual["aligned"]
+
+
 @need_ms
 def test_aligned_pair_across_frameworks_sits_on_the_floor(tmp_path: Path) -> None:
     out = tmp_path / "probe.json"
@@ -501,7 +522,26 @@ def test_moe_spec_and_shrink_from_the_qwen3_pair() -> None:
     # of the logits then softmax; both normalized
     assert (mf.moe_pre_softmax, mg.moe_pre_softmax) == (True, False)
     assert mf.moe_norm_topk and mg.moe_norm_topk
-    assert (mf.moe_logged_aux, mg.moe_logged_aux) == (True, False)
+    # MindFormers mcore prints lm_loss beside `loss` (LM + aux) unless print_separate_loss
+    # is turned off (base_trainer.py:733): lm_loss is the number that compares with Megatron's
+    assert (mf.moe_logged_aux, mg.moe_logged_aux) == (False, False)
+
+
+def test_mcore_loss_without_separate_lm_loss_includes_the_aux_loss(tmp_path: Path) -> None:
+    """qwen3 real pair: with print_separate_loss off the log has only `loss` = LM + aux
+    (wrapper.py:430-432 @ 477621fd). Before, the probe always compared that sum with
+    Megatron's LM loss, which made the pair's residual 41x the floor while MindFormers
+    prints lm_loss by default."""
+    src = REAL / "qwen3_30b_a3b_pretrain_msl"
+    _, ctx = _lint(src / "mindformers.yaml", src / "megatron.sh")
+    assert ctx.mf.moe.separate_lm_loss.value is True
+    assert not pair_specs(ctx.mf, ctx.mg).mindformers.moe_logged_aux
+    mf = tmp_path / "mf.yaml"
+    mf.write_text((src / "mindformers.yaml").read_text() + "print_separate_loss: False\n")
+    _, ctx = _lint(mf, src / "megatron.sh")
+    assert ctx.mf.moe.separate_lm_loss.value is False
+    assert ctx.mf.moe.separate_lm_loss.loc is not None
+    assert pair_specs(ctx.mf, ctx.mg).mindformers.moe_logged_aux
 
 
 @pytest.mark.parametrize("shared", [0, 48])
@@ -545,3 +585,146 @@ def test_moe_knobs_confirmed_and_residual_at_the_cross_framework_floor() -> None
     assert res.gap["mean_loss_abs"] > 10 * res.floor["mean_loss_abs"]
     assert res.residual["verdict"].startswith("near the floor"), res.residual
     assert {"moe_capacity", "moe_norm_topk", "moe_aux_coeff"} <= set(res.residual["aligned"])
+
+
+REAL = FIXTURES / "realpairs"
+
+
+@pytest.mark.parametrize(
+    ("written", "mf_aux", "limited"),
+    [("gbs_aux_loss", "aux_loss", True), ("sub_seq_aux_loss", "aux_loss", False)],
+)
+def test_mindformers_mcore_balancing_types_at_the_probe_size(
+    tmp_path: Path, written: str, mf_aux: str, limited: bool
+) -> None:
+    """MindFormers mcore computes each balancing type as coeff * E * sum P_i f_i and only
+    counts f_i over more tokens (gbs: every micro-batch and data-parallel rank, router.py:
+    408-420 @ 477621fd). At the probe's one micro-batch on one device that is the aux loss.
+    Before, gbs_aux_loss was 'not modelled' and the MindFormers spec silently ran with no
+    aux loss at all beside Megatron's coefficient, which MOE017 then 'confirmed'."""
+    src = REAL / "qwen3_30b_a3b_pretrain_msl"
+    mf = tmp_path / "mf.yaml"
+    mf.write_text((src / "mindformers.yaml").read_text().replace("gbs_aux_loss", written))
+    _, ctx = _lint(mf, src / "megatron.sh")
+    pair = pair_specs(ctx.mf, ctx.mg)
+    assert (pair.mindformers.moe_aux, pair.mindformers.moe_aux_coeff) == (mf_aux, 0.001)
+    assert ("moe_aux" in pair.limits) is limited
+    assert not [g for g in pair.gaps if g.field.startswith("moe_aux")]
+
+
+def test_aux_loss_type_not_expressed_takes_the_other_sides_type_with_its_weight(
+    tmp_path: Path,
+) -> None:
+    # a balancing type the probe has no model of: its weight and its type both come from
+    # Megatron (a weight with no loss would be a guess the report never states)
+    src = REAL / "qwen3_30b_a3b_pretrain_msl"
+    mf = tmp_path / "mf.yaml"
+    mf.write_text((src / "mindformers.yaml").read_text().replace("gbs_aux_loss", "sinkhorn"))
+    _, ctx = _lint(mf, src / "megatron.sh")
+    pair = pair_specs(ctx.mf, ctx.mg)
+    assert [g.field for g in pair.gaps if g.side == "mindformers"] == ["moe_aux_coeff"]
+    assert pair.mindformers.moe_aux == pair.megatron.moe_aux == "aux_loss"
+
+
+@need_torch
+def test_real_pair_residual_names_what_the_specs_still_differ_in() -> None:
+    """llama3.1 SFT: after aligning the confirmed knobs the specs differ only in the norm
+    weights' storage (MindFormers legacy: layernorm_compute_type float32, llama_layer.py:182;
+    Megatron --bf16: bf16 copies of float32 masters). Megatron's llama3 RoPE scaling is not
+    modelled, and the report says so instead of 'the two specs agree'."""
+    from cfglint.evidence.probe.runner import probe
+
+    src = REAL / "llama31_8b_sft_msl"
+    report, ctx = _lint(src / "mindformers.yaml", src / "megatron.sh")
+    res = probe(
+        ctx.mf, ctx.mg, report.findings, steps=3, frameworks={"torch": True, "mindspore": False}
+    )
+    assert res.residual["unnamed"] == {"norm_param_dtype": ["float32", "bfloat16"]}
+    by_rule = {c.rule: c for c in res.confirmations}
+    assert by_rule["STR028"].verdict == "not probed"
+    assert "not modelled" in by_rule["STR028"].reason
+    assert any("llama3(factor=8" in n and "not modelled" in n for n in res.notes)
+
+
+@pytest.mark.parametrize(
+    "pair", ["deepseek3_671b_yarn_sft_msl", "deepseek3_mcore_yarn_pretrain_msl"]
+)
+def test_multi_latent_attention_leaves_qk_norm_unexpressed(pair: str) -> None:
+    """DeepSeek's MLA normalizes the query and key-value latents (Megatron --qk-layernorm;
+    MindFormers' research DeepseekV2Attention always builds lq_norm / lkv_norm,
+    deepseek2_model.py:445,484 @ f52743c). The probe's attention has no latents: before, it
+    ran per-head q/k norms on one side and 'confirmed' STR027 at 28x and 114x the floor."""
+    src = FIXTURES / "yarn" / pair
+    _, ctx = _lint(src / "mindformers.yaml", src / "megatron.sh")
+    assert ctx.mf.structure.multi_latent_attention.value is True
+    assert ctx.mg.structure.multi_latent_attention.value is True
+    p = pair_specs(ctx.mf, ctx.mg)
+    assert p.mindformers.qk_norm == p.megatron.qk_norm
+    assert {g.side for g in p.gaps if g.field == "qk_norm"} == {"mindformers", "megatron"}
+    assert any(n.startswith("multi-latent attention (mindformers, megatron)") for n in p.notes)
+
+
+def test_first_learning_rates_decided_when_the_training_length_does_not_matter() -> None:
+    """MindFormers' total_steps -1 leaves the length to the dataset. GLM-4's cosine from
+    1e-6 to lr_end 1e-6 without warmup is 1e-6 whatever the length, so its first steps are
+    known (before: 'not expressible'). Llama 3.1's warmup_ratio 0.03 makes the warmup's
+    length depend on it: that one stays unexpressed, with the reason."""
+    src = REAL / "glm4_9b_sft_msl"
+    _, ctx = _lint(src / "mindformers.yaml", src / "megatron.sh")
+    p = pair_specs(ctx.mf, ctx.mg, steps=5)
+    assert p.mindformers.lr == (1e-6,) * 5
+    assert not [g for g in p.gaps if g.field == "lr"]
+    src = REAL / "llama31_8b_sft_msl"
+    _, ctx = _lint(src / "mindformers.yaml", src / "megatron.sh")
+    p = pair_specs(ctx.mf, ctx.mg, steps=5)
+    assert [g.side for g in p.gaps if g.field == "lr"] == ["mindformers"]
+    assert "total_steps" in next(g.reason for g in p.gaps if g.field == "lr")
+
+
+def test_legacy_mindformers_moe_follows_the_recorded_release() -> None:
+    """MindFormers' TopkRouterV2 at the master data/ records (f52743c): sigmoid or softmax
+    scores, top-k, renormalized before any drop, then always times routed_scaling_factor
+    (moe.py:901-902, 1192-1195); the drop only zeroes weights. The probe had modelled the
+    Dec 2024 code (31a92de4: renormalize after the drop, and no scaling then), so DeepSeek-V3's
+    factor 2.5 read as 1 ('the two specs agree' on MOE015) and its sigmoid router as
+    not modelled."""
+    src = FIXTURES / "yarn" / "deepseek3_671b_yarn_sft_msl"
+    _, ctx = _lint(src / "mindformers.yaml", src / "megatron.sh")
+    mf = pair_specs(ctx.mf, ctx.mg).mindformers
+    assert (mf.moe_score, mf.moe_norm_topk, mf.moe_topk_scale) == ("sigmoid", True, 2.5)
+    assert not mf.moe_norm_after_drop and mf.moe_capacity == 1.1
+    src = REAL / "mixtral_8x7b_pretrain_msl"
+    _, ctx = _lint(src / "mindformers.yaml", src / "megatron.sh")
+    mf = pair_specs(ctx.mf, ctx.mg).mindformers
+    assert mf.moe_norm_topk and mf.moe_capacity > 0 and not mf.moe_norm_after_drop
+
+
+def test_recommendation_both_sides_meet_the_same_way_says_so(tmp_path: Path) -> None:
+    # OPT007 recommends beta2 0.95 and fires once per side on the Mixtral pair, where both
+    # sides use 0.999: not a difference the probe failed to see
+    from cfglint.evidence.probe.runner import Probe, mf_dialect, wd_scope_from
+
+    src = REAL / "mixtral_8x7b_pretrain_mlm"
+    report, ctx = _lint(src / "mindformers.yaml", src / "megatron.sh")
+    pair = pair_specs(ctx.mf, ctx.mg, 3, wd_scope_from(report.findings))
+    p = Probe(pair, 3, "cpu", None, mf_dialect(ctx.mf), str(tmp_path), {"torch": True}, print)
+    p.plan(report.findings)
+    reasons = {c.reason for c in p.unprobed if c.rule == "OPT007"}
+    assert reasons == {
+        "a recommendation for the mindformers side's value; the two sides agree on it",
+        "a recommendation for the megatron side's value; the two sides agree on it",
+    }
+
+
+def test_a_difference_within_a_row_is_not_read_as_a_recommendation(tmp_path: Path) -> None:
+    # OPT010 on the DeepSeek SFT pair carries {"min lr": {...}}: one key, but not a side.
+    # Over the probe's steps both schedules give 2e-6, which is what the line says.
+    from cfglint.evidence.probe.runner import Probe, mf_dialect, wd_scope_from
+
+    src = FIXTURES / "yarn" / "deepseek3_671b_yarn_sft_msl"
+    report, ctx = _lint(src / "mindformers.yaml", src / "megatron.sh")
+    pair = pair_specs(ctx.mf, ctx.mg, 3, wd_scope_from(report.findings))
+    p = Probe(pair, 3, "cpu", None, mf_dialect(ctx.mf), str(tmp_path), {"torch": True}, print)
+    p.plan(report.findings)
+    c = next(c for c in p.unprobed if c.rule == "OPT010")
+    assert c.reason == "the two specs agree on this knob at the probe's size"

@@ -72,6 +72,9 @@ class Structure(_Section):
     add_qkv_bias: V = None
     activation: V = None
     qk_norm: V = None
+    # multi-latent attention (DeepSeek's MLA): queries and keys-values through low-rank
+    # latents; qk_norm then means the norms of those latents
+    multi_latent_attention: V = None
 
 
 class Moe(_Section):
@@ -97,6 +100,9 @@ class Moe(_Section):
     load_balancing_type: V = None
     expert_bias: V = None
     first_k_dense: V = None
+    # whether the training log prints the LM loss apart from the aux losses (MindFormers
+    # mcore: print_separate_loss; its `loss` column is the LM loss plus the aux loss)
+    separate_lm_loss: V = None
 
 
 class Optimizer(_Section):

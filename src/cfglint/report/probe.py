@@ -109,6 +109,9 @@ def plot(result: Any, path: str, names: tuple[str, str]) -> None:
     c = result.curves
     ax1.plot(steps, c["mindformers"], "o-", label="MindFormers side")
     ax1.plot(steps, c["megatron"], "s--", label="Megatron side")
+    for k, v in c.items():
+        if k.startswith("aligned@cfg "):  # a learning-rate knob, judged at the configured lr
+            ax1.plot(steps, v, label="aligned " + k.removeprefix("aligned@cfg "), alpha=0.8)
     ax1.set_title("loss, configured lr")
     ax1.set_xlabel("step")
     ax1.legend(fontsize=8)

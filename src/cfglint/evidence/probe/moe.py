@@ -23,21 +23,25 @@ Megatron (megatron-core 0.16.1, ``megatron/core/transformer/moe/``):
   are logged apart from the LM loss: the printed loss excludes them;
 * shared_experts.py:128-131: the shared experts' output times ``sigmoid(x @ gate_weight)``.
 
-MindFormers legacy (``mindformers/modules/transformer/moe.py`` @ 31a92de4, MoEV2 with
-TopkRouterV2, which LlamaForCausalLM builds for ``expert_num > 1``):
+MindFormers legacy (``mindformers/modules/transformer/moe.py`` @ f52743c, the master that
+``data/mindformers.yaml`` records; MoEV2 with TopkRouterV2, which LlamaForCausalLM and the
+research DeepSeek classes build for ``expert_num > 1``):
 
-* Router (lines 922-931): the input cast to ``router_dense_type``, a bias-free Dense;
-* TopkRouterV2.construct (1458-1522): softmax over all experts, top-k; capacity
-  ``min(ceil(k N f / E), N)`` (lines 252-258); without ``enable_sdrop`` the slots are
-  filled k-major (every token's first choice before any second choice, lines 1551-1553),
-  with it token-major (= Megatron's ``position``);
-* the weights of the kept experts are renormalized when ``norm_topk_prob`` and k > 1
-  (after the drop), otherwise multiplied by ``routed_scaling_factor`` (lines 1597-1600):
-  with renormalization the scaling factor is not applied;
+* Router (lines 518-579): the input cast to ``router_dense_type``, a bias-free Dense;
+* TopkRouterV2.construct (1141-1195): softmax over all experts, or a sigmoid with
+  ``use_gating_sigmoid`` (901-902), then top-k; the k weights renormalized when
+  ``norm_topk_prob`` and k > 1 (eps 1e-9, 1390-1394), then always multiplied by
+  ``routed_scaling_factor`` (1195), both before any drop;
+* capacity ``min(ceil(k N f / E), N)`` (calculate_expert_capacity_v2, 245-252); without
+  ``enable_sdrop`` the slots are filled k-major (every token's first choice before any
+  second choice, _maskout_overflowed_tokens_sort_kdrop 1242-1305), with it token-major
+  (= Megatron's ``position``, 1307-1367); a dropped slot's weight is zeroed and the kept
+  ones are not renormalized. (Up to MindFormers 31a92de4 the renormalization came after
+  the drop and replaced the scaling; commit 6f00934d, 2025-02-28, moved it.)
 * LLamaDecodeLayer builds MoEV2 without ``return_extra_loss`` (models/llama/
-  llama_transformer.py:775-779), so MoEV2.construct (moe.py:858-862) drops the router's
+  llama_transformer.py:949-953), so MoEV2.construct (moe.py:490-516) drops the router's
   aux and z losses: neither reaches the loss, whatever aux_loss_types says;
-* LlamaFeedForwardWithMoE (models/llama/llama_layer.py:691-704): shared experts times
+* LlamaFeedForwardWithMoE (models/llama/llama_layer.py:721-836): shared experts times
   ``sigmoid(Dense(x in router_dense_type))`` with ``use_shared_expert_gating``.
 
 MindFormers mcore (``mindformers/parallel_core/training_graph/transformer/moe/`` @ 477621fd):
@@ -46,7 +50,10 @@ MindFormers mcore (``mindformers/parallel_core/training_graph/transformer/moe/``
   ``norm_topk_prob`` and k > 1, then always ``* moe_router_topk_scaling_factor``;
 * token_dispatcher.py has no capacity: dropless whatever the capacity factor says;
 * router.py:388-425: the aux loss ``coeff * E * sum_i P_i f_i`` over the step's tokens;
-  wrapper.py:430-432 adds it to the LM loss, so the printed loss includes it.
+  wrapper.py:430-432 adds it to the LM loss, so the printed ``loss`` includes it; with
+  ``print_separate_loss`` (on unless the config turns it off, base_trainer.py:733) the log
+  also prints ``lm_loss`` (core/callback/callback.py:605-611), the number that compares
+  with Megatron's.
 """
 
 from __future__ import annotations
@@ -64,6 +71,23 @@ MAX_DENSE = 2
 HIDDEN = 64
 
 LOSS_TYPES = ("aux_loss", "seq_aux_loss", "global_aux_loss", "none")
+# MindFormers' mcore load-balancing types: at the probe's size (one micro-batch of one
+# data-parallel rank, no sequence parallelism) each is the micro-batch aux loss; what
+# makes them differ from it needs more (mindformers/parallel_core/training_graph/
+# transformer/moe/router.py @ 477621fd)
+MCORE_AUX_AT_PROBE_SIZE = {
+    "sub_seq_aux_loss": "",
+    "seq_aux_loss": (
+        "seq_aux_loss averages the expert loads f_i over the sequence-parallel ranks "
+        "(router.py:403-406); on the probe's one device it is the micro-batch aux loss"
+    ),
+    "gbs_aux_loss": (
+        "gbs_aux_loss counts the expert loads f_i over every micro-batch of the step "
+        "and every data-parallel rank (router.py:408-420, fi_accu reset each step by "
+        "wrapper.py:573-580); the probe runs one micro-batch on one device, where it is "
+        "the micro-batch aux loss"
+    ),
+}
 # MindFormers' legacy model classes whose decoder layer returns the router's extra loss
 # (research/deepseek2/deepseek2_transformer.py:539); their loss is not modelled here
 _LEGACY_EXTRA_LOSS = ("DeepseekV2Config", "DeepseekV3Config")
@@ -103,14 +127,7 @@ def moe_values(cfg: Config, r: Any) -> dict[str, Any]:
     if why:
         r.miss("moe_score", why)
     elif score in ("softmax", "sigmoid"):
-        if legacy and score == "sigmoid":
-            r.miss(
-                "moe_score",
-                "use_gating_sigmoid: the legacy TopkRouterV2 (moe.py @ 31a92de4) takes a "
-                "softmax; a sigmoid router there is not modelled",
-            )
-        else:
-            out["moe_score"] = score
+        out["moe_score"] = score
     else:
         r.miss("moe_score", f"router score function {score!r} is not modelled")
     # order and normalization
@@ -126,15 +143,16 @@ def moe_values(cfg: Config, r: Any) -> dict[str, Any]:
         if norm is not None:
             out["moe_norm_topk"] = norm
     else:
+        # scores over all experts, top-k, renormalized before any drop (legacy moe.py:
+        # 1192-1193 @ f52743c; mcore router.py:259-296)
         out["moe_pre_softmax"] = True
         norm = r.flag("moe_norm_topk", "moe.norm_topk_prob")
         if norm is not None:
             out["moe_norm_topk"] = bool(norm and kk > 1)
-            out["moe_norm_after_drop"] = legacy and out["moe_norm_topk"]
+            out["moe_norm_after_drop"] = False
     scale = r.num("moe_topk_scale", "moe.topk_scaling_factor", lo=0.0)
     if scale is not None:
-        if legacy and out.get("moe_norm_topk"):
-            scale = 1.0  # moe.py:1597-1600: renormalized weights are not scaled
+        # applied after the renormalization on every side (legacy moe.py:1195 @ f52743c)
         out["moe_topk_scale"] = scale if scale > 0 else 1.0
     # capacity and drop
     cf_v = cfg.get("moe.capacity_factor")
@@ -172,7 +190,18 @@ def moe_values(cfg: Config, r: Any) -> dict[str, Any]:
     else:
         coeff = r.num("moe_aux_coeff", "moe.aux_loss_coeff", lo=0.0)
         lb, why = r.raw("moe.load_balancing_type")
-        typ = {"sub_seq_aux_loss": "aux_loss"}.get(str(lb), str(lb)) if not why else ""
+        # the file's spelling (the normalizer reads gbs_aux_loss as Megatron's
+        # global_aux_loss, normalize/mindformers/moe.py Spelled)
+        typ = str(getattr(lb, "written", lb)) if not why else ""
+        if not mg and typ in MCORE_AUX_AT_PROBE_SIZE:
+            # MindFormers' mcore router (router.py:388-425 @ 477621fd) computes every
+            # supported type as coeff * E * sum_i P_i f_i; they differ only in which tokens
+            # f_i is counted over
+            if typ != "sub_seq_aux_loss" and coeff:
+                r.limit("moe_aux", MCORE_AUX_AT_PROBE_SIZE[typ])
+            typ = "aux_loss"
+        elif typ == "sub_seq_aux_loss":
+            typ = "aux_loss"
         if why:
             r.miss("moe_aux_coeff", why)
         elif typ not in LOSS_TYPES or (not mg and typ not in ("aux_loss", "none")):
@@ -185,7 +214,14 @@ def moe_values(cfg: Config, r: Any) -> dict[str, Any]:
             r.miss("moe_z_coeff", "MindFormers' mcore z-loss is not modelled")
         elif z is not None:
             out["moe_z_coeff"] = z
-    out["moe_logged_aux"] = not mg and not legacy
+    if not mg and not legacy:
+        # the LM loss is what Megatron prints; MindFormers mcore prints it beside `loss`
+        # (LM + aux) with print_separate_loss, else only the sum
+        sep = r.flag("moe_logged_aux", "moe.separate_lm_loss")
+        if sep is not None:
+            out["moe_logged_aux"] = not sep
+    else:
+        out["moe_logged_aux"] = False
     out["moe_impl"] = "megatron" if mg else "mindformers"
     rd = r.dtype("moe_router_dtype", "moe.router_dtype")
     if rd is not None:

@@ -48,8 +48,9 @@ def route(spec, logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     if s.moe_capacity > 0:
         weights, rmap = drop(spec, weights, rmap, idx)
     if s.moe_norm_after_drop:
-        # MindFormers TopkRouterV2 (moe.py:1593-1598, 1693-1697): the kept experts' weights
-        # renormalized, eps 1e-9
+        # MindFormers TopkRouterV2 up to 31a92de4 (moe.py:1593-1598, 1693-1697): the kept
+        # experts' weights renormalized, eps 1e-9 (since 6f00934d it renormalizes before the
+        # drop; no config of the current release sets this)
         weights = weights / (weights.sum(dim=-1, keepdim=True) + 1e-9)
     return weights, rmap
 

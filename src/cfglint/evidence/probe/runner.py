@@ -31,7 +31,7 @@ from cfglint.evidence.probe.protocol import (
     result_path,
     write_job,
 )
-from cfglint.evidence.probe.spec import Spec, SpecPair, pair_specs
+from cfglint.evidence.probe.spec import COMPANIONS, Spec, SpecPair, pair_specs
 from cfglint.evidence.probe.weights import init_weights, to_layout, tokens
 from cfglint.model.config import Config
 
@@ -103,10 +103,19 @@ RULE_FIELDS: dict[str, tuple[str, ...] | None] = {
     "MOE016": ("moe_score",),
     "MOE017": ("moe_aux", "moe_aux_coeff"),
     "MOE018": None,
+    "STR028": None,
+    "STR029": None,
+    "STR030": None,
     "MOE007": None,
     "MOE009": None,
 }
 RULE_WHY = {
+    "STR028": "RoPE frequency scaling (YaRN, llama3, linear) is not modelled: the probe runs "
+    "plain RoPE on both sides",
+    "STR029": "interleaved RoPE (rotating adjacent pairs) is not modelled: the probe rotates "
+    "halves (Megatron's default) on both sides",
+    "STR030": "YaRN's mscale (of cos/sin and of the softmax scale) is not modelled: the probe "
+    "runs plain RoPE on both sides",
     "MOE018": "the load-based expert bias (aux-loss-free balancing) is not modelled",
     "MOE007": "padding expert input to capacity adds zero-weight slots: no change in value",
     "MOE009": "fused kernels are not run by the probe (the same unfused math on both sides)",
@@ -237,6 +246,13 @@ def multiple(effect: dict[str, Any], floor: dict[str, float]) -> tuple[float, st
     return ratios[best], LABELS[best]
 
 
+def knob_mode(fields: tuple[str, ...]) -> str:
+    """The curve a knob is judged on: the probe's constant learning rate shows most knobs
+    within a few steps, but it is the same on both sides, so a learning-rate knob (the
+    schedule's first steps) can only show on the configured learning rates."""
+    return "cfg" if "lr" in fields else "probe"
+
+
 def without_dropout(spec: Spec) -> Spec:
     return spec.model_copy(update={"hidden_dropout": 0.0, "attention_dropout": 0.0})
 
@@ -248,6 +264,21 @@ def residual_spec(mf: Spec, mg: Spec, fields: set[str]) -> Spec:
     no number but lets MindSpore reuse the floor's compiled graph."""
     aligned = mf.with_knobs(mg, sorted(fields))
     return without_dropout(aligned.with_knobs(mg, same_math(aligned, mg)))
+
+
+# spec fields whose difference is known to stay at the last bit: Megatron divides the
+# clip coefficient by (norm + 1e-6), MindSpore by max(norm, clip)
+NEGLIGIBLE = {"clip_formula"}
+
+
+def unnamed(res: Spec, ref: Spec) -> list[str]:
+    """The fields the residual run still differs in from the floor's spec: what is left for
+    the residual to measure. Init fields do not count when both start from one checkpoint,
+    nor the schedule (the residual runs at the probe's constant learning rate)."""
+    skip = set(NEGLIGIBLE) | {"seed", "lr"}
+    if not (res.random_init and ref.random_init):
+        skip |= {"init_std", "output_init_std"}
+    return [f for f in res.diff(ref) if f not in skip]
 
 
 def start_dtype(*specs: Spec) -> str:
@@ -522,7 +553,9 @@ class Probe:
             rid = f"knob-{len(seen)}"
             seen[fields] = rid
             runs.append(
-                self.run(rid, mf.with_knobs(mg, list(fields)), self.mf_dialect, ["probe"], True)
+                self.run(
+                    rid, mf.with_knobs(mg, list(fields)), self.mf_dialect, [knob_mode(fields)], True
+                )
             )
         t = self.spawn("torch", runs)
         floor_ref = t["floor-t"] if "floor-t" in t else t["mg"]
@@ -534,12 +567,11 @@ class Probe:
         pending: list[tuple[Confirmation, str]] = []
         for c, fields in knobs:
             rid = seen[fields]
-            eff = compare(
-                t[rid], base, "probe", (self.upd("torch", rid), self.upd("torch", "mf-t"))
-            )
+            mode = knob_mode(fields)
+            eff = compare(t[rid], base, mode, (self.upd("torch", rid), self.upd("torch", "mf-t")))
             c.effect = {m: float(eff[m]) for m in METRICS if m in eff}
             c.by_weight = eff["local_norms_rel"]
-            c.curve = t[rid].curves["probe"].loss
+            c.curve = t[rid].curves[mode].loss
             pending.append((c, rid))
         # the floor: the same semantics twice (two frameworks, or torch in two layouts)
         if cross:
@@ -563,16 +595,17 @@ class Probe:
         for c, _rid in pending:
             x, which = multiple(c.effect, eff_floor)
             c.floor_multiple = round(x, 1)
+            at = " at the configured learning rates" if "lr" in c.knobs else ""
             if x >= CONFIRM_MULTIPLE:
                 c.verdict = "confirmed"
                 c.measure = which
-                c.reason = f"{x:.3g}x the floor on the {which}"
+                c.reason = f"{x:.3g}x the floor on the {which}{at}"
                 confirmed.update(f for f in c.knobs)
             else:
                 c.verdict = "no measurable effect"
                 c.measure = which
                 c.reason = (
-                    f"at most {x:.3g}x the floor (on the {which}), below the "
+                    f"at most {x:.3g}x the floor (on the {which}{at}), below the "
                     f"{CONFIRM_MULTIPLE:g}x bar"
                 )
             confirmations.append(c)
@@ -611,11 +644,21 @@ class Probe:
             "worst_weight": resid["worst_weight"],
             "aligned": sorted(confirmed),
         }
+        left = unnamed(res_spec, floor_spec)
+        residual["unnamed"] = {
+            f: [_plain(getattr(res_spec, f)), _plain(getattr(mg, f))] for f in left
+        }
         if rx >= CONFIRM_MULTIPLE:
+            still = (
+                "; the two specs still differ in "
+                + ", ".join(f"{f} {a}->{b}" for f, (a, b) in residual["unnamed"].items())
+                if left
+                else ""
+            )
             residual["verdict"] = (
                 f"{rx:.0f}x the floor on the {rwhich} after aligning every "
                 f"confirmed knob: a cause the lint did not name (worst weight "
-                f"{resid['worst_weight']})"
+                f"{resid['worst_weight']}{still})"
             )
         else:
             residual["verdict"] = "near the floor: the confirmed findings explain the gap"
@@ -636,7 +679,8 @@ class Probe:
         }
         for c in confirmations:
             if c.verdict == "confirmed":
-                curves[f"aligned {c.row}"] = c.curve
+                at = "aligned@cfg" if "lr" in c.knobs else "aligned"
+                curves[f"{at} {c.row}"] = c.curve
         self.devices.setdefault("mindspore", "skipped")
         return ProbeResult(
             device=self.devices,
@@ -674,6 +718,10 @@ class Probe:
         """Which findings the probe can express, and with which spec fields."""
         mf, mg = self.pair.mindformers, self.pair.megatron
         gap_why = {g.field: f"{g.side}: {g.reason}" for g in self.pair.gaps}
+        for g in self.pair.gaps:  # a field taken with another side's gap says that gap
+            for f in COMPANIONS.get(g.field, ()):
+                gap_why.setdefault(f, f"{g.side}: {g.reason}")
+        limits = self.pair.limits
         out: list[tuple[Confirmation, tuple[str, ...]]] = []
         self.unprobed: list[Confirmation] = []
         for f in findings:
@@ -710,12 +758,22 @@ class Probe:
                 self.unprobed.append(c)
                 continue
             if not differ:
-                why = [gap_why[x] for x in fields if x in gap_why]
-                c.reason = (
-                    "cannot be expressed: " + "; ".join(why)
-                    if why
-                    else "the two specs agree on this knob at the probe's size"
-                )
+                why = list(dict.fromkeys(gap_why[x] for x in fields if x in gap_why))
+                small = list(dict.fromkeys(self.pair.limits[x] for x in fields if x in limits))
+                if why:
+                    c.reason = "cannot be expressed: " + "; ".join(why)
+                elif small:
+                    c.reason = "the difference needs more than the probe's size: " + "; ".join(
+                        small
+                    )
+                elif len(f.values) == 1 and next(iter(f.values)) in ("mindformers", "megatron"):
+                    # a recommendation on one side's value, not a difference between them
+                    c.reason = (
+                        f"a recommendation for the {next(iter(f.values))} side's value; the "
+                        "two sides agree on it"
+                    )
+                else:
+                    c.reason = "the two specs agree on this knob at the probe's size"
                 self.unprobed.append(c)
                 continue
             c.knobs = {x: [_plain(getattr(mf, x)), _plain(getattr(mg, x))] for x in differ}

@@ -127,7 +127,9 @@ class Spec(BaseModel):
     # (earliest tokens), "kmajor" (MindFormers without sdrop: every token's first choice
     # before any second choice, then by position)
     moe_drop: Literal["probs", "position", "kmajor"] = "probs"
-    moe_norm_after_drop: bool = False  # renormalize over the experts that kept the token
+    # renormalize over the experts that kept the token (MindFormers' TopkRouterV2 up to
+    # 31a92de4; the release data/ records renormalizes before the drop: moe.py:1192 @ f52743c)
+    moe_norm_after_drop: bool = False
     moe_aux: Literal["none", "aux_loss", "seq_aux_loss", "global_aux_loss"] = "none"
     moe_aux_coeff: float = 0.0
     moe_z_coeff: float = 0.0
@@ -160,6 +162,11 @@ class Gap(BaseModel):
     reason: str
 
 
+# a knob the probe cannot express takes the other side's value together with the fields
+# that only mean something beside it (an aux-loss type without its weight is a guess)
+COMPANIONS: dict[str, tuple[str, ...]] = {"moe_aux_coeff": ("moe_aux",)}
+
+
 class SpecPair(BaseModel):
     mindformers: Spec
     megatron: Spec
@@ -167,6 +174,9 @@ class SpecPair(BaseModel):
     notes: list[str] = Field(default_factory=list)
     # shape knobs that differ between the sides (the probe runs one shared shape)
     shape_diffs: dict[str, tuple[Any, Any]] = Field(default_factory=dict)
+    # spec field -> why a real difference there cannot show at the probe's size (one
+    # micro-batch on one device), for the confirmation's "not probed" line
+    limits: dict[str, str] = Field(default_factory=dict)
 
 
 # -- reading values ---------------------------------------------------------------------
@@ -174,6 +184,9 @@ class _Reader:
     def __init__(self, cfg: Config) -> None:
         self.cfg = cfg
         self.gaps: list[Gap] = []
+        self.limits: dict[str, str] = {}
+        self.rope_variants: list[str] = []  # RoPE variants the probe does not model
+        self.mla = False
 
     def raw(self, dotted: str) -> tuple[Any, str]:
         """(value, "") or (None, why)."""
@@ -194,6 +207,11 @@ class _Reader:
 
     def miss(self, field: str, why: str) -> None:
         self.gaps.append(Gap(field=field, side=self.cfg.side, reason=why))
+
+    def limit(self, field: str, why: str) -> None:
+        """The side's value is expressed, but what makes it differ from the other side's
+        needs more than the probe's one micro-batch on one device."""
+        self.limits[field] = f"{self.cfg.side}: {why}"
 
     def num(self, field: str, dotted: str, lo: float | None = None) -> float | None:
         v, why = self.raw(dotted)
@@ -236,18 +254,32 @@ def _lr_curve(cfg: Config, steps: int) -> tuple[tuple[float, ...] | None, str]:
     from cfglint.evidence import lr
     from cfglint.evidence.lr.bridge import schedule_of
 
+    errors = (ValueError, KeyError, TypeError, ZeroDivisionError)
     try:
         s = schedule_of(cfg)
         curve = lr.curve(s, steps)
-    except (ValueError, KeyError, TypeError, ZeroDivisionError) as exc:
-        return None, f"the lr schedule cannot be built: {exc}"
+    except errors as exc:
+        # the training length is left to run time (MindFormers total_steps -1): the first
+        # steps are still decided when they come out the same whatever the length (a
+        # constant schedule, no warmup, lr_end equal to the learning rate)
+        try:
+            firsts = {
+                tuple(lr.curve(schedule_of(cfg, total), steps))
+                for total in (steps, 1000 * steps, 10**6)
+            }
+        except errors:
+            firsts = set()
+        if len(firsts) != 1:
+            return None, f"the lr schedule cannot be built: {exc}"
+        curve = list(firsts.pop())
     if not curve:
         return None, "the lr schedule is empty"
     return tuple(float(x) for x in curve[:steps]), ""
 
 
-def side_values(cfg: Config, steps: int = MAX_STEPS) -> tuple[dict[str, Any], list[Gap]]:
-    """Every spec field this side's config decides (shape fields excluded)."""
+def side_values(cfg: Config, steps: int = MAX_STEPS) -> tuple[dict[str, Any], _Reader]:
+    """Every spec field this side's config decides (shape fields excluded), and the reader
+    holding what it could not express (gaps), its limits and notes."""
     r = _Reader(cfg)
     out: dict[str, Any] = {}
 
@@ -277,6 +309,12 @@ def side_values(cfg: Config, steps: int = MAX_STEPS) -> tuple[dict[str, Any], li
         r.miss("rope_theta", f"position embedding {pos!r} is not modelled (rope only)")
     else:
         put("rope_theta", r.num("rope_theta", "structure.rope_theta", lo=1.0))
+        scaling, why = r.raw("structure.rope_scaling")
+        if not why and scaling not in (None, "none"):
+            r.rope_variants.append(f"{cfg.side} scales the RoPE frequencies ({scaling})")
+        inter, why = r.raw("structure.rope_interleaved")
+        if not why and inter is True:
+            r.rope_variants.append(f"{cfg.side} rotates adjacent pairs (interleaved RoPE)")
         pct = r.num("rotary_percent", "structure.rotary_percent", lo=0.0)
         if pct is not None and 0.0 < pct <= 1.0:
             out["rotary_percent"] = pct
@@ -285,7 +323,17 @@ def side_values(cfg: Config, steps: int = MAX_STEPS) -> tuple[dict[str, Any], li
     put("qkv_bias", r.flag("qkv_bias", "structure.add_qkv_bias", absent=False))
     put("linear_bias", r.flag("linear_bias", "structure.add_bias_linear", absent=False))
     put("tied", r.flag("tied", "structure.tied_embeddings", absent=False))
-    put("qk_norm", r.flag("qk_norm", "structure.qk_norm", absent=False))
+    mla, why = r.raw("structure.multi_latent_attention")
+    if not why and mla is True:
+        # DeepSeek's MLA projects queries and keys-values through low-rank latents, and
+        # its qk norm (--qk-layernorm; MindFormers' lq_norm / lkv_norm) normalizes those
+        # latents, not each head's query and key as the probe's attention would
+        r.mla = True
+        r.miss(
+            "qk_norm", "multi-latent attention is not modelled (its q/k norms act on the latents)"
+        )
+    else:
+        put("qk_norm", r.flag("qk_norm", "structure.qk_norm", absent=False))
     for field, dotted in (
         ("hidden_dropout", "structure.hidden_dropout"),
         ("attention_dropout", "structure.attention_dropout"),
@@ -382,7 +430,7 @@ def side_values(cfg: Config, steps: int = MAX_STEPS) -> tuple[dict[str, Any], li
         out["seed"] = seed
     if cfg.is_moe:
         out.update(moe_values(cfg, r))
-    return out, r.gaps
+    return out, r
 
 
 # -- shrinking --------------------------------------------------------------------------
@@ -455,18 +503,31 @@ def pair_specs(
     ``wd_scope``: which parameters weight decay reaches per side, when the source scan
     says ("all" or "matrices"); otherwise each framework's default grouping."""
     shapes, diffs, notes = shrink_shapes(mf, mg)
-    a, gaps_a = side_values(mf, steps)
-    b, gaps_b = side_values(mg, steps)
+    a, ra = side_values(mf, steps)
+    b, rb = side_values(mg, steps)
+    gaps_a, gaps_b = ra.gaps, rb.gaps
     for side, d in (("mindformers", a), ("megatron", b)):
         scope = (wd_scope or {}).get(side)
         if scope in ("all", "matrices"):
             d["wd_scope"] = scope
-    for g in gaps_a:
-        if g.field in b:
-            a[g.field] = b[g.field]
-    for g in gaps_b:
-        if g.field in a:
-            b[g.field] = a[g.field]
+    for gaps, mine, other in ((gaps_a, a, b), (gaps_b, b, a)):
+        for g in gaps:
+            for f in (g.field, *COMPANIONS.get(g.field, ())):
+                if f in other:
+                    mine[f] = other[f]
+    mla = [s for s, rd in (("mindformers", ra), ("megatron", rb)) if rd.mla]
+    if mla:
+        notes.append(
+            f"multi-latent attention ({', '.join(mla)}) is not modelled: the probe runs "
+            "standard attention with the same head counts on both sides"
+        )
+    variants = ra.rope_variants + rb.rope_variants
+    if variants:
+        notes.append(
+            "RoPE scaling and interleaving are not modelled: both sides run plain "
+            "rotate-half RoPE with their theta, so neither the gap nor the residual includes "
+            f"them ({'; '.join(variants)})"
+        )
     # identical loaded weights when either side starts from a checkpoint. Where a side's
     # checkpoint is unknown (a fine-tuning recipe's empty or placeholder path), starting both
     # from identical weights claims nothing: a random start would turn every init difference
@@ -494,4 +555,5 @@ def pair_specs(
         gaps=gaps_a + gaps_b,
         notes=notes,
         shape_diffs=diffs,
+        limits={**rb.limits, **ra.limits},
     )

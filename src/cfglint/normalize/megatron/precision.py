@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from cfglint.model.config import Config
 from cfglint.model.values import Value
-from cfglint.normalize.init_std import scaled_std
+from cfglint.normalize.init_std import scaled_output_std
 from cfglint.normalize.megatron.common import implementation_fact
 from cfglint.normalize.megatron.input import MegatronInput
 from cfglint.normalize.placeholders import as_placeholder
@@ -160,10 +160,4 @@ def _output_init_std(m: MegatronInput, cfg: Config) -> Value | None:
                 f"{v.knob or dest} {what}; cfglint does not model that init",
                 loc=v.loc,
             )
-    return Value.derived(
-        scaled_std(std.value, layers.value) if std.known and layers.known else None,
-        "init_method_std",
-        "Megatron initializes linear_proj and linear_fc2 with init_method_std /"
-        " sqrt(2 x num_layers)",
-        [std, layers],
-    )
+    return scaled_output_std(std, layers, "Megatron's models")

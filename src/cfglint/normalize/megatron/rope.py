@@ -35,7 +35,7 @@ def read_rope(m: MegatronInput, cfg: Config) -> None:
         s.rope_interleaved = Value.default(False, "--rotary-interleaved", m.table.label)
 
 
-def _mla(m: MegatronInput) -> Value:
+def multi_latent_attention(m: MegatronInput) -> Value:
     """--multi-latent-attention, or MindSpeed-LLM's deprecated --multi-head-latent-attention,
     which validate_args copies onto it (deprecated_args.py @ v26.1.0)."""
     v = m.arg("multi_latent_attention")
@@ -64,7 +64,7 @@ def _scaling(m: MegatronInput, cfg: Config, pe: Value) -> tuple[Value, Value | N
             f"MindSpeed-LLM --rope-scaling-type {typ.value}",
             ins,
         ), None
-    mla = _mla(m)
+    mla = multi_latent_attention(m)
     if typ is None and mla.known and mla.value:
         # Megatron-LM's MLA builds its rotary embedding from MLATransformerConfig
         # (--rope-type, --rotary-scaling-factor, --mscale, --mscale-all-dim, beta and
@@ -154,7 +154,7 @@ def _mindspeed_yarn(m: MegatronInput, cfg: Config, typ: Value) -> tuple[Value, V
     - MLA: softmax scale x g(factor, mscale_all_dim)^2 when mscale_all_dim is not 0
       (tasks/models/transformer/mla_dot_product_attention.py:43-49 and 79-86).
     """
-    mla = _mla(m)
+    mla = multi_latent_attention(m)
     if not mla.known:
         return Value.derived(None, "", "", [mla]), Value.derived(None, "", "", [mla])
     knob = "--rope-scaling-type"

@@ -10,6 +10,7 @@ from cfglint.model.config import Config
 from cfglint.model.values import Value
 from cfglint.normalize.megatron.common import as_int, implementation_fact
 from cfglint.normalize.megatron.input import MegatronInput
+from cfglint.normalize.megatron.rope import multi_latent_attention
 
 
 def read_structure(m: MegatronInput, cfg: Config) -> None:
@@ -104,6 +105,7 @@ def read_structure(m: MegatronInput, cfg: Config) -> None:
     else:
         s.activation = Value.default("gelu", knob="--swiglu", source=f"{m.table.label} (GeLU MLP)")
     s.qk_norm = m.arg("qk_layernorm")
+    s.multi_latent_attention = multi_latent_attention(m)
 
 
 def _flash(m: MegatronInput) -> Value:

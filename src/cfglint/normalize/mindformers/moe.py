@@ -281,6 +281,17 @@ def _moe_mcore(view: MFView, cfg: Config) -> None:
     if z.known and z.value is None:
         z = z.model_copy(update={"value": 0.0, "detail": z.detail + " (no z-loss)"})
     e.z_loss_coeff = z
+    # the mcore wrapper's `loss` is lm_loss + aux_loss (wrapper.py:430-432 @ 477621fd); with
+    # print_separate_loss the log also prints lm_loss (callback.py:605-611), which the
+    # trainer turns on unless the config says otherwise (base_trainer.py:733)
+    sep = view.node("print_separate_loss")
+    e.separate_lm_loss = (
+        view.value(sep, "print_separate_loss", "bool")
+        if sep is not None
+        else Value.default(
+            True, knob="print_separate_loss", source="MindFormers BaseTrainer (base_trainer.py:733)"
+        )
+    )
     dropped = view.node(f"{view.model_path}.router_aux_loss_coef")
     if dropped is not None and cfg.model_class == "Qwen3MoeConfig":
         view.warnings.append(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from cfglint.model.config import Config
 from cfglint.model.values import Value
-from cfglint.normalize.init_std import scaled_std
+from cfglint.normalize.init_std import scaled_output_std
 from cfglint.normalize.mindformers.other import training_stage
 from cfglint.normalize.mindformers.view import MFView, first_written
 from cfglint.normalize.placeholders import as_placeholder
@@ -134,13 +134,7 @@ def _output_init_std(cfg: Config) -> Value | None:
     # Megatron-style models port TransformerConfig: output_layer_init_method defaults to
     # normal(0, init_method_std / sqrt(2 x num_layers)) (parallel_core/transformer_config.py:
     # 543-548, parallel_core/utils/init_method.py:43-45 @ fd4deebc)
-    return Value.derived(
-        scaled_std(std.value, layers.value) if std.known and layers.known else None,
-        "init_method_std",
-        "MindFormers' Megatron-style models initialize linear_proj and linear_fc2 with"
-        " init_method_std / sqrt(2 x num_layers)",
-        [std, layers],
-    )
+    return scaled_output_std(std, layers, "MindFormers' Megatron-style models")
 
 
 def _embedding_output(view: MFView, cfg: Config) -> Value | None:

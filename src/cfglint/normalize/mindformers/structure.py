@@ -18,6 +18,9 @@ from cfglint.normalize.mindformers.view import (
     fixed,
 )
 
+# legacy model classes whose attention is multi-latent (DeepSeek V2/V3 under research/)
+_MLA_CLASSES = ("DeepseekV2Config", "DeepseekV3Config")
+
 
 def read_structure(view: MFView, cfg: Config) -> None:
     s = cfg.structure
@@ -81,6 +84,14 @@ def read_structure(view: MFView, cfg: Config) -> None:
     # class-fixed properties and dialect-specific keys
     facts = view.d.knobs["legacy_classes"].get(cfg.model_class, {}) if not view.mcore else {}
     if view.mcore:
+        s.multi_latent_attention = view.mcore_field("multi_latent_attention", "bool")
+        if view.mcore_raw("multi_latent_attention") is None and cfg.model_class in _MLA_CLASSES:
+            # TrainingDeepseekV3ForCausalLM converts with is_mla_model=True, so its
+            # defaults are MLATransformerConfig's (models/deepseek3/
+            # modeling_deepseek_v3_train.py:31 @ 477621fd)
+            s.multi_latent_attention = Value.default(
+                True, knob="multi_latent_attention", source="MindFormers MLATransformerConfig"
+            )
         s.normalization = view.mcore_field("normalization")
         s.hidden_dropout = view.mcore_field("hidden_dropout", "float")
         s.attention_dropout = view.mcore_field("attention_dropout", "float")
@@ -133,6 +144,13 @@ def read_structure(view: MFView, cfg: Config) -> None:
         elif qb is not None:
             s.add_qkv_bias = fixed(view, bool(qb), "QKV bias")
         s.hidden_dropout, s.attention_dropout = _legacy_dropout(view, facts)
+        if view.model_cls is not None:
+            # the research DeepSeek classes train DeepseekV2ForCausalLM, whose attention is
+            # MLA with RMSNorms on both latents, always built (research/deepseek3/
+            # deepseek3_model_train.py:20; deepseek2_model.py:311,445,484 @ f52743c)
+            s.multi_latent_attention = fixed(
+                view, cfg.model_class in _MLA_CLASSES, "multi-latent attention"
+            )
         if s.qk_norm is not None and not s.qk_norm.known:
             s.qk_norm = fixed(view, False, "qk norm")
     if s.add_qkv_bias is not None and not s.add_qkv_bias.known and s.add_bias_linear is not None:
