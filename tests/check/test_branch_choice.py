@@ -91,3 +91,13 @@ def test_a_condition_on_a_branch_choice_is_not_decided(
     assert not {f["rule"] for f in data["findings"]} & {"MOE001", "MOE008"}
     notes = " ".join(str(x) for x in data["not_checked"])
     assert "MOE008: not decided on Megatron: it depends on moe.num_experts" in notes
+
+
+def test_show_names_every_branch_value(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    script = branched(tmp_path, (2, 4), (4096, 8192))
+    main(["show", "--megatron", str(script), "--no-color"])
+    # the table wraps cells: drop its borders and join the wrapped lines
+    out = " ".join(capsys.readouterr().out.replace("│", " ").split())
+    lines = script.read_text().splitlines()
+    first, second = (lines.index(f"    N_LAYERS={n}") + 1 for n in (2, 4))
+    assert f"one of the branch values 2 (line {first}), 4 (line {second})" in out

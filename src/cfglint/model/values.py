@@ -167,7 +167,8 @@ class Value(BaseModel):
             return f"{os.path.basename(loc.path)}:{loc.line}"
 
         if self.origin is Origin.FILE and self.loc is not None:
-            return f"{self.knob} @ {at(self.loc)}" if self.knob else at(self.loc)
+            text = f"{self.knob} @ {at(self.loc)}" if self.knob else at(self.loc)
+            return f"{text}; {self.choice_note()}" if self.branch_choice else text
         if self.origin is Origin.DERIVED:
             locs = ", ".join(at(loc) for loc in self.locations()[:3])
             return f"{self.detail} ({locs})" if locs else self.detail
