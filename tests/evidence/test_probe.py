@@ -728,3 +728,23 @@ def test_a_difference_within_a_row_is_not_read_as_a_recommendation(tmp_path: Pat
     p.plan(report.findings)
     c = next(c for c in p.unprobed if c.rule == "OPT010")
     assert c.reason == "the two specs agree on this knob at the probe's size"
+
+
+@need_torch
+def test_printed_loss_with_the_aux_loss_is_confirmed(tmp_path: Path) -> None:
+    # MindFormers mcore prints only LM + aux when print_separate_loss is off; Megatron's
+    # 'lm loss' has no aux loss: the printed curves differ although training is the same
+    from cfglint.evidence.probe.runner import probe
+
+    src = FIXTURES / "realpairs" / "qwen3_30b_a3b_pretrain_msl"
+    text = (src / "mindformers.yaml").read_text(encoding="utf-8")
+    (tmp_path / "mf.yaml").write_text(text + "\nprint_separate_loss: False\n", encoding="utf-8")
+    report, ctx = _lint(tmp_path / "mf.yaml", src / "megatron.sh")
+    assert "MOE021" in {f.rule for f in report.findings}
+    res = probe(
+        ctx.mf, ctx.mg, report.findings, steps=4, frameworks={"torch": True, "mindspore": False}
+    )
+    c = next(c for c in res.confirmations if c.rule == "MOE021")
+    assert c.knobs == {"moe_logged_aux": [True, False]}
+    assert c.verdict == "confirmed", c
+    assert res.residual["floor_multiple"] < 10, res.residual

@@ -102,6 +102,7 @@ RULE_FIELDS: dict[str, tuple[str, ...] | None] = {
     "MOE015": ("moe_topk_scale",),
     "MOE016": ("moe_score",),
     "MOE017": ("moe_aux", "moe_aux_coeff"),
+    "MOE021": ("moe_logged_aux",),
     "MOE018": None,
     "STR028": None,
     "STR029": None,
