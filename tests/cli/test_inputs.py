@@ -662,6 +662,15 @@ def test_bad_pairs_setting_is_an_input_error(
             "NOT_TRAINING",
             "inference or generation",
         ),
+        # a checkpoint tool that takes the model flags: WORLD_SIZE=2 python ... --num-layers
+        (
+            "merge.sh",
+            "WORLD_SIZE=2 python tools/merge_mp_partitions.py --model-type BERT"
+            " --tensor-model-parallel-size 2 --num-layers 24 --hidden-size 1024"
+            " --num-attention-heads 16 --load ckpt\n",
+            "NOT_TRAINING",
+            "checkpoint or model conversion",
+        ),
         # `torchrun ${SCRIPT}` shared by many scripts: the script's own name decides
         (
             "quantize.sh",

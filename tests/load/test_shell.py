@@ -729,3 +729,122 @@ def test_expansion_blow_up_is_capped() -> None:
 def test_deep_nesting_is_an_input_error() -> None:
     with pytest.raises(InputError, match="nesting too deep"):
         run("if true; then\n" * 3000 + "X=1\n" + "fi\n" * 3000)
+
+
+# -- eval: the second parse ---------------------------------------------------------------
+
+
+def test_eval_of_a_command_string_is_the_launch() -> None:
+    """``run_cmd="torchrun ..."; eval ${run_cmd}``: bash joins eval's words and parses them
+    again, so the launch is found, the quotes inside the string are removed only now, and
+    each flag keeps the line it was written at."""
+    path = fixture("eval_run_cmd.sh")
+    parsed = parse_script(path)
+    inv = only(parsed)
+    assert inv.launcher == "torchrun"
+    assert inv.script is not None and inv.script.text == "pretrain_gpt.py"
+    args = inv.args
+    assert value_of(args, "--num-layers").text == "8"
+    assert value_of(args, "--num-layers").loc.line == line_of(path, "--num-layers")
+    # '...' inside the double-quoted string survives the first expansion; eval removes it
+    assert value_of(args, "--moe-layer-freq").text == "([0]*2+[1]*6)"
+    # \" inside the string becomes a quote that eval's parse uses to keep one word
+    assert value_of(args, "--data-path").text == "/mnt/corpus/part 1"
+    assert "--sequence-parallel" in texts(args)
+    assert not any("eval" in w for w in parsed.warnings)
+
+
+@pytest.mark.parametrize(
+    ("line", "flag", "reason"),
+    [
+        # single quotes inside the value: eval expands $HOME only on its second parse
+        ("X=\"--load '\\$HOME'\"; eval torchrun pretrain_gpt.py $X", None, None),
+        ('X="--load \\$CKPT"; eval torchrun pretrain_gpt.py $X', "--load", "a second time"),
+        ('X="--lr 1e-4 ; echo done"; eval torchrun pretrain_gpt.py $X', "--lr", None),
+        ("eval torchrun pretrain_gpt.py --save $1", "--save", "positional"),
+        ("X='--data-path d*'; eval torchrun pretrain_gpt.py $X", "--data-path", "glob"),
+    ],
+)
+def test_eval_second_parse(line: str, flag: str | None, reason: str | None) -> None:
+    inv = only(run(line))
+    if flag is None:
+        assert texts(inv.args) == ["--load", "$HOME"]
+        return
+    w = value_of(inv.args, flag)
+    if reason is None:
+        assert w.text == "1e-4"
+        assert texts(inv.args) == ["--lr", "1e-4"]  # `;` ended the launch command
+    else:
+        assert w.text is None and reason in w.unknown
+
+
+def test_eval_of_a_quoted_string_ends_the_command_at_its_newline() -> None:
+    """``eval "$cmd"`` keeps the newline, which ends the command on the second parse:
+    the options on the next line are a separate command that torchrun never sees."""
+    inv = only(run('cmd="torchrun pretrain_gpt.py --lr 1e-4\n --seed 7"\neval "$cmd"\n'))
+    assert texts(inv.args) == ["--lr", "1e-4"]
+
+
+def test_eval_of_unknown_text_says_why() -> None:
+    parsed = run("eval $LAUNCH_CMD\n")
+    assert parsed.invocations == []
+    assert any("eval $LAUNCH_CMD is not followed" in w for w in parsed.warnings)
+
+
+# -- values chosen by undecided branches ----------------------------------------------------
+
+
+def test_a_branch_choice_keeps_every_branch_value() -> None:
+    """`if [ $SIZE = a ]; then N=2; else N=4; fi`: the last branch's value is used, the word
+    says it was a choice and lists every branch's value with its line, through a one-token
+    variable copy, a `--flag=$X` word and eval alike."""
+    text = (
+        "SIZE=$1\n"
+        "if [ $SIZE = a ]; then\n"
+        "  N=2\n"
+        "  W=64\n"
+        '  extra=""\n'
+        "else\n"
+        "  N=4\n"
+        "  W=128\n"
+        '  extra="--swiglu --ffn-hidden-size 96"\n'
+        "fi\n"
+        "M=$N\n"
+        'cmd="torchrun pretrain_gpt.py --num-layers $M --hidden-size=$W $extra --lr 1e-4"\n'
+        "eval $cmd\n"
+    )
+    args = only(run(text)).args
+    n = value_of(args, "--num-layers")
+    assert (n.text, n.choice) == ("4", True)
+    assert [(t, loc.line) for t, loc in n.alternatives] == [("2", 3), ("4", 7)]
+    width = next(w for w in args if (w.text or "").startswith("--hidden-size="))
+    assert [t for t, _ in width.alternatives] == ["--hidden-size=64", "--hidden-size=128"]
+    # the other branch leaves `extra` empty: its flags may be absent, no alternatives
+    ffn = value_of(args, "--ffn-hidden-size")
+    assert ffn.choice and ffn.alternatives == ()
+    assert next(w for w in args if w.text == "--swiglu").choice
+    assert not value_of(args, "--lr").choice
+
+
+def test_one_armed_if_is_not_a_choice() -> None:
+    """`if [ -z "$X" ]; then X=1; fi` sets a value in one branch only: nothing to choose from."""
+    args = only(
+        run('if [ -z "$L" ]; then L=8; fi\ntorchrun pretrain_gpt.py --num-layers $L\n')
+    ).args
+    assert value_of(args, "--num-layers").choice is False
+
+
+def test_a_branch_repeating_an_earlier_value_keeps_the_choice() -> None:
+    """Two sizes share a width (`elif` 14B and 32B both 5120): the later equal branch must
+    not forget that the first branch chose something else."""
+    text = (
+        "case $1 in\n"
+        "  small) W=1024 ;;\n"
+        "  mid) W=5120 ;;\n"
+        "  big) W=5120 ;;\n"
+        "esac\n"
+        "torchrun pretrain_gpt.py --hidden-size $W\n"
+    )
+    w = value_of(only(run(text)).args, "--hidden-size")
+    assert w.choice
+    assert [t for t, _ in w.alternatives] == ["1024", "5120"]

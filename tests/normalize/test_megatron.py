@@ -222,3 +222,156 @@ def test_output_projection_init_std(tmp_path: Path) -> None:
     # a layer count that cannot be read leaves the derived std unknown, not guessed
     w = cfg_of(script(tmp_path, base.replace("8 --hidden", "$L --hidden") + "\n")).weight
     assert not w.output_init_std.known
+
+
+@pytest.mark.parametrize("version", ["megatron-lm", "core_v0.12.1"])
+@pytest.mark.parametrize(
+    ("freq", "dense"),
+    [
+        ("'([0]*2+[1]*6)'", 2),  # the parenthesised form in Megatron's own help text
+        ("'([0]*1+[1]*3)*2'", 1),  # a repeated group
+        ("'[0,0,0,1,1,1,1,1]'", 3),
+        ("2", 0),  # one MoE layer in every 2 (the first is MoE: layer 0 % 2 == 0)
+    ],
+)
+def test_moe_layer_freq_pattern_is_read(
+    tmp_path: Path, version: str, freq: str, dense: int
+) -> None:
+    """--moe-layer-freq takes an int or a list expression (moe_freq_type, arguments.py); a
+    pattern is a valid value, not 'not a valid int', and its leading zeros are the dense
+    layers."""
+    p = script(
+        tmp_path,
+        "torchrun pretrain_gpt.py --num-layers 8 --num-experts 8 --moe-layer-freq " + freq,
+    )
+    m = load_megatron(str(p), version)
+    assert not any("moe-layer-freq" in w for w in m.warnings)
+    assert normalize_megatron(m).moe.first_k_dense.value == dense
+
+
+def test_interpolation_factor_one_is_no_rescaling(tmp_path: Path) -> None:
+    """--rotary-seq-len-interpolation-factor 1 divides the positions by 1 (Megatron
+    rotary_pos_embedding.py `seq *= 1 / factor`): the same RoPE as none, so it must not
+    compare as linear scaling against a config without any."""
+    one = script(
+        tmp_path,
+        "torchrun pretrain_gpt.py --position-embedding-type rope "
+        "--rotary-seq-len-interpolation-factor 1\n",
+        "one.sh",
+    )
+    four = script(
+        tmp_path,
+        "torchrun pretrain_gpt.py --position-embedding-type rope "
+        "--rotary-seq-len-interpolation-factor 4\n",
+        "four.sh",
+    )
+    assert cfg_of(one).structure.rope_scaling.value == "none"
+    assert cfg_of(four).structure.rope_scaling.value == "linear(factor=4)"
+
+
+@pytest.mark.parametrize("version", ["megatron-lm", "core_v0.12.1", "mindspeed-llm"])
+def test_legacy_rotary_switch_means_rope(tmp_path: Path, version: str) -> None:
+    """validate_args sets position_embedding_type 'rope' for the deprecated
+    --use-rotary-position-embeddings (arguments.py, "Legacy RoPE arguments")."""
+    p = script(tmp_path, "torchrun pretrain_gpt.py --use-rotary-position-embeddings\n")
+    s = cfg_of(p, version).structure
+    assert s.position_embedding_type.value == "rope"
+    assert s.rope_theta is not None and s.rope_theta.value == 10000
+
+
+def test_a_forks_entry_script_is_not_mindspeed_by_shared_flag_names(tmp_path: Path) -> None:
+    """A fork of Megatron-LM (Pai-Megatron-Patch) defines --qk-nope-head-dim for its own
+    pretrain_deepseek.py; MindSpeed-LLM defines the same name. The entry script is not one of
+    MindSpeed-LLM's, so the run is read as Megatron-LM, and the input warning says why and how
+    to choose otherwise; MindSpeed-LLM's own entry script with the same flag stays MindSpeed."""
+    body = "torchrun {entry} --num-layers 4 --qk-nope-head-dim 128\n"
+    fork = load_megatron(str(script(tmp_path, body.format(entry="pretrain_deepseek.py"))))
+    assert fork.kind == "megatron-script"
+    assert any(
+        "pretrain_deepseek.py is not a MindSpeed-LLM entry script" in w for w in fork.warnings
+    )
+    own = load_megatron(str(script(tmp_path, body.format(entry="pretrain_gpt.py"), "own.sh")))
+    assert own.kind == "mindspeed-script"
+    forced = load_megatron(
+        str(script(tmp_path, body.format(entry="pretrain_deepseek.py"), "f.sh")), "mindspeed-llm"
+    )
+    assert forced.kind == "mindspeed-script"
+
+
+def test_mla_ignores_use_rope_scaling(tmp_path: Path) -> None:
+    """GPTModel reads --use-rope-scaling only for its own rotary embedding, which it builds
+    only without multi-latent attention (gpt_model.py `not multi_latent_attention`); MLA
+    takes its RoPE from --rope-type, which cfglint does not model: unknown, not llama3."""
+    p = script(
+        tmp_path,
+        "torchrun pretrain_gpt.py --multi-latent-attention --rope-type yarn "
+        "--use-rope-scaling --position-embedding-type rope\n",
+    )
+    rs = cfg_of(p, "megatron-lm").structure.rope_scaling
+    assert not rs.known and "multi-latent attention" in rs.detail
+    plain = script(
+        tmp_path,
+        "torchrun pretrain_gpt.py --position-embedding-type rope --use-rope-scaling\n",
+        "p.sh",
+    )
+    assert cfg_of(plain, "megatron-lm").structure.rope_scaling.value.startswith("llama3(")
+
+
+@pytest.mark.parametrize(
+    ("score", "topk", "normalized"),
+    [("sigmoid", 8, True), ("sigmoid", 1, False), ("softmax", 8, False)],
+)
+def test_sigmoid_router_renormalizes_whatever_pre_softmax_says(
+    tmp_path: Path, score: str, topk: int, normalized: bool
+) -> None:
+    """Megatron's sigmoid router divides the chosen scores by their sum (top-k > 1);
+    --moe-router-pre-softmax changes only the softmax router (moe_utils.py)."""
+    p = script(
+        tmp_path,
+        "torchrun pretrain_gpt.py --num-experts 16 --moe-router-pre-softmax "
+        f"--moe-router-score-function {score} --moe-router-topk {topk}\n",
+    )
+    assert cfg_of(p, "megatron-lm").moe.norm_topk_prob.value is normalized
+
+
+@pytest.mark.parametrize(
+    ("launch", "world"),
+    [
+        ("deepspeed pretrain_gpt.py", None),  # every device of the node: machine-dependent
+        ("deepspeed --include localhost:0,1 pretrain_gpt.py", None),
+        ("deepspeed --num_gpus 4 pretrain_gpt.py", 4),
+        ("torchrun pretrain_gpt.py", 1),  # torchrun's --nproc_per_node defaults to 1
+    ],
+)
+def test_deepspeed_launcher_uses_every_device_by_default(
+    tmp_path: Path, launch: str, world: int | None
+) -> None:
+    """deepspeed's --num_gpus defaults to -1, all devices (launcher/runner.py); only torchrun
+    and torch.distributed.launch start one process per node by default."""
+    p = script(
+        tmp_path, f"{launch} --tensor-model-parallel-size 2 --pipeline-model-parallel-size 2\n"
+    )
+    ws = cfg_of(p, "megatron-lm").parallel.world_size
+    if world is None:
+        assert not ws.known and "depends on the machine" in ws.detail
+    else:
+        assert ws.value == world
+
+
+@pytest.mark.parametrize(
+    ("head", "world"),
+    [
+        ("", None),  # $DIST never set: it may hold --nproc_per_node, no default applies
+        ('DIST="--nproc_per_node 8"\n', 8),
+        ('DIST="--nnodes 2"\n', 2),  # known options, nproc_per_node's default 1
+    ],
+)
+def test_unknown_launcher_options_leave_the_world_size_unknown(
+    tmp_path: Path, head: str, world: int | None
+) -> None:
+    p = script(tmp_path, head + "torchrun $DIST pretrain_gpt.py --tensor-model-parallel-size 2\n")
+    ws = cfg_of(p, "megatron-lm").parallel.world_size
+    if world is None:
+        assert not ws.known and "options are not all known" in ws.detail
+    else:
+        assert ws.value == world

@@ -281,3 +281,23 @@ def test_output_projection_init_std() -> None:
     std = mcore.weight.init_method_std.value
     assert mcore.structure.num_layers.value == 2
     assert mcore.weight.output_init_std.value == pytest.approx(std / 2)
+
+
+@pytest.mark.parametrize(
+    ("gmm", "shared", "capacity"),
+    [("True", 1, None), ("False", 1, 1.5), ("True", 0, 1.5)],
+)
+def test_gmm_with_shared_experts_is_dropless(
+    tmp_path: Path, gmm: str, shared: int, capacity: float | None
+) -> None:
+    """Legacy layers with shared experts route through MoEV3 when use_gmm is on, and MoEV3
+    has no expert capacity (llama_layer.py:785-786 @ v1.5.0): capacity_factor is not read."""
+    text = (FIXTURES / "probe" / "moe_fp32.yaml").read_text()
+    text = text.replace(
+        "  capacity_factor: -1\n",
+        f"  capacity_factor: 1.5\n  use_gmm: {gmm}\n  shared_expert_num: {shared}\n",
+    )
+    p = tmp_path / "moe.yaml"
+    p.write_text(text)
+    cf = load_mindformers(str(p)).moe.capacity_factor
+    assert cf.known and cf.value == capacity

@@ -171,3 +171,24 @@ def test_megatron_lm_mla_rope_is_unknown_not_none(tmp_path: Path) -> None:
     )
     s = normalize_megatron(load(str(p))).structure
     assert not s.rope_scaling.known and "multi-latent attention" in s.rope_scaling.detail
+
+
+@pytest.mark.parametrize("with_flag", [True, False])
+def test_legacy_mla_latent_norms_are_megatrons_qk_layernorm(
+    tmp_path: Path, with_flag: bool
+) -> None:
+    """Legacy MindFormers DeepSeek attention always normalizes the q and kv latents
+    (lq_norm, lkv_norm); Megatron's MLA builds those norms only with --qk-layernorm. The
+    legacy DeepSeek-V3 pair (which passes it) agrees; without the flag it differs."""
+    pair = YARN / "deepseek3_671b_yarn_sft_msl"
+    script = pair / "megatron.sh"
+    if not with_flag:
+        text = script.read_text()
+        assert "--qk-layernorm" in text
+        script = tmp_path / "megatron.sh"
+        script.write_text(text.replace("--qk-layernorm", ""))
+    mf = load_mindformers(str(pair / "mindformers.yaml"))
+    assert mf.structure.qk_norm is not None and mf.structure.qk_norm.value is True
+    report, _ = lint(Options(mindformers=[str(pair / "mindformers.yaml")], megatron=str(script)))
+    fired = {f.rule for f in report.findings}
+    assert ("STR027" in fired) is (not with_flag)

@@ -78,6 +78,8 @@ def _compare(rule: Rule, ctx: Context) -> list[Finding]:
         return []
     if equal(_n(a.value), _n(b.value), rule.tolerance):
         return []
+    if _branch_may_match(rule, ctx, a, b):
+        return []
     fields = {
         "title": rule.title,
         "mf": fmt(a.value),
@@ -97,6 +99,34 @@ def _compare(rule: Rule, ctx: Context) -> list[Finding]:
             rule, render(rule.message, fields), {"mindformers": a.value, "megatron": b.value}, locs
         )
     ]
+
+
+def _branch_may_match(rule: Rule, ctx: Context, a: Value, b: Value) -> bool:
+    """A value that one of several undecided script branches chose (see
+    ``Value.branch_choice``) is not a difference when another branch may give the other
+    side's value: the claim "they differ" would be a guess. It stays a difference when
+    every branch's value is known and none matches."""
+    for mine, other in ((a, b), (b, a)):
+        if not mine.branch_choice:
+            continue
+        if mine.alternatives and not any(
+            equal(_n(alt.value), _n(other.value), rule.tolerance) for alt in mine.alternatives
+        ):
+            continue  # no branch matches: a difference whichever branch runs
+        match = next(
+            (x for x in mine.alternatives if equal(_n(x.value), _n(other.value), rule.tolerance)),
+            None,
+        )
+        why = (
+            f"the branch at {match.loc} gives {fmt(match.value)}, equal to the other side"
+            if match is not None and match.loc is not None
+            else "another branch may set it differently or leave it at its default"
+        )
+        ctx.not_checked.append(
+            (rule.row, f"{rule.id}: {mine.knob} is {mine.where()}; not decided: {why}")
+        )
+        return True
+    return False
 
 
 def _n(v: Any) -> Any:
@@ -161,7 +191,15 @@ def _consistency(rule: Rule, ctx: Context) -> list[Finding]:
         cfg = ctx.side(side)
         if cfg is None or not _when(rule, ctx, cfg):
             continue
-        ok = evaluate(rule.check, {"cfg": ConfigView(cfg)})  # type: ignore[arg-type]
+        unknowns: list[tuple[str, Value]] = []
+        ok = evaluate(rule.check, {"cfg": ConfigView(cfg, unknowns)})  # type: ignore[arg-type]
+        chosen = [(f, v) for f, v in unknowns if v.branch_choice]
+        if chosen and not ok:  # what an undecided script branch chose decides nothing
+            field, v = chosen[0]
+            ctx.not_checked.append(
+                (rule.row, f"{rule.id}: not decided: {field} ({v.knob}) is {v.where()}")
+            )
+            continue
         if ok is None or ok:
             continue
         vals = {f: cfg.get(f) for f in rule.locate if ":" not in f}

@@ -71,6 +71,11 @@ class ConfigView:
 
     def __getattr__(self, section: str) -> Any:
         if section == "is_moe":
+            n = self._cfg.moe.num_experts
+            if n is not None and n.branch_choice:  # the script picks MoE or dense by a branch
+                if self._unknowns is not None:
+                    self._unknowns.append(("moe.num_experts", n))
+                return None
             return self._cfg.is_moe
         if section in ("side", "kind"):
             return getattr(self._cfg, section)
@@ -90,8 +95,12 @@ class _SectionView:
             v = self._cfg.get(f"{self._section}.{name}")
         except KeyError:
             raise ExprError(f"unknown field {self._section}.{name}") from None
-        if v is not None and not v.known and self._unknowns is not None:
-            self._unknowns.append((f"{self._section}.{name}", v))
+        if v is not None and (not v.known or v.branch_choice):
+            # a value one of several undecided script branches chose decides nothing
+            if self._unknowns is not None:
+                self._unknowns.append((f"{self._section}.{name}", v))
+            if v.branch_choice:
+                return None
         return _plain(v)
 
 

@@ -453,6 +453,8 @@ def _show_cells(v: Value | None, narrow: bool = False) -> list[str]:
     origin = v.brief()
     if narrow and v.origin.value == "file" and v.loc is not None:
         origin = f"{os.path.basename(v.loc.path)}:{v.loc.line}"  # the key is the row already
+        if v.branch_choice:
+            origin += f"; {v.choice_note()}"
     return [val, escape(origin)]
 
 

@@ -68,6 +68,9 @@ SCRIPT_ROLES: tuple[tuple[str, str], ...] = (
     ("*ckpt*.py", "checkpoint or model conversion"),
     ("combine_state_dicts.py", "checkpoint or model conversion"),
     ("*param_merge*.py", "checkpoint or model conversion"),
+    # Megatron-LM's tools/merge_mp_partitions.py (and Megatron-DeepSpeed's copy) merges
+    # tensor-parallel checkpoint shards
+    ("merge_mp_partitions*.py", "checkpoint or model conversion"),
     ("*dequant*.py", "checkpoint or model conversion"),
     ("export*.py", "checkpoint or model conversion"),
     ("quantize*.py", "checkpoint or model conversion"),

@@ -57,6 +57,12 @@ class Value(BaseModel):
     yaml11_string: bool = False
     # Assigned inside an `if`/`case` branch of a launch script: may or may not apply.
     conditional: bool = False
+    # One of several values that sibling branches of an if/case set, whose condition
+    # cannot be decided statically (`if [ $MODEL_SIZE = 7B ]` with MODEL_SIZE=$2): the run
+    # uses one of them and cfglint cannot tell which. ``alternatives`` holds every
+    # branch's value when each is known; empty when a branch leaves the setting out.
+    branch_choice: bool = False
+    alternatives: tuple[Value, ...] = ()
     inputs: tuple[Value, ...] = ()
 
     # -- constructors (unvalidated, see above) ------------------------------------------
@@ -94,6 +100,7 @@ class Value(BaseModel):
             detail=how,
             inputs=ins,
             conditional=any(v.conditional for v in ins),
+            branch_choice=any(v.branch_choice for v in ins),
         )
 
     @classmethod
@@ -125,7 +132,9 @@ class Value(BaseModel):
             text = f"{self.knob} at {self.loc}" if self.knob else str(self.loc)
             if self.via:
                 text += " (via " + ", ".join(str(v) for v in self.via) + ")"
-            if self.conditional:
+            if self.branch_choice:
+                text += ", " + self.choice_note()
+            elif self.conditional:
                 text += ", inside a conditional branch"
             return text
         if self.origin is Origin.DEFAULT:
@@ -137,6 +146,19 @@ class Value(BaseModel):
             return f"{self.detail}: " + ", ".join(parts) if parts else self.detail
         return f"unknown: {self.detail}"
 
+    def choice_note(self) -> str:
+        """How a branch-chosen value depends on the branch the script takes."""
+        if self.alternatives:
+            alts = ", ".join(
+                f"{fmt(a.value)} (line {a.loc.line})" if a.loc else fmt(a.value)
+                for a in self.alternatives
+            )
+            return f"one of the branch values {alts}; which one runs is not known statically"
+        return (
+            "set in one branch of an if/case that is not decided statically"
+            " (another branch sets something else or nothing)"
+        )
+
     def brief(self) -> str:
         """Compact provenance for tables: ``file:line`` / the default / the derivation."""
         import os
@@ -145,7 +167,8 @@ class Value(BaseModel):
             return f"{os.path.basename(loc.path)}:{loc.line}"
 
         if self.origin is Origin.FILE and self.loc is not None:
-            return f"{self.knob} @ {at(self.loc)}" if self.knob else at(self.loc)
+            text = f"{self.knob} @ {at(self.loc)}" if self.knob else at(self.loc)
+            return f"{text}; {self.choice_note()}" if self.branch_choice else text
         if self.origin is Origin.DERIVED:
             locs = ", ".join(at(loc) for loc in self.locations()[:3])
             return f"{self.detail} ({locs})" if locs else self.detail

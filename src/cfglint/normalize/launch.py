@@ -33,6 +33,10 @@ def word_value(knob: str, w: Any) -> Value:
     return Value.written(w.text, knob=knob, loc=w.loc, via=tuple(w.via), conditional=w.conditional)
 
 
+# Key of launcher_options' result for launcher words that are not known statically.
+UNKNOWN_OPTIONS = "?"
+
+
 def launcher_options(words: list[Any]) -> dict[str, Value]:
     """``--nproc_per_node 8`` / ``--nproc-per-node=8`` / ``--worker_num=8`` -> values."""
     out: dict[str, Value] = {}
@@ -40,7 +44,15 @@ def launcher_options(words: list[Any]) -> dict[str, Value]:
     while i < len(words):
         w = words[i]
         i += 1
-        if w.text is None or not w.text.startswith("-"):
+        if w.text is None:
+            # `torchrun $DISTRIBUTED_ARGS` with DISTRIBUTED_ARGS unknown: any option may be
+            # in it, so no launcher default can be assumed (see UNKNOWN_OPTIONS)
+            out.setdefault(
+                UNKNOWN_OPTIONS,
+                Value.unknown("launcher options", w.unknown or "not known statically", loc=w.loc),
+            )
+            continue
+        if not w.text.startswith("-"):
             continue
         name, eq, val = w.text.lstrip("-").partition("=")
         name = name.replace("-", "_")

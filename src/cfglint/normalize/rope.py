@@ -35,6 +35,11 @@ def spell(kind: str, params: dict[str, Any]) -> str:
     kind = kind.lower()
     if kind in ("none", "", "default", "rope"):
         return "none"
+    if kind in ("linear", "pi") and params.get("factor") == 1:
+        # positions divided by 1 are the positions: Megatron `seq *= 1 / factor`
+        # (rotary_pos_embedding.py:135-136 @ d98e8a6), MindFormers PI
+        # `np.arange(0, max_pos / factor, 1 / factor)` (modules/layers.py:1252-1253 @ fd4deebc)
+        return "none"
     keys = KEYS.get(kind, tuple(sorted(params)))
     inner = ", ".join(f"{k}={fmt(params[k])}" for k in keys if params.get(k) is not None)
     return f"{kind}({inner})"

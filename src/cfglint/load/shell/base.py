@@ -88,6 +88,9 @@ class ShellBase:
         self._char_cols: dict[int, list[int]] = {}
         self._locs: dict[Pos, Loc] = {}
         self.vars: dict[str, Var] = {}
+        # position of a chosen branch value's piece -> every branch's (text, position);
+        # an empty tuple when a branch that sets nothing is among them
+        self.branch_choices: dict[Pos, tuple[tuple[str, Pos], ...]] = {}
         self.exported: set[str] = set()
         self.env: dict[str, Word] = {}
         self.functions: dict[str, Node] = {}

@@ -237,6 +237,10 @@ class Expansions:
         if not IFS_CHAR.search(joined.strip()):
             # One token: report it where it is used; the definition goes to via.
             via = merge_positions(defs, *(p.via for p in value), exclude=pos)
+            hit = next((p for p in value if p.pos in self.branch_choices), None)
+            if hit is not None:  # still one of several branch values, now at the use site
+                alts = self.branch_choices[hit.pos]
+                self.branch_choices[pos] = alts if hit.text == joined else ()
             return [
                 Piece(
                     joined,

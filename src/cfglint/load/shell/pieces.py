@@ -92,6 +92,9 @@ class Var:
     cond: bool
     branch: tuple[tuple[int, int], ...]
     line: int
+    # Set by sibling branches of an if/case whose condition is not decided statically:
+    # every branch's (text, position), the chosen one included; () when not a choice.
+    alts: tuple[tuple[str | None, Pos], ...] = ()
 
     def scalar(self) -> Value | None:
         return self.elements.get(0)

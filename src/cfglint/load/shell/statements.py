@@ -37,6 +37,7 @@ from cfglint.load.shell.pieces import (
     word_problem,
 )
 from cfglint.load.shell.words import Invocation, Word
+from cfglint.model.values import Loc
 
 MAX_SOURCED = 16
 
@@ -327,7 +328,7 @@ class Statements:
             if why:
                 self.warn(line, f"{base} {snippet(argtext, 60)} is not followed: {why}")
         elif base == "eval":
-            self.warn(line, f"eval {snippet(argtext, 60)} is not evaluated")
+            self._eval(args, node, ctx, line, argtext)
         elif base in SHELLS:
             if args:
                 self.warn(line, f"{base} {snippet(argtext, 60)} is not followed")
@@ -346,6 +347,28 @@ class Statements:
             return False
         return True
 
+    def _eval(self, args: list[Node], node: Node, ctx: Ctx, line: int, argtext: str) -> None:
+        """``eval $cmd``: its arguments' text parsed a second time, as bash does; a training
+        launch in it is recorded like one typed directly (flags keep the line they were
+        written at)."""
+        from cfglint.load.shell.evaltext import eval_commands
+
+        if not args:
+            return
+        words = self.command_words(args[0], args[1:], ctx, patterns=False)
+        commands, warnings = eval_commands(words)
+        for w in warnings:
+            self.warn(line, w)
+        found = False
+        for cmd in commands:
+            if find_launcher(cmd) is not None:
+                self.record_invocation(cmd, node, ctx, [], raw_name=cmd[0].text or "eval")
+                found = True
+        if not found:
+            reason = next((w.unknown for c in commands for w in c if w.unknown), "")
+            why = f": {reason}" if reason else ": it runs no launcher"
+            self.warn(line, f"eval {snippet(argtext, 60)} is not followed{why}")
+
     def _set_at_runtime(self, base: str, args: list[Node], line: int, ctx: Ctx) -> None:
         texts = [self.text(a) for a in args]
         names: list[str] = []
@@ -362,7 +385,9 @@ class Statements:
                 piece = self.unknown_piece(f"{name} is set by {base} at run time", (line, 1))
                 self.set_var(name, {0: (piece,)}, False, (line, 1), ctx)
 
-    def command_words(self, name_node: Node, args: list[Node], ctx: Ctx) -> list[Word]:
+    def command_words(
+        self, name_node: Node, args: list[Node], ctx: Ctx, *, patterns: bool = True
+    ) -> list[Word]:
         words: list[Word] = []
         saved, self._left = self._left, COMMAND_LIMIT
         try:
@@ -371,18 +396,38 @@ class Statements:
                     pieces = self.expand(node, quoted=False)
                 except ValueTooLarge:
                     pieces = [self.unknown_piece(TOO_LARGE, self.npos(node))]
-                words.extend(self.word(w, ctx) for w in split_words(pieces))
+                words.extend(self.word(w, ctx, patterns) for w in split_words(pieces))
         finally:
             self._left = saved
         return words
 
-    def word(self, pieces: Sequence[Piece], ctx: Ctx) -> Word:
+    def word(self, pieces: Sequence[Piece], ctx: Ctx, patterns: bool = True) -> Word:
+        """One expanded word. ``patterns=False`` (eval's arguments) leaves globs and
+        braces to the second parse, which decides which of them are quoted."""
         at = pieces[0].pos
-        reason = first_unknown(pieces) or word_problem(pieces)
+        reason = first_unknown(pieces) or word_problem(pieces, patterns=patterns)
         text = None if reason else "".join(p.text for p in pieces)
         via = merge_positions(*(p.via for p in pieces), exclude=at)
         cond = ctx.cond or any(p.cond for p in pieces)
-        return Word(text, self.loc(at), tuple(self.loc(v) for v in via), reason, cond)
+        choices = [k for k, p in enumerate(pieces) if p.pos in self.branch_choices]
+        if not choices:
+            return Word(text, self.loc(at), tuple(self.loc(v) for v in via), reason, cond)
+        alternatives: tuple[tuple[str, Loc], ...] = ()
+        alts = self.branch_choices[pieces[choices[0]].pos]
+        if len(choices) == 1 and text is not None and pieces[choices[0]].text in dict(alts):
+            k = choices[0]
+            head = "".join(p.text for p in pieces[:k])
+            tail = "".join(p.text for p in pieces[k + 1 :])
+            alternatives = tuple((head + t + tail, self.loc(pos)) for t, pos in alts)
+        return Word(
+            text,
+            self.loc(at),
+            tuple(self.loc(v) for v in via),
+            reason,
+            cond,
+            choice=True,
+            alternatives=alternatives,
+        )
 
     def _follow_source(self, args: list[Node], line: int, ctx: Ctx) -> str:
         """Read a sourced file in place, as bash does: its variables, exports, functions

@@ -4,9 +4,12 @@ from sibling branches are merged.
 
 from __future__ import annotations
 
+import re
+
 from tree_sitter import Node
 
 from cfglint.load.shell.pieces import (
+    IFS_CHAR,
     INT_RE,
     MAX_VIA,
     NAME_RE,
@@ -25,6 +28,8 @@ from cfglint.load.shell.pieces import (
     word_problem,
 )
 from cfglint.load.shell.words import Pos, Word
+
+_WORD_RE = re.compile(r"[^ \t\n]+")
 
 
 class Variables:
@@ -151,7 +156,10 @@ class Variables:
         """Two branches of one if/case set ``name``: keep both visible, never pick silently."""
         old_text, new_text = self._joined(old), self._joined(new)
         if old_text == new_text:
-            return new
+            # the same value again (14B and 32B share a width): still one of the choices
+            # the earlier branches made, if they made any
+            return self._chosen(new, old.alts) if old.alts else new
+        alts = (*(old.alts or ((old_text, old.defs[0]),)), (new_text, new.defs[0]))
         if new_text is not None and not new_text.strip() and (old_text or "").strip():
             # `if ...; then X="--flag"; else X=""; fi`: keep the flag, marked conditional,
             # so that rules can still see it might be set.
@@ -161,13 +169,30 @@ class Variables:
                 f"{old.line}); the non-empty value from line {old.line} is used and "
                 "marked conditional",
             )
-            return old
+            return self._chosen(old, alts)
         self.warn(
             new.line,
             f"{name} is set differently in another branch (line {old.line});"
             f" the value from line {new.line} is used and marked conditional",
         )
-        return new
+        return self._chosen(new, alts)
+
+    def _chosen(self, var: Var, alts: tuple[tuple[str | None, Pos], ...]) -> Var:
+        """``var`` stands for one of several branch values: remember them, by the
+        positions of its pieces, so that a flag built from it knows it was a choice
+        (a branch that leaves the variable empty makes the alternatives unknown: the
+        flag may be absent)."""
+        single = all(t and t.strip() and not IFS_CHAR.search(t.strip()) for t, _ in alts)
+        keep = tuple((t.strip(), at) for t, at in alts if t) if single else ()
+        for v in var.elements.values():
+            for p in v:
+                if p.text and not p.unknown:
+                    self.branch_choices[p.pos] = keep
+                    if p.exact:  # words split out of it are placed at their own columns
+                        for m in _WORD_RE.finditer(p.text):
+                            self.branch_choices[(p.pos[0], p.pos[1] + m.start())] = keep
+        var.alts = alts
+        return var
 
     @staticmethod
     def _joined(var: Var) -> str | None:

@@ -18,6 +18,10 @@ class Word:
     via: tuple[Loc, ...] = ()  # use sites and variable definitions it passed through
     unknown: str = ""  # why text is None
     conditional: bool = False  # from an if/case/loop branch, or a variable set in one
+    # Built from a variable that sibling branches of an undecided if/case set differently:
+    # the script runs one of them, cfglint cannot tell which.
+    choice: bool = False
+    alternatives: tuple[tuple[str, Loc], ...] = ()  # every branch's text, when each is known
 
 
 @dataclass

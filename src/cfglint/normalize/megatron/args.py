@@ -149,6 +149,8 @@ class Token:
     via: tuple[Loc, ...] = ()
     unknown: str = ""
     conditional: bool = False
+    choice: bool = False
+    alternatives: tuple[tuple[str, Loc], ...] = ()
 
 
 @dataclass
@@ -225,7 +227,12 @@ def resolve(tokens: list[Any], table: ArgTable) -> Resolved:
             continue
         args: list[Any] = []
         if eq:
-            args = [Token(inline, tok.loc, tok.via, "", tok.conditional)]
+            alts = tuple(getattr(tok, "alternatives", ()))
+            if not all(t.partition("=")[0] == flag for t, _ in alts):
+                alts = ()  # a branch spells another flag: no single setting's values
+            alts = tuple((t.partition("=")[2], at) for t, at in alts)
+            choice = getattr(tok, "choice", False)
+            args = [Token(inline, tok.loc, tok.via, "", tok.conditional, choice, alts)]
         else:
             want = _arity(spec)
             while (
@@ -268,7 +275,10 @@ def _convert(spec: ArgSpec, flag: str, tok: Any, args: list[Any], warnings: list
         loc = args[-1].loc
         via = tuple(dict.fromkeys((*via, *(v for a in args for v in a.via))))
         cond = cond or any(a.conditional for a in args)
-    kw = {"knob": flag, "via": via, "conditional": cond}
+    choice = any(getattr(t, "choice", False) for t in (tok, *args))
+    kw: dict[str, Any] = {"knob": flag, "via": via, "conditional": cond or choice}
+    if choice:
+        kw["branch_choice"] = True
     if spec.action == "store_true":
         return Value.written(True, loc=loc, raw=flag, **kw)
     if spec.action == "store_false":
@@ -301,7 +311,21 @@ def _convert(spec: ArgSpec, flag: str, tok: Any, args: list[Any], warnings: list
         x in spec.choices for x in (items if isinstance(value, list) else [value])
     ):
         warnings.append(f"{loc}: {flag} {raw!r} is not one of {', '.join(map(str, spec.choices))}")
+    if choice and len(args) == 1 and spec.nargs in (None, "?"):
+        kw["alternatives"] = _alternatives(spec, flag, args[0])
     return Value.written(value, loc=loc, raw=raw, **kw)
+
+
+def _alternatives(spec: ArgSpec, flag: str, arg: Any) -> tuple[Value, ...]:
+    """Each branch's value of a one-value flag, typed; () when one cannot be read (the
+    value is then only known to be a branch's choice)."""
+    out = []
+    for text, at in getattr(arg, "alternatives", ()):
+        try:
+            out.append(Value.written(_typed(spec, text), knob=flag, loc=at, raw=text))
+        except ValueError:
+            return ()
+    return tuple(out)
 
 
 def _typed(spec: ArgSpec, text: str) -> Any:

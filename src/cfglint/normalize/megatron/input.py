@@ -106,21 +106,55 @@ def typed(values: dict[str, Value], table: ArgTable) -> tuple[dict[str, Value], 
     return out, warnings
 
 
+# The training entry scripts at MindSpeed-LLM's repository root (c77308a1); ModelLink, its
+# earlier name, had pretrain_gpt.py and posttrain_gpt.py too.
+MINDSPEED_ENTRIES = frozenset(
+    {
+        "pretrain_gpt.py",
+        "posttrain_gpt.py",
+        "pretrain_mamba.py",
+        "pretrain_deepseek4.py",
+        "rlhf_gpt.py",
+        "train_fsdp2.py",
+    }
+)
+
+
 def detect_version(tokens: list[Any], script: str | None) -> str:
     """MindSpeed-LLM if the command line uses flags only MindSpeed-LLM defines, or the
     entry script is MindSpeed-LLM's own; plain Megatron-LM otherwise."""
-    if script and os.path.basename(script) == "posttrain_gpt.py":
-        return "mindspeed-llm"
+    return _detect(tokens, script)[0]
+
+
+def _detect(tokens: list[Any], script: str | None) -> tuple[str, str]:
+    """(version, a note on how it was decided when that is not certain). A launch of an
+    entry script MindSpeed-LLM does not have (a fork's own ``pretrain_deepseek.py``) is
+    not read as MindSpeed-LLM because of a few flag names: forks such as
+    Pai-Megatron-Patch define some of the same flags (``--qk-nope-head-dim``) on top of
+    Megatron-LM, and MindSpeed-LLM's defaults would then be the wrong release's."""
+    base = os.path.basename(script) if script else None
+    if base == "posttrain_gpt.py":
+        return "mindspeed-llm", ""
     plain = load_table("megatron-lm").by_flag
     try:
         ms = table_flags("mindspeed-llm")
     except (OSError, ValueError):
-        return "megatron-lm"
+        return "megatron-lm", ""
+    own: list[str] = []
     for t in tokens:
         flag = (t.text or "").partition("=")[0]
-        if flag.startswith("--") and flag in ms and flag not in plain:
-            return "mindspeed-llm"
-    return "megatron-lm"
+        if flag.startswith("--") and flag in ms and flag not in plain and flag not in own:
+            own.append(flag)
+    if not own:
+        return "megatron-lm", ""
+    if base is not None and base.endswith(".py") and base not in MINDSPEED_ENTRIES:
+        return "megatron-lm", (
+            f"read as Megatron-LM: {base} is not a MindSpeed-LLM entry script, although "
+            f"{', '.join(own[:3])} {'is a flag' if len(own) == 1 else 'are flags'} of "
+            "MindSpeed-LLM (a fork of Megatron-LM may define them too); give "
+            "--megatron-version mindspeed-llm if it runs on MindSpeed-LLM"
+        )
+    return "mindspeed-llm", ""
 
 
 def load_megatron(path: str, version: str | None = None) -> MegatronInput:
@@ -165,9 +199,11 @@ def _from_script(path: str, version: str | None) -> MegatronInput:
         raise InputError(path, "no training command found (torchrun, msrun, python ... *.py)")
     tokens = inv.args
     script = inv.script.text if inv.script is not None else None
-    name = version or detect_version(tokens, script)
+    name, note = (version, "") if version else _detect(tokens, script)
     table = load_table(name)
     res = resolve(tokens, table)
+    if note:
+        res.warnings.insert(0, f"{inv.loc}: {note}")
     kind = "mindspeed-script" if name == "mindspeed-llm" else "megatron-script"
     m = MegatronInput(
         path=path,

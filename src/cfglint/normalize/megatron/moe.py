@@ -71,12 +71,14 @@ def read_moe(m: MegatronInput, cfg: Config) -> None:
             [e.num_shared_experts, eff],
         )
     e.router_pre_softmax = m.arg("moe_router_pre_softmax")
-    e.norm_topk_prob = _normalized(m, e.router_pre_softmax)
+    e.score_function = m.arg("moe_router_score_function")
+    e.norm_topk_prob = _sigmoid_normalized(m, e.score_function, e.router_topk) or _normalized(
+        m, e.router_pre_softmax
+    )
     sf = m.arg("moe_router_topk_scaling_factor")
     if sf.known and sf.value is None:
         sf = sf.model_copy(update={"value": 1.0, "detail": sf.detail + " (no scaling)"})
     e.topk_scaling_factor = sf
-    e.score_function = m.arg("moe_router_score_function")
     e.load_balancing_type = _first(m.arg("moe_router_load_balancing_type"))
     e.expert_bias = m.arg("moe_router_enable_expert_bias")
     if (
@@ -237,6 +239,25 @@ def _group_score(
     )
 
 
+def _sigmoid_normalized(m: MegatronInput, score: Value, topk: Value | None) -> Value | None:
+    """Megatron-LM's sigmoid router always divides the chosen scores by their sum when
+    top-k > 1; --moe-router-pre-softmax only matters for softmax (moe_utils.py:852-868 @
+    core_v0.19.0, :544-552 @ core_v0.12.1). MindSpeed-LLM routes through its own code
+    (router.py), so it is left to :func:`_normalized`."""
+    if m.kind == "mindspeed-script" or not (score.known and score.value == "sigmoid"):
+        return None
+    if topk is None or not topk.known or not isinstance(topk.value, int):
+        return None
+    return Value.derived(
+        topk.value > 1,
+        "--moe-router-score-function",
+        "the sigmoid router divides the top-k scores by their sum"
+        if topk.value > 1
+        else "the sigmoid router keeps the single chosen score (top-1)",
+        [score, topk],
+    )
+
+
 def _normalized(m: MegatronInput, pre: Value) -> Value:
     """Whether the chosen experts' weights sum to 1. Megatron's top-k router without
     --moe-router-pre-softmax takes the softmax over the k chosen logits, which is normalized
@@ -295,18 +316,34 @@ def _dense_prefix(freq: Value) -> Value:
 
 
 def _expand_layer_pattern(text: str) -> list[int] | None:
-    """``[0]*3+[1]*58`` or ``[0,1,1]``: lists of 0/1 joined by + with integer repeats."""
-    out: list[int] = []
-    for part in text.replace(" ", "").split("+"):
-        body, _, times = part.partition("*")
-        if not (body.startswith("[") and body.endswith("]")):
+    """The per-layer 0/1 list of a Megatron layer pattern (``[0]*3+[1]*58``,
+    ``([1]*3+[0]*1)*3``, ``[0,1,1]``). Megatron runs the string through eval()
+    (moe_freq_type, megatron/training/arguments.py:327 @ d98e8a6); here only its list
+    arithmetic is read from the syntax tree, nothing is executed."""
+    import ast
+
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+
+    def walk(node: ast.AST, depth: int) -> list[int] | int | None:
+        if depth > 32:
             return None
-        try:
-            items = [int(x) for x in body[1:-1].split(",") if x]
-            n = int(times) if times else 1
-        except ValueError:
-            return None
-        if n > 100_000:
-            return None
-        out.extend(items * n)
-    return out
+        if isinstance(node, ast.Constant) and type(node.value) is int:
+            return node.value
+        if isinstance(node, ast.List):
+            items = [walk(e, depth + 1) for e in node.elts]
+            return items if all(type(x) is int for x in items) else None  # type: ignore[return-value]
+        if isinstance(node, ast.BinOp):
+            a, b = walk(node.left, depth + 1), walk(node.right, depth + 1)
+            if isinstance(node.op, ast.Add) and isinstance(a, list) and isinstance(b, list):
+                return a + b if len(a) + len(b) <= 100_000 else None
+            if isinstance(node.op, ast.Mult):
+                seq, n = (a, b) if isinstance(a, list) else (b, a)
+                if isinstance(seq, list) and type(n) is int and len(seq) * max(n, 0) <= 100_000:
+                    return seq * n
+        return None
+
+    out = walk(tree.body, 0)
+    return out if isinstance(out, list) else None

@@ -8,7 +8,7 @@ import re
 
 from cfglint.model.config import Config
 from cfglint.model.values import Value
-from cfglint.normalize.launch import fixed_int
+from cfglint.normalize.launch import UNKNOWN_OPTIONS, fixed_int
 from cfglint.normalize.megatron.input import MegatronInput
 
 _DEFAULTED = re.compile(r"\$\{\w+:?-[^}]*\}")
@@ -60,6 +60,10 @@ def read_parallel(m: MegatronInput, cfg: Config) -> None:
             )
         else:
             p.data_parallel = Value.derived(None, "data_parallel", "", [ws, tpv, pp, cp])
+    elif p.world_size is not None:
+        p.data_parallel = Value.unknown(
+            "data_parallel", f"the device count is not known: {p.world_size.detail}"
+        )
     else:
         p.data_parallel = Value.unknown(
             "data_parallel", "the device count is not known (no launcher arguments)"
@@ -158,8 +162,24 @@ def _world_size(m: MegatronInput) -> Value | None:
         return Value.derived(
             1, "world size", "a plain python launch runs one process", [m.launcher]
         )
-    per = la.get("nproc_per_node") or la.get("num_gpus")
+    per = la.get("nproc_per_node") or la.get("num_gpus") or la.get("num_accelerators")
     nodes = la.get("nnodes") or la.get("num_nodes")
+    hidden = la.get(UNKNOWN_OPTIONS)
+    if hidden is not None and not (per and nodes):
+        # an option list cfglint cannot read may set the process count: no default applies
+        return Value.unknown(
+            "world size", f"the {launcher} options are not all known: {hidden.detail}"
+        )
+    if launcher == "deepspeed" and not per:
+        # the deepspeed launcher's --num_gpus defaults to -1: every device each node has,
+        # or the ones --include / CUDA_VISIBLE_DEVICES name (deepspeed/launcher/runner.py:
+        # 104-109, 450-472 @ edaa722); unlike torchrun it does not default to one process
+        picked = (
+            "deepspeed --include picks the devices"
+            if "include" in la or "i" in la
+            else "deepspeed without --num_gpus starts one process per device each node has"
+        )
+        return Value.unknown("world size", f"{picked}: the count depends on the machine")
     per_v = (
         fixed_int(per, "--nproc_per_node")
         if per

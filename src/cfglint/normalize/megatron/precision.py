@@ -45,7 +45,8 @@ def read_precision(m: MegatronInput, cfg: Config) -> None:
         acc = m.arg("accumulate_allreduce_grads_in_fp32")
         w.grad_reduce_dtype = acc.model_copy(
             update={
-                "value": "float32" if acc.value or compute.value == "float32" else compute.value
+                "value": "float32" if acc.value or compute.value == "float32" else compute.value,
+                "branch_choice": acc.branch_choice or compute.branch_choice,
             }
         )
     w.init_method_std = m.arg("init_method_std")
@@ -70,12 +71,20 @@ def read_precision(m: MegatronInput, cfg: Config) -> None:
             update={"value": "float32"}
         )
     else:
-        pr.softmax_dtype = soft.model_copy(update={"value": compute.value})
+        pr.softmax_dtype = soft.model_copy(
+            update={"value": compute.value, "branch_choice": compute.branch_choice}
+        )
     pr.rotary_dtype = implementation_fact(
         "float32", "rotary", "Megatron builds rotary frequencies in float32"
     )
     res = m.arg("fp32_residual_connection")
-    pr.residual_dtype = res.model_copy(update={"value": "float32" if res.value else compute.value})
+    # a dtype taken from a branch-chosen --bf16/--fp16 is a branch choice too
+    pr.residual_dtype = res.model_copy(
+        update={
+            "value": "float32" if res.value else compute.value,
+            "branch_choice": res.branch_choice or (not res.value and compute.branch_choice),
+        }
+    )
     pr.loss_dtype = implementation_fact(
         "float32", "cross entropy", "Megatron's vocab-parallel cross entropy computes in float32"
     )

@@ -64,6 +64,19 @@ def _scaling(m: MegatronInput, cfg: Config, pe: Value) -> tuple[Value, Value | N
             f"MindSpeed-LLM --rope-scaling-type {typ.value}",
             ins,
         ), None
+    mla = multi_latent_attention(m)
+    if typ is None and mla.known and mla.value:
+        # Megatron-LM's MLA builds its rotary embedding from MLATransformerConfig
+        # (--rope-type, --rotary-scaling-factor, --mscale, --mscale-all-dim, beta and
+        # original context from the dataclass: transformer_config.py:2927-2952,
+        # multi_latent_attention.py:177-200 @ core_v0.19.0), whatever
+        # --position-embedding-type says; GPTModel's own rotary embedding, the one that
+        # reads --use-rope-scaling, is built only without MLA (gpt_model.py:177)
+        why = (
+            "Megatron-LM's multi-latent attention takes its RoPE from --rope-type and "
+            "MLATransformerConfig, which cfglint does not model"
+        )
+        return Value.unknown("--rope-type", why), Value.unknown("--rope-type", why)
     use = _opt(m, "use_rope_scaling")
     if use is not None and use.known and use.value:
         # Megatron-LM: Llama-3.1 scaling with factor --rope-scaling-factor and fixed
@@ -75,18 +88,6 @@ def _scaling(m: MegatronInput, cfg: Config, pe: Value) -> tuple[Value, Value | N
             "Megatron-LM Llama-3.1 RoPE scaling (low 1, high 4, original 8192 fixed)",
             [use] + ([factor] if factor is not None else []),
         ), None
-    mla = multi_latent_attention(m)
-    if typ is None and mla.known and mla.value:
-        # Megatron-LM's MLA builds its rotary embedding from MLATransformerConfig
-        # (--rope-type, --rotary-scaling-factor, --mscale, --mscale-all-dim, beta and
-        # original context from the dataclass: transformer_config.py:2927-2952,
-        # multi_latent_attention.py:177-200 @ core_v0.19.0), whatever
-        # --position-embedding-type says
-        why = (
-            "Megatron-LM's multi-latent attention takes its RoPE from --rope-type and "
-            "MLATransformerConfig, which cfglint does not model"
-        )
-        return Value.unknown("--rope-type", why), Value.unknown("--rope-type", why)
     if pe.value == "yarn":
         return _megatron_yarn(m, pe)
     interp = _opt(m, "rotary_seq_len_interpolation_factor")

@@ -80,7 +80,7 @@ def read_structure(m: MegatronInput, cfg: Config) -> None:
     s.seq_length = m.arg("seq_length")
     mpe = m.arg("max_position_embeddings")
     s.max_position_embeddings = mpe
-    s.position_embedding_type = m.arg("position_embedding_type")
+    s.position_embedding_type = _position_embedding_type(m)
     rope = s.position_embedding_type.value in ("rope", "yarn", "mrope")
     s.rope_theta = m.arg("rotary_base") if rope else None
     s.rotary_percent = m.arg("rotary_percent") if rope else None
@@ -168,4 +168,25 @@ def _padded_vocab(m: MegatronInput) -> Value:
         "padded vocab size",
         "vocab size rounded up to make-vocab-size-divisible-by x TP",
         [vocab, div, tp],
+    )
+
+
+def _position_embedding_type(m: MegatronInput) -> Value:
+    """--position-embedding-type, after the legacy switch: validate_args turns
+    ``--use-rotary-position-embeddings`` into ``position_embedding_type = 'rope'``
+    whatever the type flag says (megatron/training/arguments.py:1571-1572 @ core_v0.19.0,
+    :811-812 @ core_v0.12.1, which MindSpeed-LLM runs)."""
+    pe = m.arg("position_embedding_type")
+    legacy = (
+        m.arg("use_rotary_position_embeddings")
+        if "use_rotary_position_embeddings" in m.table.by_dest
+        else None
+    )
+    if legacy is None or not legacy.known or not legacy.value or pe.value == "rope":
+        return pe
+    return Value.derived(
+        "rope",
+        "--use-rotary-position-embeddings",
+        "Megatron's legacy --use-rotary-position-embeddings sets position_embedding_type rope",
+        [legacy],
     )

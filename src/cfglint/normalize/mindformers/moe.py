@@ -61,6 +61,7 @@ def read_moe(view: MFView, cfg: Config) -> None:
     e.use_fused_ops_topkrouter = view.key("moe_config.use_fused_ops_topkrouter", mc, kind="bool")
     e.shared_expert_gate = view.key("moe_config.use_shared_expert_gating", mc, kind="bool")
     e.num_shared_experts = view.key("moe_config.shared_expert_num", mc, kind="int")
+    _gmm_is_dropless(view, cfg, mc)
     moe_ffn = view.node("moe_config.moe_intermediate_size")
     if moe_ffn is not None and cfg.model_class not in _DROPS_EXTRA_LOSS:
         e.expert_ffn_size = view.key("moe_config.moe_intermediate_size", mc, kind="int")
@@ -268,6 +269,29 @@ _DROPS_EXTRA_LOSS = ("LlamaConfig",)
 # comes only from aux_loss_types / aux_loss_factors (moe.py TopkRouterV2: aux_loss_config;
 # MoEV2 refuses any routing_policy but TopkRouterV2).
 _V2_ROUTER_CLASSES = ("LlamaConfig", "InternLM2Config", "DeepseekV2Config", "DeepseekV3Config")
+
+
+def _gmm_is_dropless(view: MFView, cfg: Config, mc: object) -> None:
+    """Legacy Llama and DeepSeek layers with shared experts build LlamaFeedForwardWithMoE,
+    whose routed experts are MoEV3 when use_gmm is on (models/llama/llama_layer.py:785-786,
+    llama_transformer.py:944-967, research/deepseek3/deepseek2_model.py:1063-1071 @ v1.5.0).
+    MoEV3 (modules/transformer/moev3.py) has no expert capacity: every token reaches its
+    experts, whatever capacity_factor says."""
+    e = cfg.moe
+    gmm = view.key("moe_config.use_gmm", mc, kind="bool")  # type: ignore[arg-type]
+    shared = e.num_shared_experts
+    if not (gmm.known and gmm.value is True and shared is not None and shared.known):
+        return
+    if not (isinstance(shared.value, int) and shared.value > 0):
+        return
+    e.capacity_factor = Value.derived(
+        None,
+        "moe_config.use_gmm",
+        "use_gmm with shared experts routes through MoEV3, which has no expert capacity "
+        "(dropless); capacity_factor is not read",
+        [gmm, shared],
+    )
+    e.token_drop_policy = None
 
 
 def _legacy_aux_loss(view: MFView, cfg: Config) -> None:
