@@ -65,6 +65,12 @@ def test_legacy_grouped_methods(tmp_path: Path, method: str, score: str) -> None
     assert len(lines) == 2  # n_group and topk_group, where they are written
 
 
+def test_legacy_gmm_with_shared_experts_does_not_group(tmp_path: Path) -> None:
+    # MoEV3 (use_gmm with shared experts) takes a plain top-k whatever topk_method says
+    e = _legacy(tmp_path, "noaux_tc", "  topk_group: 4\n  n_group: 8\n  use_gmm: True\n")
+    assert e.group_limit.value == "no grouping" and "MoEV3" in e.group_limit.detail
+
+
 def test_legacy_every_group_kept_is_no_grouping(tmp_path: Path) -> None:
     e = _legacy(tmp_path, "noaux_tc", "  topk_group: 8\n  n_group: 8\n")
     assert e.group_limit.value == "no grouping"

@@ -141,7 +141,25 @@ def _legacy_groups(view: MFView, cfg: Config) -> None:
     method = view.key(knob, mc)
     policy = view.key("moe_config.routing_policy", mc)
     v2 = (policy.known and policy.value == "TopkRouterV2") or cfg.model_class in _V2_ROUTER_CLASSES
-    if not v2:
+    gmm = view.key("moe_config.use_gmm", mc, kind="bool")  # type: ignore[arg-type]
+    shared = e.num_shared_experts
+    if (
+        gmm.known
+        and gmm.value is True
+        and shared is not None
+        and shared.known
+        and isinstance(shared.value, int)
+        and shared.value > 0
+    ):
+        # LlamaFeedForwardWithMoE builds MoEV3 for use_gmm (llama_layer.py:775-789 @ f52743c),
+        # whose _topk is a plain top-k (moev3.py:372-385): topk_method is not read
+        e.group_limit = no_grouping(
+            knob,
+            "use_gmm with shared experts routes through MoEV3, whose top-k is over all "
+            "experts (topk_method is not read)",
+            [gmm, shared],
+        )
+    elif not v2:
         e.group_limit = no_grouping(
             knob,
             "the legacy TopkRouter (V1) has no group-limited routing (only TopkRouterV2 "
