@@ -119,11 +119,15 @@ def test_mcore_no_op_and_refused_groupings(tmp_path: Path) -> None:
 def test_mcore_deepseek3_class_defaults_group(tmp_path: Path) -> None:
     # DeepseekV3Config defaults to n_group 8 / topk_group 4; with 6 experts per token
     # MindFormers' TransformerConfig refuses 6 % 4 != 0
-    e = load_mindformers(str(MCORE_DSV3)).moe
-    assert not e.group_limit.known and "divisible" in e.group_limit.detail
-    text = MCORE_DSV3.read_text().replace("num_experts_per_tok: 6", "num_experts_per_tok: 8")
+    # (the fixture itself writes DeepSeek-V2-Lite's n_group 1 / topk_group 1: no grouping)
+    assert load_mindformers(str(MCORE_DSV3)).moe.group_limit.value == "no grouping"
+    text = MCORE_DSV3.read_text().replace("    n_group: 1\n    topk_group: 1\n", "")
+    assert "n_group" not in text
     p = tmp_path / "dsv3.yaml"
     p.write_text(text)
+    e = load_mindformers(str(p)).moe
+    assert not e.group_limit.known and "divisible" in e.group_limit.detail
+    p.write_text(text.replace("num_experts_per_tok: 6", "num_experts_per_tok: 8"))
     e = load_mindformers(str(p)).moe
     assert (e.group_limit.value, e.group_score.value) == ("4 of 8 groups kept", "sum of top 2")
     assert e.group_limit.inputs[0].origin is Origin.DEFAULT
