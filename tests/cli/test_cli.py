@@ -294,6 +294,18 @@ def test_output_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     assert json.loads(target.read_text())["findings"]
 
 
+def _python(code: str, cache_dir: str) -> subprocess.CompletedProcess[str]:
+    """Run ``python -c code`` in the repository with its own cfglint cache."""
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+        env={**os.environ, "CFGLINT_CACHE_DIR": cache_dir},
+    )
+
+
 def test_plain_lint_imports_no_heavy_modules() -> None:
     code = (
         "import sys\nfrom cfglint.cli.app import main\n"
@@ -302,14 +314,7 @@ def test_plain_lint_imports_no_heavy_modules() -> None:
         "         if m in sys.modules]\n"
         "print(heavy)\n"
     )
-    proc = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        check=False,
-        env={**os.environ, "CFGLINT_CACHE_DIR": "/tmp/cfglint-test-cache"},
-    )
+    proc = _python(code, "/tmp/cfglint-test-cache")
     assert proc.stdout.strip().splitlines()[-1] == "[]", proc.stdout[-500:]
 
 
@@ -332,16 +337,8 @@ def test_plain_lint_builds_no_validator_and_no_fallback_parser(tmp_path: Path) -
         "          and not (m == 'importlib.metadata' and frameworks)]\n"
         "print(built, loaded, file=sys.stderr)\n"
     )
-    env = {**os.environ, "CFGLINT_CACHE_DIR": str(tmp_path / "cache")}
     for _ in range(2):  # the first run fills the rule and data caches
-        proc = subprocess.run(
-            [sys.executable, "-c", code],
-            capture_output=True,
-            text=True,
-            cwd=ROOT,
-            check=False,
-            env=env,
-        )
+        proc = _python(code, str(tmp_path / "cache"))
     assert proc.stderr.strip().splitlines()[-1] == "[] []", proc.stderr[-500:]
 
 

@@ -141,23 +141,15 @@ def _legacy_groups(view: MFView, cfg: Config) -> None:
     method = view.key(knob, mc)
     policy = view.key("moe_config.routing_policy", mc)
     v2 = (policy.known and policy.value == "TopkRouterV2") or cfg.model_class in _V2_ROUTER_CLASSES
-    gmm = view.key("moe_config.use_gmm", mc, kind="bool")  # type: ignore[arg-type]
-    shared = e.num_shared_experts
-    if (
-        gmm.known
-        and gmm.value is True
-        and shared is not None
-        and shared.known
-        and isinstance(shared.value, int)
-        and shared.value > 0
-    ):
+    moev3 = _moev3_inputs(view, cfg, mc)
+    if moev3:
         # LlamaFeedForwardWithMoE builds MoEV3 for use_gmm (llama_layer.py:775-789 @ f52743c),
         # whose _topk is a plain top-k (moev3.py:372-385): topk_method is not read
         e.group_limit = no_grouping(
             knob,
             "use_gmm with shared experts routes through MoEV3, whose top-k is over all "
             "experts (topk_method is not read)",
-            [gmm, shared],
+            moev3,
         )
     elif not v2:
         e.group_limit = no_grouping(
@@ -289,27 +281,34 @@ _DROPS_EXTRA_LOSS = ("LlamaConfig",)
 _V2_ROUTER_CLASSES = ("LlamaConfig", "InternLM2Config", "DeepseekV2Config", "DeepseekV3Config")
 
 
-def _gmm_is_dropless(view: MFView, cfg: Config, mc: object) -> None:
-    """Legacy Llama and DeepSeek layers with shared experts build LlamaFeedForwardWithMoE,
+def _moev3_inputs(view: MFView, cfg: Config, mc: object) -> list[Value]:
+    """[use_gmm, shared_expert_num] when the legacy layers route through MoEV3, else [].
+    Legacy Llama and DeepSeek layers with shared experts build LlamaFeedForwardWithMoE,
     whose routed experts are MoEV3 when use_gmm is on (models/llama/llama_layer.py:785-786,
-    llama_transformer.py:944-967, research/deepseek3/deepseek2_model.py:1063-1071 @ v1.5.0).
-    MoEV3 (modules/transformer/moev3.py) has no expert capacity: every token reaches its
-    experts, whatever capacity_factor says."""
-    e = cfg.moe
+    llama_transformer.py:944-967, research/deepseek3/deepseek2_model.py:1063-1071 @ v1.5.0)."""
     gmm = view.key("moe_config.use_gmm", mc, kind="bool")  # type: ignore[arg-type]
-    shared = e.num_shared_experts
+    shared = cfg.moe.num_shared_experts
     if not (gmm.known and gmm.value is True and shared is not None and shared.known):
-        return
+        return []
     if not (isinstance(shared.value, int) and shared.value > 0):
+        return []
+    return [gmm, shared]
+
+
+def _gmm_is_dropless(view: MFView, cfg: Config, mc: object) -> None:
+    """MoEV3 (modules/transformer/moev3.py) has no expert capacity: every token reaches its
+    experts, whatever capacity_factor says."""
+    moev3 = _moev3_inputs(view, cfg, mc)
+    if not moev3:
         return
-    e.capacity_factor = Value.derived(
+    cfg.moe.capacity_factor = Value.derived(
         None,
         "moe_config.use_gmm",
         "use_gmm with shared experts routes through MoEV3, which has no expert capacity "
         "(dropless); capacity_factor is not read",
-        [gmm, shared],
+        moev3,
     )
-    e.token_drop_policy = None
+    cfg.moe.token_drop_policy = None
 
 
 def _legacy_aux_loss(view: MFView, cfg: Config) -> None:
