@@ -35,7 +35,7 @@ def main() -> int:
         readme.write_text(new, encoding="utf-8")
         print("README.md updated")
     from cfglint.check.rulebook import load_rules
-    from cfglint.cli.commands import rules_page
+    from cfglint.report.rules_doc import rules_page
 
     page = ROOT / "docs" / "rules.md"
     want = rules_page(load_rules())

@@ -530,7 +530,7 @@ def test_lr_png_has_title_markers_and_curves_that_stop(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     pytest.importorskip("matplotlib")
-    from cfglint.cli.commands import lr_schedules
+    from cfglint.cli.lr import lr_schedules
     from cfglint.report.lr_plot import figure_for
 
     mf = tmp_path / "short.yaml"
@@ -577,7 +577,7 @@ def test_sarif_help_uri_points_into_the_generated_rules_page(
 
 def test_rules_page_is_up_to_date() -> None:
     from cfglint.check.rulebook import load_rules
-    from cfglint.cli.commands import rules_page
+    from cfglint.report.rules_doc import rules_page
 
     page = (ROOT / "docs" / "rules.md").read_text(encoding="utf-8")
     assert page == rules_page(load_rules()), "run scripts/update_readme_rules.py"

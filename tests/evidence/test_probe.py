@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from cfglint.check.pipeline import Options, lint
 from cfglint.cli.app import main
-from cfglint.cli.pipeline import Options, lint
 from cfglint.evidence.probe.spec import Spec, pair_specs
 from cfglint.evidence.probe.weights import (
     DIALECTS,

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from cfglint.cli.pipeline import Options, lint
+from cfglint.check.pipeline import Options, lint
 from cfglint.model.findings import Report
 from cfglint.model.values import Loc, Origin, Value
 

@@ -47,7 +47,7 @@ def scored_rules() -> set[str]:
 
 
 def run(pair: str) -> Score:
-    from cfglint.cli.pipeline import Options, lint
+    from cfglint.check.pipeline import Options, lint
 
     d = REALPAIRS / pair
     report, _ctx = lint(

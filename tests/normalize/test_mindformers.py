@@ -252,7 +252,7 @@ def test_legacy_moe_without_sdrop_fills_slots_k_major(tmp_path: Path) -> None:
     """Legacy TopkRouterV2 without enable_sdrop keeps every token's first choice before any
     second choice (moe.py:1551-1553 @ 31a92de4): not Megatron's default "probs" policy, so
     with a capacity on both sides MOE006 says which tokens each side drops."""
-    from cfglint.cli.pipeline import Options, lint
+    from cfglint.check.pipeline import Options, lint
 
     mf = FIXTURES / "probe/moe_fp32_knobs.yaml"
     mg = tmp_path / "mg.sh"

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from realpairs import REALPAIRS, pairs, run
 
-from cfglint.cli.pipeline import Options, lint
+from cfglint.check.pipeline import Options, lint
 from cfglint.evidence.reference import names_model
 from cfglint.model.findings import Report
 from cfglint.normalize.megatron.build import normalize_megatron

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from cfglint.cli.pipeline import Options, lint
+from cfglint.check.pipeline import Options, lint
 from cfglint.normalize.megatron.build import normalize_megatron
 from cfglint.normalize.megatron.input import load_megatron
 from cfglint.normalize.mindformers.build import load_mindformers

@@ -260,23 +260,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _dispatch(args: Any) -> int:
-    from cfglint.cli import commands
+    import importlib
 
-    return {
-        "lint": commands.cmd_lint,
-        "show": commands.cmd_show,
-        "rules": commands.cmd_rules,
-        "explain": commands.cmd_explain,
-        "lr": commands.cmd_lr,
-        "probe": _cmd_probe,
-        "cache": commands.cmd_cache,
-    }[args.command](args)
-
-
-def _cmd_probe(args: Any) -> int:
-    from cfglint.cli.probe import cmd_probe
-
-    return cmd_probe(args)
+    # one module per subcommand, imported only when it runs (a plain lint stays light)
+    module = "rules" if args.command == "explain" else args.command
+    run = getattr(importlib.import_module(f"cfglint.cli.{module}"), f"cmd_{args.command}")
+    return int(run(args))
 
 
 if __name__ == "__main__":

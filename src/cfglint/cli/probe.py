@@ -11,7 +11,7 @@ import os
 import sys
 from typing import Any
 
-from cfglint.cli.pipeline import Options, lint
+from cfglint.check.pipeline import Options, lint
 from cfglint.model.errors import InputError
 from cfglint.model.findings import Finding, Location, Report
 

@@ -111,7 +111,7 @@ def lint(opts: Options) -> tuple[Report, Context]:
     ctx.logs = list(opts.loss_logs)
     if ctx.mf is None and ctx.mg is None and ctx.sources is None:
         return report, ctx
-    from cfglint.cli.selection import select_rules
+    from cfglint.check.selection import select_rules
 
     rules = select_rules(load_rules(), opts.select, opts.ignore)
     try:

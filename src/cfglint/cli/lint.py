@@ -1,0 +1,260 @@
+"""``cfglint [lint] ...``: the main call."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from cfglint.check.pipeline import Options, lint
+from cfglint.cli.common import check_megatron_side, problem_line, settings
+from cfglint.cli.terminal import write_output
+from cfglint.load.classify import Plan
+from cfglint.model.errors import InputError
+from cfglint.model.findings import InputProblem, Report
+
+
+def _planned_jobs(args: Any, cfg: dict[str, Any]) -> Plan:
+    """What this invocation lints: the configured pairs (no FILE, or --pairs), else the
+    files and folders given, each recognised before any rule sees it."""
+    from cfglint.load.classify import Job, plan
+
+    base = cfg.get("_base") or Path.cwd()
+    pairs = cfg.get("pairs") or []
+    no_inputs = not (args.files or args.megatron or args.source)
+    if args.pairs or (no_inputs and pairs):
+        if not pairs:
+            raise InputError(None, "--pairs: no pairs in [tool.cfglint] (see README, pre-commit)")
+        settings = cfg.get("_path")
+        changed_settings = settings is not None and any(
+            os.path.abspath(f) == os.path.abspath(settings) for f in args.files
+        )
+        chosen = (
+            pairs
+            if not args.files or changed_settings
+            else [p for p in pairs if _touches(p, args.files)]
+        )
+        return Plan(
+            jobs=[
+                Job(p.get("mindformers"), p.get("megatron"), p.get("launch"), list(p["source"]))
+                for p in chosen
+            ]
+        )
+    if args.megatron is not None:
+        check_megatron_side(args.megatron)
+    return plan(
+        list(args.files),
+        megatron=args.megatron,
+        launch=args.launch,
+        sources=list(args.source or []),
+        exclude=list(cfg.get("exclude", [])),
+        base=Path(base),
+    )
+
+
+def _touches(pair: dict[str, Any], files: list[str]) -> bool:
+    """A changed file belongs to a pair: one of its files, or under one of its sources."""
+    mine = [pair.get(k) for k in ("mindformers", "megatron", "launch")]
+    roots = [os.path.abspath(x) for x in [*mine, *pair["source"]] if x]
+    for f in files:
+        full = os.path.abspath(f)
+        if any(full == r or full.startswith(r.rstrip(os.sep) + os.sep) for r in roots):
+            return True
+    return False
+
+
+def _check_paths(args: Any) -> None:
+    """--data and --tokenizer name files the user expects to exist: a typo is an input
+    error, not a finding about a file that is not there."""
+    data = getattr(args, "data", None)
+    if data and not any(os.path.exists(data + ext) for ext in ("", ".bin", ".idx")):
+        raise InputError(
+            data, "--data: no such dataset (looked for PREFIX, PREFIX.bin, PREFIX.idx)"
+        )
+    tok = getattr(args, "tokenizer", None)
+    if tok and not os.path.exists(tok):
+        raise InputError(tok, "--tokenizer: no such file or folder")
+
+
+def _check_selectors(args: Any, cfg: dict[str, Any]) -> None:
+    from cfglint.check.rulebook import load_rules
+    from cfglint.check.selection import check_known, split
+
+    rules = load_rules()
+    check_known(split(args.select), rules, "--select")
+    check_known(split(args.ignore), rules, "--ignore")
+    where = "[tool.cfglint]"
+    try:
+        check_known(split(cfg.get("select", [])), rules, f"{where} select")
+        check_known(split(cfg.get("ignore", [])), rules, f"{where} ignore")
+    except InputError as exc:  # name the file the bad setting is in
+        from cfglint.cli.settings import find_pyproject
+
+        pyproject = getattr(args, "config", None) or find_pyproject()
+        raise InputError(str(pyproject) if pyproject else None, exc.message) from None
+
+
+STDIN_NAME = "<stdin>"
+
+
+def _stdin_file(files: list[str]) -> tuple[list[str], str | None]:
+    """``-`` as a FILE: standard input, read once into a private file for the loaders."""
+    if "-" not in files:
+        return files, None
+    import tempfile
+
+    from cfglint.load.safeio import MAX_BYTES
+
+    data = sys.stdin.buffer.read(MAX_BYTES + 1)
+    if len(data) > MAX_BYTES:
+        raise InputError(STDIN_NAME, f"input larger than {MAX_BYTES // (1024 * 1024)} MiB")
+    folder = tempfile.mkdtemp(prefix="cfglint-stdin-")
+    path = os.path.join(folder, "stdin.yaml")
+    with open(path, "wb") as fh:
+        fh.write(data)
+    return [path if f == "-" else f for f in files], path
+
+
+def _rename(report: Report, old: str, new: str) -> Report:
+    """Paths of the private stdin file, as the user knows them."""
+    text = report.model_dump_json()
+    text = text.replace(json.dumps(old)[1:-1], new).replace(os.path.basename(old), new)
+    return Report.model_validate_json(text)
+
+
+def cmd_lint(args: Any) -> int:
+    cfg = settings(args)
+    fmt_name = args.format or cfg.get("format", "text")
+    profile = args.profile or cfg.get("profile", "default")
+    fail_on = args.fail_on or cfg.get("fail_on", "warning")
+    version = args.megatron_version or cfg.get("megatron_version")
+    _check_selectors(args, cfg)
+    _check_paths(args)
+    args.files, stdin_path = _stdin_file(list(args.files))
+    try:
+        todo = _planned_jobs(args, cfg)
+        total = _run_jobs(todo, args, cfg, profile, version)
+    finally:
+        if stdin_path:
+            import shutil
+
+            shutil.rmtree(os.path.dirname(stdin_path), ignore_errors=True)
+    if stdin_path:
+        total = _rename(total, stdin_path, STDIN_NAME)
+    if not todo.jobs:
+        # nothing was linted: every skipped file, with what it was taken for, is the answer
+        for x in total.skipped:
+            print(f"{x.path}: {x.message}", file=sys.stderr)
+        if not total.skipped and not (args.pairs or cfg.get("pairs")):
+            named = args.files[0] if len(args.files) == 1 else None  # e.g. an empty folder
+            raise InputError(
+                named,
+                "nothing to check: give a MindFormers YAML, a launch script, a folder, "
+                "--megatron FILE or --source PATH (see cfglint --help)",
+            )
+        what = f": {len(total.skipped)} file(s) skipped, none is a training input"
+        print(f"cfglint: nothing checked{what if total.skipped else ''}", file=sys.stderr)
+        if fmt_name in ("json", "sarif"):
+            # a CI step that asked for a report (and may upload it) still gets a valid one
+            _emit(total, fmt_name, args, False)
+        return 0
+    _note_skipped(todo, total, args)
+    if total.errors:
+        for e in total.errors:
+            print(problem_line(e), file=sys.stderr)
+        if total.findings or fmt_name != "text":
+            _emit(
+                total.model_copy(update={"errors": total.errors if fmt_name != "text" else []}),
+                fmt_name,
+                args,
+                len(todo.jobs) > 1,
+            )
+        return 2
+    _emit(total, fmt_name, args, len(todo.jobs) > 1)
+    from cfglint.check.engine import failing
+
+    return 1 if failing(total.findings, fail_on) else 0
+
+
+def _run_jobs(
+    todo: Plan, args: Any, cfg: dict[str, Any], profile: str, version: str | None
+) -> Report:
+    total = Report.model_construct()
+    for job in todo.jobs:
+        opts = Options(
+            mindformers=[job.mindformers] if job.mindformers else [],
+            megatron=job.megatron,
+            launch=job.launch,
+            sources=job.sources,
+            profile=profile,
+            select=args.select or list(cfg.get("select", [])),
+            ignore=args.ignore + list(cfg.get("ignore", [])),
+            megatron_version=version,
+            data=args.data,
+            tokenizer=args.tokenizer,
+            loss_logs=args.loss_log,
+            scan_cache=not args.no_cache,
+        )
+        report, ctx = lint(opts)
+        if getattr(args, "probe", False) and not report.errors:
+            from cfglint.cli.probe import run_probe_command
+
+            report, args.probe_result = run_probe_command(args, report, ctx)
+        total.inputs.extend(report.inputs)
+        total.findings.extend(report.findings)
+        total.errors.extend(report.errors)
+        total.warnings.extend(report.warnings)
+        total.not_checked.extend(report.not_checked)
+        total.suppressed += report.suppressed
+    total.skipped = [
+        InputProblem.model_construct(
+            path=d.path, message=f"skipped: {d.kind.value} ({d.why})", level="note"
+        )
+        for d in todo.skipped
+    ]
+    return total
+
+
+def _note_skipped(todo: Plan, report: Report, args: Any) -> None:
+    """A note per skipped file named on the command line (pre-commit passes names); files
+    found by walking a folder are counted, and listed with -v."""
+    walked = [s for s in report.skipped if s.path in todo.walked]
+    for s in report.skipped:
+        if s.path not in todo.walked or args.verbose:
+            print(f"{s.path}: {s.message}", file=sys.stderr)
+    if walked and not args.verbose and todo.jobs:
+        print(
+            f"cfglint: {len(walked)} file(s) in the given folders skipped as not training "
+            "inputs (converters, preprocessing, other YAML, ...); -v lists them",
+            file=sys.stderr,
+        )
+
+
+def _emit(report: Report, fmt_name: str, args: Any, many: bool = False) -> None:
+    from cfglint.cli.terminal import term_width, use_color
+    from cfglint.report import RenderOptions, render
+
+    probe_result = getattr(args, "probe_result", None)
+    if probe_result is not None:  # lint --probe: the probe's evidence joins the report
+        from cfglint.cli.probe import emit
+
+        emit(report, probe_result, fmt_name, args.output)
+        return
+
+    if args.statistics:
+        from cfglint.check.rulebook import load_rules
+        from cfglint.report.concise import render_statistics
+
+        titles = {r.id: r.title for r in load_rules()}
+        write_output(render_statistics(report, titles), args.output)
+        return
+    color = fmt_name == "text" and use_color(args, to_file=args.output is not None)
+    options = RenderOptions(
+        verbose=args.verbose,
+        color=color,
+        width=term_width() if args.output is None else 100,
+        name_files=many,
+    )
+    write_output(render(fmt_name, report, options), args.output)

@@ -1,0 +1,59 @@
+"""``cfglint rules`` and ``cfglint explain RULE``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from cfglint.cli.common import SEVERITY_ANSI, painter
+from cfglint.model.errors import InputError
+from cfglint.report.rules_doc import rules_markdown
+
+
+def cmd_rules(args: Any) -> int:
+    from cfglint.check.rulebook import load_rules
+
+    rules = load_rules()
+    if args.format == "json":
+        data = {
+            "rules": [
+                {
+                    "id": r.id,
+                    "row": r.row,
+                    "severity": r.severity,
+                    "title": r.title,
+                    "profiles": list(r.profiles),
+                }
+                for r in rules
+            ]
+        }
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        return 0
+    if args.format == "markdown":
+        sys.stdout.write(rules_markdown(rules))
+        return 0
+    paint = painter(args)
+    for r in rules:
+        prof = "" if "default" in r.profiles else "  [align profile]"
+        sev = paint(f"{r.severity:<7}", SEVERITY_ANSI[r.severity])
+        sys.stdout.write(f"{paint(r.id, '1')}  {sev}  {r.row:<36} {r.title}{prof}\n")
+    return 0
+
+
+def cmd_explain(args: Any) -> int:
+    from cfglint.check.rulebook import load_rules
+
+    want = args.rule.upper()
+    paint = painter(args)
+    for r in load_rules():
+        if r.id == want:
+            sys.stdout.write(
+                f"{paint(r.id + ': ' + r.title, '1')}\n"
+                f"row: {r.row}   severity: {paint(r.severity, SEVERITY_ANSI[r.severity])}   "
+                f"kind: {r.kind}   profiles: {', '.join(r.profiles)}\n\n"
+                f"{paint('Why it matters:', '1')}\n  {' '.join(r.rationale.split())}\n\n"
+                f"{paint('How to fix:', '1')}\n  {' '.join(r.fix.split())}\n"
+            )
+            return 0
+    raise InputError(None, f"no rule {args.rule!r}; `cfglint rules` lists them")
