@@ -133,6 +133,9 @@ class Optimizer(_Section):
     clip_grad: V = None
     global_batch_size: V = None
     micro_batch_size: V = None
+    # why the optimizer cannot be built, so the job stops before its first step (a PyYAML
+    # string where MindFormers' optimizer checks for a float); None when it can be built
+    build_error: V = None
 
 
 class Weight(_Section):

@@ -127,7 +127,7 @@ def _effective_balancing(m: MegatronInput, cfg: Config) -> None:
     so that a side without any balancing loss compares against one with it (MOE017)."""
     e = cfg.moe
     lb, coeff = e.load_balancing_type, e.aux_loss_coeff
-    if lb is None or not lb.known:
+    if not cfg.is_moe or lb is None or not lb.known:
         return
     if lb.value in _NO_BALANCING_LOSS and coeff is not None and coeff.known and coeff.value:
         e.aux_loss_coeff = Value.derived(
