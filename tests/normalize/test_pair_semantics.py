@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import FIXTURES, need_shared
-
 from cfglint.check.pipeline import Options, lint
 from cfglint.model.findings import Report
+from conftest import FIXTURES, need_shared
 
 PAIRSEM = FIXTURES / "pairsem"
 
@@ -58,9 +57,8 @@ def test_aux_loss_on_one_side_only_is_a_load_balancing_finding(tmp_path: Path) -
     """The same pair with MindSpeed-LLM running aux_loss: MindFormers adds no balancing loss
     at all, so the load-balancing row differs, not only the coefficient row."""
     mf = need_shared("corpus", "mindformers", *QWEN2_MOE)
-    mg = _edited(
-        PAIRSEM / "qwen2_moe_softmax_topk.sh", tmp_path, "BALANCE='softmax_topk'", "BALANCE=aux_loss"
-    )
+    script = PAIRSEM / "qwen2_moe_softmax_topk.sh"
+    mg = _edited(script, tmp_path, "BALANCE='softmax_topk'", "BALANCE=aux_loss")
     r = _lint(mf, mg)
     lb = _finding(r, "MOE017")
     assert lb.row == "moe.load_balancing"
@@ -82,4 +80,3 @@ def test_aux_loss_with_weight_zero_is_no_balancing(tmp_path: Path) -> None:
     text = mg.read_text().replace("BALANCE='softmax_topk'", "BALANCE=aux_loss")
     mg.write_text(text)
     assert not {"MOE017", "MOE020"} & _rules(_lint(mf, mg))
-

@@ -499,7 +499,9 @@ def _moe_mcore(view: MFView, cfg: Config) -> None:
         # (training_graph/transformer/moe/router.py:388-417 @ 477621fd): weight 0 is no
         # balancing at all, which is what a side without the loss is compared with (MOE017)
         lb = Value.derived(
-            "none", lb.knob, f"no load-balancing loss reaches the loss ({lb.value}, weight 0)",
+            "none",
+            lb.knob,
+            f"no load-balancing loss reaches the loss ({lb.value}, weight 0)",
             [lb, coeff],
         )
     e.load_balancing_type = lb
