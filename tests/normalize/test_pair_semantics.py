@@ -80,3 +80,20 @@ def test_aux_loss_with_weight_zero_is_no_balancing(tmp_path: Path) -> None:
     text = mg.read_text().replace("BALANCE='softmax_topk'", "BALANCE=aux_loss")
     mg.write_text(text)
     assert not {"MOE017", "MOE020"} & _rules(_lint(mf, mg))
+
+
+# -- one side random, the other loading (case 1) ---------------------------------------------
+REALPAIRS = FIXTURES / "realpairs"
+
+
+def test_mindformers_loading_against_megatron_random(tmp_path: Path) -> None:
+    """MindFormers' published Llama-2 fine-tuning config loads '{path}/llama2_7b.ckpt'; the
+    MindSpeed-LLM Llama-2 launch without --load starts from random weights."""
+    mf = need_shared("corpus", "mindformers", "configs__llama2__run_llama2_7b_910b_finetune.yaml")
+    script = REALPAIRS / "llama2_7b_pretrain_msl" / "megatron.sh"
+    mg = _edited(script, tmp_path, "    --load $CKPT_LOAD_DIR \\\n", "")
+    f = _finding(_lint(mf, mg), "ALN011")
+    assert "MindFormers loads {path}/llama2_7b.ckpt" in f.message
+    assert "MindSpeed-LLM starts from random initialization" in f.message
+    # MindFormers has no "empty directory" way out: it refuses to start without the file
+    assert "refuses to start" in f.message and "unless" not in f.message

@@ -95,13 +95,18 @@ def initial_weights(m: MegatronInput) -> Value:
     """What the run starts from: the checkpoint it loads (a path or a description), "" for
     random weights, unknown when that cannot be told from the script.
 
-    - ``--load DIR``: Megatron loads DIR's checkpoint; a directory without one starts from
-      random weights with a warning (Megatron-LM megatron/training/checkpointing.py:1845,
-      "could not find the metadata file"), which only the file system can tell.
+    - ``--load DIR``: Megatron loads DIR's checkpoint whenever --load is given
+      (setup_model_and_optimizer calls load_checkpoint for any args.load); a directory without
+      one starts from random weights with a warning (megatron/training/checkpointing.py:
+      1690-1691 @ core_v0.19.0, :926-927 @ core_v0.12.1, "could not find the metadata file
+      ... will start from random"), which only the file system can tell. So a path the script
+      leaves for the user (the recipe's placeholder) or one only known at run time still
+      means "loads a checkpoint, unless that directory is empty".
     - MindSpeed-LLM ``--enable-hf2mg-convert``: refuses to start unless --load holds
       Hugging Face safetensors, which it converts and loads
       (mindspeed_llm/features_manager/convert_checkpoint/convert_checkpoint.py:137 @ c77308a1).
-    - ``--finetune`` / ``--stage sft``: a fine-tuning run loads the model it tunes.
+    - ``--finetune`` / ``--stage sft`` without --load: the checkpoint may come from
+      --pretrained-checkpoint or the run starts random.
     """
     load = m.arg("load")
     placeholder = as_placeholder(load, "--load")
@@ -117,23 +122,40 @@ def initial_weights(m: MegatronInput) -> Value:
             "to start without them",
             [hf2mg],
         )
-    if placeholder is not None and not placeholder.known:
-        if tune:
-            return Value.unknown(
-                "--load",
-                f"a fine-tuning run ({tune[0].knob}) loads the checkpoint at --load, but "
-                f"{placeholder.detail}",
-                loc=load.loc,
-                via=load.via,
-            )
-        return placeholder
+    if placeholder is not None and not placeholder.known and placeholder.loc is not None:
+        if load.branch_choice or load.conditional:
+            return placeholder  # whether the branch that passes --load runs is not known
+        what = (
+            f"the recipe's placeholder {placeholder.raw!r}"
+            + (" split into words, unquoted" if str(placeholder.raw).lower() == "your" else "")
+            + ", to be filled in"
+            if placeholder is not load
+            else f"a path not known statically: {placeholder.detail}"
+        )
+        return Value.written(
+            f"the checkpoint in the --load directory ({what})",
+            "--load",
+            placeholder.loc,
+            via=placeholder.via,
+            detail=LOAD_UNLESS_EMPTY,
+        )
     if load.known and not load.value and tune:
         return Value.unknown(
             "--load",
             f"a fine-tuning run ({tune[0].knob}) without --load: the checkpoint may come from "
             "--pretrained-checkpoint or start random",
         )
+    if load.known and load.value:
+        return load.model_copy(update={"detail": LOAD_UNLESS_EMPTY})
     return load
+
+
+# what a --load directory means for the starting weights (see initial_weights)
+LOAD_UNLESS_EMPTY = (
+    "unless that directory is empty: with no checkpoint there Megatron warns and starts from "
+    "random weights (megatron/training/checkpointing.py:1690-1691 @ core_v0.19.0, :926-927 @ "
+    "core_v0.12.1)"
+)
 
 
 def _output_init_std(m: MegatronInput, cfg: Config) -> Value | None:
