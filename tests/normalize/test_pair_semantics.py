@@ -97,3 +97,39 @@ def test_mindformers_loading_against_megatron_random(tmp_path: Path) -> None:
     assert "MindSpeed-LLM starts from random initialization" in f.message
     # MindFormers has no "empty directory" way out: it refuses to start without the file
     assert "refuses to start" in f.message and "unless" not in f.message
+
+
+# -- the same seed, one side shuffling its fine-tuning data (case 5) -------------------------
+QWEN3_SFT = ("configs__qwen3__finetune_qwen3_32b_4k.yaml",)
+
+
+def test_sft_data_read_in_order_against_shuffled() -> None:
+    """MindFormers' Qwen3 fine-tuning config reads its HFDataLoader in order (shuffle: False);
+    MindSpeed-LLM's instruction dataset shuffles with --seed unless --no-shuffle. Both seeds
+    are 42, yet every step sees different samples."""
+    mf = need_shared("corpus", "mindformers", *QWEN3_SFT)
+    r = _lint(mf, PAIRSEM / "qwen3_32b_sft_msl.sh")
+    assert "DET001" not in _rules(r)  # the seeds agree
+    f = _finding(r, "DET008")
+    assert f.values == {"mindformers": False, "megatron": True}
+    assert "shuffles them with --seed" in f.message
+
+
+def test_no_shuffle_on_both_sides_agrees(tmp_path: Path) -> None:
+    mf = need_shared("corpus", "mindformers", *QWEN3_SFT)
+    mg = _edited(PAIRSEM / "qwen3_32b_sft_msl.sh", tmp_path, "--seed 42", "--seed 42 --no-shuffle")
+    assert "DET008" not in _rules(_lint(mf, mg))
+    shuffled = _edited(Path(mf), tmp_path, "shuffle: False", "shuffle: True")
+    f = _finding(_lint(shuffled, mg), "DET008")
+    assert f.values == {"mindformers": True, "megatron": False}
+    assert "reads the documents in order" in f.message
+
+
+def test_mindrecord_default_is_shuffled(tmp_path: Path) -> None:
+    """A MindDataset without a shuffle key shuffles (MindSpore's default shuffle=None)."""
+    mf = need_shared("corpus", "mindformers", "research__qwen2_5__finetune_qwen2_5_7b_8k.yaml")
+    cfg = _edited(mf, tmp_path, "    shuffle: True\n", "")
+    from cfglint.normalize.mindformers.build import load_mindformers
+
+    v = load_mindformers(str(cfg)).determinism.data_shuffle
+    assert v.value is True and "MindDataset" in v.detail

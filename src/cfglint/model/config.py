@@ -201,6 +201,8 @@ class Determinism(_Section):
     deterministic: V = None
     # the seed that orders the training samples (Megatron: --seed through the dataset builder)
     data_seed: V = None
+    # whether the training samples are read in a shuffled order (False: in the file's order)
+    data_shuffle: V = None
 
 
 class Launch(_Section):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from cfglint.model.config import Config
 from cfglint.model.values import Value
 from cfglint.normalize.init_std import scaled_output_std
@@ -74,9 +76,7 @@ def read_precision(m: MegatronInput, cfg: Config) -> None:
         pr.softmax_dtype = soft.model_copy(
             update={"value": compute.value, "branch_choice": compute.branch_choice}
         )
-    pr.rotary_dtype = implementation_fact(
-        "float32", "rotary", "Megatron builds rotary frequencies in float32"
-    )
+    pr.rotary_dtype = _rotary_dtype(m, cfg, compute)
     res = m.arg("fp32_residual_connection")
     # a dtype taken from a branch-chosen --bf16/--fp16 is a branch choice too
     pr.residual_dtype = res.model_copy(
@@ -89,6 +89,73 @@ def read_precision(m: MegatronInput, cfg: Config) -> None:
         "float32", "cross entropy", "Megatron's vocab-parallel cross entropy computes in float32"
     )
     pr.cross_entropy_fusion = m.arg("cross_entropy_loss_fusion")
+
+
+def _rotary_dtype(m: MegatronInput, cfg: Config, compute: Value) -> Value | None:
+    """The dtype the rotation itself runs in (the frequencies are always float32).
+
+    - MindSpeed (MindSpeed-LLM on NPU) patches rope_utils._apply_rotary_pos_emb_bshd: cos and
+      sin are cast to the query's dtype before the fused npu_rotary_position_embedding kernel
+      or the plain formula (mindspeed/core/fusions/fused_rope.py:65-72 @ 26.1.0_core_r0.12.1
+      57a33053; mindspeed_llm/core/models/common/embeddings/rotary_pos_embedding.py:259-264 @
+      c77308a1), and Apex's fused RoPE does not exist there (fused_rope.py:104-111), so the
+      rotation runs in the compute dtype.
+    - Megatron-LM with --apply-rope-fusion (the default) runs Transformer Engine's fused
+      kernel, which takes float32 frequencies and rotates in float32 (TransformerEngine
+      common/fused_rope/fused_rope.cu fused_rope_block_forward), except where it falls back
+      to the unfused path: a YaRN cos/sin mscale other than 1 and MLA's interleaving
+      (rope_utils.py:292-319 @ core_v0.19.0). The unfused path casts cos/sin to the query's
+      dtype (rope_utils.py:133-134 @ core_v0.19.0, :119-120 @ core_v0.12.1)."""
+    knob = "rotary"
+    pe = cfg.structure.position_embedding_type
+    if pe is not None and pe.known and pe.value not in ("rope", "yarn", "mrope"):
+        return None  # no rotary embedding at all
+    if m.kind.startswith("mindspeed"):
+        return Value.derived(
+            compute.value,
+            knob,
+            "MindSpeed casts cos/sin to the query's dtype before its rotary kernel",
+            [compute],
+        )
+    fusion = m.arg("apply_rope_fusion") if "apply_rope_fusion" in m.table.by_dest else None
+    mla, yarn = cfg.structure.multi_latent_attention, cfg.structure.yarn_mscale
+    fallback = ""
+    if mla is not None and mla.known and mla.value:
+        fallback = "multi-latent attention's interleaving"
+    elif yarn is not None and not yarn.known:
+        return Value.derived(None, knob, "", [yarn])
+    elif yarn is not None and _cos_sin_scale(yarn.value) not in (None, 1.0):
+        fallback = "YaRN's cos/sin mscale"
+    if fusion is not None and fusion.known and fusion.value and not fallback:
+        return Value.derived(
+            "float32",
+            knob,
+            "Transformer Engine's fused RoPE (--apply-rope-fusion) rotates in float32",
+            [fusion],
+        )
+    if fusion is not None and not fusion.known:
+        return Value.derived(None, knob, "", [fusion])
+    why = (
+        f"the fused RoPE falls back to the unfused path for {fallback}"
+        if fallback
+        else "without rope fusion"
+    )
+    return Value.derived(
+        compute.value,
+        knob,
+        f"{why}, Megatron casts cos/sin to the query's dtype before rotating",
+        [v for v in (compute, fusion) if v is not None],
+    )
+
+
+def _cos_sin_scale(text: object) -> float | None:
+    """The cos/sin multiplier of a YaRN magnitude ("cos/sin x1.13863, softmax scale x1",
+    normalize/rope.py magnitude); None when it cannot be read."""
+    hit = re.match(r"cos/sin x([0-9.eE+-]+)", str(text))
+    try:
+        return float(hit.group(1)) if hit else None
+    except ValueError:
+        return None
 
 
 def initial_weights(m: MegatronInput) -> Value:
