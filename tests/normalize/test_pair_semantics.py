@@ -133,3 +133,25 @@ def test_mindrecord_default_is_shuffled(tmp_path: Path) -> None:
 
     v = load_mindformers(str(cfg)).determinism.data_shuffle
     assert v.value is True and "MindDataset" in v.detail
+
+
+# -- where the rotation runs (case 3) -------------------------------------------------------
+def test_mindspeed_rotates_in_the_compute_dtype() -> None:
+    """The Qwen3-30B-A3B pair restates MindSpeed-LLM's launch (--use-fused-rotary-pos-emb,
+    --bf16): MindSpeed casts cos/sin to the bf16 query before its fused kernel, so against
+    MindFormers' rotary_dtype float32 the rotation precision differs."""
+    d = REALPAIRS / "qwen3_30b_a3b_pretrain_msl"
+    r = _lint(d / "mindformers.yaml", d / "megatron.sh")
+    f = _finding(r, "PRC004")
+    assert f.values == {"mindformers": "float32", "megatron": "bfloat16"}
+    assert "MindSpeed casts cos/sin" in f.message
+
+
+def test_megatron_lm_fused_rope_rotates_in_float32(tmp_path: Path) -> None:
+    """The Mixtral pair's Megatron-LM launch keeps the default TE fused RoPE (float32), as
+    MindFormers' rotary_dtype float32 does; --no-rope-fusion sends it down the bf16 path."""
+    d = REALPAIRS / "mixtral_8x7b_pretrain_mlm"
+    assert "PRC004" not in _rules(_lint(d / "mindformers.yaml", d / "megatron.sh"))
+    mg = _edited(d / "megatron.sh", tmp_path, "    --bf16\n", "    --bf16\n    --no-rope-fusion\n")
+    f = _finding(_lint(d / "mindformers.yaml", mg), "PRC004")
+    assert f.values == {"mindformers": "float32", "megatron": "bfloat16"}
