@@ -155,3 +155,31 @@ def test_megatron_lm_fused_rope_rotates_in_float32(tmp_path: Path) -> None:
     mg = _edited(d / "megatron.sh", tmp_path, "    --bf16\n", "    --bf16\n    --no-rope-fusion\n")
     f = _finding(_lint(d / "mindformers.yaml", mg), "PRC004")
     assert f.values == {"mindformers": "float32", "megatron": "bfloat16"}
+
+
+# -- HF-style structure from the config class or the published config.json (case 4) ----------
+def test_hf_style_eps_from_the_published_config_it_names(tmp_path: Path) -> None:
+    """MindFormers' Qwen3-32B fine-tuning config (use_legacy: False) writes no rms_norm_eps:
+    MindFormers reads it from pretrained_model_dir "/path/to/Qwen3-32B"/config.json, which
+    for the published Qwen3-32B holds 1e-6. A MindSpeed-LLM launch without --norm-epsilon
+    keeps Megatron's default 1e-5: the structure row differs."""
+    mf = need_shared("corpus", "mindformers", *QWEN3_SFT)
+    eps = "--norm-epsilon 1e-6 "
+    mg = _edited(PAIRSEM / "qwen3_32b_sft_msl.sh", tmp_path, eps, "")
+    f = _finding(_lint(mf, mg), "STR008")
+    assert f.values == {"mindformers": 1e-6, "megatron": 1e-5}
+    assert "published qwen3-32b config.json" in f.message
+    # written as the published file says, the sides agree, and so do layers, heads and sizes
+    r = _lint(mf, PAIRSEM / "qwen3_32b_sft_msl.sh")
+    assert not {"STR001", "STR002", "STR003", "STR004", "STR005", "STR008"} & _rules(r)
+
+
+def test_hf_style_eps_from_the_config_class(tmp_path: Path) -> None:
+    """Without pretrained_model_dir the HF config class's default applies: Qwen3Config's
+    rms_norm_eps 1e-6 (configuration_qwen3.py, data/mindformers.yaml)."""
+    src = need_shared("corpus", "mindformers", "configs__qwen3__pretrain_qwen3_32b_4k.yaml")
+    mf = _edited(src, tmp_path, "    rms_norm_eps: 1.e-6\n", "")
+    mg = _edited(PAIRSEM / "qwen3_32b_sft_msl.sh", tmp_path, "--norm-epsilon 1e-6 ", "")
+    f = _finding(_lint(mf, mg), "STR008")
+    assert f.values == {"mindformers": 1e-6, "megatron": 1e-5}
+    assert "Qwen3Config" in f.message
