@@ -203,6 +203,13 @@ def test_yaml11_string_is_flagged(tmp_path: Path) -> None:
     assert not o.eps.known and "refuse to start" in o.eps.detail and o.eps.loc.line
     assert o.build_error is not None and "'1e-8'" in o.build_error.value
     assert o.build_error.locations()[0] == o.eps.loc
+    # every argument the constructor type-checks, in one message
+    p.write_text(
+        src.replace("eps: 1.e-8", "eps: 1e-8").replace("weight_decay: 0.1", "weight_decay: 1e-1")
+    )
+    o = load_mindformers(str(p)).optimizer
+    assert not o.weight_decay.known and "'1e-1'" in o.build_error.value
+    assert len(o.build_error.locations()) == 2
     # a string where no constructor checks a type stays a value read as a string
     p.write_text(src.replace("learning_rate: 1.e-5", "learning_rate: 1e-5", 1))
     lr = load_mindformers(str(p)).optimizer.lr
