@@ -234,3 +234,17 @@ def test_skipped_files_say_what_they_are_with_v(
     assert code in (0, 1)
     assert "hf_trainer.sh: skipped: training launch of another framework (runs main.py: " in err
     assert "Hugging Face Trainer arguments" in err
+
+
+def test_configured_pairs_are_checked_for_their_roles() -> None:
+    from cfglint.load.classify import plan_pairs
+    from cfglint.model.errors import InputError
+
+    good = plan_pairs([{"mindformers": EX_MF, "megatron": EX_MG, "source": []}], [], None)
+    assert [(j.mindformers, j.megatron, j.megatron_form) for j in good.jobs] == [
+        (EX_MF, EX_MG, "script")
+    ]
+    with pytest.raises(
+        InputError, match=r"given as megatron in \[tool.cfglint\] pairs, but it is a MindFormers"
+    ):
+        plan_pairs([{"mindformers": EX_MG, "megatron": EX_MF, "source": []}], [], None)
