@@ -582,26 +582,18 @@ def _as_unreadable(path: str, sh: Any, seen: list[_Seen]) -> Classified | None:
 
 
 def _as_other(path: str, sh: Any, seen: list[_Seen]) -> Classified | None:
-    for s in seen:
-        name = _framework(s) if _trains(s) else None
-        if name is not None:
-            return _c(
-                path,
-                InputKind.OTHER_FRAMEWORK,
-                f"runs {s.entry}: {name}",
-                entry=s.entry,
-                evidence=_flag_counts(s),
-            )
-    for s in seen:
-        if s.role == "training" and s.foreign:
-            return _c(
-                path,
-                InputKind.OTHER_FRAMEWORK,
-                f"runs {s.entry} with arguments that are mostly not Megatron's",
-                entry=s.entry,
-                evidence=_flag_counts(s),
-            )
-    return None
+    """Another framework's training: its signature, else a training entry passing mostly
+    flags Megatron does not define."""
+    found = [(s, f"runs {s.entry}: {name}") for s in seen if _trains(s) and (name := _framework(s))]
+    found += [
+        (s, f"runs {s.entry} with arguments that are mostly not Megatron's")
+        for s in seen
+        if s.role == "training" and s.foreign
+    ]
+    if not found:
+        return None
+    s, why = found[0]
+    return _c(path, InputKind.OTHER_FRAMEWORK, why, entry=s.entry, evidence=_flag_counts(s))
 
 
 def _flag_counts(s: _Seen) -> tuple[str, ...]:
