@@ -12,7 +12,7 @@ from cfglint import __version__
 from cfglint.check.rulebook import RuleFileError
 from cfglint.model.errors import InputError
 
-SUBCOMMANDS = ("lint", "show", "rules", "explain", "lr", "probe", "cache")
+SUBCOMMANDS = ("lint", "show", "rules", "explain", "lr", "probe", "cache", "logs")
 FORMATS = ("text", "concise", "json", "sarif")
 FAIL_ON = ("error", "warning", "note", "never")
 
@@ -212,6 +212,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_probe_options(probe)
     _color(probe)
+    from cfglint.cli.logs import add_parser as add_logs
+
+    add_logs(sub)
     return root
 
 
