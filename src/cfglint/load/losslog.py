@@ -232,6 +232,10 @@ def _parse_chunk(chunk: bytes, framework: str) -> tuple[np.ndarray, dict[str, np
     cols: dict[str, np.ndarray] = {}
     if not steps.size:
         return steps, cols
+    if chunk.count(b"\n") + (not chunk.endswith(b"\n")) != steps.size:
+        # other lines too: keep the step lines only, so that a field is counted on them
+        # alone (a validation or warning line may print "grad norm:" as well)
+        chunk = b"\n".join(_step_lines(chunk, framework))
     slow: list[str] = []
     for name, pat in fields.items():
         const = None if name in _VARYING else _constant(chunk, pat, steps.size)
