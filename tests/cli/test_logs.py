@@ -12,9 +12,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import FIXTURES, ROOT
 
 from cfglint.cli.app import main
+from conftest import FIXTURES, ROOT
 
 RUNS = FIXTURES / "runs"
 
