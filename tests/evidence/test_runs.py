@@ -138,3 +138,27 @@ def test_statistics_helpers() -> None:
     assert sign_test(5, 5) == 1.0
     assert runs_test(np.array([1, -1] * 50)) > 5  # alternating: far more runs than chance
     assert runs_test(np.array([1] * 50 + [-1] * 50)) < -5
+
+
+def test_probe_log_writer_round_trips_through_the_readers(tmp_path) -> None:
+    """The probe's --log-dir text is what each framework prints: the readers take it back at
+    the framework's print precision, and the printed lr is the next step's rate."""
+    from types import SimpleNamespace
+
+    from cfglint.evidence.probe.textlog import megatron_log, mindformers_log
+    from cfglint.load.losslog import read_run_log
+
+    curve = SimpleNamespace(loss=[10.123456, 9.87654, 9.5], grad_norm=[3.25, 2.5, 2.0])
+    spec = SimpleNamespace(batch=4, lr_at=lambda step: {1: 1e-3, 2: 2e-3, 3: 3e-3}.get(step, 4e-3))
+    (tmp_path / "mf.log").write_text(mindformers_log(curve, spec, "cfg", "mindspore"))
+    (tmp_path / "mg.log").write_text(megatron_log(curve, spec, "cfg"))
+    mf = read_run_log(str(tmp_path / "mf.log"), "mindformers")
+    mg = read_run_log(str(tmp_path / "mg.log"), "megatron")
+    assert mf.series["loss"].tolist() == [10.123, 9.877, 9.5]  # MindFormers prints %5.3f
+    assert mg.series["loss"].tolist() == pytest.approx(curve.loss, rel=1e-6)
+    assert mg.series["grad_norm"].tolist() == [3.25, 2.5, 2.0]
+    for log in (mf, mg):
+        assert log.series["lr"].tolist() == pytest.approx([2e-3, 3e-3, 4e-3])
+    (tmp_path / "z.log").write_text(megatron_log(curve, spec, "zero"))
+    zero = read_run_log(str(tmp_path / "z.log"), "megatron")
+    assert zero.series["lr"].tolist() == [0.0, 0.0, 0.0]
