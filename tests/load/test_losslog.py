@@ -180,3 +180,15 @@ def test_tensorboard_events_of_both_frameworks(tmp_path: Path) -> None:
     assert mf.series["loss"].tolist() == [3.0, 2.0, 1.0]
     with pytest.raises(InputError, match="no 'lm loss' scalars"):
         read_events(str(tmp_path / "mf"), "megatron")
+
+
+def test_byte_ranges_in_several_processes_read_every_line_once(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(losslog, "PARALLEL_MIN", 4000)  # ~15 step lines a range
+    monkeypatch.setattr(losslog.os, "cpu_count", lambda: 4)
+    text = "".join(_mg(s, f"{5 + s / 1000:.6E}") for s in range(1, 301))
+    path = _w(tmp_path, "mg.log", text)
+    assert len(losslog._ranges(len(text))) == 4
+    log = read_run_log(path)
+    assert log.steps.tolist() == list(range(1, 301))
+    assert np.allclose(log.series["loss"], [5 + s / 1000 for s in range(1, 301)])
+    assert log.lines_read == 300

@@ -23,6 +23,8 @@ That keeps a million-line log to about a second instead of tens of seconds.
 
 from __future__ import annotations
 
+import itertools
+import os
 import re
 from dataclasses import dataclass, field
 
@@ -36,6 +38,9 @@ CHUNK = 16 * 1024 * 1024
 # runaway log. Four GiB holds ten million Megatron step lines.
 MAX_BYTES = 4 * 1024 * 1024 * 1024
 MAX_LINE = 64 * 1024
+# a log this large is read by up to MAX_WORKERS processes at once
+PARALLEL_MIN = 64 * 1024 * 1024
+MAX_WORKERS = 8
 
 # the series every reader fills, in the report's order
 SERIES = (
@@ -127,13 +132,73 @@ class RunLog:
 
 def read_run_log(path: str, framework: str | None = None) -> RunLog:
     """The text log at ``path``; ``framework`` when the caller knows which side wrote it
-    (else the kind with more step lines)."""
-    acc = {fw: _Acc() for fw in ("megatron", "mindformers")}
-    seen = lines = 0
-    truncated = False
+    (else the kind with more step lines). A large log is read in byte ranges by several
+    processes, each range owning the lines that start in it."""
     with open_regular(path, what="training log") as fh:
+        size = os.fstat(fh.fileno()).st_size
+    end = min(size, MAX_BYTES)
+    ranges = _ranges(end)
+    if len(ranges) > 1:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        ctx = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(len(ranges), mp_context=ctx) as pool:
+            n = len(ranges)
+            starts, ends = [a for a, _ in ranges], [b for _, b in ranges]
+            parts = list(pool.map(_read_range, [path] * n, starts, ends, [framework] * n))
+    else:
+        parts = [_read_range(path, 0, end, framework)]
+    acc = {fw: _Acc() for fw in ("megatron", "mindformers")}
+    lines = 0
+    for part, n in parts:
+        lines += n
+        for fw, chunks in part.items():
+            for c in chunks:
+                acc[fw].add(c)
+    if framework is None:
+        framework = max(acc, key=lambda fw: acc[fw].count)
+    log = acc[framework].finish(path, framework)
+    log.truncated, log.lines_read = size > MAX_BYTES, lines
+    if not np.isfinite(log.series.get("loss", np.zeros(0))).any():
+        want = (
+            "Megatron 'iteration ... lm loss:'"
+            if framework == "megatron"
+            else ("MindFormers 'step:[...] loss:'")
+        )
+        raise InputError(path, f"no per-step loss lines found ({want})")
+    return log
+
+
+def _ranges(size: int) -> list[tuple[int, int]]:
+    """Byte ranges for the worker processes: one range below PARALLEL_MIN bytes or on a
+    single CPU (starting processes costs more than it saves)."""
+    cpus = min(os.cpu_count() or 1, MAX_WORKERS)
+    if size < PARALLEL_MIN or cpus < 2 or os.name != "posix":
+        return [(0, size)]
+    n = min(cpus, -(-size // (PARALLEL_MIN // 2)))
+    cuts = [size * i // n for i in range(n + 1)]
+    return list(itertools.pairwise(cuts))
+
+
+def _read_range(
+    path: str, start: int, end: int, framework: str | None
+) -> tuple[dict[str, list[tuple[np.ndarray, dict[str, np.ndarray]]]], int]:
+    """The parsed chunks of the lines that start in [start, end), per framework, and the
+    number of lines read."""
+    out: dict[str, list[tuple[np.ndarray, dict[str, np.ndarray]]]] = {
+        "megatron": [],
+        "mindformers": [],
+    }
+    lines = 0
+    with open_regular(path, what="training log") as fh:
+        pos = max(0, start - 1)
+        fh.seek(pos)
         tail = b""
-        while True:
+        if start > 0:  # the line running into this range belongs to the one before
+            skip = fh.readline(MAX_LINE + 1)
+            pos += len(skip)
+        while pos < end:
             try:
                 buf = fh.read(CHUNK)
             except OSError as exc:
@@ -146,29 +211,18 @@ def read_run_log(path: str, framework: str | None = None) -> RunLog:
                 if cut == 0 and len(buf) > MAX_LINE:
                     cut = len(buf)  # one enormous line: read past it
                 chunk, tail = buf[:cut], buf[cut:]
+            if pos + len(chunk) > end:  # keep the lines that start before `end`
+                nl = chunk.find(b"\n", max(0, end - pos - 1))
+                chunk = chunk[: nl + 1] if nl >= 0 else chunk
             if chunk:
-                seen += len(chunk)
                 lines += chunk.count(b"\n")
-                for fw, a in acc.items():
+                for fw in out:
                     if framework in (None, fw) and _MARKS[fw] in chunk:
-                        a.add(_parse_chunk(chunk, fw))
+                        out[fw].append(_parse_chunk(chunk, fw))
+            pos += len(chunk)
             if not buf:
                 break
-            if seen > MAX_BYTES:
-                truncated = True
-                break
-    if framework is None:
-        framework = max(acc, key=lambda fw: acc[fw].count)
-    log = acc[framework].finish(path, framework)
-    log.truncated, log.lines_read = truncated, lines
-    if not np.isfinite(log.series.get("loss", np.zeros(0))).any():
-        want = (
-            "Megatron 'iteration ... lm loss:'"
-            if framework == "megatron"
-            else ("MindFormers 'step:[...] loss:'")
-        )
-        raise InputError(path, f"no per-step loss lines found ({want})")
-    return log
+    return out, lines
 
 
 class _Acc:
