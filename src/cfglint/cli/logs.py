@@ -71,10 +71,14 @@ def _lint(args: Any) -> tuple[Any, list[Any], dict[str, Any]]:
 
     if not (args.config or args.megatron):
         return Report(), [], {}
+    from cfglint.load.classify import one_pair
+
+    job = one_pair([args.config] if args.config else [], args.megatron, args.launch, "logs")
     opts = Options(
-        mindformers=[args.config] if args.config else [],
-        megatron=args.megatron,
-        launch=args.launch,
+        mindformers=[job.mindformers] if job.mindformers else [],
+        megatron=job.megatron,
+        megatron_form=job.megatron_form,
+        launch=job.launch,
         megatron_version=args.megatron_version,
     )
     report, ctx = lint(opts)

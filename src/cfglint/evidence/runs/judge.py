@@ -153,6 +153,11 @@ def _on_steps(log: RunLog, steps: np.ndarray) -> np.ndarray:
     return out
 
 
+def _pct(x: float) -> str:
+    """A relative error readable at any size: 3.2%, or 2.1e-07 where a percent shows 0.0%."""
+    return f"{x:.1%}" if not math.isfinite(x) or x >= 1e-3 or x == 0 else f"{x:.2g}"
+
+
 def _g(x: float) -> float:
     """A number as JSON shows it: four significant digits."""
     return float(f"{x:.4g}") if math.isfinite(x) else x
@@ -296,7 +301,7 @@ def _standard(pair: Pair, d: np.ndarray) -> list[Row]:
             title="Global norm",
             verdict="unknown" if not ok.any() else ("pass" if std.global_norm_ok(rel) else "fail"),
             numbers={"rel": _g(rel), "steps": int(ok.sum())},
-            detail=f"mean relative error {rel:.1%} over {int(ok.sum())} steps "
+            detail=f"mean relative error {_pct(rel)} over {int(ok.sum())} steps "
             f"({std.GLOBAL_NORM_LIMIT})",
         )
     )
@@ -375,7 +380,7 @@ def _lr0(pair: Pair, d: np.ndarray) -> list[Row]:
                 "guide_case_abs": CASE_LR0["global_norm_abs"],
             },
             detail=(
-                f"global norm differs by {grel:.1%} on average ({std.GLOBAL_NORM_LIMIT}), "
+                f"global norm differs by {_pct(grel)} on average ({std.GLOBAL_NORM_LIMIT}), "
                 f"{float(gd.mean()) if gd.size else math.nan:.3g} in absolute terms; the guide's "
                 f"case saw about {CASE_LR0['global_norm_abs']:g}"
             ),
