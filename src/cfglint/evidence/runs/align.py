@@ -49,6 +49,16 @@ def align(a: RunLog, b: RunLog) -> Pair:
             f"Megatron prints the mean loss of the last {b.interval()} iterations "
             "(--log-interval); MindFormers prints the loss of the step itself"
         )
+    from cfglint.evidence.runs.stats import print_resolution
+
+    for log in (a, b):
+        res = print_resolution(log.series["loss"])
+        if res >= 5e-4:
+            notes.append(
+                f"the {NAMES[log.framework]} log prints the loss to {res:.2g} "
+                f"(MindFormers' loss monitor prints three decimals): a difference below "
+                f"{res / 2:.2g} cannot show"
+            )
     la, lb = a.series["loss"][ia], b.series["loss"][ib]
     both = np.isfinite(la) & np.isfinite(lb)
     if not both.all():
