@@ -17,6 +17,8 @@ VERDICT_COLOR = {
     "diverges": "1;31",
     "outside": "1;31",
     "differ": "1;33",
+    "departs": "1;31",
+    "offset": "1;33",
 }
 
 

@@ -36,7 +36,7 @@ BLOCKS = 30
 STAY_OUT = 0.95  # share of the steps after a divergence that stay outside the band
 LATE_SHARE = 0.10  # the late stage: the last tenth of the common steps
 LR_REL_TOL = 0.01  # as `cfglint lr` compares curves
-BAD = {"fail", "drift", "diverges", "outside", "differ"}
+BAD = {"fail", "drift", "diverges", "departs", "outside", "differ"}
 # the guide's case study, for scale: lr = 0 runs with per-step loss differences about
 # 0.001 and global-norm differences about 0.05 were "as expected"
 CASE_LR0 = {"loss_abs": 0.001, "global_norm_abs": 0.05}
@@ -106,7 +106,7 @@ def judge(
     rows = [*_standard(pair, d), *_lr0(pair, d)]
     rows.append(_band_row(pair, d, band, band_info, base_curves))
     rows.append(_drift(pair, d, band))
-    div_row, div_step = _divergence(pair, smooth, band, w)
+    div_row, div_step = _divergence(pair, d, smooth, band, w)
     rows.append(div_row)
     rows.append(_late_gap(pair, band))
     rows += _lr_rows(pair, schedules or {})
@@ -427,6 +427,17 @@ def _drift(pair: Pair, d: np.ndarray, band: np.ndarray) -> Row:
         return Row(
             row="drift", title="Drift or noise", verdict="drift", numbers=nums, detail=detail
         )
+    if p_late < DRIFT_P:
+        # the guide accepts a difference inside the band that fluctuates around 0; this one
+        # keeps its sign, but is too small to call a drift
+        detail = (
+            f"the late difference keeps one sign ({pos}/{pos + neg} late blocks "
+            f"{'above' if offset > 0 else 'below'} 0, p={p_late:.2g}) but its offset "
+            f"{offset:+.3g} is inside the band +/-{band_late:.3g}"
+        )
+        return Row(
+            row="drift", title="Drift or noise", verdict="offset", numbers=nums, detail=detail
+        )
     detail = (
         f"the difference fluctuates around 0 (late offset {offset:+.3g} against the band "
         f"+/-{band_late:.3g}; {pos}/{pos + neg} late blocks above 0, p={p_late:.2g})"
@@ -434,55 +445,89 @@ def _drift(pair: Pair, d: np.ndarray, band: np.ndarray) -> Row:
     return Row(row="drift", title="Drift or noise", verdict="noise", numbers=nums, detail=detail)
 
 
-def _divergence(pair: Pair, smooth: np.ndarray, band: np.ndarray, w: int) -> tuple[Row, int | None]:
+def _divergence(
+    pair: Pair, d: np.ndarray, smooth: np.ndarray, band: np.ndarray, w: int
+) -> tuple[Row, int | None]:
+    """Where the running mean of the difference leaves the band: for good ("diverges"), or
+    for a sustained stretch after which the curves meet again ("departs": a cause that
+    shows early and fades, as a learning-rate difference on a run that plateaus)."""
     n = smooth.size
     out = np.abs(smooth) > band
     idx = np.arange(n)
     suffix = np.cumsum(out[::-1])[::-1]
     min_len = max(w, n // 20, 1)
     cond = out & (suffix >= STAY_OUT * (n - idx)) & ((n - idx) >= min_len)
-    if not cond.any():
-        return (
-            Row(
-                row="divergence",
-                title="Divergence",
-                verdict="none",
-                numbers={"window": w, "outside_share": _g(float(out.mean()))},
-                detail=(
-                    f"the running mean of the difference ({w}-step window) does not leave the "
-                    f"band for good ({out.mean():.0%} of the steps outside)"
-                ),
-            ),
-            None,
+    nums: dict[str, Any] = {"window": w, "outside_share": _g(float(out.mean()))}
+    if cond.any():
+        i = int(np.argmax(cond))
+        verdict, span = (
+            "diverges",
+            f"and stays out ({float(out[i:].mean()):.0%} of the {n - i} steps after it)",
         )
-    i = int(np.argmax(cond))
+    else:
+        stretch = _first_stretch(out, min_len)
+        if stretch is None:
+            return (
+                Row(
+                    row="divergence",
+                    title="Divergence",
+                    verdict="none",
+                    numbers=nums,
+                    detail=(
+                        f"the running mean of the difference ({w}-step window) never leaves "
+                        f"the band for {min_len} steps in a row ({out.mean():.0%} of the "
+                        "steps outside)"
+                    ),
+                ),
+                None,
+            )
+        i, j = stretch
+        verdict = "departs"
+        span = (
+            f"for {j - i} steps, back inside from step {int(pair.steps[j])} (the curves meet again)"
+            if j < n
+            else "until the end"
+        )
+        nums["back_at_step"] = int(pair.steps[j]) if j < n else None
+    i = _onset(d, band, i, w)
     step = int(pair.steps[i])
+    peak = i + int(np.argmax(np.abs(smooth[i:])))
     events = _events(pair, step, max(w, 20 * max(pair.a.interval(), pair.b.interval())))
     at = "from the first common step" if i == 0 else f"at step {step}"
     detail = (
-        f"the running mean of the difference ({w}-step window) leaves the band {at} and "
-        f"stays out ({float(out[i:].mean()):.0%} of the {n - i} steps after it); "
-        f"value there {smooth[i]:+.3g}, band +/-{band[i]:.3g}"
+        f"the difference leaves the band {at} {span}; its running mean ({w}-step window) "
+        f"peaks at {smooth[peak]:+.3g} at step {int(pair.steps[peak])}, band "
+        f"+/-{band[peak]:.3g}"
     )
     if events:
         detail += "; near it: " + "; ".join(events[:6])
-    return (
-        Row(
-            row="divergence",
-            title="Divergence",
-            verdict="diverges",
-            numbers={
-                "step": step,
-                "index": i,
-                "window": w,
-                "value": _g(float(smooth[i])),
-                "band": _g(float(band[i])),
-                "events": events[:20],
-            },
-            detail=detail,
-        ),
-        step,
+    nums.update(
+        step=step,
+        index=i,
+        peak_step=int(pair.steps[peak]),
+        peak=_g(float(smooth[peak])),
+        band=_g(float(band[i])),
+        events=events[:20],
     )
+    return Row(
+        row="divergence", title="Divergence", verdict=verdict, numbers=nums, detail=detail
+    ), step
+
+
+def _first_stretch(out: np.ndarray, min_len: int) -> tuple[int, int] | None:
+    """(start, end) of the first run of at least ``min_len`` consecutive True values."""
+    edges = np.diff(np.concatenate(([0], out.astype(np.int8), [0])))
+    starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+    long = np.flatnonzero(ends - starts >= min_len)
+    return (int(starts[long[0]]), int(ends[long[0]])) if long.size else None
+
+
+def _onset(d: np.ndarray, band: np.ndarray, i: int, w: int) -> int:
+    """The first step near the running mean's exit where the difference itself is out of
+    the band: the centred mean leaks half a window of later steps into earlier ones."""
+    lo, hi = max(0, i - w // 2), min(d.size, i + w)
+    hits = np.flatnonzero(np.abs(d[lo:hi]) > band[lo:hi])
+    return lo + int(hits[0]) if hits.size else i
 
 
 def _events(pair: Pair, step: int, radius: int) -> list[str]:
