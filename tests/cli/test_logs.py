@@ -88,6 +88,8 @@ def test_bad_input_is_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixt
     assert err.count("\n") == 1 and "empty.log" in err and "no per-step loss" in err
     code, _, err = _run(capsys, "logs", mg, mg, "--plot", str(tmp_path / "x.svg"))
     assert code == 2 and ".png or an .html" in err
+    code, _, err = _run(capsys, "logs", mg, mg)  # both Megatron: the first slot says so
+    assert code == 2 and "is a Megatron training log, given as MF_LOG" in err
 
 
 def test_png_and_small_html_for_a_long_run(tmp_path: Path, capsys) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 from cfglint.model.errors import InputError
 
 PLOT_KINDS = (".png", ".html")
+NAMES = {"mindformers": "MindFormers", "megatron": "Megatron"}
 
 
 def add_parser(sub: Any) -> None:
@@ -61,7 +62,19 @@ def read_side(path: str, framework: str) -> Any:
         raise InputError(path, "is a folder without TensorBoard event files; give the log file")
     from cfglint.load.losslog import read_run_log
 
-    return read_run_log(path, framework)
+    try:
+        return read_run_log(path, framework)
+    except InputError as exc:
+        try:  # the other framework's log in this slot: say so
+            other = read_run_log(path).framework
+        except InputError:
+            raise exc from None
+        slot = "MF_LOG" if framework == "mindformers" else "MG_LOG"
+        raise InputError(
+            path,
+            f"is a {NAMES[other]} training log, given as {slot}: the MindFormers log comes "
+            "first, then the Megatron one",
+        ) from None
 
 
 def _lint(args: Any) -> tuple[Any, list[Any], dict[str, Any]]:

@@ -264,7 +264,7 @@ class _Acc:
 def _restarts(raw: np.ndarray) -> list[tuple[int, int]]:
     back = np.flatnonzero(raw[1:] <= raw[:-1]) + 1
     out = []
-    for i in back[:1000]:
+    for i in back[:100]:
         resumed = int(raw[i])
         repeated = int(np.count_nonzero(raw[:i] >= resumed))
         out.append((resumed, repeated))
