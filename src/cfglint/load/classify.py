@@ -50,13 +50,16 @@ class Plan:
 
 
 # -- roles the user gave ------------------------------------------------------------------------
-def megatron_side(path: str, positional: list[Classified] = ()) -> Classified:  # type: ignore[assignment]
+def megatron_side(
+    path: str, positional: list[Classified] | None = None, given: str = "--megatron"
+) -> Classified:
     """``--megatron PATH``: a Megatron-family launch, args file, log or ``--yaml-cfg`` file;
     anything else is a usage error that says what the file is."""
     c = classify_megatron(path)
     if c.kind in MEGATRON_FORMS or c.kind is InputKind.BROKEN:
         return c
-    raise InputError(path, _not_megatron(c, positional))
+    message = _not_megatron(c, positional or [])
+    raise InputError(path, message.replace("given as --megatron", f"given as {given}"))
 
 
 def _not_megatron(c: Classified, positional: list[Classified]) -> str:
@@ -296,7 +299,8 @@ def plan_pairs(pairs: list[dict[str, Any]], files: list[str], settings: str | No
     jobs = []
     for p in chosen:
         mg = p.get("megatron")
-        form = MEGATRON_FORMS.get(megatron_side(mg).kind) if mg and os.path.lexists(mg) else None
+        side = megatron_side(mg, given="megatron in [tool.cfglint] pairs") if mg else None
+        form = MEGATRON_FORMS.get(side.kind) if side is not None else None
         if p.get("launch") and os.path.lexists(p["launch"]):
             launch_side(p["launch"])
         jobs.append(
