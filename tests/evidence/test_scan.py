@@ -316,7 +316,8 @@ def test_entry_hints_pick_the_launched_script() -> None:
     [entry] = res.entries
     assert not entry.has_main and entry.anchor.line == 1
     torch_seed = entry.of("torch")[0]
-    assert torch_seed.seed_value is None  # 1337 + seed_offset: computed
+    # 1337 + seed_offset: the base is compared, the offset shown as written
+    assert (torch_seed.seed_value, torch_seed.seed_offset) == (1337, "seed_offset")
     # without a hint, a folder with no main block has no entry point
     assert scan("nanogpt_like").entries == []
 

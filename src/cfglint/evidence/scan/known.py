@@ -438,3 +438,19 @@ EXTERNAL_ROOTS = frozenset(sys.stdlib_module_names) | frozenset(
         "flash_attn",
     }
 )
+
+# Calls that run a function handed to them, with arguments of their own in front: the
+# function is followed with those bound. (index of the function argument, what is passed
+# first: "receiver" = the object the method is called on.) lightning 2.6.2
+# src/lightning/fabric/fabric.py Fabric.launch(function, *args, **kwargs) calls
+# function(self, *args, **kwargs) (the `_wrap_and_launch` path).
+LAUNCHERS: dict[str, tuple[int, str]] = {
+    "lightning.Fabric.launch": (0, "receiver"),
+    "lightning.fabric.Fabric.launch": (0, "receiver"),
+    "lightning.fabric.fabric.Fabric.launch": (0, "receiver"),
+    "lightning_fabric.Fabric.launch": (0, "receiver"),
+}
+
+# Libraries that serve or generate with a model: a `.step()` or `.generate()` on what they
+# build is inference, never a training step (vLLM's LLMEngine.step(), SGLang's engine).
+INFERENCE_ROOTS = frozenset({"vllm", "sglang", "tensorrt_llm", "lmdeploy"})

@@ -15,7 +15,7 @@ from typing import Any
 
 import libcst as cst
 
-from cfglint.evidence.scan import known, triage
+from cfglint.evidence.scan import common, known, triage
 from cfglint.evidence.scan.backward import BackwardMixin
 from cfglint.evidence.scan.common import (
     NO,
@@ -264,6 +264,12 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
         self.dropouts: list[DropoutSite] = []
         self.decays: list[DecaySite] = []
         self.backwards: list[BackwardSite] = []
+        self.bases: dict[str, list[str]] = {}
+        self.attr_types: dict[str, str] = {}
+        # names the module defines at top level: a bare name handed to a call may be one
+        self.defined = {
+            s.name.value for s in module.body if isinstance(s, (cst.FunctionDef, cst.ClassDef))
+        }
 
     # -- traversal plumbing -------------------------------------------------------------
     def walk(self, node: cst.CSTNode) -> None:
@@ -340,6 +346,16 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
         v = literal(node)
         if v is not NO:
             return Arg(kind="literal", value=v)
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+            # `1337 + fabric.global_rank`: the base seed and an offset on top of it
+            for base, rest in ((node.left, node.right), (node.right, node.left)):
+                a = self.arg(base, depth + 1, keep_text)
+                if (
+                    a is not None
+                    and not a.offset
+                    and (a.kind == "param" or (a.kind == "literal" and isinstance(a.value, int)))
+                ):
+                    return a.model_copy(update={"offset": self.code(rest)})
         if isinstance(node, cst.Name):
             name = node.value
             fn = self.cur
@@ -349,6 +365,11 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
                 return Arg(kind="literal", value=fn.literals[name])
             if name in self.top.literals:
                 return Arg(kind="literal", value=self.top.literals[name])
+            for frame in (fn, self.top):
+                if name in frame.instances:
+                    return Arg(kind="instance", text=frame.instances[name])
+            if name not in fn.assigns and (name in self.imports or name in self.defined):
+                return Arg(kind="ref", text=name)  # a function or class handed over
             value = fn.assigns.get(name)
             # `seed = seed_ + 100 * rank`: Megatron's per-stage offset; the seed is seed_'s
             if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add):
@@ -400,6 +421,8 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         qual = ".".join([*self.scope, node.name.value])
         self.classes.append(qual)
+        written = [dotted(b.value) for b in node.bases if b.keyword is None]
+        self.bases[qual] = [b for b in written if b and b != "object"]
         for base in node.bases:
             raw, q = self.qualify(base.value)
             full = q or raw or ""
@@ -420,8 +443,12 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
         defaults: dict[str, Arg] = {}
         str_lists: dict[str, list[str]] = {}
         p = node.params
+        types: dict[str, str] = {}
         for param in (*p.posonly_params, *p.params, *p.kwonly_params):
             params.append(param.name.value)
+            cls = common.annotated_class(param.annotation)
+            if cls is not None:
+                types[param.name.value] = cls
             if param.default is not None:
                 a = self.arg(param.default)
                 if a is not None:
@@ -435,6 +462,8 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
         elif in_class and name == "bprop":
             backward = "mindspore"
         fn = Frame(qual, self.line, params, defaults, backward)
+        fn.summary.param_types = types
+        fn.instances.update(types)  # `fabric: L.Fabric`: fabric.x() is L.Fabric.x
         fn.summary.backward = name in ("backward", "bprop") and backward is not None
         fn.str_lists.update(str_lists)
         self.want[id(node.name)] = lambda line, s=fn.summary: setattr(s, "loc", SrcLoc(line=line))
@@ -560,6 +589,7 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
                 fn.tainted.discard(name)
         elif isinstance(target, (cst.Subscript, cst.Attribute)):
             self._assign_switch(target, value, line)
+            self._attr_type(target, value)
         elif isinstance(target, (cst.Tuple, cst.List)):
             for el in target.elements:
                 if isinstance(el.value, cst.Name):
@@ -598,6 +628,28 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
             if all(names):
                 fn.type_tuples[name] = [n.rsplit(".", 1)[-1] for n in names]  # type: ignore[union-attr]
 
+    def _attr_type(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        """``self.fabric = L.Fabric(...)`` (or a parameter annotated with a class): the
+        class of what ``self.fabric`` holds, for ``self.fabric.seed_everything()``."""
+        if not (
+            isinstance(target, cst.Attribute)
+            and isinstance(target.value, cst.Name)
+            and target.value.value == "self"
+        ):
+            return
+        cls = self._enclosing_class()
+        if cls is None:
+            return
+        held: str | None = None
+        if isinstance(value, cst.Call):
+            func = dotted(value.func)
+            if func and func.rsplit(".", 1)[-1][:1].isupper():
+                held = func
+        elif isinstance(value, cst.Name):
+            held = self.cur.instances.get(value.value)
+        if held is not None:
+            self.attr_types[f"{cls}.{target.attr.value}"] = held
+
     def resolve_call_name(self, raw: str) -> str:
         """``trainer.train`` -> ``Trainer.train`` when ``trainer = Trainer(...)``; an alias
         of an optimizer class -> that class."""
@@ -622,6 +674,7 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
             f = node.func
             if isinstance(f, cst.Attribute) and f.attr.value == "backward":
                 fn.summary.trains = True  # scaler.scale(loss).backward()
+            self._unnamed_call(node, line)
             return  # `ops.MatMul()(a, b)`-style calls have no dotted name to follow
         if known.is_training_call(qual or raw, len(node.args)) or (
             qual is not None and known.is_training_call(raw, len(node.args))
@@ -646,6 +699,10 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
                 fn.groups.name_evidence.append(
                     Evidence(loc=SrcLoc(line=line), text=self.code(node))
                 )
+        if qual in known.LAUNCHERS:
+            # Fabric.launch(main, ...): main is run with the Fabric first; the linker binds it
+            fn.summary.calls.append(self._callsite(node, raw, line))
+            return
         self._passed_functions(node, line)
         if raw in known.BUILTIN_CALLS or (
             qual is not None and qual.split(".")[0] in known.EXTERNAL_ROOTS
@@ -653,14 +710,69 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
             return
         fn.summary.calls.append(self._callsite(node, raw, line))
 
+    def _unnamed_call(self, node: cst.Call, line: int) -> None:
+        """Calls whose callee is an expression: ``super().__init__(...)``,
+        ``Trainer(cfg).fit()``, ``TRAINERS[name](cfg)`` (a table of classes)."""
+        f = node.func
+        fn = self.cur
+        if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Call):
+            inner = dotted(f.value.func)
+            target = None
+            if inner == "super":
+                target = f"super().{f.attr.value}"
+            elif inner and inner.rsplit(".", 1)[-1][:1].isupper() and not self._external(inner):
+                target = f"{inner}.{f.attr.value}"  # Trainer(cfg).fit(): Trainer's fit
+            if target is not None:
+                fn.summary.calls.append(self._callsite(node, target, line))
+            return
+        if isinstance(f, cst.Subscript) and isinstance(f.value, cst.Name):
+            for key, name in self._table(f.value.value):
+                site = self._callsite(node, name, line)
+                fn.summary.calls.append(
+                    site.model_copy(update={"conditional": True, "condition": f"key {key!r}"})
+                )
+
+    def _external(self, raw: str) -> bool:
+        """A name from a library never followed (torch.Generator(): its seed is its own)."""
+        _, q = self.qualify_name(raw)
+        return q is not None and q.split(".")[0] in known.EXTERNAL_ROOTS
+
+    def _table(self, name: str) -> list[tuple[str, str]]:
+        """(key, dotted value) of a dict of functions or classes assigned to ``name``."""
+        value = self.cur.assigns.get(name) or self.top.assigns.get(name)
+        if not isinstance(value, cst.Dict):
+            return []
+        out = []
+        for el in value.elements:
+            if isinstance(el, cst.DictElement):
+                key, target = literal(el.key), dotted(el.value)
+                if target is not None:
+                    out.append((str(key), target))
+        return out
+
     def _passed_functions(self, node: cst.Call, line: int) -> None:
-        """Bare names handed to a call may be functions it runs: mp.spawn(worker, ...)."""
+        """Bare names handed to a call may be functions it runs: mp.spawn(worker, ...);
+        a dict of them handed to a CLI dispatcher is a table of commands."""
         fn = self.cur
         for a in node.args:
             v = a.value
             if a.star or not isinstance(v, cst.Name):
                 continue
             name = v.value
+            table = self._table(name)
+            if table:
+                for key, target in table:
+                    fn.summary.calls.append(
+                        CallSite(
+                            target=target,
+                            loc=SrcLoc(line=line),
+                            conditional=True,
+                            condition=f"command {key!r}",
+                            indirect=True,
+                            command=key,
+                        )
+                    )
+                continue
             if name in fn.summary.params or name in fn.assigns or name in known.BUILTIN_CALLS:
                 continue  # a variable, not a function defined or imported here
             _, q = self.qualify_name(name)
@@ -680,10 +792,10 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
     def _callsite(self, node: cst.Call, raw: str, line: int) -> CallSite:
         # `self.x()` inside a method means this class's x
         head, _, rest = raw.partition(".")
-        if head in ("self", "cls") and rest and "." not in rest:
+        if head in ("self", "cls") and rest and rest.count(".") <= 1:
             cls = self._enclosing_class()
             if cls:
-                raw = f"{cls}.{rest}"
+                raw = f"{cls}.{rest}"  # self.x() and self.fabric.x() (attr_types)
         args: list[Arg] = []
         kwargs: dict[str, Arg] = {}
         for a in node.args:
@@ -726,6 +838,8 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
             imports=self.imports,
             star_imports=self.star,
             classes=self.classes,
+            bases=self.bases,
+            attr_types=self.attr_types,
             module=self.top.summary,
             main=self.main.summary if self.main else None,
             functions=self.functions,
