@@ -137,6 +137,8 @@ class Frame:
         self.if_counted: list[bool] = []  # per enclosing `if`: does it make code conditional
         # `trainer = Trainer(...)`: trainer.train() calls Trainer.train
         self.instances: dict[str, str] = {}
+        # `trainer: Trainer | None = None`: the class a variable is declared to hold
+        self.declared: dict[str, str] = {}
         # `optimizer_cls = torch.optim.AdamW`: name -> qualified class
         self.aliases: dict[str, str] = {}
         # every value a name is given, with the condition it is given under

@@ -155,12 +155,16 @@ _TRAINING_SUFFIXES = (
 _STEP_RECEIVERS = frozenset({"opt", "optim", "engine", "model_engine", "trainer"})
 
 
-def is_training_call(name: str, nargs: int) -> bool:
+def is_training_call(name: str, nargs: int, inference: bool = False) -> bool:
     """``name``: the call as written or qualified (``optimizer.step``, ``loss.backward``,
-    ``transformers.Trainer.train``); ``nargs``: how many arguments it is given."""
+    ``transformers.Trainer.train``); ``nargs``: how many arguments it is given;
+    ``inference``: the file imports a serving library (INFERENCE_ROOTS), whose engines
+    have a ``step()`` that generates."""
     head, _, last = name.rpartition(".")
     if not head:
         return False
+    if inference and last == "step" and "optim" not in head.lower():
+        return False  # vLLM's engine.step(): one generation step
     if last in ("backward", "manual_backward"):
         return True  # loss.backward(), accelerator.backward(loss), engine.backward(loss)
     if last == "step":
@@ -450,6 +454,12 @@ LAUNCHERS: dict[str, tuple[int, str]] = {
     "lightning.fabric.fabric.Fabric.launch": (0, "receiver"),
     "lightning_fabric.Fabric.launch": (0, "receiver"),
 }
+
+# CLI dispatchers that run one function picked from a table of commands on the command
+# line: a dict handed to them maps command names to the functions (jsonargparse 4.x
+# CLI(components) / auto_cli; fire.Fire(component) with a dict). A dict handed to any
+# other call (an activation table, a registry) is not a set of commands.
+CLI_DISPATCHERS = frozenset({"jsonargparse.CLI", "jsonargparse.auto_cli", "fire.Fire", "typer.run"})
 
 # Libraries that serve or generate with a model: a `.step()` or `.generate()` on what they
 # build is inference, never a training step (vLLM's LLMEngine.step(), SGLang's engine).

@@ -266,6 +266,8 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
         self.backwards: list[BackwardSite] = []
         self.bases: dict[str, list[str]] = {}
         self.attr_types: dict[str, str] = {}
+        # per enclosing indented block: early `if ...: return` conditions still open
+        self.blocks: list[int] = []
         # names the module defines at top level: a bare name handed to a call may be one
         self.defined = {
             s.name.value for s in module.body if isinstance(s, (cst.FunctionDef, cst.ClassDef))
@@ -353,7 +355,11 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
                 if (
                     a is not None
                     and not a.offset
-                    and (a.kind == "param" or (a.kind == "literal" and isinstance(a.value, int)))
+                    and (
+                        a.kind == "param"
+                        or (a.kind == "literal" and isinstance(a.value, int))
+                        or (a.kind == "expr" and "seed" in a.text.lower())
+                    )
                 ):
                     return a.model_copy(update={"offset": self.code(rest)})
         if isinstance(node, cst.Name):
@@ -516,6 +522,20 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
             fn.cond -= 1
             fn.conds.pop()
         fn.branches.pop()
+        if self.blocks and original_node.orelse is None and _returns(original_node.body):
+            # `if world_size == 1: ...; return`: the rest of the block runs only otherwise
+            fn.cond += 1
+            fn.conds.append(f"not ({short(self.module.code_for_node(original_node.test), 80)})")
+            self.blocks[-1] += 1
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self.blocks.append(0)
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock) -> None:
+        fn = self.cur
+        for _ in range(self.blocks.pop()):
+            fn.cond -= 1
+            fn.conds.pop()
 
     def visit_For(self, node: cst.For) -> None:
         self._bind(node.target, node.iter)
@@ -559,8 +579,33 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
             self._assign(t.target, node.value)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        cls = common.annotated_class(node.annotation)
+        if cls is not None and isinstance(node.target, cst.Name):
+            self.cur.declared[node.target.value] = cls
         if node.value is not None:
             self._assign(node.target, node.value)
+        if cls is not None and isinstance(node.target, cst.Name):
+            self.cur.instances.setdefault(node.target.value, cls)
+
+    def _declared_build(self, fn: Frame, name: str, value: cst.BaseExpression) -> None:
+        """``trainer = config.build()`` where ``trainer: Trainer`` is declared: a factory
+        call that returns the declared class builds one (torchtitan's Configurable
+        configs): its constructor runs, and ``trainer.x()`` is ``Trainer.x``."""
+        cls = fn.declared.get(name)
+        if cls is None or not isinstance(value, cst.Call):
+            return
+        func = dotted(value.func)
+        if func is None or func == cls or func.rsplit(".", 1)[-1][:1].isupper():
+            return  # built by name: the constructor call itself is followed
+        fn.instances[name] = cls
+        fn.summary.calls.append(
+            CallSite(
+                target=cls,
+                loc=SrcLoc(line=self.line),
+                conditional=fn.cond > 0,
+                condition=fn.conds[-1] if fn.cond > 0 and fn.conds else "",
+            )
+        )
 
     def _assign(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         fn = self.cur
@@ -570,6 +615,7 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
             fn.assigns[name] = value
             fn.assign_all.setdefault(name, []).append((value, fn.conds[-1] if fn.conds else ""))
             self._track_value(fn, name, value)
+            self._declared_build(fn, name, value)
             lit = literal(value)
             if lit is not NO:
                 fn.literals[name] = lit
@@ -676,8 +722,9 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
                 fn.summary.trains = True  # scaler.scale(loss).backward()
             self._unnamed_call(node, line)
             return  # `ops.MatMul()(a, b)`-style calls have no dotted name to follow
-        if known.is_training_call(qual or raw, len(node.args)) or (
-            qual is not None and known.is_training_call(raw, len(node.args))
+        serving = not known.INFERENCE_ROOTS.isdisjoint(self.roots)
+        if known.is_training_call(qual or raw, len(node.args), serving) or (
+            qual is not None and known.is_training_call(raw, len(node.args), serving)
         ):
             fn.summary.trains = True
         if qual is not None and self._known_call(node, qual, line, raw):
@@ -703,7 +750,7 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
             # Fabric.launch(main, ...): main is run with the Fabric first; the linker binds it
             fn.summary.calls.append(self._callsite(node, raw, line))
             return
-        self._passed_functions(node, line)
+        self._passed_functions(node, line, qual in known.CLI_DISPATCHERS)
         if raw in known.BUILTIN_CALLS or (
             qual is not None and qual.split(".")[0] in known.EXTERNAL_ROOTS
         ):
@@ -750,7 +797,7 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
                     out.append((str(key), target))
         return out
 
-    def _passed_functions(self, node: cst.Call, line: int) -> None:
+    def _passed_functions(self, node: cst.Call, line: int, dispatcher: bool = False) -> None:
         """Bare names handed to a call may be functions it runs: mp.spawn(worker, ...);
         a dict of them handed to a CLI dispatcher is a table of commands."""
         fn = self.cur
@@ -759,7 +806,7 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
             if a.star or not isinstance(v, cst.Name):
                 continue
             name = v.value
-            table = self._table(name)
+            table = self._table(name) if dispatcher else []
             if table:
                 for key, target in table:
                     fn.summary.calls.append(
@@ -854,6 +901,16 @@ def _seedish(text: str) -> str:
     """Expression text is kept only when it may name a seed: the rest is never used, and
     keeping it would bloat every cached summary."""
     return text if "seed" in text.lower() else ""
+
+
+def _returns(body: cst.BaseSuite) -> bool:
+    """Does an `if` body end with ``return``?"""
+    if not isinstance(body, cst.IndentedBlock) or not body.body:
+        return False
+    last = body.body[-1]
+    return isinstance(last, cst.SimpleStatementLine) and any(
+        isinstance(x, cst.Return) for x in last.body
+    )
 
 
 def _else_raises(node: cst.If) -> bool:

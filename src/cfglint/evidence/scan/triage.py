@@ -128,6 +128,7 @@ class _Fn:
         self.instances: dict[str, str] = {}
         self.conds: list[ast.expr] = []  # enclosing `if` tests, innermost last
         self.dicts: dict[str, ast.Dict] = {}  # name -> a dict literal assigned to it
+        self.declared: dict[str, str] = {}  # `trainer: Trainer | None`: declared class
 
 
 class CallGraph:
@@ -327,9 +328,34 @@ class CallGraph:
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         if self.triage:
             self._switch_targets([node.target])
+        cls = _annotated_class(node.annotation)
+        named = isinstance(node.target, ast.Name)
+        if cls is not None and named:
+            self.cur.declared[node.target.id] = cls  # type: ignore[union-attr]
         if node.value is not None:
             self.visit(node.value)
             self._assign(node.target, node.value)
+        if cls is not None and named:
+            self.cur.instances.setdefault(node.target.id, cls)  # type: ignore[union-attr]
+
+    def _declared_build(self, fn: _Fn, name: str, value: ast.expr) -> None:
+        """``trainer = config.build()`` with ``trainer: Trainer`` declared: the factory
+        builds the declared class (its constructor runs; trainer.x() is Trainer.x)."""
+        cls = fn.declared.get(name)
+        if cls is None or not isinstance(value, ast.Call):
+            return
+        func = _dotted(value.func)
+        if func is None or func == cls or func.rsplit(".", 1)[-1][:1].isupper():
+            return
+        fn.instances[name] = cls
+        fn.summary.calls.append(
+            CallSite(
+                target=cls,
+                loc=SrcLoc(line=value.lineno),
+                conditional=fn.cond > 0,
+                condition=_condition(fn),
+            )
+        )
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         if self.triage:
@@ -363,6 +389,7 @@ class CallGraph:
                 fn.dicts[target.id] = value
             else:
                 fn.dicts.pop(target.id, None)
+            self._declared_build(fn, target.id, value)
         elif (
             isinstance(target, ast.Attribute)
             and isinstance(target.value, ast.Name)
@@ -400,7 +427,8 @@ class CallGraph:
         if raw is not None:
             target = self._target(raw)  # trainer.train() -> Trainer.train
             named = (raw, target, self._qualify(target) or target)
-            if any(_trains(node, n) for n in named):
+            serving = not known.INFERENCE_ROOTS.isdisjoint(self.roots)
+            if any(_trains(node, n, serving) for n in named):
                 fn.summary.trains = True
         elif _chained_backward(node):
             fn.summary.trains = True
@@ -410,7 +438,7 @@ class CallGraph:
                 # Fabric.launch(main, ...): main is run with the Fabric first
                 fn.summary.calls.append(self._site(node, target))
                 return
-            self._passed(node)
+            self._passed(node, self._qualify(raw) in known.CLI_DISPATCHERS)
             if raw in known.BUILTIN_CALLS:
                 return
             q = self._qualify(raw)
@@ -514,7 +542,7 @@ class CallGraph:
                 return ".".join(names[: i + 1])
         return None
 
-    def _passed(self, node: ast.Call) -> None:
+    def _passed(self, node: ast.Call, dispatcher: bool = False) -> None:
         fn = self.cur
         values = [a for a in node.args if not isinstance(a, ast.Starred)]
         values += [k.value for k in node.keywords if k.arg is not None]
@@ -522,7 +550,7 @@ class CallGraph:
             if not isinstance(v, ast.Name):
                 continue
             name = v.id
-            table = self._table(name)
+            table = self._table(name) if dispatcher else []
             if table:  # a dict of commands handed to a CLI dispatcher
                 for key, target in table:
                     fn.summary.calls.append(
@@ -566,7 +594,9 @@ class CallGraph:
             for base, rest in ((node.left, node.right), (node.right, node.left)):
                 a = self._arg(base, depth + 1)
                 if not a.offset and (
-                    a.kind == "param" or (a.kind == "literal" and isinstance(a.value, int))
+                    a.kind == "param"
+                    or (a.kind == "literal" and isinstance(a.value, int))
+                    or (a.kind == "expr" and "seed" in a.text.lower())
                 ):
                     return a.model_copy(update={"offset": ast.unparse(rest)[:80]})
         fn = self.cur
@@ -657,10 +687,10 @@ def _is_main(test: ast.expr) -> bool:
     return sides == {"__name__", "__main__"}
 
 
-def _trains(node: ast.Call, raw: str) -> bool:
+def _trains(node: ast.Call, raw: str, serving: bool = False) -> bool:
     """Evidence that the code around this call trains: a backward pass, an optimizer
     step, or a framework training call."""
-    return known.is_training_call(raw, len(node.args) + len(node.keywords))
+    return known.is_training_call(raw, len(node.args) + len(node.keywords), serving)
 
 
 _DISPATCH: dict[type, Any] = {
