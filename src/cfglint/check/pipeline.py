@@ -19,6 +19,9 @@ class Options:
     megatron: str | None = None
     launch: str | None = None
     sources: list[str] = field(default_factory=list)
+    # .py files named as plain arguments (pre-commit passes names): scanned, and entry
+    # points only when they train, like the members of a folder (only --source FILE makes one)
+    source_members: list[str] = field(default_factory=list)
     profile: str = "default"
     select: list[str] = field(default_factory=list)
     ignore: list[str] = field(default_factory=list)
@@ -95,13 +98,18 @@ def lint(opts: Options) -> tuple[Report, Context]:
     for cfg in (ctx.mf, ctx.mg):
         if cfg is not None:
             report.warnings.extend(_warnings(cfg))
-    if opts.sources:
+    if opts.sources or opts.source_members:
         from cfglint.evidence.scan import scan_paths
 
-        for s in opts.sources:
+        for s in [*opts.sources, *opts.source_members]:
             report.inputs.append(InputRef.model_construct(path=s, kind="source"))
         hints = _entry_hints(ctx)
-        ctx.sources = scan_paths(opts.sources, entry_hints=hints, use_cache=opts.scan_cache)
+        ctx.sources = scan_paths(
+            opts.sources,
+            entry_hints=hints,
+            use_cache=opts.scan_cache,
+            members=opts.source_members,
+        )
         for problem in ctx.sources.errors:
             (report.warnings if problem.level == "warning" else report.errors).append(problem)
     if opts.data:

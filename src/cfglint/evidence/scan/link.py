@@ -900,6 +900,22 @@ def choose_entries(
     return out
 
 
+def _no_entry_reason(linker: Linker) -> str:
+    """Which criterion for an entry point no module met, naming the modules it was tried on."""
+    runnable = _candidates(linker.files)
+    if not runnable:
+        return (
+            'no module can be started: none has an `if __name__ == "__main__":` block or '
+            "training statements at top level"
+        )
+    names = ", ".join(f.display for f in runnable[:3]) + (", ..." if len(runnable) > 3 else "")
+    return (
+        f"{len(runnable)} module{'s' if len(runnable) != 1 else ''} can be started ({names}), "
+        "but none reaches a backward pass, an optimizer step or a framework training call "
+        "through the scanned code"
+    )
+
+
 def _commands(linker: Linker, f: SourceFile, reached: set[tuple[str, str]]) -> list[EntryReport]:
     """A script that hands a table of commands to a CLI dispatcher (``python -m pkg
     pretrain`` -> jsonargparse.CLI({"pretrain": pretrain.setup, ...})): each command that
@@ -920,6 +936,8 @@ def link(files: list[SourceFile], hints: list[str]) -> ScanResult:
     result = ScanResult(files=[f.display for f in files], sides=sides)
     reached_fns: set[tuple[str, str]] = set()
     result.entries = choose_entries(linker, files, hints, reached_fns)
+    if not result.entries:
+        result.no_entry = _no_entry_reason(linker)
     by_display = {f.display: f for f in ok}
     # code no entry point reaches is not the training job's: its literals are not reported
     reached = reached_fns if result.entries else None
@@ -942,7 +960,43 @@ def link(files: list[SourceFile], hints: list[str]) -> ScanResult:
             resolved = _resolve_decay(linker, f, site)
             if resolved is not None:
                 result.decays.append(resolved.model_copy(update={"side": side}))
+        result.decays.extend(d.model_copy(update={"side": side}) for d in _helper_decays(linker, f))
     return result
+
+
+def _helper_decays(linker: Linker, f: SourceFile) -> list[SourceDecay]:
+    """Calls handing every parameter of a model to a helper that builds the optimizer over
+    that argument (``instantiate_torch_optimizer(optimizer, model.parameters())``): the
+    call decays every parameter, whatever class the helper picks."""
+    out: list[SourceDecay] = []
+    s = f.summary
+    fns = [x for x in (s.module, s.main) if x is not None] + list(s.functions.values())
+    for fn in fns:
+        for call in fn.calls:
+            if not call.all_params:
+                continue
+            found = linker.resolve(f, call.target, fn.qualname)
+            if found is None or found[1].builds is None:
+                continue
+            g, helper = found
+            params = [p for p in helper.params if p not in ("self", "cls")]
+            name = helper.builds.params_text
+            slot = str(params.index(name)) if name in params else ""
+            if slot not in call.all_params and name not in call.all_params:
+                continue
+            built = helper.builds
+            site = built.model_copy(
+                update={
+                    "loc": call.loc,
+                    "function": fn.qualname,
+                    "policy": "decay_all",
+                    "params_text": f"every parameter, handed to {call.target}()",
+                    "detail": f"{helper.qualname}() builds {built.optimizer} over its "
+                    f"{name!r} argument (at {g.display}:{built.loc.line})",
+                }
+            )
+            out.append(SourceDecay(path=f.display, site=site, policy_path=g.display))
+    return out
 
 
 def _backward_helpers(

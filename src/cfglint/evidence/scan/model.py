@@ -117,6 +117,9 @@ class CallSite(BaseModel):
     # one value of a table of commands handed to a CLI dispatcher (jsonargparse.CLI(dict),
     # fire.Fire(dict)): the command name that selects it
     command: str = ""
+    # arguments (positional index as a string, or keyword) that hold every parameter of
+    # a model (`model.parameters()`): an optimizer helper given one decays what it builds on
+    all_params: list[str] = Field(default_factory=list)
 
 
 class Evidence(BaseModel):
@@ -160,6 +163,10 @@ class FunctionSummary(BaseModel):
     # transposed operands fed to a matmul outside a backward: reported when a backward
     # calls this function
     tmatmuls: list[BackwardSite] = Field(default_factory=list)
+    # an optimizer built over one of this function's parameters (litgpt's
+    # instantiate_torch_optimizer(optimizer, model_parameters)): params_text names that
+    # parameter; the callers' arguments say which parameters are decayed
+    builds: DecaySite | None = None
 
 
 class LazyFunctions(dict):  # type: ignore[type-arg]
@@ -347,6 +354,8 @@ class ScanResult(BaseModel):
     backwards: list[SourceBackward] = Field(default_factory=list)
     # side of each scanned file (None: imports neither framework)
     sides: dict[str, Side | None] = Field(default_factory=dict)
+    # with no entry point: which criterion no module met, in words
+    no_entry: str = ""
     stats: ScanStats = Field(default_factory=ScanStats)
 
     def entry(self, path_suffix: str) -> EntryReport | None:
@@ -361,3 +370,4 @@ class ScanResult(BaseModel):
 
 
 FunctionSummary.model_rebuild()
+CallSite.model_rebuild()

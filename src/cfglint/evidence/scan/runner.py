@@ -66,10 +66,16 @@ def scan(
     entry_hints: list[str] | None = None,
     jobs: int | None = None,
     use_cache: bool = True,
+    members: list[str] | None = None,
 ) -> ScanResult:
     t0 = time.perf_counter()
     problems: list[InputProblem] = []
     found = list(discover(paths, problems))
+    seen = {real for _, real, _ in found}
+    for display, real, _ in discover(list(members or []), problems):
+        if real not in seen:  # named, not chosen: an entry point only if it trains
+            seen.add(real)
+            found.append((display, real, False))
     texts: dict[str, str] = {}
     keys: dict[str, str] = {}
     summaries: dict[str, FileSummary] = {}

@@ -27,7 +27,7 @@ from cfglint.evidence.scan.common import (
     short,
     strings,
 )
-from cfglint.evidence.scan.decay import DECAY_LIST_HINTS, DecayMixin
+from cfglint.evidence.scan.decay import DECAY_LIST_HINTS, DecayMixin, all_params
 from cfglint.evidence.scan.dropout import DropoutMixin
 from cfglint.evidence.scan.model import (
     Arg,
@@ -730,7 +730,9 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
         if qual is not None and self._known_call(node, qual, line, raw):
             return
         last = raw.rsplit(".", 1)[-1]
-        if last in known.OPTIMIZER_NAMES and call_arg(node, 0, "params") is not None:
+        if (last in known.OPTIMIZER_NAMES or triage.runtime_optimizer_class(raw)) and call_arg(
+            node, 0, "params"
+        ) is not None:
             fn.optimizers.append((node, line, qual or raw))
         if (qual or "") in known.OPTIMIZER_FACTORIES:
             fn.optimizers.append((node, line, qual or raw))
@@ -845,10 +847,14 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
                 raw = f"{cls}.{rest}"  # self.x() and self.fabric.x() (attr_types)
         args: list[Arg] = []
         kwargs: dict[str, Arg] = {}
+        every: list[str] = []
         for a in node.args:
             if a.star:
                 continue
             v = self.arg(a.value) or Arg(kind="expr")
+            slot = str(len(args)) if a.keyword is None else a.keyword.value
+            if all_params(a.value):
+                every.append(slot)
             if a.keyword is None:
                 args.append(v)
             else:
@@ -859,6 +865,7 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
             loc=SrcLoc(line=line),
             args=args,
             kwargs=kwargs,
+            all_params=every,
             conditional=fn.cond > 0,
             condition=fn.conds[-1] if fn.cond > 0 and fn.conds else "",
         )

@@ -50,7 +50,9 @@ for _q, _style in known.DROPOUT_APIS.items():
     _last = _q.rsplit(".", 1)[-1]
     _DROPOUT_P[_last] = (1, ("p",)) if _style in ("func", "torchfn") else (0, ("p", "keep_prob"))
 _TRANSPOSE = frozenset({"t", "transpose", "permute", "swapaxes", "swapdims", "T", "mT", "mH", "H"})
-_MATMUL = frozenset({"mm", "matmul", "bmm", "MatMul", "BatchMatMul"})
+_MATMUL = frozenset(
+    {"mm", "matmul", "bmm", "MatMul", "BatchMatMul", "addmm", "addmm_", "baddbmm", "addbmm"}
+)
 _SWITCH_ATTRS = frozenset({"deterministic", "benchmark"})
 
 
@@ -444,26 +446,25 @@ class CallGraph:
             q = self._qualify(raw)
             if q is not None and q.split(".")[0] in known.EXTERNAL_ROOTS:
                 return
-            args = [self._arg(a) for a in node.args if not isinstance(a, ast.Starred)]
-            kwargs = {k.arg: self._arg(k.value) for k in node.keywords if k.arg is not None}
-            fn.summary.calls.append(
-                CallSite(
-                    target=target,
-                    loc=SrcLoc(line=node.lineno),
-                    args=args,
-                    kwargs=kwargs,
-                    conditional=fn.cond > 0,
-                    condition=_condition(fn),
-                )
-            )
+            fn.summary.calls.append(self._site(node, target))
 
     def _site(self, node: ast.Call, target: str, **kw: Any) -> CallSite:
         fn = self.cur
-        args = [self._arg(a) for a in node.args if not isinstance(a, ast.Starred)]
+        positional = [a for a in node.args if not isinstance(a, ast.Starred)]
+        args = [self._arg(a) for a in positional]
         kwargs = {k.arg: self._arg(k.value) for k in node.keywords if k.arg is not None}
+        every = [str(i) for i, a in enumerate(positional) if _all_params(a)]
+        every += [k.arg for k in node.keywords if k.arg is not None and _all_params(k.value)]
         kw.setdefault("conditional", fn.cond > 0)
         kw.setdefault("condition", _condition(fn))
-        return CallSite(target=target, loc=SrcLoc(line=node.lineno), args=args, kwargs=kwargs, **kw)
+        return CallSite(
+            target=target,
+            loc=SrcLoc(line=node.lineno),
+            args=args,
+            kwargs=kwargs,
+            all_params=every,
+            **kw,
+        )
 
     def _unnamed_call(self, node: ast.Call) -> None:
         """``super().__init__(...)``, ``Trainer(cfg).fit()``, ``TRAINERS[name](cfg)``."""
@@ -499,7 +500,7 @@ class CallGraph:
         last = _last(node.func)
         if last is None:
             return
-        if last in _KNOWN_LAST or last == "putenv":
+        if last in _KNOWN_LAST or last == "putenv" or runtime_optimizer_class(last):
             raise NeedsFullScan
         if last in _DROPOUT_P and _dropout_matters(node, last):
             raise NeedsFullScan
@@ -743,6 +744,24 @@ def annotation_class(text: str | None) -> str | None:
     if not last[:1].isupper() or last in TYPING_NAMES or last.isupper():
         return None
     return text
+
+
+def runtime_optimizer_class(name: str) -> bool:
+    """``optimizer_cls(params, ...)``: an optimizer class picked at run time (litgpt's
+    instantiate_torch_optimizer looks the class up by name)."""
+    low = name.rsplit(".", 1)[-1].lower()
+    return "optim" in low and ("cls" in low or "class" in low)
+
+
+def _all_params(node: ast.expr) -> bool:
+    """``model.parameters()`` (and list()/filter() of it): every parameter of a model."""
+    if isinstance(node, ast.Call):
+        f = node.func
+        if isinstance(f, ast.Attribute) and f.attr in known.ALL_PARAMS_METHODS:
+            return True
+        if _dotted(f) in ("list", "filter", "tuple") and node.args:
+            return _all_params(node.args[-1])
+    return False
 
 
 def _annotated_class(node: ast.expr | None) -> str | None:
