@@ -142,3 +142,8 @@ def test_members_are_entry_points_only_when_they_train() -> None:
     assert [Path(e.path).name for e in res.entries] == ["train_step.py"]
     named = scan_paths(files[:1])
     assert [Path(e.path).name for e in named.entries] == ["prepare_data.py"]
+
+
+def test_mindspore_functional_training_is_training() -> None:
+    entry = only_entry(scan("ms_functional"))
+    assert entry.side == "mindformers" and "mindspore" in seeded(entry)

@@ -153,6 +153,17 @@ _TRAINING_SUFFIXES = (
     "training.train_step",
 )
 _STEP_RECEIVERS = frozenset({"opt", "optim", "engine", "model_engine", "trainer"})
+# MindSpore's functional training: gradients come from value_and_grad/grad (its backward
+# pass), then `optimizer(grads)` applies them (mindcv's train_with_func.py). MindSpore
+# 2.x python/mindspore/ops/composite/base.py exports both under mindspore and ops.
+GRADIENT_CALLS = frozenset(
+    {
+        "mindspore.value_and_grad",
+        "mindspore.ops.value_and_grad",
+        "mindspore.grad",
+        "mindspore.ops.grad",
+    }
+)
 
 
 def is_training_call(name: str, nargs: int, inference: bool = False) -> bool:
@@ -160,6 +171,8 @@ def is_training_call(name: str, nargs: int, inference: bool = False) -> bool:
     ``transformers.Trainer.train``); ``nargs``: how many arguments it is given;
     ``inference``: the file imports a serving library (INFERENCE_ROOTS), whose engines
     have a ``step()`` that generates."""
+    if name in GRADIENT_CALLS:
+        return True
     head, _, last = name.rpartition(".")
     if not head:
         return False
