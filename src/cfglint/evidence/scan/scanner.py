@@ -59,7 +59,7 @@ def summarize(text: str, deep: bool = True) -> FileSummary:
             light = triage.summarize_tree(tree, triage=deep)
             if light is not None:
                 return light
-        return _summarize(text)
+        return _summarize(text, tree)
     except Exception as exc:  # a scanner bug on exotic input: report the file, go on
         return FileSummary(error=f"could not be analysed ({type(exc).__name__}: {exc})")
 
@@ -99,10 +99,11 @@ def _ast_parse(text: str) -> ast.Module:
         return ast.parse(text)
 
 
-def nesting_problem(text: str) -> str | None:
-    """Why ``text`` is too deeply nested to hand to libcst, or None."""
+def nesting_problem(text: str, tree: ast.Module | None = None) -> str | None:
+    """Why ``text`` is too deeply nested to hand to libcst, or None (``tree``: CPython's
+    parse of it when the caller has one already)."""
     try:
-        tree = _ast_parse(text)
+        tree = tree if tree is not None else _ast_parse(text)
     except SyntaxError as err:
         if "too many nested parentheses" in str(err.msg):
             return "too deeply nested to parse (more than 200 nested brackets)"
@@ -156,8 +157,8 @@ def _bracket_problem(text: str) -> str | None:
     return None
 
 
-def _summarize(text: str) -> FileSummary:
-    problem = nesting_problem(text)
+def _summarize(text: str, tree: ast.Module | None = None) -> FileSummary:
+    problem = nesting_problem(text, tree)
     if problem is not None:
         return FileSummary(error=problem)
     try:

@@ -204,7 +204,9 @@ class CallGraph:
 
     def visit_Constant(self, node: ast.Constant) -> None:
         v = node.value
-        if self.triage and v.__class__ is str and "decay" in v and len(v) < 80:
+        # a group key or a name fragment ("weight_decay", "no_decay"); help text and
+        # docstrings that mention weight decay hold spaces and matter to nothing here
+        if self.triage and v.__class__ is str and "decay" in v and len(v) < 80 and " " not in v:
             raise NeedsFullScan
 
     def _skip(self, node: ast.AST) -> None:
@@ -247,8 +249,10 @@ class CallGraph:
         self.scope.pop()
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-        if self.triage and node.name in ("backward", "bprop"):
-            raise NeedsFullScan
+        # A custom backward alone needs no libcst: a transposed operand fed to a matmul is
+        # what is reported, and a file holding both transposes and matmuls gets the full
+        # scan anyway; the call graph marks the backward so its helpers are checked.
+        backward = self._custom_backward(node.name)
         for d in node.decorator_list:
             self.visit(d)
         qual = ".".join([*(n for n, _ in self.scope), node.name])
@@ -279,6 +283,7 @@ class CallGraph:
             )
         )
         fn.instances.update(types)  # `fabric: L.Fabric`: fabric.x() is L.Fabric.x
+        fn.summary.backward = backward
         self.stack.append(fn)
         self.scope.append((node.name, False))
         for stmt in node.body:
@@ -286,6 +291,15 @@ class CallGraph:
         self.scope.pop()
         self.stack.pop()
         self.functions[qual] = fn.summary
+
+    def _custom_backward(self, name: str) -> bool:
+        """``backward`` of a torch.autograd.Function subclass, or a MindSpore ``bprop``."""
+        if name not in ("backward", "bprop") or not self.scope or not self.scope[-1][1]:
+            return False
+        if name == "bprop":
+            return True
+        owner = ".".join(n for n, _ in self.scope)
+        return any(b.endswith("Function") for b in self.bases.get(owner, []))
 
     def visit_If(self, node: ast.If) -> None:
         if self.main is None and len(self.stack) == 1 and not self.scope and _is_main(node.test):
@@ -634,6 +648,7 @@ class CallGraph:
             module=self.top.summary,
             main=self.main.summary if self.main else None,
             functions=self.functions,
+            backward_fns=[q for q, f in self.functions.items() if f.backward],
             light=True,
         )
 
