@@ -634,7 +634,9 @@ def _merged(policies: list[_Policy]) -> list[_Policy]:
         if len(same) > 1:
             where = ", ".join(str(p.locs[0].path) + f":{p.locs[0].line}" for p in same[1:4])
             more = f" and {len(same) - 4} more" if len(same) > 4 else ""
-            first.what += f"; the same policy at {len(same) - 1} other places ({where}{more})"
+            n = len(same) - 1
+            places = "place" if n == 1 else "places"
+            first.what += f"; the same policy at {n} other {places} ({where}{more})"
             first.locs = [loc for p in same for loc in p.locs]
         out.append(first)
     return out
