@@ -147,3 +147,11 @@ def test_members_are_entry_points_only_when_they_train() -> None:
 def test_mindspore_functional_training_is_training() -> None:
     entry = only_entry(scan("ms_functional"))
     assert entry.side == "mindformers" and "mindspore" in seeded(entry)
+
+
+def test_one_policy_in_several_branches_is_one_finding() -> None:
+    res = scan("same_policy")
+    assert len(res.decays) == 3
+    findings, _ = lint(res)
+    [src002] = [f for f in findings if f.rule == "SRC002"]
+    assert len(src002.locations) == 3 and "the same policy at 2 other places" in src002.message
