@@ -155,3 +155,19 @@ def test_one_policy_in_several_branches_is_one_finding() -> None:
     findings, _ = lint(res)
     [src002] = [f for f in findings if f.rule == "SRC002"]
     assert len(src002.locations) == 3 and "the same policy at 2 other places" in src002.message
+
+
+def test_file_named_alone_reads_its_siblings_like_sys_path() -> None:
+    res = scan_paths([str(FIX / "sibling" / "scripts" / "sweep.py")])
+    entry = only_entry(res)
+    assert {"random", "numpy", "torch"} <= seeded(entry)
+    assert any(p.endswith("train.py") for p in res.files)
+    assert not entry.unscanned
+
+
+def test_registry_dict_of_classes_is_followed_per_key() -> None:
+    entry = only_entry(scan("registry"))
+    # both table values are followed (SFTTrainer through its base's constructor, walked
+    # once with the same arguments): seeded under the registry key, not unresolved
+    assert {e.condition for e in entry.of("torch")} <= {"key 'pretrain'", "key 'sft'"}
+    assert entry.of("torch") and not {"PreTrainer", "SFTTrainer"} & set(entry.unresolved)

@@ -490,7 +490,8 @@ class _Walk:
             d = self.linker.bound(f, fn, item.target, env)
             got = self.linker.callable_of(d) if d is not None else None
             if isinstance(got, Def):  # a library: modelled, or nothing to say
-                self._note_unscanned(f, item.target)
+                if self._note_unscanned(f, item.target):
+                    continue  # the project's own code, not given: "not scanned" says so
                 self._library(f, item, got.name, env, via, cond, condition)
                 continue
             if got is None:
@@ -624,11 +625,12 @@ class _Walk:
             )
         )
 
-    def _note_unscanned(self, f: SourceFile, target: str) -> None:
-        """A call into an imported module that is not among the scanned files."""
+    def _note_unscanned(self, f: SourceFile, target: str) -> bool:
+        """A call into an imported module that is not among the scanned files: noted,
+        and True, when that module is the project's own code (it sits next to the script)."""
         ref = f.summary.imports.get(target.split(".")[0])
         if ref is None:
-            return
+            return False
         root = ref.module.split(".")[0]
         if ref.level == 0:
             if (
@@ -636,22 +638,24 @@ class _Walk:
                 or root in known.TORCH_ROOTS
                 or root in known.MINDSPORE_ROOTS
             ):
-                return  # a library, modelled or irrelevant
+                return False  # a library, modelled or irrelevant
             # the project's own code sits next to a script; an installed library does not.
             # Inside a package an absolute import never means a sibling file (the file
             # itself may share the library's name: megatron/core/optimizer/
             # emerging_optimizers.py imports the emerging_optimizers distribution).
             here = os.path.dirname(f.abspath)
             if os.path.isfile(os.path.join(here, "__init__.py")):
-                return
+                return False
             sibling = os.path.join(here, root + ".py")
             if not (
                 os.path.isdir(os.path.join(here, root))
                 or (os.path.isfile(sibling) and sibling != f.abspath)
             ):
-                return
+                return False
         if self.linker.module_of_import(ref, f) is None:
             self.unscanned.add("." * ref.level + ref.module if ref.module else ref.name or "")
+            return True
+        return False
 
 
 def model_effects(qual: str, init: known.FrameworkInit, call: CallSite) -> list[Effect]:
