@@ -2,8 +2,16 @@
 
 Works on the cached summaries only, so following calls across files never re-parses.
 Module names are not known (there is no sys.path), so every file is indexed under each
-dotted suffix of its path (``a/b/c.py`` -> ``c``, ``b.c``, ``a.b.c``) and an import picks
-the candidate nearest to the importing file.
+dotted suffix of its path (``a/b/c.py`` -> ``c``, ``b.c``, ``a.b.c``: ``src/`` layouts and
+sibling scripts included) and an import picks the candidate nearest to the importing file.
+
+A name is bound as Python binds it (:meth:`Linker.locate`): local defs, imports, re-exports
+and star imports, methods along the bases (:meth:`Linker.method`), ``super()``; then what a
+parameter holds (:meth:`Linker.bound`): an instance or a class the caller handed in, or its
+annotation, and the class of ``self.attr``. Code under the scanned roots is never a library;
+a name that leads into a library gets the library's model (known.FRAMEWORK_INITS,
+known.LAUNCHERS) or nothing. The walk is bounded (MAX_DEPTH, MAX_VISITS) and says where it
+stopped (EntryReport.not_followed).
 """
 
 from __future__ import annotations
