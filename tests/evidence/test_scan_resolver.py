@@ -171,3 +171,16 @@ def test_registry_dict_of_classes_is_followed_per_key() -> None:
     # once with the same arguments): seeded under the registry key, not unresolved
     assert {e.condition for e in entry.of("torch")} <= {"key 'pretrain'", "key 'sft'"}
     assert entry.of("torch") and not {"PreTrainer", "SFTTrainer"} & set(entry.unresolved)
+
+
+def test_cyclic_bases_and_self_imports_end(tmp_path: Path) -> None:
+    # bad code must not loop: A(B) and B(A) across files, a module star-importing itself
+    (tmp_path / "a.py").write_text("from b import B\n\nclass A(B):\n    pass\n")
+    (tmp_path / "b.py").write_text("from a import A\nfrom b import *\n\nclass B(A):\n    pass\n")
+    (tmp_path / "train.py").write_text(
+        "import torch\nfrom a import A\n\nif __name__ == '__main__':\n"
+        "    A().fit()\n    super().run()\n    opt = torch.optim.SGD([], lr=1)\n    opt.step()\n"
+    )
+    res = scan_paths([str(tmp_path / "train.py")])
+    entry = only_entry(res)
+    assert entry.trains and entry.effects == []
