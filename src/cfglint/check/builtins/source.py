@@ -351,13 +351,13 @@ def deterministic(rule: Rule, ctx: Context) -> list[Finding]:
             e = cfg_driven[0]
             detail += f"; {e.note} ({_config_state(ctx, entry.side, e.config_field)})"
         if entry.side == "megatron":
-            cudnn = [e for e in entry.of("cudnn_deterministic") if e.enabled]
+            cudnn = [e for e in entry.of("cudnn_deterministic") if e.enabled and not e.condition]
             if cudnn:
                 detail += (
                     f"; cudnn.deterministic = True at {cudnn[0].loc} covers cuDNN "
                     "convolutions only, not scatter/index_add and other CUDA kernels"
                 )
-            bench = [e for e in entry.of("cudnn_benchmark") if e.enabled]
+            bench = [e for e in entry.of("cudnn_benchmark") if e.enabled and not e.condition]
             if bench:
                 detail += f"; cudnn.benchmark = True at {bench[0].loc} picks kernels by timing"
         out.append(_entry_finding(rule, entry, what, detail, value="off", extra_locs=extra))
