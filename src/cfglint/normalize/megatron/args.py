@@ -79,8 +79,11 @@ def _version_key(name: str) -> tuple[int, ...]:
 
 
 def known_versions() -> list[str]:
-    """What ``--megatron-version`` accepts."""
-    return ["megatron-lm", "mindspeed-llm", *megatron_versions()]
+    """What ``--megatron-version`` accepts: Megatron-LM and MindSpeed-LLM releases, then
+    the dialects of data/dialects/ (MindSpeed core branches, forks, MindSpeed-MM)."""
+    from cfglint.normalize.megatron.dialects import dialect_names
+
+    return ["megatron-lm", "mindspeed-llm", *megatron_versions(), *dialect_names()]
 
 
 @cache
@@ -94,6 +97,10 @@ def _entries(name: str) -> tuple[str, list[tuple[dict[str, Any], str]]]:
     """The label of table ``name`` and its argument entries, each with the release it was
     read from, in the order the table registers them."""
     versions = megatron_versions()
+    from cfglint.normalize.megatron.dialects import dialect_names
+
+    if name in dialect_names():
+        return _dialect_entries(name)
     if name not in known_versions():
         raise ValueError(f"unknown Megatron version {name!r}; known: {', '.join(known_versions())}")
     extra = _data("mindspeed_llm") if name == "mindspeed-llm" else None
@@ -112,6 +119,33 @@ def _entries(name: str) -> tuple[str, list[tuple[dict[str, Any], str]]]:
         src2 = f"MindSpeed-LLM {extra['version']}"
         # core-only flags are not registered on MindSpeed-LLM's own parser
         out += [(e, src2) for e in extra["args"] if e.get("scope") != "mindspeed_core_only"]
+    return label, out
+
+
+def _dialect_entries(name: str) -> tuple[str, list[tuple[dict[str, Any], str]]]:
+    """A dialect's table: the layers it names (our Megatron-LM / MindSpeed tables), its
+    base's arguments, then its own, each labelled with the project and release it is from;
+    a later definition of a flag replaces an earlier one (MindSpeed's parsers resolve
+    conflicts so)."""
+    from cfglint.normalize.megatron.dialects import dialect_data, short_commit
+
+    d = dialect_data(name)
+    out: list[tuple[dict[str, Any], str]] = []
+    for layer in d.get("layers") or ():
+        stem = layer["table"]
+        data = _data(stem)
+        src = f"{data['project']} {data['version']}"
+        prefix = layer.get("from_prefix")
+        for e in data["args"]:
+            if prefix is None or str(e.get("from", "")).startswith(prefix):
+                out.append((e, src))
+    base = d.get("base") or {}
+    if base:
+        src = f"{base['project']} {base['ref']} ({str(base['commit'])[:7]})"
+        out += [(e, src) for e in d.get("base_args") or ()]
+    own = f"{d['project']} {d['ref']} ({short_commit(d)})"
+    out += [(e, own) for e in (*(d.get("args") or ()), *(d.get("extra_args") or ()))]
+    label = own + (f" on {base['project']} {base['ref']}" if base else "")
     return label, out
 
 

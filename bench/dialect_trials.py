@@ -1,0 +1,63 @@
+"""Error findings of the dialect sweep (bench/dialect_trials.md): each real fork script,
+linted against a matching MindFormers corpus config, from its repository's root (paths in
+the scripts are relative to it). The scripts come from /tmp/dtr/<owner+repo>/ (extracted
+from the mirrors at the commits the table records; never committed).
+
+    PYTHONPATH=src python bench/dialect_trials.py [ROOT]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+CORPUS = "/work/shared/corpus/mindformers"
+TRIALS = [
+    (
+        "alibaba+Megatron-LLaMA",
+        "examples/LLaMA/LLaMA2_7B_standalone.sh",
+        "configs__llama2__pretrain_llama2_7b_bf16.yaml",
+    ),
+    (
+        "microsoft+Megatron-DeepSpeed",
+        "examples_deepspeed/pretrain_llama2_distributed.sh",
+        "configs__llama2__pretrain_llama2_7b_bf16.yaml",
+    ),
+    (
+        "bigcode-project+Megatron-LM",
+        "examples/pretrain_gpt_1B_santacoder.sh",
+        "configs__gpt2__run_gpt2.yaml",
+    ),
+    (
+        "Ascend+MindSpeed",
+        "tests_extend/system_tests/mixtral/pretrain_mixtral.sh",
+        "research__mixtral__mixtral_8x7b__pretrain_mixtral-8x7b.yaml",
+    ),
+    ("Ascend+MindSpeed-MM", "examples/qwen2.5vl/finetune_qwen2_5_vl_7b.sh", None),
+]
+
+
+def run(root: str) -> None:
+    for repo, script, cfg in TRIALS:
+        here = os.path.join(root, repo)
+        cmd = [sys.executable, "-m", "cfglint", "--format", "json"]
+        if cfg:
+            cmd.append(os.path.join(CORPUS, cfg))
+        cmd += ["--megatron", script]
+        env = dict(os.environ, PYTHONPATH=os.path.abspath("src"))
+        out = subprocess.run(cmd, cwd=here, capture_output=True, text=True, env=env)
+        try:
+            doc = json.loads(out.stdout)
+        except json.JSONDecodeError:
+            print(f"## {repo} {script}: no JSON (rc {out.returncode}) {out.stderr[-300:]}")
+            continue
+        errs = [f for f in doc["findings"] if f["severity"] == "error"]
+        print(f"## {repo} {script} ({len(errs)} errors)")
+        for f in errs:
+            print(f"- {f['rule']} {f['row']}: {f['message'][:260]}")
+
+
+if __name__ == "__main__":
+    run(sys.argv[1] if len(sys.argv) > 1 else "/tmp/dtr")

@@ -1,0 +1,264 @@
+"""Megatron dialects as data: Megatron-LM and MindSpeed-LLM releases, MindSpeed core
+branches, forks (Megatron-DeepSpeed, Megatron-LLaMA, bigcode's Megatron-LM) and MindSpeed-MM.
+
+Each modelled dialect is a file under ``data/dialects/``: its argument table read from its
+own source at a recorded commit (scripts/extract_argparse.py), its post-processing (``derive``:
+how a setting cfglint reads by its Megatron-LM name is spelled in the dialect), how a fix
+names a flag there (``spellings``), and what identifies its scripts (``detect``). A script
+that is recognisably a fork we do not model is named as one: its defaults are not decided.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from cfglint.load.datacache import DATA_DIR, load_data
+
+DIALECT_DIR = DATA_DIR / "dialects"
+
+# Entry scripts of Megatron-LM itself (core_v0.12.1 / core_v0.19.0 repository roots) and of
+# the older layouts forks inherited; a launch of another *.py with unknown flags is a fork.
+MEGATRON_ENTRIES = frozenset(
+    {
+        "pretrain_gpt.py",
+        "pretrain_bert.py",
+        "pretrain_t5.py",
+        "pretrain_mamba.py",
+        "pretrain_retro.py",
+        "pretrain_ict.py",
+        "pretrain_vlm.py",
+        "pretrain_vision_classify.py",
+        "pretrain_vision_dino.py",
+        "pretrain_vision_inpaint.py",
+        "train_rl.py",
+    }
+)
+
+# Forks we recognise but do not model: (what names it, how it is recognised).
+UNMODELLED = (
+    ("Pai-Megatron-Patch", ("megatron_patch",), ("--patch-tokenizer-type",)),
+    ("FlagScale", ("flagscale",), ()),
+    ("InternEvo", ("internlm",), ()),
+    ("Megatron-LLM (epfLLM)", (), ("--use_rms_norm", "--use_post_ln")),
+)
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """One Megatron-family dialect; ``table`` names the argument table to load."""
+
+    name: str  # what --megatron-version accepts
+    project: str
+    kind: str  # megatron-lm | mindspeed-llm | mindspeed-core | fork | mindspeed-mm | unmodelled
+    label: str  # "Megatron-LLaMA main (25306de)"
+    side_label: str = "Megatron"
+    table: str = "megatron-lm"
+    modelled: bool = True
+    derive: tuple[dict[str, Any], ...] = ()
+    spellings: tuple[tuple[str, str | None], ...] = ()
+    model_json: str = ""  # the dest naming a model-definition file (MindSpeed-MM --mm-model)
+
+
+@dataclass
+class Detection:
+    dialect: Dialect
+    evidence: list[str] = field(default_factory=list)
+    note: str = ""  # a warning when the choice is not certain
+
+
+@cache
+def dialect_names() -> tuple[str, ...]:
+    return tuple(sorted(_meta(p.stem)["name"] for p in DIALECT_DIR.glob("*.yaml")))
+
+
+@cache
+def _by_name() -> dict[str, str]:
+    return {_meta(p.stem)["name"]: p.stem for p in DIALECT_DIR.glob("*.yaml")}
+
+
+@cache
+def _meta(stem: str) -> dict[str, Any]:
+    return load_data(DIALECT_DIR / f"{stem}.yaml")
+
+
+def dialect_data(name: str) -> dict[str, Any]:
+    return _meta(_by_name()[name])
+
+
+def short_commit(meta: dict[str, Any]) -> str:
+    return str(meta.get("commit") or "")[:7]
+
+
+@cache
+def get_dialect(name: str) -> Dialect:
+    """The dialect ``name``: a data file's, or one of the Megatron-LM / MindSpeed-LLM tables."""
+    if name in _by_name():
+        d = dialect_data(name)
+        label = f"{d['project']} {d['ref']} ({short_commit(d)})"
+        return Dialect(
+            name=name,
+            project=d["project"],
+            kind=d["kind"],
+            label=label,
+            side_label=d.get("side_label") or d["project"],
+            table=name,
+            derive=tuple(d.get("derive") or ()),
+            spellings=tuple((d.get("spellings") or {}).items()),
+            model_json=d.get("model_json") or "",
+        )
+    if name.startswith("unmodelled:"):
+        project = name.partition(":")[2]
+        return Dialect(
+            name=name,
+            project=project,
+            kind="unmodelled",
+            label=f"{project} (a Megatron fork cfglint does not model)",
+            side_label=project,
+            modelled=False,
+        )
+    from cfglint.normalize.megatron.args import load_table
+
+    table = load_table(name)
+    if name == "mindspeed-llm":
+        return Dialect(name, "MindSpeed-LLM", "mindspeed-llm", table.label, "MindSpeed-LLM", name)
+    return Dialect(name, "Megatron-LM", "megatron-lm", table.label, "Megatron", name)
+
+
+def spelling(dialect: Dialect, text: str) -> str | None:
+    """``text`` (a fix's flag, or flag and value) as the dialect spells it; None when it has
+    no such switch; ``text`` itself when it is spelled the same."""
+    for k, v in dialect.spellings:
+        if k == text:
+            return v
+    return text
+
+
+def _repo_root_markers(script_path: str | None, limit: int = 5) -> list[str]:
+    """The folders at and above the script, nearest first (a repository's layout shows
+    which project it is)."""
+    if not script_path:
+        return []
+    here = os.path.dirname(os.path.abspath(script_path))
+    out = []
+    for _ in range(limit):
+        out.append(here)
+        parent = os.path.dirname(here)
+        if parent == here:
+            break
+        here = parent
+    return out
+
+
+def _has(folders: list[str], rel: str) -> str | None:
+    for f in folders:
+        if os.path.exists(os.path.join(f, rel)):
+            return os.path.join(f, rel)
+    return None
+
+
+def detect_dialect(
+    flags: list[str], entry_script: str | None, script_path: str | None = None
+) -> Detection:
+    """Which Megatron dialect a launch is written for, from its flags, its entry script and
+    the repository around it; with the evidence, for the input classifier to report.
+
+    ``flags`` are the command line's ``--flag`` words (values after ``=`` stripped)."""
+    from cfglint.normalize.megatron.args import load_table, table_flags
+
+    base = os.path.basename(entry_script) if entry_script else None
+    folders = _repo_root_markers(script_path)
+    if entry_script:
+        # the entry script's own folder is its repository root when the path is relative
+        # to it (`torchrun pretrain_llama.py` run from the root)
+        cwd_root = os.path.dirname(os.path.abspath(entry_script))
+        folders = [*folders, cwd_root] if cwd_root not in folders else folders
+    plain = load_table("megatron-lm").by_flag
+    given = list(dict.fromkeys(f for f in flags if f.startswith("-")))
+    best: tuple[int, str, list[str]] | None = None
+    for name in dialect_names():
+        d = dialect_data(name)
+        det = d.get("detect") or {}
+        ev: list[str] = []
+        score = 0
+        if base and base in (det.get("entry_scripts") or ()):
+            ev.append(f"entry script {base}")
+            score += 2
+        own = [f for f in given if f in (det.get("flags") or ()) and f not in plain]
+        if own:
+            ev.append(f"{', '.join(own[:3])} ({d['project']} flag{'s' if len(own) > 1 else ''})")
+            score += 2 * len(own)
+        for rel in det.get("layout") or ():
+            hit = _has(folders, rel)
+            if hit:
+                ev.append(f"{rel} in the repository ({hit})")
+                score += 1
+        if any(_has(folders, rel) for rel in det.get("not_layout") or ()):
+            continue
+        sp = [p for p in det.get("script_paths") or () if script_path and p in script_path]
+        if sp:
+            ev.append(f"script under {sp[0]}")
+            score += 1
+        if score >= 2 and (best is None or score > best[0]):
+            best = (score, name, ev)
+    if best is not None:
+        return Detection(get_dialect(best[1]), best[2])
+    for project, layout, fork_flags in UNMODELLED:
+        hits = [f for f in given if f in fork_flags]
+        lay = [rel for rel in layout if _has(folders, rel)]
+        if hits or lay or (entry_script and any(x in entry_script for x in layout)):
+            ev = [
+                *(f"{h} ({project} flag)" for h in hits),
+                *(f"{r}/ in the repository" for r in lay),
+            ]
+            ev = ev or [f"entry script {entry_script}"]
+            return Detection(get_dialect(f"unmodelled:{project}"), ev)
+    try:
+        ms = table_flags("mindspeed-llm")
+    except (OSError, ValueError):
+        ms = frozenset()
+    own = [f for f in given if f in ms and f not in plain]
+    if base == "posttrain_gpt.py" or (own and (base is None or base in MINDSPEED_ENTRIES)):
+        ev = [f"entry script {base}"] if base == "posttrain_gpt.py" else []
+        ev += [f"{', '.join(own[:3])} (MindSpeed-LLM flags)"] if own else []
+        return Detection(get_dialect("mindspeed-llm"), ev)
+    known = set(plain) | set(ms)
+    for n in dialect_names():
+        known |= table_flags(n)
+    strangers = [f for f in given if f.startswith("--") and f not in known]
+    if (
+        base
+        and base.endswith(".py")
+        and base not in MEGATRON_ENTRIES | MINDSPEED_ENTRIES
+        and (len(strangers) >= 2)
+    ):
+        return Detection(
+            get_dialect(f"unmodelled:Megatron fork ({base})"),
+            [f"entry script {base}", f"{', '.join(strangers[:3])} are flags of no known release"],
+        )
+    note = ""
+    if own:
+        note = (
+            f"read as Megatron-LM: {base} is not a MindSpeed-LLM entry script, although "
+            f"{', '.join(own[:3])} {'is a flag' if len(own) == 1 else 'are flags'} of "
+            "MindSpeed-LLM (a fork of Megatron-LM may define them too); give "
+            "--megatron-version mindspeed-llm if it runs on MindSpeed-LLM"
+        )
+    ev = [f"entry script {base}"] if base else []
+    return Detection(get_dialect("megatron-lm"), ev or ["no fork's flags or entry script"], note)
+
+
+# The training entry scripts at MindSpeed-LLM's repository root (c77308a1); ModelLink, its
+# earlier name, had pretrain_gpt.py and posttrain_gpt.py too.
+MINDSPEED_ENTRIES = frozenset(
+    {
+        "pretrain_gpt.py",
+        "posttrain_gpt.py",
+        "pretrain_mamba.py",
+        "pretrain_deepseek4.py",
+        "rlhf_gpt.py",
+        "train_fsdp2.py",
+    }
+)
