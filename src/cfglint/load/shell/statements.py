@@ -120,8 +120,7 @@ class Statements:
         elif t == "if_statement":
             self.if_statement(node, ctx)
         elif t == "case_statement":
-            for k, item in enumerate(c for c in node.named_children if c.type == "case_item"):
-                self.block(item.children, ctx.into(node.id, k))
+            self.case_statement(node, ctx)
         elif t in ("for_statement", "c_style_for_statement", "while_statement"):
             self.loop(node, ctx)
         elif t == "function_definition":
@@ -142,15 +141,53 @@ class Statements:
             self.vars, self.exported, self.env = saved
 
     def if_statement(self, node: Node, ctx: Ctx) -> None:
+        """Clauses in order, as bash runs them: one whose condition is known to be false
+        contributes nothing; the first known to be true ends the statement; an undecided
+        one is taken as a possibility (its output marked conditional, -v says why)."""
         k = 0
-        cond_ctx = ctx
-        for part in self._clauses(node):
-            kind, cond, body = part
+        plain = True  # every earlier condition is known to be false
+        for kind, cond, body in self._clauses(node):
             if kind != "if":
                 k += 1
-                cond_ctx = ctx.into(node.id, k)
-            self.block(cond, cond_ctx)
+            here = ctx if plain else ctx.into(node.id, k)
+            if kind == "else":
+                self.block(body, here)
+                return
+            self.block(cond, here)
+            verdict = self.decide(cond)
+            line = self.npos(cond[0])[0] if cond else self.npos(node)[0]
+            if verdict.value is False:
+                self.warn(line, f"{kind} branch not taken: its condition is false ({verdict.why})")
+                continue
+            if verdict.value is True:
+                self.block(body, here)
+                return
+            self.warn(line, f"{kind} branch not decided, taken as possible: {verdict.why}")
+            plain = False
             self.block(body, ctx.into(node.id, k))
+
+    def case_statement(self, node: Node, ctx: Ctx) -> None:
+        """``case``: the first item whose pattern matches runs; known non-matches do not."""
+        subject = node.child_by_field_name("value")
+        plain = True
+        items = [c for c in node.named_children if c.type == "case_item"]
+        for k, item in enumerate(items):
+            pats = [
+                c for i, c in enumerate(item.children) if item.field_name_for_child(i) == "value"
+            ]
+            verdict = self.case_match(subject, pats) if subject is not None else None
+            if verdict is not None and verdict.value is False:
+                continue
+            if verdict is not None and verdict.value is True:
+                self.block(item.children, ctx if plain else ctx.into(node.id, k))
+                return
+            if plain and verdict is not None:
+                self.warn(
+                    self.npos(node)[0],
+                    f"case branch not decided, each taken as possible: {verdict.why}",
+                )
+            plain = False
+            self.block(item.children, ctx.into(node.id, k))
 
     @staticmethod
     def _clauses(node: Node) -> Iterator[tuple[str, list[Node], list[Node]]]:
@@ -225,13 +262,23 @@ class Statements:
         else:
             self.stmt(head, ctx)
         conditional = False
-        prev = head
+        # the chain's status so far: True / False when known, None when not; a plain
+        # command is taken to succeed for && (`cd dir && torchrun ...` always runs)
+        status = self.status(head).value if self._is_test(head) else None
+        ran_ok = not self._is_test(head)
         for k, (op, item) in enumerate(items, start=1):
-            # `cd dir && torchrun ...` always runs; `[ -z "$X" ] && X=1` may not.
-            if op == "||" or (op == "&&" and self._is_test(prev)):
+            if (op == "&&" and status is False) or (op == "||" and (status is True or ran_ok)):
+                if op == "||" and ran_ok and status is None:
+                    conditional = True  # `cmd || X=1`: cmd may fail
+                else:
+                    continue  # bash skips it
+            elif op == "||" or (op == "&&" and status is None and not ran_ok):
                 conditional = True
             self.stmt(item, ctx.into(node.id, k) if conditional else ctx)
-            prev = item
+            if self._is_test(item):
+                status, ran_ok = self.status(item).value, False
+            else:
+                status, ran_ok = None, True
 
     def _is_test(self, node: Node) -> bool:
         if node.type in ("test_command", "negated_command"):
