@@ -123,6 +123,10 @@ def lint(opts: Options) -> tuple[Report, Context]:
         return report, ctx
     if opts.profile == "default" and (ctx.mf is None) != (ctx.mg is None):
         findings = single_side_filter(findings, rules)
+    if ctx.mg is not None and ctx.mg.dialect_name:
+        from cfglint.check.respell import respell_fixes
+
+        findings = respell_fixes(findings, ctx.mg.dialect_name)
     from cfglint.check.suppress import apply
 
     findings, report.suppressed = apply(findings)

@@ -223,6 +223,7 @@ class Config(BaseModel):
     # by the side); and the dialect with the evidence that chose it (inputs[].dialect)
     side_label: str = ""
     dialect: str = ""
+    dialect_name: str = ""  # what --megatron-version calls it
     model_class: str = ""
     is_moe: bool = False
     structure: Structure = Field(default_factory=Structure.model_construct)

@@ -27,6 +27,7 @@ def normalize_megatron(m: MegatronInput) -> Config:
         kind=m.kind,
         defaults_from=m.table.label,
         side_label=m.dialect.side_label if m.dialect else "",
+        dialect_name=m.dialect.name if m.dialect else "",
         dialect=(
             f"{m.dialect.label} ({'; '.join(m.evidence)})" if m.dialect and m.evidence else ""
         ),

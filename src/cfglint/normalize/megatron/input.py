@@ -22,6 +22,12 @@ from cfglint.normalize.megatron.dialects import (
     detect_dialect,
     get_dialect,
 )
+from cfglint.normalize.megatron.mm_model import (
+    MODEL_DESTS,
+    ModelFile,
+    find_model_file,
+    model_value,
+)
 
 NPU_ENV = (
     "ASCEND_",
@@ -54,6 +60,7 @@ class MegatronInput:
     text: str = ""
     dialect: Dialect | None = None
     evidence: list[str] = field(default_factory=list)
+    model_file: ModelFile | None = None  # MindSpeed-MM's --mm-model JSON
 
     def arg(self, dest: str, *older: str) -> Value:
         """What Megatron would hold in ``args.<dest>`` before post-processing. ``older``
@@ -61,6 +68,8 @@ class MegatronInput:
         became ``layernorm_epsilon``). A dialect's own spelling of the setting (``derive``)
         comes first; an unmodelled fork's defaults are not decided."""
         d = self.dialect
+        if self.model_file is not None and dest in MODEL_DESTS:
+            return self._model_setting(dest)
         if d is not None and d.derive:
             got = self._derived(dest)
             if got is not None:
@@ -72,6 +81,22 @@ class MegatronInput:
                 "is not known (a Megatron fork cfglint does not model): not decided",
             )
         return self._plain(dest, *older)
+
+    def _model_setting(self, dest: str) -> Value:
+        """A MindSpeed-MM model setting: from the model JSON; what it leaves out is not
+        decided (never Megatron's default)."""
+        mf = self.model_file
+        assert mf is not None
+        if mf.path is not None and not mf.why:
+            got = model_value(mf, dest)
+            if got is not None:
+                return got
+        if dest in self.values:
+            return self.values[dest]
+        why = mf.why or f"{os.path.basename(mf.path or '')} does not set it in text_decoder"
+        return Value.unknown(
+            dest, f"MindSpeed-MM builds the model from its --mm-model file: {why}; not decided"
+        )
 
     def _derived(self, dest: str) -> Value | None:
         """The dialect's post-processing for ``dest`` (data/dialects/*.yaml ``derive``)."""
@@ -260,7 +285,16 @@ def _from_script(path: str, version: str | None) -> MegatronInput:
     if inv.script is not None:
         m.entry_script = word_value("entry script", inv.script)
     m.launcher_args = launcher_options(inv.launcher_args)
+    if det.dialect.model_json:
+        m.model_file = _mm_model(m, det.dialect.model_json, path)
     return m
+
+
+def _mm_model(m: MegatronInput, dest: str, path: str) -> ModelFile:
+    named = m.values.get(dest)
+    if named is None or not named.known or not named.value:
+        return ModelFile(None, why=f"the launch names no model file (--{dest.replace('_', '-')})")
+    return find_model_file(str(named.value), path)
 
 
 def _from_args_file(path: str, version: str | None) -> MegatronInput:

@@ -1,0 +1,137 @@
+"""Dialects: each Megatron fork or MindSpeed flavour read with its own table, defaults and
+post-processing (patterns of real launch scripts, written in our own words)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from cfglint.check.respell import respell
+from cfglint.model.values import Origin
+from cfglint.normalize.megatron.build import normalize_megatron
+from cfglint.normalize.megatron.dialects import detect_dialect
+from cfglint.normalize.megatron.input import load_megatron
+
+
+def _script(path: Path, body: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/bin/bash\n" + body, encoding="utf-8")
+    return path
+
+
+def test_megatron_llama_rmsnorm_and_causal_lm(tmp_path: Path) -> None:
+    # alibaba/Megatron-LLaMA examples/LLaMA/*.sh: --RMSNorm and --causal-lm, no --normalization
+    p = _script(
+        tmp_path / "llama.sh",
+        "opts='--num-layers 4 --hidden-size 64 --num-attention-heads 4 --RMSNorm --causal-lm "
+        "--use-rotary-position-embeddings --layernorm-epsilon 1e-6'\n"
+        "torchrun --nproc_per_node=8 pretrain_llama.py ${opts}\n",
+    )
+    m = load_megatron(str(p))
+    assert m.dialect is not None and m.dialect.name == "megatron-llama"
+    assert any("pretrain_llama.py" in e for e in m.evidence)
+    cfg = normalize_megatron(m)
+    assert cfg.structure.normalization.value == "RMSNorm"
+    assert cfg.structure.tied_embeddings.value is False
+    assert cfg.structure.position_embedding_type.value == "rope"
+    drop = cfg.structure.hidden_dropout
+    assert drop.value == 0.1 and "Megatron-LLaMA" in drop.detail and "v0.19" not in drop.detail
+    assert not any("--RMSNorm is not an argument" in w for w in cfg.warnings)
+    # a fix never names a flag the fork lacks
+    fixed = respell("Pass --normalization RMSNorm (or LayerNorm) to match.", "megatron-llama")
+    assert "--RMSNorm" in fixed and "--normalization" not in fixed
+
+
+def test_megatron_deepspeed_key_value_heads(tmp_path: Path) -> None:
+    # microsoft/Megatron-DeepSpeed examples_deepspeed/pretrain_llama2_distributed.sh
+    p = _script(
+        tmp_path / "ds.sh",
+        "ds_args=' --deepspeed --zero-stage=0'\n"
+        "torchrun pretrain_gpt.py --num-layers 4 --hidden-size 64 --num-attention-heads 16 "
+        "--normalization rmsnorm --num-key-value-heads 4 $ds_args\n",
+    )
+    cfg = normalize_megatron(load_megatron(str(p)))
+    assert cfg.side_label == "Megatron-DeepSpeed"
+    assert cfg.structure.num_query_groups.value == 4
+    assert cfg.structure.normalization.value == "RMSNorm"
+    assert cfg.moe.num_experts is None or cfg.moe.num_experts.value in (None, 0, 1)
+    fixed = respell(
+        "Pass --group-query-attention --num-query-groups N to match.", "megatron-deepspeed"
+    )
+    assert "--num-key-value-heads" in fixed and "--group-query-attention" not in fixed
+
+
+def test_bigcode_multiquery_is_one_group(tmp_path: Path) -> None:
+    p = _script(
+        tmp_path / "sc.sh",
+        "torchrun pretrain_gpt.py --num-layers 4 --hidden-size 64 --num-attention-heads 16 "
+        "--attention-head-type multiquery --fim-rate 0.5\n",
+    )
+    cfg = normalize_megatron(load_megatron(str(p)))
+    assert cfg.dialect_name == "bigcode-megatron"
+    assert cfg.structure.num_query_groups.value == 1
+
+
+def test_mindspeed_core_legacy_moe(tmp_path: Path) -> None:
+    # Ascend/MindSpeed core_r0.8.0 tests_extend/system_tests/*/pretrain_*.sh: deepspeed_moe
+    p = _script(
+        tmp_path / "tests_extend" / "system_tests" / "moe.sh",
+        "MOE='--num-experts 8 --moe-router-topk 2 --moe-aux-loss-coeff 0.01 "
+        "--moe-train-capacity-factor 1.1 --moe-model-type deepspeed_moe'\n"
+        "torchrun pretrain_gpt.py --num-layers 4 --hidden-size 64 --num-attention-heads 4 $MOE\n",
+    )
+    cfg = normalize_megatron(load_megatron(str(p)))
+    assert cfg.side_label == "MindSpeed core_r0.8.0"
+    assert cfg.moe.capacity_factor.value == 1.1
+    assert cfg.moe.pad_to_capacity.value is True
+    assert "MindSpeed-LLM" not in cfg.defaults_from
+
+
+def _mm(tmp_path: Path, with_json: bool) -> Path:
+    root = tmp_path / "repo"
+    (root / "mindspeed_mm").mkdir(parents=True)
+    if with_json:
+        model = {"text_decoder": {"num_layers": 6, "hidden_dropout": 0.0, "rope_theta": 1e6}}
+        (root / "examples" / "vl").mkdir(parents=True)
+        (root / "examples" / "vl" / "model.json").write_text(json.dumps(model, indent=1))
+    return _script(
+        root / "examples" / "vl" / "finetune.sh",
+        "MM='--mm-data ./examples/vl/data.json --mm-model ./examples/vl/model.json'\n"
+        "torchrun pretrain_vlm.py --lr 1e-5 --micro-batch-size 1 $MM\n",
+    )
+
+
+def test_mindspeed_mm_reads_its_model_json(tmp_path: Path) -> None:
+    cfg = normalize_megatron(load_megatron(str(_mm(tmp_path, True))))
+    assert cfg.side_label == "MindSpeed-MM"
+    assert cfg.structure.num_layers.value == 6
+    assert cfg.structure.num_layers.loc is not None
+    assert cfg.structure.num_layers.loc.path.endswith("model.json")
+    assert cfg.structure.hidden_dropout.value == 0.0
+    # what the JSON leaves out is not decided, never Megatron's default
+    assert not cfg.structure.attention_dropout.known
+
+
+def test_mindspeed_mm_without_its_json_is_unknown(tmp_path: Path) -> None:
+    cfg = normalize_megatron(load_megatron(str(_mm(tmp_path, False))))
+    v = cfg.structure.hidden_dropout
+    assert v.origin is Origin.UNKNOWN and "model.json" in v.detail
+
+
+def test_unmodelled_fork_defaults_are_not_decided(tmp_path: Path) -> None:
+    p = _script(
+        tmp_path / "run.sh",
+        "torchrun my_train.py --num-layers 4 --hidden-size 64 --num-attention-heads 4 "
+        "--my-fancy-norm --my-fancy-rope 3\n",
+    )
+    m = load_megatron(str(p))
+    assert m.dialect is not None and not m.dialect.modelled
+    cfg = normalize_megatron(m)
+    assert cfg.structure.num_layers.value == 4
+    assert not cfg.structure.hidden_dropout.known
+    assert "not decided" in cfg.structure.hidden_dropout.detail
+
+
+def test_plain_megatron_stays_megatron() -> None:
+    det = detect_dialect(["--num-layers", "--swiglu"], "pretrain_gpt.py")
+    assert det.dialect.name == "megatron-lm"
