@@ -17,7 +17,9 @@ _FLAG = re.compile(r"--[A-Za-z][A-Za-z0-9_-]*")
 
 def respell(text: str, name: str) -> str:
     d = get_dialect(name)
-    if not d.modelled or not text:
+    # rule texts are written for Megatron-LM and MindSpeed-LLM (naming both where they
+    # differ); forks and other flavours get them in their own spelling
+    if not d.modelled or not text or d.kind in ("megatron-lm", "mindspeed-llm"):
         return text
     out = text
     # longest spellings first: "--group-query-attention --num-query-groups" before its parts

@@ -63,7 +63,8 @@ def load_pair(args: Any) -> tuple[Config | None, Config | None]:
         check_megatron_side(megatron)
     if len(configs) > 1:
         raise InputError(None, f"{args.command} takes one MindFormers YAML")
-    mf = load_mindformers_side(configs[0], launch) if configs else None
+    mf_version = getattr(args, "mindformers_version", None)
+    mf = load_mindformers_side(configs[0], launch, mf_version) if configs else None
     mg = load_megatron_side(megatron, args.megatron_version) if megatron else None
     if mf is None and mg is None:
         raise InputError(
