@@ -70,3 +70,13 @@ def test_value_set_in_an_undecided_branch_keeps_later_tests_undecided() -> None:
         "torchrun pretrain_gpt.py --num-layers 2 $E\n"
     )
     assert args.get("--bf16") is True  # possible, marked conditional
+
+
+def test_bash_c_string_is_parsed_as_a_script() -> None:
+    # bigcode-project/Megatron-LM examples/*.slurm: srun ... bash -c "$LAUNCHER ... $CMD"
+    args, _ = _args(
+        'CMD="pretrain_gpt.py --num-layers 2 --hidden-size 64"\n'
+        'LAUNCHER="python -u -m torch.distributed.run --nproc_per_node 8"\n'
+        'srun --jobid 1 bash -c "$LAUNCHER --node_rank \\$SLURM_PROCID $CMD"\n'
+    )
+    assert args.get("--num-layers") is False and "--hidden-size" in args

@@ -326,7 +326,37 @@ class Statements:
         ):
             return
         words = self.command_words(name_node, args, ctx)
+        if base in WRAPPERS:
+            # `srun ... bash -c "$LAUNCHER ... $CMD"`: the wrapped shell runs the string
+            at = next(
+                (
+                    i
+                    for i, w in enumerate(words[:-2])
+                    if (w.text or "").rsplit("/", 1)[-1] in SHELLS and words[i + 1].text == "-c"
+                ),
+                None,
+            )
+            if at is not None:
+                self._shell_c(words, at, node, ctx, self.npos(node)[0])
+                return
         self.record_invocation(words, node, ctx, prefix, raw_name=self.text(name_node))
+
+    def _shell_c(self, words: list[Word], at: int, node: Node, ctx: Ctx, line: int) -> None:
+        """``bash -c STRING``: the string is parsed as a script of its own, as ``eval``
+        parses its text (the outer expansions are done; what the inner shell expands,
+        like an escaped ``\\$SLURM_PROCID``, is unknown here)."""
+        from cfglint.load.shell.evaltext import eval_commands
+
+        commands, warnings = eval_commands(words[at + 2 : at + 3])
+        for w in warnings:
+            self.warn(line, w)
+        found = False
+        for cmd in commands:
+            if find_launcher(cmd) is not None:
+                self.record_invocation(cmd, node, ctx, [], raw_name=cmd[0].text or "bash")
+                found = True
+        if not found:
+            self.warn(line, f"{words[at].text} -c is not followed: it runs no launcher")
 
     def _standalone_assignments(
         self, prefix: list[Node], name_node: Node | None, ctx: Ctx
@@ -377,7 +407,10 @@ class Statements:
         elif base == "eval":
             self._eval(args, node, ctx, line, argtext)
         elif base in SHELLS:
-            if args:
+            if len(args) > 1 and self.text(args[0]) == "-c":
+                words = self.command_words(name_node, args, ctx, patterns=False)
+                self._shell_c(words, 0, node, ctx, line)
+            elif args:
                 self.warn(line, f"{base} {snippet(argtext, 60)} is not followed")
         elif base in ("read", "readarray", "mapfile", "let", "getopts", "printf"):
             self._set_at_runtime(base, args, line, ctx)
