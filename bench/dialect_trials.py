@@ -87,6 +87,17 @@ TRIALS = [
         "examples/qwen2.5vl/finetune_qwen2_5_vl_72b.sh",
         "configs__qwen3__finetune_qwen3_32b_4k.yaml",
     ),
+    # Pai-Megatron-Patch: the backend its script puts on PYTHONPATH decides the table
+    (
+        "alibaba+Pai-Megatron-Patch",
+        "examples/qwen3/run_mcore_qwen3.sh",
+        "configs__qwen3__pretrain_qwen3_32b_4k.yaml",
+    ),
+    (
+        "alibaba+Pai-Megatron-Patch",
+        "examples/qwen2_5/run_mcore_qwen.sh",
+        "configs__qwen3__pretrain_qwen3_32b_4k.yaml",
+    ),
 ]
 
 

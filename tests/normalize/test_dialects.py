@@ -135,3 +135,28 @@ def test_unmodelled_fork_defaults_are_not_decided(tmp_path: Path) -> None:
 def test_plain_megatron_stays_megatron() -> None:
     det = detect_dialect(["--num-layers", "--swiglu"], "pretrain_gpt.py")
     assert det.dialect.name == "megatron-lm"
+
+
+def _pai(tmp_path: Path, backend: str) -> Path:
+    root = tmp_path / backend
+    (root / "megatron_patch").mkdir(parents=True)
+    (root / "megatron_patch" / "arguments.py").write_text("")
+    return _script(
+        root / "examples" / "qwen" / "run.sh",
+        f"export PYTHONPATH=$ROOT:$ROOT/backends/megatron/{backend}:$PYTHONPATH\n"
+        "torchrun pretrain_qwen.py --num-layers 4 --hidden-size 64 --num-attention-heads 4 "
+        "--patch-tokenizer-type Qwen2Tokenizer --extra-vocab-size 293\n",
+    )
+
+
+def test_pai_megatron_patch_backend_decides_the_table(tmp_path: Path) -> None:
+    # alibaba/Pai-Megatron-Patch examples/*/run_mcore_*.sh put a backend on PYTHONPATH
+    m = load_megatron(str(_pai(tmp_path, "Megatron-LM-250624")))
+    assert m.dialect is not None and m.dialect.name == "pai-megatron-patch-250624"
+    cfg = normalize_megatron(m)
+    assert "Megatron-LM-250624" in cfg.structure.hidden_dropout.detail
+    assert not any("--patch-tokenizer-type is not an argument" in w for w in cfg.warnings)
+    other = load_megatron(str(_pai(tmp_path, "PAI-Megatron-LM-240718")))
+    assert other.dialect is not None and not other.dialect.modelled
+    assert "PAI-Megatron-LM-240718" in other.dialect.project
+    assert not normalize_megatron(other).structure.hidden_dropout.known

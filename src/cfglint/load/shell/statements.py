@@ -146,25 +146,37 @@ class Statements:
         one is taken as a possibility (its output marked conditional, -v says why)."""
         k = 0
         plain = True  # every earlier condition is known to be false
-        for kind, cond, body in self._clauses(node):
-            if kind != "if":
-                k += 1
-            here = ctx if plain else ctx.into(node.id, k)
-            if kind == "else":
-                self.block(body, here)
-                return
-            self.block(cond, here)
-            verdict = self.decide(cond)
-            line = self.npos(cond[0])[0] if cond else self.npos(node)[0]
-            if verdict.value is False:
-                self.warn(line, f"{kind} branch not taken: its condition is false ({verdict.why})")
-                continue
-            if verdict.value is True:
-                self.block(body, here)
-                return
-            self.warn(line, f"{kind} branch not decided, taken as possible: {verdict.why}")
-            plain = False
-            self.block(body, ctx.into(node.id, k))
+        undecided: dict[str, list[int]] = {}  # reason -> lines of the clauses it leaves open
+        try:
+            for kind, cond, body in self._clauses(node):
+                if kind != "if":
+                    k += 1
+                here = ctx if plain else ctx.into(node.id, k)
+                if kind == "else":
+                    self.block(body, here)
+                    return
+                self.block(cond, here)
+                verdict = self.decide(cond)
+                line = self.npos(cond[0])[0] if cond else self.npos(node)[0]
+                if verdict.value is False:
+                    self.warn(
+                        line, f"{kind} branch not taken: its condition is false ({verdict.why})"
+                    )
+                    continue
+                if verdict.value is True:
+                    self.block(body, here)
+                    return
+                undecided.setdefault(verdict.why, []).append(line)
+                plain = False
+                self.block(body, ctx.into(node.id, k))
+        finally:
+            for why, lines in undecided.items():
+                where = (
+                    "branch"
+                    if len(lines) == 1
+                    else f"branches at lines {', '.join(map(str, lines))}"
+                )
+                self.warn(lines[0], f"{where} not decided, each taken as possible: {why}")
 
     def case_statement(self, node: Node, ctx: Ctx) -> None:
         """``case``: the first item whose pattern matches runs; known non-matches do not."""

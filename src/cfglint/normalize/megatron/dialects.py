@@ -11,6 +11,7 @@ that is recognisably a fork we do not model is named as one: its defaults are no
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -36,6 +37,9 @@ MEGATRON_ENTRIES = frozenset(
         "train_rl.py",
     }
 )
+
+# Pai-Megatron-Patch's backend, as its example scripts put it on PYTHONPATH
+_PAI_BACKEND = re.compile(r"backends/megatron/([A-Za-z0-9._-]+)")
 
 # Forks we recognise but do not model: (what names it, how it is recognised).
 UNMODELLED = (
@@ -160,12 +164,17 @@ def _has(folders: list[str], rel: str) -> str | None:
 
 
 def detect_dialect(
-    flags: list[str], entry_script: str | None, script_path: str | None = None
+    flags: list[str],
+    entry_script: str | None,
+    script_path: str | None = None,
+    text: str = "",
 ) -> Detection:
-    """Which Megatron dialect a launch is written for, from its flags, its entry script and
-    the repository around it; with the evidence, for the input classifier to report.
+    """Which Megatron dialect a launch is written for, from its flags, its entry script, the
+    repository around it and what the script names (a backend on PYTHONPATH); with the
+    evidence, for the input classifier to report.
 
-    ``flags`` are the command line's ``--flag`` words (values after ``=`` stripped)."""
+    ``flags`` are the command line's ``--flag`` words (values after ``=`` stripped);
+    ``text`` the script's text."""
     from cfglint.normalize.megatron.args import load_table, table_flags
 
     base = os.path.basename(entry_script) if entry_script else None
@@ -197,6 +206,12 @@ def detect_dialect(
                 score += 1
         if any(_has(folders, rel) for rel in det.get("not_layout") or ()):
             continue
+        marks = [m for m in det.get("text_markers") or () if m in text]
+        if marks:
+            ev.append(f"the script names {marks[0]}")
+            score += 2
+        elif det.get("text_markers") and score:
+            continue  # the same project on another backend: not this table
         sp = [p for p in det.get("script_paths") or () if script_path and p in script_path]
         if sp:
             ev.append(f"script under {sp[0]}")
@@ -205,6 +220,13 @@ def detect_dialect(
             best = (score, name, ev)
     if best is not None:
         return Detection(get_dialect(best[1]), best[2])
+    backend = _PAI_BACKEND.search(text)
+    if backend is not None or _has(folders, "megatron_patch/arguments.py"):
+        where = f"backends/megatron/{backend.group(1)}" if backend else "an unnamed backend"
+        return Detection(
+            get_dialect(f"unmodelled:Pai-Megatron-Patch on {where}"),
+            [f"the script runs Pai-Megatron-Patch on {where}"],
+        )
     for project, layout, fork_flags in UNMODELLED:
         hits = [f for f in given if f in fork_flags]
         lay = [rel for rel in layout if _has(folders, rel)]

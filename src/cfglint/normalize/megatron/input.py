@@ -197,9 +197,11 @@ def detect_version(tokens: list[Any], script: str | None) -> str:
     return _detect(tokens, script).dialect.table
 
 
-def _detect(tokens: list[Any], script: str | None, path: str | None = None) -> Detection:
+def _detect(
+    tokens: list[Any], script: str | None, path: str | None = None, text: str = ""
+) -> Detection:
     flags = [(t.text or "").partition("=")[0] for t in tokens]
-    return detect_dialect(flags, script, path)
+    return detect_dialect(flags, script, path, text)
 
 
 _KIND = {
@@ -254,7 +256,7 @@ def _from_script(path: str, version: str | None) -> MegatronInput:
     if version:
         det = Detection(get_dialect(version), ["--megatron-version"])
     else:
-        det = _detect(tokens, script, path)
+        det = _detect(tokens, script, path, sh.text)
     table = load_table(det.dialect.table)
     res = resolve(tokens, table)
     if det.note:
