@@ -160,3 +160,23 @@ def test_pai_megatron_patch_backend_decides_the_table(tmp_path: Path) -> None:
     assert other.dialect is not None and not other.dialect.modelled
     assert "PAI-Megatron-LM-240718" in other.dialect.project
     assert not normalize_megatron(other).structure.hidden_dropout.known
+
+
+def test_mindspeed_llm_release_from_flags_it_dropped(tmp_path: Path) -> None:
+    # a MindSpeed-LLM 2.1.0 script (core_r0.8.0 era) uses a flag v26.1.0 no longer has
+    p = _script(
+        tmp_path / "old.sh",
+        "torchrun pretrain_gpt.py --num-layers 4 --hidden-size 64 --num-attention-heads 4 "
+        "--use-mcore-models --embed-layernorm\n",
+    )
+    m = load_megatron(str(p))
+    assert m.dialect is not None and m.dialect.name == "mindspeed-llm-2.1.0"
+    cfg = normalize_megatron(m)
+    assert cfg.side_label == "MindSpeed-LLM 2.1.0"
+    assert "core_r0.8.0" in cfg.structure.hidden_dropout.detail
+    new = _script(
+        tmp_path / "new.sh",
+        "torchrun pretrain_gpt.py --num-layers 4 --hidden-size 64 --num-attention-heads 4 "
+        "--use-mcore-models --use-fused-rmsnorm\n",
+    )
+    assert load_megatron(str(new)).dialect.name == "mindspeed-llm"  # type: ignore[union-attr]

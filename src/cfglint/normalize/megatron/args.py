@@ -140,9 +140,10 @@ def _dialect_entries(name: str) -> tuple[str, list[tuple[dict[str, Any], str]]]:
             if prefix is None or str(e.get("from", "")).startswith(prefix):
                 out.append((e, src))
     base = d.get("base") or {}
-    if base:
-        src = f"{base['project']} {base['ref']} ({str(base['commit'])[:7]})"
-        out += [(e, src) for e in d.get("base_args") or ()]
+    for layer, key in ((base, "base_args"), (d.get("mid") or {}, "mid_args")):
+        if layer:
+            src = f"{layer['project']} {layer['ref']} ({str(layer['commit'])[:7]})"
+            out += [(e, src) for e in d.get(key) or ()]
     own = f"{d['project']} {d['ref']} ({short_commit(d)})"
     out += [(e, own) for e in (*(d.get("args") or ()), *(d.get("extra_args") or ()))]
     label = own + (f" on {base['project']} {base['ref']}" if base else "")

@@ -38,6 +38,9 @@ MEGATRON_ENTRIES = frozenset(
     }
 )
 
+# an older MindSpeed-LLM release with a table of its own (data/dialects/)
+OLDER_MINDSPEED_LLM = "mindspeed-llm-2.1.0"
+
 # Pai-Megatron-Patch's backend, as its example scripts put it on PYTHONPATH
 _PAI_BACKEND = re.compile(r"backends/megatron/([A-Za-z0-9._-]+)")
 
@@ -242,9 +245,17 @@ def detect_dialect(
     except (OSError, ValueError):
         ms = frozenset()
     own = [f for f in given if f in ms and f not in plain]
-    if base == "posttrain_gpt.py" or (own and (base is None or base in MINDSPEED_ENTRIES)):
+    older = table_flags(OLDER_MINDSPEED_LLM) if OLDER_MINDSPEED_LLM in dialect_names() else set()
+    gone = [f for f in given if f in older and f not in ms and f not in plain]
+    if base == "posttrain_gpt.py" or (
+        (own or gone) and (base is None or base in MINDSPEED_ENTRIES)
+    ):
         ev = [f"entry script {base}"] if base == "posttrain_gpt.py" else []
         ev += [f"{', '.join(own[:3])} (MindSpeed-LLM flags)"] if own else []
+        if gone:
+            # flags the release we model (v26.1.0) no longer has: an older release's script
+            ev.append(f"{', '.join(gone[:3])} (MindSpeed-LLM 2.1.0 flags that v26.1.0 lacks)")
+            return Detection(get_dialect(OLDER_MINDSPEED_LLM), ev)
         return Detection(get_dialect("mindspeed-llm"), ev)
     known = set(plain) | set(ms)
     for n in dialect_names():
