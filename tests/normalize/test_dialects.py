@@ -180,3 +180,15 @@ def test_mindspeed_llm_release_from_flags_it_dropped(tmp_path: Path) -> None:
         "--use-mcore-models --use-fused-rmsnorm\n",
     )
     assert load_megatron(str(new)).dialect.name == "mindspeed-llm"  # type: ignore[union-attr]
+
+
+def test_mindspeed_mm_fsdp_trainer_is_named_not_read_as_megatron(tmp_path: Path) -> None:
+    # Ascend/MindSpeed-MM examples/qwen3vl/finetune_qwen3vl_30B_v1.sh: trainer.py CONFIG.yaml
+    p = _script(
+        tmp_path / "ft.sh",
+        "torchrun --nproc_per_node 16 mindspeed_mm/fsdp/train/trainer.py examples/vl/cfg.yaml\n",
+    )
+    m = load_megatron(str(p))
+    assert m.dialect is not None and not m.dialect.modelled
+    cfg = normalize_megatron(m)
+    assert not cfg.optimizer.lr.known and not cfg.structure.hidden_dropout.known

@@ -189,6 +189,13 @@ def detect_dialect(
         folders = [*folders, cwd_root] if cwd_root not in folders else folders
     plain = load_table("megatron-lm").by_flag
     given = list(dict.fromkeys(f for f in flags if f.startswith("-")))
+    if entry_script and "mindspeed_mm/fsdp/" in entry_script.replace("\\", "/"):
+        # MindSpeed-MM's FSDP2 trainer takes one YAML that holds the model and the training
+        # settings (mindspeed_mm/fsdp/train/trainer.py): no Megatron argument applies
+        return Detection(
+            get_dialect("unmodelled:MindSpeed-MM FSDP2 trainer (settings in its YAML)"),
+            [f"entry script {entry_script}"],
+        )
     best: tuple[int, str, list[str]] | None = None
     for name in dialect_names():
         d = dialect_data(name)
