@@ -80,3 +80,12 @@ def test_bash_c_string_is_parsed_as_a_script() -> None:
         'srun --jobid 1 bash -c "$LAUNCHER --node_rank \\$SLURM_PROCID $CMD"\n'
     )
     assert args.get("--num-layers") is False and "--hidden-size" in args
+
+
+def test_arithmetic_on_a_branch_value_is_undecided() -> None:
+    args, _ = _args(
+        'if [ "$2" = big ]; then L=48; else L=2; fi\n'
+        "if (( L > 10 )); then S='--sequence-parallel'; fi\n"
+        "torchrun pretrain_gpt.py --num-layers $L $S\n"
+    )
+    assert args.get("--sequence-parallel") is True

@@ -260,6 +260,9 @@ class Conditions:
         if len(inner) != 1:
             return Verdict(None, "only a single arithmetic expression is evaluated")
         node = inner[0]
+        branchy = self._branch_set_names(node)
+        if branchy:
+            return Verdict(None, f"{branchy[0]} is set inside a branch that may not run")
         if node.type == "binary_expression":
             op_node = node.child_by_field_name("operator")
             op = self.text(op_node) if op_node is not None else ""
@@ -280,6 +283,22 @@ class Conditions:
         except UnknownValue as exc:
             return Verdict(None, str(exc))
         return Verdict(v != 0, f"(( {self.text(node)} ))")
+
+    def _branch_set_names(self, node: Node) -> list[str]:
+        """Variables an arithmetic expression reads whose value a branch may or may not
+        have set (their value is one possibility, not the value)."""
+        out: list[str] = []
+        stack = [node]
+        while stack:
+            n = stack.pop()
+            if n.type == "variable_name":
+                var = self.vars.get(self.text(n))
+                if var is not None and (
+                    var.cond or any(p.cond for v in var.elements.values() for p in v)
+                ):
+                    out.append(self.text(n))
+            stack.extend(n.children)
+        return out
 
     def case_match(self, subject: Node, patterns: list[Node]) -> Verdict:
         """Whether a ``case`` item's patterns match its subject."""
