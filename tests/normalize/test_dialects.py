@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 from cfglint.check.respell import respell
+from cfglint.load.dialects import detect_dialect
 from cfglint.model.values import Origin
 from cfglint.normalize.megatron.build import normalize_megatron
-from cfglint.normalize.megatron.dialects import detect_dialect
 from cfglint.normalize.megatron.input import load_megatron
 
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import re
 
+from cfglint.load.dialects import get_dialect
 from cfglint.model.findings import Finding
 from cfglint.normalize.megatron.args import load_table
-from cfglint.normalize.megatron.dialects import get_dialect
 
 _FLAG = re.compile(r"--[A-Za-z][A-Za-z0-9_-]*")
 

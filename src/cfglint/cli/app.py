@@ -25,7 +25,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _common_inputs(p: argparse.ArgumentParser) -> None:
-    from cfglint.normalize.megatron.args import known_versions
+    from cfglint.load.dialects import known_versions
     from cfglint.normalize.mindformers.defaults import MF_RELEASES
 
     p.add_argument(

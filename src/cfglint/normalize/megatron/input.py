@@ -12,16 +12,16 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from cfglint.model.errors import InputError
-from cfglint.model.values import Loc, Value
-from cfglint.normalize.launch import launcher_options, word_value
-from cfglint.normalize.megatron.args import ArgTable, load_table, resolve
-from cfglint.normalize.megatron.dialects import (
+from cfglint.load.dialects import (
     Detection,
     Dialect,
     detect_dialect,
     get_dialect,
 )
+from cfglint.model.errors import InputError
+from cfglint.model.values import Loc, Value
+from cfglint.normalize.launch import launcher_options, word_value
+from cfglint.normalize.megatron.args import ArgTable, load_table, resolve
 from cfglint.normalize.megatron.mm_model import (
     MODEL_DESTS,
     ModelFile,

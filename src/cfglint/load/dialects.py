@@ -1,4 +1,5 @@
-"""Megatron dialects as data: Megatron-LM and MindSpeed-LLM releases, MindSpeed core
+"""Megatron dialects as data (read here, in the load stage, so that the input classifier
+can name a launch's dialect): Megatron-LM and MindSpeed-LLM releases, MindSpeed core
 branches, forks (Megatron-DeepSpeed, Megatron-LLaMA, bigcode's Megatron-LM) and MindSpeed-MM.
 
 Each modelled dialect is a file under ``data/dialects/``: its argument table read from its
@@ -18,6 +19,7 @@ from typing import Any
 
 from cfglint.load.datacache import DATA_DIR, load_data
 
+DATA = DATA_DIR
 DIALECT_DIR = DATA_DIR / "dialects"
 
 # Entry scripts of Megatron-LM itself (core_v0.12.1 / core_v0.19.0 repository roots) and of
@@ -126,21 +128,10 @@ def get_dialect(name: str) -> Dialect:
             side_label=project,
             modelled=False,
         )
-    from cfglint.normalize.megatron.args import load_table
-
-    table = load_table(name)
+    label = table_entries(name)[0]
     if name == "mindspeed-llm":
-        return Dialect(name, "MindSpeed-LLM", "mindspeed-llm", table.label, "MindSpeed-LLM", name)
-    return Dialect(name, "Megatron-LM", "megatron-lm", table.label, "Megatron", name)
-
-
-def spelling(dialect: Dialect, text: str) -> str | None:
-    """``text`` (a fix's flag, or flag and value) as the dialect spells it; None when it has
-    no such switch; ``text`` itself when it is spelled the same."""
-    for k, v in dialect.spellings:
-        if k == text:
-            return v
-    return text
+        return Dialect(name, "MindSpeed-LLM", "mindspeed-llm", label, "MindSpeed-LLM", name)
+    return Dialect(name, "Megatron-LM", "megatron-lm", label, "Megatron", name)
 
 
 def _repo_root_markers(script_path: str | None, limit: int = 5) -> list[str]:
@@ -178,8 +169,6 @@ def detect_dialect(
 
     ``flags`` are the command line's ``--flag`` words (values after ``=`` stripped);
     ``text`` the script's text."""
-    from cfglint.normalize.megatron.args import load_table, table_flags
-
     base = os.path.basename(entry_script) if entry_script else None
     folders = _repo_root_markers(script_path)
     if entry_script:
@@ -187,7 +176,7 @@ def detect_dialect(
         # to it (`torchrun pretrain_llama.py` run from the root)
         cwd_root = os.path.dirname(os.path.abspath(entry_script))
         folders = [*folders, cwd_root] if cwd_root not in folders else folders
-    plain = load_table("megatron-lm").by_flag
+    plain = table_flags("megatron-lm")
     given = list(dict.fromkeys(f for f in flags if f.startswith("-")))
     if entry_script and "mindspeed_mm/fsdp/" in entry_script.replace("\\", "/"):
         # MindSpeed-MM's FSDP2 trainer takes one YAML that holds the model and the training
@@ -302,3 +291,102 @@ MINDSPEED_ENTRIES = frozenset(
         "train_fsdp2.py",
     }
 )
+
+
+# -- argument tables as data (normalize/megatron/args.py builds them into parsers) ---------
+
+
+def _label(meta: dict[str, Any]) -> str:
+    commit = str(meta.get("commit") or "")[:7]
+    return f"{meta['project']} {meta['version']}" + (f" ({commit})" if commit else "")
+
+
+def megatron_versions() -> list[str]:
+    """Megatron-LM releases we have a table for, newest first (``core_v0.19.0``, ...)."""
+    names = [p.stem.removeprefix("megatron_lm_") for p in DATA.glob("megatron_lm_*.yaml")]
+    return sorted(names, key=_version_key, reverse=True)
+
+
+def _version_key(name: str) -> tuple[int, ...]:
+    digits = name.removeprefix("core_v").removeprefix("core_r")
+    return tuple(int(x) if x.isdigit() else 0 for x in digits.split("."))
+
+
+def known_versions() -> list[str]:
+    """What ``--megatron-version`` accepts: Megatron-LM and MindSpeed-LLM releases, then
+    the dialects of data/dialects/ (MindSpeed core branches, forks, MindSpeed-MM)."""
+    return ["megatron-lm", "mindspeed-llm", *megatron_versions(), *dialect_names()]
+
+
+@cache
+def _data(stem: str) -> Any:
+    """One of our argument tables as plain data, read once per run (several tables layer on
+    the same Megatron-LM release; nothing here changes what it reads)."""
+    return load_data(DATA / f"{stem}.yaml")
+
+
+def table_entries(name: str) -> tuple[str, list[tuple[dict[str, Any], str]]]:
+    """The label of table ``name`` and its argument entries, each with the release it was
+    read from, in the order the table registers them."""
+    versions = megatron_versions()
+    if name in dialect_names():
+        return _dialect_entries(name)
+    if name not in known_versions():
+        raise ValueError(f"unknown Megatron version {name!r}; known: {', '.join(known_versions())}")
+    extra = _data("mindspeed_llm") if name == "mindspeed-llm" else None
+    if extra is not None:
+        base_name = (
+            extra.get("base_megatron") if extra.get("base_megatron") in versions else versions[0]
+        )
+    else:
+        base_name = versions[0] if name == "megatron-lm" else name
+    base = _data(f"megatron_lm_{base_name}")
+    label = _label(base)
+    src = f"Megatron-LM {base['version']}"
+    out = [(e, src) for e in base["args"]]
+    if extra is not None:
+        label = f"{_label(extra)} on {label}"
+        src2 = f"MindSpeed-LLM {extra['version']}"
+        # core-only flags are not registered on MindSpeed-LLM's own parser
+        out += [(e, src2) for e in extra["args"] if e.get("scope") != "mindspeed_core_only"]
+    return label, out
+
+
+def _dialect_entries(name: str) -> tuple[str, list[tuple[dict[str, Any], str]]]:
+    """A dialect's table: the layers it names (our Megatron-LM / MindSpeed tables), its
+    base's arguments, then its own, each labelled with the project and release it is from;
+    a later definition of a flag replaces an earlier one (MindSpeed's parsers resolve
+    conflicts so)."""
+    d = dialect_data(name)
+    out: list[tuple[dict[str, Any], str]] = []
+    for layer in d.get("layers") or ():
+        stem = layer["table"]
+        data = _data(stem)
+        src = f"{data['project']} {data['version']}"
+        prefix = layer.get("from_prefix")
+        for e in data["args"]:
+            if prefix is None or str(e.get("from", "")).startswith(prefix):
+                out.append((e, src))
+    base = d.get("base") or {}
+    for layer, key in ((base, "base_args"), (d.get("mid") or {}, "mid_args")):
+        if layer:
+            src = f"{layer['project']} {layer['ref']} ({str(layer['commit'])[:7]})"
+            out += [(e, src) for e in d.get(key) or ()]
+    own = f"{d['project']} {d['ref']} ({short_commit(d)})"
+    out += [(e, own) for e in (*(d.get("args") or ()), *(d.get("extra_args") or ()))]
+    label = own + (f" on {base['project']} {base['ref']}" if base else "")
+    return label, out
+
+
+@cache
+def table_flags(name: str) -> frozenset[str]:
+    """The flags of table ``name``, as its parser (normalize/megatron/args.py) accepts them,
+    without building its ~800 specs: detecting a dialect asks this of tables a plain
+    Megatron launch never uses (building one was a visible part of a lint's start-up, see
+    bench/)."""
+    out: set[str] = set()
+    for e, _ in table_entries(name)[1]:
+        out.update(e["flags"])
+        if e.get("action", "store") == "boolean_optional":
+            out.update("--no-" + f[2:] for f in e["flags"])
+    return frozenset(out)
