@@ -192,3 +192,14 @@ def test_mindspeed_mm_fsdp_trainer_is_named_not_read_as_megatron(tmp_path: Path)
     assert m.dialect is not None and not m.dialect.modelled
     cfg = normalize_megatron(m)
     assert not cfg.optimizer.lr.known and not cfg.structure.hidden_dropout.known
+
+
+def test_megatron_llama_overlapped_optimizer_shards_state(tmp_path: Path) -> None:
+    p = _script(
+        tmp_path / "llama.sh",
+        "torchrun pretrain_llama.py --num-layers 4 --hidden-size 64 --num-attention-heads 4 "
+        "--RMSNorm --overlapped-distributed-optimizer\n",
+    )
+    m = load_megatron(str(p))
+    v = m.arg("use_distributed_optimizer")
+    assert v.value is True and "overlapped" in v.detail.lower()
