@@ -68,6 +68,29 @@ SCRIPTS = {
         InputKind.MG_LAUNCH,
         "pretrain_gpt.py",
     ),
+    # Megatron-DeepSpeed examples_deepspeed: both at once, the path from `pwd` inside eval
+    "ds_eval_pwd.sh": (
+        "DIR=`pwd`\n"
+        f'run_cmd="deepspeed ${{DIR}}/../../pretrain_gpt.py {MEGATRON_FLAGS} &> log.txt"\n'
+        "echo ${run_cmd}\neval ${run_cmd}\n",
+        InputKind.MG_LAUNCH,
+        "deepspeed runs pretrain_gpt.py",
+    ),
+    # Megatron-LM's tasks/main.py: --task decides between fine-tuning and evaluation
+    "zeroshot.sh": (
+        "python -m torch.distributed.launch --nproc_per_node 8 ./tasks/main.py --task LAMBADA "
+        + MEGATRON_FLAGS
+        + "\n",
+        InputKind.EVALUATION,
+        "tasks/main.py",
+    ),
+    "finetune_race.sh": (
+        "python -m torch.distributed.launch --nproc_per_node 8 ./tasks/main.py --task RACE "
+        + MEGATRON_FLAGS
+        + "\n",
+        InputKind.MG_LAUNCH,
+        "tasks/main.py",
+    ),
     # data preparation, then the training run: the training run decides
     "prep_then_train.sh": (
         "python tools/preprocess_data.py --input x.json --output-prefix data/x --workers 8\n"
@@ -170,15 +193,17 @@ def test_a_folder_lints_training_inputs_only(tmp_path: Path) -> None:
         Path(x).name for j in p.jobs for x in (j.mindformers, j.megatron) if x is not None
     )
     assert linted == [
+        "ds_eval_pwd.sh",
         "ds_pretrain.sh",
         "eval_launch.sh",
         "finetune_qwen3.yaml",
+        "finetune_race.sh",
         "prep_then_train.sh",
     ]
     skipped = {Path(c.path).name: c.kind for c in p.skipped}
     assert skipped["predict_qwen3.yaml"] is InputKind.MF_INFER
     assert skipped["hf_trainer.sh"] is InputKind.OTHER_FRAMEWORK
-    assert len(skipped) == len(SCRIPTS) + len(YAMLS) - 4
+    assert len(skipped) == len(SCRIPTS) + len(YAMLS) - 6
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -248,3 +273,29 @@ def test_configured_pairs_are_checked_for_their_roles() -> None:
         InputError, match=r"given as megatron in \[tool.cfglint\] pairs, but it is a MindFormers"
     ):
         plan_pairs([{"mindformers": EX_MG, "megatron": EX_MF, "source": []}], [], None)
+
+
+def test_an_unparsable_template_in_a_folder_is_an_error_only_when_it_trains(
+    tmp_path: Path,
+) -> None:
+    # Megatron-LM's older examples ship templates bash refuses until filled in
+    # (`VALID_DATA=<lambada path>`): an evaluation template is skipped with why, a training
+    # template is the input error bash would give.
+    evaluate = tmp_path / "evaluate_zeroshot_gpt.sh"
+    evaluate.write_text(
+        "#!/bin/bash\nTASK=LAMBADA\nVALID_DATA=<lambada path>\nVOCAB_FILE=gpt2-vocab.json\n"
+        "CHECKPOINT=checkpoints/gpt2_345m\n\n"
+        "python tasks/main.py --task $TASK --valid-data $VALID_DATA --num-layers 24 \\\n"
+        "       --load $CHECKPOINT --vocab-file $VOCAB_FILE\n"
+    )
+    pretrain = tmp_path / "pretrain_ict.sh"
+    pretrain.write_text(
+        "#!/bin/bash\nRANK=0\nPRETRAINED_BERT_PATH=<Specify path of pretrained BERT model>\n"
+        "CHECKPOINT_PATH=<Specify path>\n\npython pretrain_ict.py --num-layers 12 \\\n"
+        "        --hidden-size 768 --save $CHECKPOINT_PATH\n"
+    )
+    skipped = classify(str(evaluate), named=False)
+    assert skipped.kind is InputKind.OTHER and "names no training entry" in skipped.why
+    assert classify(str(evaluate)).kind is InputKind.BROKEN
+    broken = classify(str(pretrain), named=False)
+    assert broken.kind is InputKind.BROKEN and broken.line == 3

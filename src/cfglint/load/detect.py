@@ -129,7 +129,7 @@ def classify(path: str, *, named: bool = True) -> Classified:
     if low.endswith(YAML_EXT):
         return classify_yaml(path, named=named)
     if is_shell_name(path) or _has_shell_shebang(path):
-        return classify_script(path)
+        return classify_script(path, named=named)
     return _c(path, InputKind.OTHER, f"{os.path.splitext(path)[1] or 'no'} extension")
 
 
@@ -349,8 +349,21 @@ def script_role(entry: str | None) -> str | None:
     if not base.endswith(".py") and "." in base and "/" not in entry:
         base = base.rsplit(".", 1)[-1] + ".py"  # `python -m pkg.tools.run_text_generation`
     for row in _launch_data()["entry_roles"]:
-        if fnmatch.fnmatchcase(base, row["pattern"]):
+        if fnmatch.fnmatchcase(entry if "/" in row["pattern"] else base, row["pattern"]):
             return str(row["role"])
+    return None
+
+
+def _argument_role(entry: str | None, args: list[Any]) -> str | None:
+    """The role an entry script takes from one of its arguments (``tasks/main.py --task
+    LAMBADA`` evaluates)."""
+    words = [w.text for w in args]
+    for row in _launch_data().get("entry_arguments", ()):
+        if not entry or not fnmatch.fnmatchcase(entry, row["pattern"]):
+            continue
+        for i, t in enumerate(words[:-1]):
+            if t == row["flag"] and words[i + 1] in row["values"]:
+                return str(row["role"])
     return None
 
 
@@ -396,7 +409,7 @@ def _weigh(inv: Any, own: str | None) -> _Seen:
     return _Seen(
         inv=inv,
         entry=entry,
-        role=script_role(entry) if entry else own,
+        role=_argument_role(entry, inv.args) or (script_role(entry) if entry else own),
         megatron=[f for f in flags if f in vocab],
         foreign=[f for f in flags if f not in vocab],
         unknown=sum(1 for w in inv.args if w.text is None),
@@ -419,16 +432,25 @@ def _settings_file(args: list[Any]) -> str | None:
     return first.text or f"...{text} ({first.unknown})"
 
 
-def classify_script(path: str) -> Classified:
+def classify_script(path: str, *, named: bool = True) -> Classified:
     """Which launch a shell script is: MindFormers (msrun / run_mindformer.py), a
     Megatron-family training launch, an FSDP2 launch, another framework's training, or a
-    script that does not train."""
+    script that does not train. One found in a folder that bash would refuse and that
+    names no training entry script (Megatron-LM's evaluation templates with
+    ``VALID_DATA=<lambada path>``) is skipped with the reason, not an input error."""
     from cfglint.load.shell import parse_script
 
     try:
         sh = parse_script(path)
     except InputError as exc:
-        return _c(path, InputKind.BROKEN, exc.message, line=exc.line)
+        if named or _names_training_entry(path):
+            return _c(path, InputKind.BROKEN, exc.message, line=exc.line)
+        return _c(
+            path,
+            InputKind.OTHER,
+            f"does not parse as bash ({exc.message}, line "
+            f"{exc.line}) and names no training entry script",
+        )
     if not sh.invocations:
         if _MF_LAUNCHER_TEXT.search(sh.text):
             return _mf_launch(path, sh, None, "runs run_mindformer.py through msrun_launcher.sh")
@@ -446,6 +468,20 @@ def classify_script(path: str) -> Classified:
         f"runs {entry or 'a command'}, not a known training entry point",
         entry=entry,
     )
+
+
+_PY_WORD = re.compile(r"[\w./-]+\.py\b")
+
+
+def _names_training_entry(path: str) -> bool:
+    from cfglint.load.safeio import read_text
+
+    try:
+        text = read_text(path, what="launch script")
+    except InputError:
+        return True
+    roles = {script_role(m.group(0)) for m in _PY_WORD.finditer(text)}
+    return bool(roles & {"training", "mindformers", "fsdp2"})
 
 
 def _as_mindformers(path: str, sh: Any, seen: list[_Seen]) -> Classified | None:
@@ -546,26 +582,18 @@ def _as_unreadable(path: str, sh: Any, seen: list[_Seen]) -> Classified | None:
 
 
 def _as_other(path: str, sh: Any, seen: list[_Seen]) -> Classified | None:
-    for s in seen:
-        name = _framework(s) if _trains(s) else None
-        if name is not None:
-            return _c(
-                path,
-                InputKind.OTHER_FRAMEWORK,
-                f"runs {s.entry}: {name}",
-                entry=s.entry,
-                evidence=_flag_counts(s),
-            )
-    for s in seen:
-        if s.role == "training" and s.foreign:
-            return _c(
-                path,
-                InputKind.OTHER_FRAMEWORK,
-                f"runs {s.entry} with arguments that are mostly not Megatron's",
-                entry=s.entry,
-                evidence=_flag_counts(s),
-            )
-    return None
+    """Another framework's training: its signature, else a training entry passing mostly
+    flags Megatron does not define."""
+    found = [(s, f"runs {s.entry}: {name}") for s in seen if _trains(s) and (name := _framework(s))]
+    found += [
+        (s, f"runs {s.entry} with arguments that are mostly not Megatron's")
+        for s in seen
+        if s.role == "training" and s.foreign
+    ]
+    if not found:
+        return None
+    s, why = found[0]
+    return _c(path, InputKind.OTHER_FRAMEWORK, why, entry=s.entry, evidence=_flag_counts(s))
 
 
 def _flag_counts(s: _Seen) -> tuple[str, ...]:
