@@ -85,3 +85,17 @@ def test_cli_mindformers_version(tmp_path: Path, capsys) -> None:  # type: ignor
     main(["show", path, "--mindformers-version", "v1.5.0"])
     out = capsys.readouterr().out
     assert "MindFormers v1.5.0" in out and "MindFormers master" not in out
+
+
+def test_published_model_picks_its_config_class(tmp_path: Path) -> None:
+    # configs/qwen3/finetune_qwen3_32b_4k.yaml: HF-style, pretrained_model_dir not here;
+    # Qwen3's MLP is gated by its class (mf_overrides), whatever config.json says
+    p = tmp_path / "q.yaml"
+    p.write_text(
+        "use_legacy: False\npretrained_model_dir: /path/to/Qwen3-32B\n"
+        "model:\n  model_config:\n    compute_dtype: bfloat16\n",
+        encoding="utf-8",
+    )
+    cfg = load_mindformers(str(p))
+    assert cfg.model_class == "Qwen3Config"
+    assert cfg.structure.activation.value == "swiglu"
