@@ -507,7 +507,9 @@ def test_not_followed_and_warned() -> None:
         f"line 2: . ./more.sh is not followed: {missing}",
         "line 3: bash other.sh --x is not followed",
     ]
-    assert [i.launcher for i in script.invocations] == ["torchrun"]
+    # `sh -c STRING` runs the string as a script: its launch counts, like eval's
+    assert [i.launcher for i in script.invocations] == ["torchrun", "torchrun"]
+    assert [i.script.text for i in script.invocations if i.script] == ["a.py", "pretrain_gpt.py"]
 
 
 def test_sourced_file_is_read_in_place(tmp_path: Path) -> None:

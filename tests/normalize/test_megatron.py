@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from cfglint.load.dialects import known_versions, table_flags
 from cfglint.model.values import Origin
-from cfglint.normalize.megatron.args import known_versions, load_table, table_flags
+from cfglint.normalize.megatron.args import load_table
 from cfglint.normalize.megatron.build import normalize_megatron
 from cfglint.normalize.megatron.input import load_megatron
 from conftest import FIXTURES

@@ -49,6 +49,8 @@ class Context:
 
 
 def label(cfg: Config) -> str:
+    if cfg.side_label:
+        return cfg.side_label
     if cfg.side == "megatron" and cfg.kind.startswith("mindspeed"):
         return "MindSpeed-LLM"
     return SIDE_LABEL[cfg.side]

@@ -27,16 +27,19 @@ class Options:
     select: list[str] = field(default_factory=list)
     ignore: list[str] = field(default_factory=list)
     megatron_version: str | None = None
+    mindformers_version: str | None = None
     data: str | None = None
     tokenizer: str | None = None
     loss_logs: list[str] = field(default_factory=list)
     scan_cache: bool = True  # --no-cache: neither read nor write the source-scan cache
 
 
-def load_mindformers_side(path: str, launch: str | None = None) -> Config:
+def load_mindformers_side(
+    path: str, launch: str | None = None, version: str | None = None
+) -> Config:
     from cfglint.normalize.mindformers.build import load_mindformers
 
-    cfg = load_mindformers(path)
+    cfg = load_mindformers(path, version)
     if launch:
         from cfglint.normalize.launch import attach_mindformers_launch
 
@@ -78,7 +81,11 @@ def lint(opts: Options) -> tuple[Report, Context]:
         report.inputs.append(InputRef.model_construct(path=mf_path, kind="mindformers"))
         if opts.launch:
             report.inputs.append(InputRef.model_construct(path=opts.launch, kind="launch"))
-        ctx.mf = _guarded(report, mf_path, lambda: load_mindformers_side(mf_path, opts.launch))
+        ctx.mf = _guarded(
+            report,
+            mf_path,
+            lambda: load_mindformers_side(mf_path, opts.launch, opts.mindformers_version),
+        )
     if opts.megatron:
         report.inputs.append(InputRef.model_construct(path=opts.megatron, kind="megatron"))
         ctx.mg = _guarded(
@@ -123,6 +130,10 @@ def lint(opts: Options) -> tuple[Report, Context]:
         return report, ctx
     if opts.profile == "default" and (ctx.mf is None) != (ctx.mg is None):
         findings = single_side_filter(findings, rules)
+    if ctx.mg is not None and ctx.mg.dialect_name:
+        from cfglint.check.respell import respell_fixes
+
+        findings = respell_fixes(findings, ctx.mg.dialect_name)
     from cfglint.check.suppress import apply
 
     findings, report.suppressed = apply(findings)

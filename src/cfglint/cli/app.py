@@ -25,7 +25,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _common_inputs(p: argparse.ArgumentParser) -> None:
-    from cfglint.normalize.megatron.args import known_versions
+    from cfglint.load.dialects import known_versions
+    from cfglint.normalize.mindformers.defaults import MF_RELEASES
 
     p.add_argument(
         "files",
@@ -44,6 +45,12 @@ def _common_inputs(p: argparse.ArgumentParser) -> None:
         "--launch",
         metavar="SCRIPT",
         help="the MindFormers side's launch script (msrun), for environment checks",
+    )
+    p.add_argument(
+        "--mindformers-version",
+        choices=list(MF_RELEASES),
+        help="the MindFormers release the config is for, whose defaults apply (default: the "
+        "newest release in which every class the config names exists)",
     )
     p.add_argument(
         "--megatron-version",

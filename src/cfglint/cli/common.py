@@ -30,7 +30,8 @@ def load_pair(args: Any) -> tuple[Config | None, Config | None]:
     from cfglint.load.classify import one_pair
 
     job = one_pair(list(args.files), args.megatron, args.launch, args.command)
-    mf = load_mindformers_side(job.mindformers, job.launch) if job.mindformers else None
+    mf_version = getattr(args, "mindformers_version", None)
+    mf = load_mindformers_side(job.mindformers, job.launch, mf_version) if job.mindformers else None
     mg = (
         load_megatron_side(job.megatron, args.megatron_version, job.megatron_form)
         if job.megatron

@@ -166,6 +166,7 @@ def _run_jobs(
             select=args.select or list(cfg.get("select", [])),
             ignore=args.ignore + list(cfg.get("ignore", [])),
             megatron_version=version,
+            mindformers_version=getattr(args, "mindformers_version", None),
             data=args.data,
             tokenizer=args.tokenizer,
             loss_logs=args.loss_log,

@@ -29,7 +29,7 @@ PAIR_KEYS = {"mindformers", "megatron", "launch", "source"}
 
 def _choices(key: str) -> list[str] | None:
     if key == "megatron_version":
-        from cfglint.normalize.megatron.args import known_versions
+        from cfglint.load.dialects import known_versions
 
         return known_versions()
     from cfglint.check.schema import PROFILES

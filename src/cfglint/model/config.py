@@ -224,6 +224,11 @@ class Config(BaseModel):
     path: str
     kind: str  # "mindformers-legacy", "mindformers-mcore", "megatron-script", "megatron-log", ...
     defaults_from: str = ""  # "Megatron-LM core_v0.13.0", "MindFormers v1.5.0 LlamaConfig"
+    # how messages name this side: "Megatron", "MindSpeed-LLM", "Megatron-LLaMA", ... ("" =
+    # by the side); and the dialect with the evidence that chose it (inputs[].dialect)
+    side_label: str = ""
+    dialect: str = ""
+    dialect_name: str = ""  # what --megatron-version calls it
     model_class: str = ""
     is_moe: bool = False
     structure: Structure = Field(default_factory=Structure.model_construct)

@@ -10,6 +10,7 @@ from tree_sitter import Tree
 from cfglint.load.safeio import read_text
 from cfglint.load.shell.arithmetic import Arithmetic
 from cfglint.load.shell.base import ShellBase, bash_parser
+from cfglint.load.shell.conditions import Conditions
 from cfglint.load.shell.expansions import Expansions
 from cfglint.load.shell.statements import Statements
 from cfglint.load.shell.syntax import syntax_problems, warning_line
@@ -18,7 +19,7 @@ from cfglint.load.shell.words import ShellScript
 from cfglint.model.errors import InputError
 
 
-class Interpreter(Statements, Variables, Expansions, Arithmetic, ShellBase):
+class Interpreter(Statements, Conditions, Variables, Expansions, Arithmetic, ShellBase):
     """The static bash interpreter: nothing it reads is ever run."""
 
 

@@ -122,8 +122,7 @@ class Statements:
         elif t == "if_statement":
             self.if_statement(node, ctx)
         elif t == "case_statement":
-            for k, item in enumerate(c for c in node.named_children if c.type == "case_item"):
-                self.block(item.children, ctx.into(node.id, k))
+            self.case_statement(node, ctx)
         elif t in ("for_statement", "c_style_for_statement", "while_statement"):
             self.loop(node, ctx)
         elif t == "function_definition":
@@ -144,15 +143,65 @@ class Statements:
             self.vars, self.exported, self.env = saved
 
     def if_statement(self, node: Node, ctx: Ctx) -> None:
+        """Clauses in order, as bash runs them: one whose condition is known to be false
+        contributes nothing; the first known to be true ends the statement; an undecided
+        one is taken as a possibility (its output marked conditional, -v says why)."""
         k = 0
-        cond_ctx = ctx
-        for part in self._clauses(node):
-            kind, cond, body = part
-            if kind != "if":
-                k += 1
-                cond_ctx = ctx.into(node.id, k)
-            self.block(cond, cond_ctx)
-            self.block(body, ctx.into(node.id, k))
+        plain = True  # every earlier condition is known to be false
+        undecided: dict[str, list[int]] = {}  # reason -> lines of the clauses it leaves open
+        try:
+            for kind, cond, body in self._clauses(node):
+                if kind != "if":
+                    k += 1
+                here = ctx if plain else ctx.into(node.id, k)
+                if kind == "else":
+                    self.block(body, here)
+                    return
+                self.block(cond, here)
+                verdict = self.decide(cond)
+                line = self.npos(cond[0])[0] if cond else self.npos(node)[0]
+                if verdict.value is False:
+                    self.warn(
+                        line, f"{kind} branch not taken: its condition is false ({verdict.why})"
+                    )
+                    continue
+                if verdict.value is True:
+                    self.block(body, here)
+                    return
+                undecided.setdefault(verdict.why, []).append(line)
+                plain = False
+                self.block(body, ctx.into(node.id, k))
+        finally:
+            for why, lines in undecided.items():
+                where = (
+                    "branch"
+                    if len(lines) == 1
+                    else f"branches at lines {', '.join(map(str, lines))}"
+                )
+                self.warn(lines[0], f"{where} not decided, each taken as possible: {why}")
+
+    def case_statement(self, node: Node, ctx: Ctx) -> None:
+        """``case``: the first item whose pattern matches runs; known non-matches do not."""
+        subject = node.child_by_field_name("value")
+        plain = True
+        items = [c for c in node.named_children if c.type == "case_item"]
+        for k, item in enumerate(items):
+            pats = [
+                c for i, c in enumerate(item.children) if item.field_name_for_child(i) == "value"
+            ]
+            verdict = self.case_match(subject, pats) if subject is not None else None
+            if verdict is not None and verdict.value is False:
+                continue
+            if verdict is not None and verdict.value is True:
+                self.block(item.children, ctx if plain else ctx.into(node.id, k))
+                return
+            if plain and verdict is not None:
+                self.warn(
+                    self.npos(node)[0],
+                    f"case branch not decided, each taken as possible: {verdict.why}",
+                )
+            plain = False
+            self.block(item.children, ctx.into(node.id, k))
 
     @staticmethod
     def _clauses(node: Node) -> Iterator[tuple[str, list[Node], list[Node]]]:
@@ -227,13 +276,23 @@ class Statements:
         else:
             self.stmt(head, ctx)
         conditional = False
-        prev = head
+        # the chain's status so far: True / False when known, None when not; a plain
+        # command is taken to succeed for && (`cd dir && torchrun ...` always runs)
+        status = self.status(head).value if self._is_test(head) else None
+        ran_ok = not self._is_test(head)
         for k, (op, item) in enumerate(items, start=1):
-            # `cd dir && torchrun ...` always runs; `[ -z "$X" ] && X=1` may not.
-            if op == "||" or (op == "&&" and self._is_test(prev)):
+            if (op == "&&" and status is False) or (op == "||" and (status is True or ran_ok)):
+                if op == "||" and ran_ok and status is None:
+                    conditional = True  # `cmd || X=1`: cmd may fail
+                else:
+                    continue  # bash skips it
+            elif op == "||" or (op == "&&" and status is None and not ran_ok):
                 conditional = True
             self.stmt(item, ctx.into(node.id, k) if conditional else ctx)
-            prev = item
+            if self._is_test(item):
+                status, ran_ok = self.status(item).value, False
+            else:
+                status, ran_ok = None, True
 
     def _is_test(self, node: Node) -> bool:
         if node.type in ("test_command", "negated_command"):
@@ -281,7 +340,37 @@ class Statements:
         ):
             return
         words = self.command_words(name_node, args, ctx)
+        if base in WRAPPERS:
+            # `srun ... bash -c "$LAUNCHER ... $CMD"`: the wrapped shell runs the string
+            at = next(
+                (
+                    i
+                    for i, w in enumerate(words[:-2])
+                    if (w.text or "").rsplit("/", 1)[-1] in SHELLS and words[i + 1].text == "-c"
+                ),
+                None,
+            )
+            if at is not None:
+                self._shell_c(words, at, node, ctx, self.npos(node)[0])
+                return
         self.record_invocation(words, node, ctx, prefix, raw_name=self.text(name_node))
+
+    def _shell_c(self, words: list[Word], at: int, node: Node, ctx: Ctx, line: int) -> None:
+        """``bash -c STRING``: the string is parsed as a script of its own, as ``eval``
+        parses its text (the outer expansions are done; what the inner shell expands,
+        like an escaped ``\\$SLURM_PROCID``, is unknown here)."""
+        from cfglint.load.shell.evaltext import eval_commands
+
+        commands, warnings = eval_commands(words[at + 2 : at + 3])
+        for w in warnings:
+            self.warn(line, w)
+        found = False
+        for cmd in commands:
+            if find_launcher(cmd) is not None:
+                self.record_invocation(cmd, node, ctx, [], raw_name=cmd[0].text or "bash")
+                found = True
+        if not found:
+            self.warn(line, f"{words[at].text} -c is not followed: it runs no launcher")
 
     def _standalone_assignments(
         self, prefix: list[Node], name_node: Node | None, ctx: Ctx
@@ -332,7 +421,10 @@ class Statements:
         elif base == "eval":
             self._eval(args, node, ctx, line, argtext)
         elif base in SHELLS:
-            if args:
+            if len(args) > 1 and self.text(args[0]) == "-c":
+                words = self.command_words(name_node, args, ctx, patterns=False)
+                self._shell_c(words, 0, node, ctx, line)
+            elif args:
                 self.warn(line, f"{base} {snippet(argtext, 60)} is not followed")
         elif base in ("read", "readarray", "mapfile", "let", "getopts", "printf"):
             self._set_at_runtime(base, args, line, ctx)

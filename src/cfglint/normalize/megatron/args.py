@@ -13,10 +13,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, NamedTuple
 
-from cfglint.load.datacache import DATA_DIR, load_data
+from cfglint.load.dialects import table_entries
 from cfglint.model.values import Loc, Value
-
-DATA = DATA_DIR
 
 
 class ArgSpec(NamedTuple):
@@ -62,82 +60,16 @@ def _spec(entry: dict[str, Any], source: str) -> ArgSpec:
     )
 
 
-def _label(meta: dict[str, Any]) -> str:
-    commit = str(meta.get("commit") or "")[:7]
-    return f"{meta['project']} {meta['version']}" + (f" ({commit})" if commit else "")
-
-
-def megatron_versions() -> list[str]:
-    """Megatron-LM releases we have a table for, newest first (``core_v0.19.0``, ...)."""
-    names = [p.stem.removeprefix("megatron_lm_") for p in DATA.glob("megatron_lm_*.yaml")]
-    return sorted(names, key=_version_key, reverse=True)
-
-
-def _version_key(name: str) -> tuple[int, ...]:
-    digits = name.removeprefix("core_v").removeprefix("core_r")
-    return tuple(int(x) if x.isdigit() else 0 for x in digits.split("."))
-
-
-def known_versions() -> list[str]:
-    """What ``--megatron-version`` accepts."""
-    return ["megatron-lm", "mindspeed-llm", *megatron_versions()]
-
-
-@cache
-def _data(stem: str) -> Any:
-    """One of our argument tables as plain data, read once per run (several tables layer on
-    the same Megatron-LM release; nothing here changes what it reads)."""
-    return load_data(DATA / f"{stem}.yaml")
-
-
-def _entries(name: str) -> tuple[str, list[tuple[dict[str, Any], str]]]:
-    """The label of table ``name`` and its argument entries, each with the release it was
-    read from, in the order the table registers them."""
-    versions = megatron_versions()
-    if name not in known_versions():
-        raise ValueError(f"unknown Megatron version {name!r}; known: {', '.join(known_versions())}")
-    extra = _data("mindspeed_llm") if name == "mindspeed-llm" else None
-    if extra is not None:
-        base_name = (
-            extra.get("base_megatron") if extra.get("base_megatron") in versions else versions[0]
-        )
-    else:
-        base_name = versions[0] if name == "megatron-lm" else name
-    base = _data(f"megatron_lm_{base_name}")
-    label = _label(base)
-    src = f"Megatron-LM {base['version']}"
-    out = [(e, src) for e in base["args"]]
-    if extra is not None:
-        label = f"{_label(extra)} on {label}"
-        src2 = f"MindSpeed-LLM {extra['version']}"
-        # core-only flags are not registered on MindSpeed-LLM's own parser
-        out += [(e, src2) for e in extra["args"] if e.get("scope") != "mindspeed_core_only"]
-    return label, out
-
-
 @cache
 def load_table(name: str = "megatron-lm") -> ArgTable:
     """``megatron-lm`` (the newest Megatron-LM table), a release such as ``core_v0.12.1``,
     or ``mindspeed-llm``: MindSpeed-LLM's additions and default overrides layered on the
     Megatron-LM release it pins (or the closest one we have)."""
-    label, entries = _entries(name)
+    label, entries = table_entries(name)
     table = ArgTable(name=name, label=label)
     for e, src in entries:
         table.add(_spec(e, src))
     return table
-
-
-@cache
-def table_flags(name: str) -> frozenset[str]:
-    """The flags of table ``name``, as ``load_table(name).by_flag`` holds them, without
-    building its ~800 specs: detecting MindSpeed-LLM asks this of a table a plain Megatron
-    launch never uses (building it was a visible part of a lint's start-up, see bench/)."""
-    out: set[str] = set()
-    for e, _ in _entries(name)[1]:
-        out.update(e["flags"])
-        if e.get("action", "store") == "boolean_optional":
-            out.update("--no-" + f[2:] for f in e["flags"])
-    return frozenset(out)
 
 
 @dataclass

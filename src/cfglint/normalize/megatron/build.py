@@ -26,6 +26,11 @@ def normalize_megatron(m: MegatronInput) -> Config:
         path=m.path,
         kind=m.kind,
         defaults_from=m.table.label,
+        side_label=m.dialect.side_label if m.dialect else "",
+        dialect_name=m.dialect.name if m.dialect else "",
+        dialect=(
+            f"{m.dialect.label} ({'; '.join(m.evidence)})" if m.dialect and m.evidence else ""
+        ),
         env=dict(m.env),
         unknown=list(m.unknown),
         files=[m.path],

@@ -12,10 +12,22 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from cfglint.load.dialects import (
+    Detection,
+    Dialect,
+    detect_dialect,
+    get_dialect,
+)
 from cfglint.model.errors import InputError
 from cfglint.model.values import Loc, Value
 from cfglint.normalize.launch import launcher_options, word_value
-from cfglint.normalize.megatron.args import ArgTable, load_table, resolve, table_flags
+from cfglint.normalize.megatron.args import ArgTable, load_table, resolve
+from cfglint.normalize.megatron.mm_model import (
+    MODEL_DESTS,
+    ModelFile,
+    find_model_file,
+    model_value,
+)
 
 NPU_ENV = (
     "ASCEND_",
@@ -46,11 +58,78 @@ class MegatronInput:
     unknown: list[Value] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     text: str = ""
+    dialect: Dialect | None = None
+    evidence: list[str] = field(default_factory=list)
+    model_file: ModelFile | None = None  # MindSpeed-MM's --mm-model JSON
 
     def arg(self, dest: str, *older: str) -> Value:
         """What Megatron would hold in ``args.<dest>`` before post-processing. ``older``
         names the same argument's dest in other releases (e.g. ``norm_epsilon`` before it
-        became ``layernorm_epsilon``)."""
+        became ``layernorm_epsilon``). A dialect's own spelling of the setting (``derive``)
+        comes first; an unmodelled fork's defaults are not decided."""
+        d = self.dialect
+        if self.model_file is not None and dest in MODEL_DESTS:
+            return self._model_setting(dest)
+        if d is not None and d.derive:
+            got = self._derived(dest)
+            if got is not None:
+                return got
+        if d is not None and not d.modelled and dest not in self.values:
+            return Value.unknown(
+                dest,
+                f"not set in {os.path.basename(self.path)}, and the default of {d.project} "
+                "is not known (a Megatron fork cfglint does not model): not decided",
+            )
+        return self._plain(dest, *older)
+
+    def _model_setting(self, dest: str) -> Value:
+        """A MindSpeed-MM model setting: from the model JSON; what it leaves out is not
+        decided (never Megatron's default)."""
+        mf = self.model_file
+        assert mf is not None
+        if mf.path is not None and not mf.why:
+            got = model_value(mf, dest)
+            if got is not None:
+                return got
+        if dest in self.values:
+            return self.values[dest]
+        why = mf.why or f"{os.path.basename(mf.path or '')} does not set it in text_decoder"
+        return Value.unknown(
+            dest, f"MindSpeed-MM builds the model from its --mm-model file: {why}; not decided"
+        )
+
+    def _derived(self, dest: str) -> Value | None:
+        """The dialect's post-processing for ``dest`` (data/dialects/*.yaml ``derive``)."""
+        assert self.dialect is not None
+        for rule in self.dialect.derive:
+            if rule["dest"] != dest:
+                continue
+            when = rule.get("when") or {}
+            if any(_norm(self._plain(k).value) != _norm(v) for k, v in when.items()):
+                continue
+            src = self._plain(rule["from"])
+            if not src.known:
+                return Value.derived(None, dest, "", [src])
+            how = f"{self.dialect.project}: {rule['cite']}"
+            if rule.get("copy"):
+                out = src.value
+            elif rule.get("nonnull"):
+                out = src.value is not None
+            else:
+                table = {_norm(k): v for k, v in (rule.get("values") or {}).items()}
+                if _norm(src.value) not in table:
+                    if rule.get("otherwise") == "keep":
+                        return None
+                    continue
+                out = table[_norm(src.value)]
+            if src.origin.value == "default":
+                return Value.default(
+                    out, knob=src.knob, source=f"{src.detail.removeprefix('default of ')} ({how})"
+                )
+            return Value.derived(out, dest, f"from {src.knob} ({how})", [src])
+        return None
+
+    def _plain(self, dest: str, *older: str) -> Value:
         for alt in older:
             if alt in self.values or (dest not in self.table.by_dest and alt in self.table.by_dest):
                 dest = alt
@@ -73,6 +152,13 @@ class MegatronInput:
 
     def given(self, dest: str) -> bool:
         return dest in self.values
+
+
+def _norm(x: Any) -> str:
+    """A value as a derive rule's key spells it (YAML keys are strings)."""
+    if isinstance(x, bool):
+        return "true" if x else "false"
+    return "none" if x is None else str(x).lower()
 
 
 def typed(values: dict[str, Value], table: ArgTable) -> tuple[dict[str, Value], list[str]]:
@@ -106,55 +192,23 @@ def typed(values: dict[str, Value], table: ArgTable) -> tuple[dict[str, Value], 
     return out, warnings
 
 
-# The training entry scripts at MindSpeed-LLM's repository root (c77308a1); ModelLink, its
-# earlier name, had pretrain_gpt.py and posttrain_gpt.py too.
-MINDSPEED_ENTRIES = frozenset(
-    {
-        "pretrain_gpt.py",
-        "posttrain_gpt.py",
-        "pretrain_mamba.py",
-        "pretrain_deepseek4.py",
-        "rlhf_gpt.py",
-        "train_fsdp2.py",
-    }
-)
-
-
 def detect_version(tokens: list[Any], script: str | None) -> str:
-    """MindSpeed-LLM if the command line uses flags only MindSpeed-LLM defines, or the
-    entry script is MindSpeed-LLM's own; plain Megatron-LM otherwise."""
-    return _detect(tokens, script)[0]
+    """The argument table a command line is read with (see :func:`detect_dialect`)."""
+    return _detect(tokens, script).dialect.table
 
 
-def _detect(tokens: list[Any], script: str | None) -> tuple[str, str]:
-    """(version, a note on how it was decided when that is not certain). A launch of an
-    entry script MindSpeed-LLM does not have (a fork's own ``pretrain_deepseek.py``) is
-    not read as MindSpeed-LLM because of a few flag names: forks such as
-    Pai-Megatron-Patch define some of the same flags (``--qk-nope-head-dim``) on top of
-    Megatron-LM, and MindSpeed-LLM's defaults would then be the wrong release's."""
-    base = os.path.basename(script) if script else None
-    if base == "posttrain_gpt.py":
-        return "mindspeed-llm", ""
-    plain = load_table("megatron-lm").by_flag
-    try:
-        ms = table_flags("mindspeed-llm")
-    except (OSError, ValueError):
-        return "megatron-lm", ""
-    own: list[str] = []
-    for t in tokens:
-        flag = (t.text or "").partition("=")[0]
-        if flag.startswith("--") and flag in ms and flag not in plain and flag not in own:
-            own.append(flag)
-    if not own:
-        return "megatron-lm", ""
-    if base is not None and base.endswith(".py") and base not in MINDSPEED_ENTRIES:
-        return "megatron-lm", (
-            f"read as Megatron-LM: {base} is not a MindSpeed-LLM entry script, although "
-            f"{', '.join(own[:3])} {'is a flag' if len(own) == 1 else 'are flags'} of "
-            "MindSpeed-LLM (a fork of Megatron-LM may define them too); give "
-            "--megatron-version mindspeed-llm if it runs on MindSpeed-LLM"
-        )
-    return "mindspeed-llm", ""
+def _detect(
+    tokens: list[Any], script: str | None, path: str | None = None, text: str = ""
+) -> Detection:
+    flags = [(t.text or "").partition("=")[0] for t in tokens]
+    return detect_dialect(flags, script, path, text)
+
+
+_KIND = {
+    "mindspeed-llm": "mindspeed-script",
+    "mindspeed-core": "mindspeed-core-script",
+    "mindspeed-mm": "mindspeed-mm-script",
+}
 
 
 def load_megatron(path: str, version: str | None = None, form: str | None = None) -> MegatronInput:
@@ -182,12 +236,21 @@ def _from_script(path: str, version: str | None) -> MegatronInput:
         raise InputError(path, "no training command found (torchrun, msrun, python ... *.py)")
     tokens = inv.args
     script = inv.script.text if inv.script is not None else None
-    name, note = (version, "") if version else _detect(tokens, script)
-    table = load_table(name)
+    if version:
+        det = Detection(get_dialect(version), ["--megatron-version"])
+    else:
+        det = _detect(tokens, script, path, sh.text)
+    table = load_table(det.dialect.table)
     res = resolve(tokens, table)
-    if note:
-        res.warnings.insert(0, f"{inv.loc}: {note}")
-    kind = "mindspeed-script" if name == "mindspeed-llm" else "megatron-script"
+    if det.note:
+        res.warnings.insert(0, f"{inv.loc}: {det.note}")
+    if not det.dialect.modelled:
+        res.warnings.insert(
+            0,
+            f"{inv.loc}: {det.dialect.label} ({'; '.join(det.evidence)}): its flags are read "
+            "with the Megatron-LM table and settings it does not set are not decided",
+        )
+    kind = _KIND.get(det.dialect.kind, "megatron-script")
     m = MegatronInput(
         path=path,
         kind=kind,
@@ -198,6 +261,8 @@ def _from_script(path: str, version: str | None) -> MegatronInput:
         warnings=list(sh.warnings) + res.warnings,
         text=sh.text,
         command_loc=inv.loc,
+        dialect=det.dialect,
+        evidence=det.evidence,
     )
     m.launcher = Value.written(
         inv.launcher, knob="launcher", loc=inv.loc, conditional=inv.conditional
@@ -205,7 +270,16 @@ def _from_script(path: str, version: str | None) -> MegatronInput:
     if inv.script is not None:
         m.entry_script = word_value("entry script", inv.script)
     m.launcher_args = launcher_options(inv.launcher_args)
+    if det.dialect.model_json:
+        m.model_file = _mm_model(m, det.dialect.model_json, path)
     return m
+
+
+def _mm_model(m: MegatronInput, dest: str, path: str) -> ModelFile:
+    named = m.values.get(dest)
+    if named is None or not named.known or not named.value:
+        return ModelFile(None, why=f"the launch names no model file (--{dest.replace('_', '-')})")
+    return find_model_file(str(named.value), path)
 
 
 def _from_args_file(path: str, version: str | None) -> MegatronInput:
@@ -213,8 +287,12 @@ def _from_args_file(path: str, version: str | None) -> MegatronInput:
 
     words, text = parse_args_file(path)
     tokens = words
-    name = version or detect_version(tokens, None)
-    table = load_table(name)
+    det = (
+        Detection(get_dialect(version), ["--megatron-version"])
+        if version
+        else _detect(tokens, None)
+    )
+    table = load_table(det.dialect.table)
     res = resolve(tokens, table)
     return MegatronInput(
         path=path,
@@ -224,6 +302,8 @@ def _from_args_file(path: str, version: str | None) -> MegatronInput:
         unknown=res.unknown,
         warnings=res.warnings,
         text=text,
+        dialect=det.dialect,
+        evidence=det.evidence,
     )
 
 

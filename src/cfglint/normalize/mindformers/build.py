@@ -26,15 +26,19 @@ from cfglint.normalize.mindformers.optimizer import read_optimizer
 from cfglint.normalize.mindformers.other import read_other
 from cfglint.normalize.mindformers.parallel import read_parallel
 from cfglint.normalize.mindformers.precision import read_precision
+from cfglint.normalize.mindformers.release import match_release
 from cfglint.normalize.mindformers.rope import read_rope
 from cfglint.normalize.mindformers.structure import read_structure
 from cfglint.normalize.mindformers.view import MFView
 
 
 # ---------------------------------------------------------------------------------------
-def load_mindformers(path: str) -> Config:
+def load_mindformers(path: str, version: str | None = None) -> Config:
+    """``version``: the MindFormers release the config is for (``--mindformers-version``);
+    matched from the classes it names when not given."""
     doc = load_mindformers_yaml(path)
-    view = MFView(doc, mf_defaults())
+    release, why = (version, "--mindformers-version") if version else match_release(doc)
+    view = MFView(doc, mf_defaults(release))
     cfg = Config.create(
         side="mindformers",
         path=path,
@@ -42,6 +46,11 @@ def load_mindformers(path: str) -> Config:
         files=list(doc.files),
     )
     cfg.warnings.extend(doc.warnings)
+    cfg.dialect = f"MindFormers {release} ({why})" if release else ""
+    if release is None:
+        cfg.warnings.append(
+            f"{path}:1: release not matched ({why}); defaults of each class's own release"
+        )
     cls = view.model_cls
     cfg.model_class = cls.name if cls else ""
     cfg.defaults_from = cls.label if cls else f"MindFormers {view.d.project_version}"

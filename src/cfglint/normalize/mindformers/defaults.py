@@ -19,18 +19,25 @@ class Component(NamedTuple):
     defaults: dict[str, Any]
     aliases: dict[str, str]
     raw: dict[str, Any]
+    note: str = ""  # when its release is not the config's: why (" (absent in v1.5.0)")
 
     @property
     def label(self) -> str:
-        return f"MindFormers {self.version} {self.name}"
+        return f"MindFormers {self.version} {self.name}{self.note}"
 
     def has(self, key: str) -> bool:
         return key in self.defaults and self.defaults[key] != REQUIRED
 
 
 class MFDefaults:
-    def __init__(self, data: dict[str, Any], knobs: dict[str, Any]) -> None:
-        self.project_version = data.get("version", "")
+    def __init__(
+        self,
+        data: dict[str, Any],
+        knobs: dict[str, Any],
+        release: str | None = None,
+        per_release: dict[str, Any] | None = None,
+    ) -> None:
+        self.project_version = release or data.get("version", "")
         self.by_name: dict[tuple[str, str], Component] = {}
         self.by_alias: dict[tuple[str, str], Component] = {}
         self.by_model_type: dict[str, Component] = {}
@@ -43,6 +50,8 @@ class MFDefaults:
                 aliases=dict(c.get("aliases") or {}),
                 raw=c,
             )
+            if release and per_release is not None:
+                comp = at_release(comp, release, per_release.get(f"{comp.name}@{comp.role}"))
             self.by_name[(comp.name, comp.role)] = comp
             for a in c.get("registry_aliases") or []:
                 self.by_alias[(a, comp.role)] = comp
@@ -65,11 +74,41 @@ class MFDefaults:
         return self.tc_aliases.get(key, key)
 
 
+def at_release(comp: Component, release: str, per: dict[str, Any] | None) -> Component:
+    """``comp`` as release ``release`` defines it (data/mindformers_releases.yaml): the
+    defaults that differ there, without the settings its class does not have there; labelled
+    with the release. A class the release lacks keeps its own release, said in its label."""
+    if comp.version == release:
+        return comp
+    entry = (per or {}).get(release)
+    if entry is None:
+        return comp._replace(note=f" (not checked against {release})")
+    if not entry.get("present"):
+        return comp._replace(note=f" (no such class in MindFormers {release})")
+    # a setting missing from the release's signature is dropped only when our own release's
+    # signature has it (else our extraction cannot see it at either: the value is kept)
+    mine = set(((per or {}).get(comp.version) or {}).get("absent") or ())
+    gone = set(entry.get("absent") or ()) - mine
+    defaults = {k: v for k, v in comp.defaults.items() if k not in gone}
+    defaults.update(entry.get("differs") or {})
+    return comp._replace(version=release, defaults=defaults)
+
+
 @cache
-def mf_defaults() -> MFDefaults:
+def mf_defaults(release: str | None = None) -> MFDefaults:
+    """The default tables; with ``release``, each component as that MindFormers release
+    has it (``None``: each at the release its table was read from)."""
+    per = load_data(DATA / "mindformers_releases.yaml")["components"] if release else None
     return MFDefaults(
-        load_data(DATA / "mindformers.yaml"), load_data(DATA / "mindformers_knobs.yaml")
+        load_data(DATA / "mindformers.yaml"),
+        load_data(DATA / "mindformers_knobs.yaml"),
+        release,
+        per,
     )
+
+
+# MindFormers releases cfglint has defaults for, newest first (mindformers_releases.yaml)
+MF_RELEASES = ("master", "v1.7.0", "v1.6.0", "v1.5.0", "v1.3.2")
 
 
 DTYPES = {

@@ -275,6 +275,16 @@ _COUNTS_DENSE_LAYERS = ("DeepseekV2Config", "DeepseekV3Config")
 # MoEV2.construct returning the extra loss only with return_extra_loss (modules/
 # transformer/moe.py:858-862)
 _DROPS_EXTRA_LOSS = ("LlamaConfig",)
+# Where each release does that: (commit, LLamaDecodeLayer's MoEV2(...) call in
+# models/llama/llama_transformer.py, MoEV2.construct's return_extra_loss branch in
+# modules/transformer/moe.py), read at each commit of data/versions.yaml.
+_EXTRA_LOSS_LINES = {
+    "v1.3.2": ("024279c2", "680-684", "767-770"),
+    "v1.5.0": ("06e1af77", "961-965", "887-890"),
+    "v1.6.0": ("68fa8494", "949-953", "893-896"),
+    "v1.7.0": ("8ccc49b3", "949-953", "512-515"),
+    "master": ("f52743ca", "949-953", "512-515"),
+}
 # Legacy model classes that build MoEV2 (TopkRouterV2) for expert_num > 1: their aux loss
 # comes only from aux_loss_types / aux_loss_factors (moe.py TopkRouterV2: aux_loss_config;
 # MoEV2 refuses any routing_policy but TopkRouterV2).
@@ -321,10 +331,14 @@ def _legacy_aux_loss(view: MFView, cfg: Config) -> None:
     ``aux_loss_factor`` is stored but never used (v1.5.0 lines 1328 and 1571)."""
     e, mc = cfg.moe, view.comp("MoEConfig", "moe_config")
     if cfg.model_class in _DROPS_EXTRA_LOSS:
+        rel = view.d.project_version
+        commit, layer, moe = _EXTRA_LOSS_LINES.get(rel, _EXTRA_LOSS_LINES["master"])
+        rel = rel if rel in _EXTRA_LOSS_LINES else "master"
         why = (
             f"{cfg.model_class}: LlamaForCausalLM builds MoEV2 without return_extra_loss "
-            "(llama_transformer.py:775-779), so the router's aux loss never reaches the loss "
-            "whatever aux_loss_types / aux_loss_factor say (moe.py:858-862)"
+            f"(llama_transformer.py:{layer}), so the router's aux loss never reaches the loss "
+            f"whatever aux_loss_types / aux_loss_factor say (moe.py:{moe}; MindFormers {rel} "
+            f"{commit})"
         )
         written = [
             view.value(n, k)

@@ -304,6 +304,10 @@ def _legacy_kv_heads(view: MFView, heads: Value) -> Value:
 def _mcore_activation(view: MFView) -> Value:
     act = view.mcore_field("hidden_act")
     glu = view.mcore_field("gated_linear_unit", "bool")
+    if not glu.known and view.mcore_raw("gated_linear_unit") is None and view.model_cls:
+        # not a config.json key: the model class sets it (Qwen3Config's mf_overrides gate
+        # the MLP), so a config.json that is not here cannot change it
+        glu = view.class_default("gated_linear_unit", "bool")
     if not act.known:
         return act
     name = str(act.value).lower()

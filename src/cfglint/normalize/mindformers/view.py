@@ -231,6 +231,12 @@ class MFView:
         knob = f"{self.model_path}.{field}"
         if self.hf_missing:
             return Value.unknown(knob, self.hf_missing)
+        return self.class_default(field, kind)
+
+    def class_default(self, field: str, kind: str | None = None) -> Value:
+        """``field`` as the model class sets it (its defaults < MFModelConfig <
+        TransformerConfig), without looking at config.json."""
+        knob = f"{self.model_path}.{field}"
         chain = [
             self.model_cls,
             self.comp("MFModelConfig", "model_config"),
@@ -378,6 +384,9 @@ _PUBLISHED_HF_KEYS = {
     "max_position_embeddings": "max_position_embeddings",
     "tied_embeddings": "tie_word_embeddings",
     "hidden_act": "hidden_act",
+    # picks the HF-style config class (and with it its class-level settings, such as
+    # Qwen3's gated MLP), as the real config.json's model_type would
+    "model_type": "model_type",
 }
 
 

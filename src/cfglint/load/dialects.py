@@ -1,0 +1,392 @@
+"""Megatron dialects as data (read here, in the load stage, so that the input classifier
+can name a launch's dialect): Megatron-LM and MindSpeed-LLM releases, MindSpeed core
+branches, forks (Megatron-DeepSpeed, Megatron-LLaMA, bigcode's Megatron-LM) and MindSpeed-MM.
+
+Each modelled dialect is a file under ``data/dialects/``: its argument table read from its
+own source at a recorded commit (scripts/extract_argparse.py), its post-processing (``derive``:
+how a setting cfglint reads by its Megatron-LM name is spelled in the dialect), how a fix
+names a flag there (``spellings``), and what identifies its scripts (``detect``). A script
+that is recognisably a fork we do not model is named as one: its defaults are not decided.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from cfglint.load.datacache import DATA_DIR, load_data
+
+DATA = DATA_DIR
+DIALECT_DIR = DATA_DIR / "dialects"
+
+# Entry scripts of Megatron-LM itself (core_v0.12.1 / core_v0.19.0 repository roots) and of
+# the older layouts forks inherited; a launch of another *.py with unknown flags is a fork.
+MEGATRON_ENTRIES = frozenset(
+    {
+        "pretrain_gpt.py",
+        "pretrain_bert.py",
+        "pretrain_t5.py",
+        "pretrain_mamba.py",
+        "pretrain_retro.py",
+        "pretrain_ict.py",
+        "pretrain_vlm.py",
+        "pretrain_vision_classify.py",
+        "pretrain_vision_dino.py",
+        "pretrain_vision_inpaint.py",
+        "train_rl.py",
+    }
+)
+
+# an older MindSpeed-LLM release with a table of its own (data/dialects/)
+OLDER_MINDSPEED_LLM = "mindspeed-llm-2.1.0"
+
+# Pai-Megatron-Patch's backend, as its example scripts put it on PYTHONPATH
+_PAI_BACKEND = re.compile(r"backends/megatron/([A-Za-z0-9._-]+)")
+
+# Forks we recognise but do not model: (what names it, how it is recognised).
+UNMODELLED = (
+    ("Pai-Megatron-Patch", ("megatron_patch",), ("--patch-tokenizer-type",)),
+    ("FlagScale", ("flagscale",), ()),
+    ("InternEvo", ("internlm",), ()),
+    ("Megatron-LLM (epfLLM)", (), ("--use_rms_norm", "--use_post_ln")),
+)
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """One Megatron-family dialect; ``table`` names the argument table to load."""
+
+    name: str  # what --megatron-version accepts
+    project: str
+    kind: str  # megatron-lm | mindspeed-llm | mindspeed-core | fork | mindspeed-mm | unmodelled
+    label: str  # "Megatron-LLaMA main (25306de)"
+    side_label: str = "Megatron"
+    table: str = "megatron-lm"
+    modelled: bool = True
+    derive: tuple[dict[str, Any], ...] = ()
+    spellings: tuple[tuple[str, str | None], ...] = ()
+    model_json: str = ""  # the dest naming a model-definition file (MindSpeed-MM --mm-model)
+
+
+@dataclass
+class Detection:
+    dialect: Dialect
+    evidence: list[str] = field(default_factory=list)
+    note: str = ""  # a warning when the choice is not certain
+
+
+@cache
+def dialect_names() -> tuple[str, ...]:
+    return tuple(sorted(_meta(p.stem)["name"] for p in DIALECT_DIR.glob("*.yaml")))
+
+
+@cache
+def _by_name() -> dict[str, str]:
+    return {_meta(p.stem)["name"]: p.stem for p in DIALECT_DIR.glob("*.yaml")}
+
+
+@cache
+def _meta(stem: str) -> dict[str, Any]:
+    return load_data(DIALECT_DIR / f"{stem}.yaml")
+
+
+def dialect_data(name: str) -> dict[str, Any]:
+    return _meta(_by_name()[name])
+
+
+def short_commit(meta: dict[str, Any]) -> str:
+    return str(meta.get("commit") or "")[:7]
+
+
+@cache
+def get_dialect(name: str) -> Dialect:
+    """The dialect ``name``: a data file's, or one of the Megatron-LM / MindSpeed-LLM tables."""
+    if name in _by_name():
+        d = dialect_data(name)
+        label = f"{d['project']} {d['ref']} ({short_commit(d)})"
+        return Dialect(
+            name=name,
+            project=d["project"],
+            kind=d["kind"],
+            label=label,
+            side_label=d.get("side_label") or d["project"],
+            table=name,
+            derive=tuple(d.get("derive") or ()),
+            spellings=tuple((d.get("spellings") or {}).items()),
+            model_json=d.get("model_json") or "",
+        )
+    if name.startswith("unmodelled:"):
+        project = name.partition(":")[2]
+        return Dialect(
+            name=name,
+            project=project,
+            kind="unmodelled",
+            label=f"{project} (a Megatron fork cfglint does not model)",
+            side_label=project,
+            modelled=False,
+        )
+    label = table_entries(name)[0]
+    if name == "mindspeed-llm":
+        return Dialect(name, "MindSpeed-LLM", "mindspeed-llm", label, "MindSpeed-LLM", name)
+    return Dialect(name, "Megatron-LM", "megatron-lm", label, "Megatron", name)
+
+
+def _repo_root_markers(script_path: str | None, limit: int = 5) -> list[str]:
+    """The folders at and above the script, nearest first (a repository's layout shows
+    which project it is)."""
+    if not script_path:
+        return []
+    here = os.path.dirname(os.path.abspath(script_path))
+    out = []
+    for _ in range(limit):
+        out.append(here)
+        parent = os.path.dirname(here)
+        if parent == here:
+            break
+        here = parent
+    return out
+
+
+def _has(folders: list[str], rel: str) -> str | None:
+    for f in folders:
+        if os.path.exists(os.path.join(f, rel)):
+            return os.path.join(f, rel)
+    return None
+
+
+def detect_dialect(
+    flags: list[str],
+    entry_script: str | None,
+    script_path: str | None = None,
+    text: str = "",
+) -> Detection:
+    """Which Megatron dialect a launch is written for, from its flags, its entry script, the
+    repository around it and what the script names (a backend on PYTHONPATH); with the
+    evidence, for the input classifier to report.
+
+    ``flags`` are the command line's ``--flag`` words (values after ``=`` stripped);
+    ``text`` the script's text."""
+    base = os.path.basename(entry_script) if entry_script else None
+    folders = _repo_root_markers(script_path)
+    if entry_script:
+        # the entry script's own folder is its repository root when the path is relative
+        # to it (`torchrun pretrain_llama.py` run from the root)
+        cwd_root = os.path.dirname(os.path.abspath(entry_script))
+        folders = [*folders, cwd_root] if cwd_root not in folders else folders
+    plain = table_flags("megatron-lm")
+    given = list(dict.fromkeys(f for f in flags if f.startswith("-")))
+    if entry_script and "mindspeed_mm/fsdp/" in entry_script.replace("\\", "/"):
+        # MindSpeed-MM's FSDP2 trainer takes one YAML that holds the model and the training
+        # settings (mindspeed_mm/fsdp/train/trainer.py): no Megatron argument applies
+        return Detection(
+            get_dialect("unmodelled:MindSpeed-MM FSDP2 trainer (settings in its YAML)"),
+            [f"entry script {entry_script}"],
+        )
+    best: tuple[int, str, list[str]] | None = None
+    for name in dialect_names():
+        d = dialect_data(name)
+        det = d.get("detect") or {}
+        ev: list[str] = []
+        score = 0
+        if base and base in (det.get("entry_scripts") or ()):
+            ev.append(f"entry script {base}")
+            score += 2
+        own = [f for f in given if f in (det.get("flags") or ()) and f not in plain]
+        if own:
+            ev.append(f"{', '.join(own[:3])} ({d['project']} flag{'s' if len(own) > 1 else ''})")
+            score += 2 * len(own)
+        for rel in det.get("layout") or ():
+            hit = _has(folders, rel)
+            if hit:
+                ev.append(f"{rel} in the repository ({hit})")
+                score += 1
+        if any(_has(folders, rel) for rel in det.get("not_layout") or ()):
+            continue
+        marks = [m for m in det.get("text_markers") or () if m in text]
+        if marks:
+            ev.append(f"the script names {marks[0]}")
+            score += 2
+        elif det.get("text_markers") and score:
+            continue  # the same project on another backend: not this table
+        sp = [p for p in det.get("script_paths") or () if script_path and p in script_path]
+        if sp:
+            ev.append(f"script under {sp[0]}")
+            score += 1
+        if score >= 2 and (best is None or score > best[0]):
+            best = (score, name, ev)
+    if best is not None:
+        return Detection(get_dialect(best[1]), best[2])
+    backend = _PAI_BACKEND.search(text)
+    if backend is not None or _has(folders, "megatron_patch/arguments.py"):
+        where = f"backends/megatron/{backend.group(1)}" if backend else "an unnamed backend"
+        return Detection(
+            get_dialect(f"unmodelled:Pai-Megatron-Patch on {where}"),
+            [f"the script runs Pai-Megatron-Patch on {where}"],
+        )
+    for project, layout, fork_flags in UNMODELLED:
+        hits = [f for f in given if f in fork_flags]
+        lay = [rel for rel in layout if _has(folders, rel)]
+        if hits or lay or (entry_script and any(x in entry_script for x in layout)):
+            ev = [
+                *(f"{h} ({project} flag)" for h in hits),
+                *(f"{r}/ in the repository" for r in lay),
+            ]
+            ev = ev or [f"entry script {entry_script}"]
+            return Detection(get_dialect(f"unmodelled:{project}"), ev)
+    try:
+        ms = table_flags("mindspeed-llm")
+    except (OSError, ValueError):
+        ms = frozenset()
+    own = [f for f in given if f in ms and f not in plain]
+    older = table_flags(OLDER_MINDSPEED_LLM) if OLDER_MINDSPEED_LLM in dialect_names() else set()
+    gone = [f for f in given if f in older and f not in ms and f not in plain]
+    if base == "posttrain_gpt.py" or (
+        (own or gone) and (base is None or base in MINDSPEED_ENTRIES)
+    ):
+        ev = [f"entry script {base}"] if base == "posttrain_gpt.py" else []
+        ev += [f"{', '.join(own[:3])} (MindSpeed-LLM flags)"] if own else []
+        if gone:
+            # flags the release we model (v26.1.0) no longer has: an older release's script
+            ev.append(f"{', '.join(gone[:3])} (MindSpeed-LLM 2.1.0 flags that v26.1.0 lacks)")
+            return Detection(get_dialect(OLDER_MINDSPEED_LLM), ev)
+        return Detection(get_dialect("mindspeed-llm"), ev)
+    known = set(plain) | set(ms)
+    for n in dialect_names():
+        known |= table_flags(n)
+    strangers = [f for f in given if f.startswith("--") and f not in known]
+    if (
+        base
+        and base.endswith(".py")
+        and base not in MEGATRON_ENTRIES | MINDSPEED_ENTRIES
+        and (len(strangers) >= 2)
+    ):
+        return Detection(
+            get_dialect(f"unmodelled:Megatron fork ({base})"),
+            [f"entry script {base}", f"{', '.join(strangers[:3])} are flags of no known release"],
+        )
+    note = ""
+    if own:
+        note = (
+            f"read as Megatron-LM: {base} is not a MindSpeed-LLM entry script, although "
+            f"{', '.join(own[:3])} {'is a flag' if len(own) == 1 else 'are flags'} of "
+            "MindSpeed-LLM (a fork of Megatron-LM may define them too); give "
+            "--megatron-version mindspeed-llm if it runs on MindSpeed-LLM"
+        )
+    ev = [f"entry script {base}"] if base else []
+    return Detection(get_dialect("megatron-lm"), ev or ["no fork's flags or entry script"], note)
+
+
+# The training entry scripts at MindSpeed-LLM's repository root (c77308a1); ModelLink, its
+# earlier name, had pretrain_gpt.py and posttrain_gpt.py too.
+MINDSPEED_ENTRIES = frozenset(
+    {
+        "pretrain_gpt.py",
+        "posttrain_gpt.py",
+        "pretrain_mamba.py",
+        "pretrain_deepseek4.py",
+        "rlhf_gpt.py",
+        "train_fsdp2.py",
+    }
+)
+
+
+# -- argument tables as data (normalize/megatron/args.py builds them into parsers) ---------
+
+
+def _label(meta: dict[str, Any]) -> str:
+    commit = str(meta.get("commit") or "")[:7]
+    return f"{meta['project']} {meta['version']}" + (f" ({commit})" if commit else "")
+
+
+def megatron_versions() -> list[str]:
+    """Megatron-LM releases we have a table for, newest first (``core_v0.19.0``, ...)."""
+    names = [p.stem.removeprefix("megatron_lm_") for p in DATA.glob("megatron_lm_*.yaml")]
+    return sorted(names, key=_version_key, reverse=True)
+
+
+def _version_key(name: str) -> tuple[int, ...]:
+    digits = name.removeprefix("core_v").removeprefix("core_r")
+    return tuple(int(x) if x.isdigit() else 0 for x in digits.split("."))
+
+
+def known_versions() -> list[str]:
+    """What ``--megatron-version`` accepts: Megatron-LM and MindSpeed-LLM releases, then
+    the dialects of data/dialects/ (MindSpeed core branches, forks, MindSpeed-MM)."""
+    return ["megatron-lm", "mindspeed-llm", *megatron_versions(), *dialect_names()]
+
+
+@cache
+def _data(stem: str) -> Any:
+    """One of our argument tables as plain data, read once per run (several tables layer on
+    the same Megatron-LM release; nothing here changes what it reads)."""
+    return load_data(DATA / f"{stem}.yaml")
+
+
+def table_entries(name: str) -> tuple[str, list[tuple[dict[str, Any], str]]]:
+    """The label of table ``name`` and its argument entries, each with the release it was
+    read from, in the order the table registers them."""
+    versions = megatron_versions()
+    if name in dialect_names():
+        return _dialect_entries(name)
+    if name not in known_versions():
+        raise ValueError(f"unknown Megatron version {name!r}; known: {', '.join(known_versions())}")
+    extra = _data("mindspeed_llm") if name == "mindspeed-llm" else None
+    if extra is not None:
+        base_name = (
+            extra.get("base_megatron") if extra.get("base_megatron") in versions else versions[0]
+        )
+    else:
+        base_name = versions[0] if name == "megatron-lm" else name
+    base = _data(f"megatron_lm_{base_name}")
+    label = _label(base)
+    src = f"Megatron-LM {base['version']}"
+    out = [(e, src) for e in base["args"]]
+    if extra is not None:
+        label = f"{_label(extra)} on {label}"
+        src2 = f"MindSpeed-LLM {extra['version']}"
+        # core-only flags are not registered on MindSpeed-LLM's own parser
+        out += [(e, src2) for e in extra["args"] if e.get("scope") != "mindspeed_core_only"]
+    return label, out
+
+
+def _dialect_entries(name: str) -> tuple[str, list[tuple[dict[str, Any], str]]]:
+    """A dialect's table: the layers it names (our Megatron-LM / MindSpeed tables), its
+    base's arguments, then its own, each labelled with the project and release it is from;
+    a later definition of a flag replaces an earlier one (MindSpeed's parsers resolve
+    conflicts so)."""
+    d = dialect_data(name)
+    out: list[tuple[dict[str, Any], str]] = []
+    for layer in d.get("layers") or ():
+        stem = layer["table"]
+        data = _data(stem)
+        src = f"{data['project']} {data['version']}"
+        prefix = layer.get("from_prefix")
+        for e in data["args"]:
+            if prefix is None or str(e.get("from", "")).startswith(prefix):
+                out.append((e, src))
+    base = d.get("base") or {}
+    for layer, key in ((base, "base_args"), (d.get("mid") or {}, "mid_args")):
+        if layer:
+            src = f"{layer['project']} {layer['ref']} ({str(layer['commit'])[:7]})"
+            out += [(e, src) for e in d.get(key) or ()]
+    own = f"{d['project']} {d['ref']} ({short_commit(d)})"
+    out += [(e, own) for e in (*(d.get("args") or ()), *(d.get("extra_args") or ()))]
+    label = own + (f" on {base['project']} {base['ref']}" if base else "")
+    return label, out
+
+
+@cache
+def table_flags(name: str) -> frozenset[str]:
+    """The flags of table ``name``, as its parser (normalize/megatron/args.py) accepts them,
+    without building its ~800 specs: detecting a dialect asks this of tables a plain
+    Megatron launch never uses (building one was a visible part of a lint's start-up, see
+    bench/)."""
+    out: set[str] = set()
+    for e, _ in table_entries(name)[1]:
+        out.update(e["flags"])
+        if e.get("action", "store") == "boolean_optional":
+            out.update("--no-" + f[2:] for f in e["flags"])
+    return frozenset(out)

@@ -1,0 +1,205 @@
+"""Dialects: each Megatron fork or MindSpeed flavour read with its own table, defaults and
+post-processing (patterns of real launch scripts, written in our own words)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from cfglint.check.respell import respell
+from cfglint.load.dialects import detect_dialect
+from cfglint.model.values import Origin
+from cfglint.normalize.megatron.build import normalize_megatron
+from cfglint.normalize.megatron.input import load_megatron
+
+
+def _script(path: Path, body: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/bin/bash\n" + body, encoding="utf-8")
+    return path
+
+
+def test_megatron_llama_rmsnorm_and_causal_lm(tmp_path: Path) -> None:
+    # alibaba/Megatron-LLaMA examples/LLaMA/*.sh: --RMSNorm and --causal-lm, no --normalization
+    p = _script(
+        tmp_path / "llama.sh",
+        "opts='--num-layers 4 --hidden-size 64 --num-attention-heads 4 --RMSNorm --causal-lm "
+        "--use-rotary-position-embeddings --layernorm-epsilon 1e-6'\n"
+        "torchrun --nproc_per_node=8 pretrain_llama.py ${opts}\n",
+    )
+    m = load_megatron(str(p))
+    assert m.dialect is not None and m.dialect.name == "megatron-llama"
+    assert any("pretrain_llama.py" in e for e in m.evidence)
+    cfg = normalize_megatron(m)
+    assert cfg.structure.normalization.value == "RMSNorm"
+    assert cfg.structure.tied_embeddings.value is False
+    assert cfg.structure.position_embedding_type.value == "rope"
+    drop = cfg.structure.hidden_dropout
+    assert drop.value == 0.1 and "Megatron-LLaMA" in drop.detail and "v0.19" not in drop.detail
+    assert not any("--RMSNorm is not an argument" in w for w in cfg.warnings)
+    # a fix never names a flag the fork lacks
+    fixed = respell("Pass --normalization RMSNorm (or LayerNorm) to match.", "megatron-llama")
+    assert "--RMSNorm" in fixed and "--normalization" not in fixed
+
+
+def test_megatron_deepspeed_key_value_heads(tmp_path: Path) -> None:
+    # microsoft/Megatron-DeepSpeed examples_deepspeed/pretrain_llama2_distributed.sh
+    p = _script(
+        tmp_path / "ds.sh",
+        "ds_args=' --deepspeed --zero-stage=0'\n"
+        "torchrun pretrain_gpt.py --num-layers 4 --hidden-size 64 --num-attention-heads 16 "
+        "--normalization rmsnorm --num-key-value-heads 4 $ds_args\n",
+    )
+    cfg = normalize_megatron(load_megatron(str(p)))
+    assert cfg.side_label == "Megatron-DeepSpeed"
+    assert cfg.structure.num_query_groups.value == 4
+    assert cfg.structure.normalization.value == "RMSNorm"
+    assert cfg.moe.num_experts is None or cfg.moe.num_experts.value in (None, 0, 1)
+    fixed = respell(
+        "Pass --group-query-attention --num-query-groups N to match.", "megatron-deepspeed"
+    )
+    assert "--num-key-value-heads" in fixed and "--group-query-attention" not in fixed
+
+
+def test_bigcode_multiquery_is_one_group(tmp_path: Path) -> None:
+    p = _script(
+        tmp_path / "sc.sh",
+        "torchrun pretrain_gpt.py --num-layers 4 --hidden-size 64 --num-attention-heads 16 "
+        "--attention-head-type multiquery --fim-rate 0.5\n",
+    )
+    cfg = normalize_megatron(load_megatron(str(p)))
+    assert cfg.dialect_name == "bigcode-megatron"
+    assert cfg.structure.num_query_groups.value == 1
+
+
+def test_mindspeed_core_legacy_moe(tmp_path: Path) -> None:
+    # Ascend/MindSpeed core_r0.8.0 tests_extend/system_tests/*/pretrain_*.sh: deepspeed_moe
+    p = _script(
+        tmp_path / "tests_extend" / "system_tests" / "moe.sh",
+        "MOE='--num-experts 8 --moe-router-topk 2 --moe-aux-loss-coeff 0.01 "
+        "--moe-train-capacity-factor 1.1 --moe-model-type deepspeed_moe'\n"
+        "torchrun pretrain_gpt.py --num-layers 4 --hidden-size 64 --num-attention-heads 4 $MOE\n",
+    )
+    cfg = normalize_megatron(load_megatron(str(p)))
+    assert cfg.side_label == "MindSpeed core_r0.8.0"
+    assert cfg.moe.capacity_factor.value == 1.1
+    assert cfg.moe.pad_to_capacity.value is True
+    assert "MindSpeed-LLM" not in cfg.defaults_from
+
+
+def _mm(tmp_path: Path, with_json: bool) -> Path:
+    root = tmp_path / "repo"
+    (root / "mindspeed_mm").mkdir(parents=True)
+    if with_json:
+        model = {"text_decoder": {"num_layers": 6, "hidden_dropout": 0.0, "rope_theta": 1e6}}
+        (root / "examples" / "vl").mkdir(parents=True)
+        (root / "examples" / "vl" / "model.json").write_text(json.dumps(model, indent=1))
+    return _script(
+        root / "examples" / "vl" / "finetune.sh",
+        "MM='--mm-data ./examples/vl/data.json --mm-model ./examples/vl/model.json'\n"
+        "torchrun pretrain_vlm.py --lr 1e-5 --micro-batch-size 1 $MM\n",
+    )
+
+
+def test_mindspeed_mm_reads_its_model_json(tmp_path: Path) -> None:
+    cfg = normalize_megatron(load_megatron(str(_mm(tmp_path, True))))
+    assert cfg.side_label == "MindSpeed-MM"
+    assert cfg.structure.num_layers.value == 6
+    assert cfg.structure.num_layers.loc is not None
+    assert cfg.structure.num_layers.loc.path.endswith("model.json")
+    assert cfg.structure.hidden_dropout.value == 0.0
+    # what the JSON leaves out is not decided, never Megatron's default
+    assert not cfg.structure.attention_dropout.known
+
+
+def test_mindspeed_mm_without_its_json_is_unknown(tmp_path: Path) -> None:
+    cfg = normalize_megatron(load_megatron(str(_mm(tmp_path, False))))
+    v = cfg.structure.hidden_dropout
+    assert v.origin is Origin.UNKNOWN and "model.json" in v.detail
+
+
+def test_unmodelled_fork_defaults_are_not_decided(tmp_path: Path) -> None:
+    p = _script(
+        tmp_path / "run.sh",
+        "torchrun my_train.py --num-layers 4 --hidden-size 64 --num-attention-heads 4 "
+        "--my-fancy-norm --my-fancy-rope 3\n",
+    )
+    m = load_megatron(str(p))
+    assert m.dialect is not None and not m.dialect.modelled
+    cfg = normalize_megatron(m)
+    assert cfg.structure.num_layers.value == 4
+    assert not cfg.structure.hidden_dropout.known
+    assert "not decided" in cfg.structure.hidden_dropout.detail
+
+
+def test_plain_megatron_stays_megatron() -> None:
+    det = detect_dialect(["--num-layers", "--swiglu"], "pretrain_gpt.py")
+    assert det.dialect.name == "megatron-lm"
+
+
+def _pai(tmp_path: Path, backend: str) -> Path:
+    root = tmp_path / backend
+    (root / "megatron_patch").mkdir(parents=True)
+    (root / "megatron_patch" / "arguments.py").write_text("")
+    return _script(
+        root / "examples" / "qwen" / "run.sh",
+        f"export PYTHONPATH=$ROOT:$ROOT/backends/megatron/{backend}:$PYTHONPATH\n"
+        "torchrun pretrain_qwen.py --num-layers 4 --hidden-size 64 --num-attention-heads 4 "
+        "--patch-tokenizer-type Qwen2Tokenizer --extra-vocab-size 293\n",
+    )
+
+
+def test_pai_megatron_patch_backend_decides_the_table(tmp_path: Path) -> None:
+    # alibaba/Pai-Megatron-Patch examples/*/run_mcore_*.sh put a backend on PYTHONPATH
+    m = load_megatron(str(_pai(tmp_path, "Megatron-LM-250624")))
+    assert m.dialect is not None and m.dialect.name == "pai-megatron-patch-250624"
+    cfg = normalize_megatron(m)
+    assert "Megatron-LM-250624" in cfg.structure.hidden_dropout.detail
+    assert not any("--patch-tokenizer-type is not an argument" in w for w in cfg.warnings)
+    other = load_megatron(str(_pai(tmp_path, "PAI-Megatron-LM-240718")))
+    assert other.dialect is not None and not other.dialect.modelled
+    assert "PAI-Megatron-LM-240718" in other.dialect.project
+    assert not normalize_megatron(other).structure.hidden_dropout.known
+
+
+def test_mindspeed_llm_release_from_flags_it_dropped(tmp_path: Path) -> None:
+    # a MindSpeed-LLM 2.1.0 script (core_r0.8.0 era) uses a flag v26.1.0 no longer has
+    p = _script(
+        tmp_path / "old.sh",
+        "torchrun pretrain_gpt.py --num-layers 4 --hidden-size 64 --num-attention-heads 4 "
+        "--use-mcore-models --embed-layernorm\n",
+    )
+    m = load_megatron(str(p))
+    assert m.dialect is not None and m.dialect.name == "mindspeed-llm-2.1.0"
+    cfg = normalize_megatron(m)
+    assert cfg.side_label == "MindSpeed-LLM 2.1.0"
+    assert "core_r0.8.0" in cfg.structure.hidden_dropout.detail
+    new = _script(
+        tmp_path / "new.sh",
+        "torchrun pretrain_gpt.py --num-layers 4 --hidden-size 64 --num-attention-heads 4 "
+        "--use-mcore-models --use-fused-rmsnorm\n",
+    )
+    assert load_megatron(str(new)).dialect.name == "mindspeed-llm"  # type: ignore[union-attr]
+
+
+def test_mindspeed_mm_fsdp_trainer_is_named_not_read_as_megatron(tmp_path: Path) -> None:
+    # Ascend/MindSpeed-MM examples/qwen3vl/finetune_qwen3vl_30B_v1.sh: trainer.py CONFIG.yaml
+    p = _script(
+        tmp_path / "ft.sh",
+        "torchrun --nproc_per_node 16 mindspeed_mm/fsdp/train/trainer.py examples/vl/cfg.yaml\n",
+    )
+    m = load_megatron(str(p))
+    assert m.dialect is not None and not m.dialect.modelled
+    cfg = normalize_megatron(m)
+    assert not cfg.optimizer.lr.known and not cfg.structure.hidden_dropout.known
+
+
+def test_megatron_llama_overlapped_optimizer_shards_state(tmp_path: Path) -> None:
+    p = _script(
+        tmp_path / "llama.sh",
+        "torchrun pretrain_llama.py --num-layers 4 --hidden-size 64 --num-attention-heads 4 "
+        "--RMSNorm --overlapped-distributed-optimizer\n",
+    )
+    m = load_megatron(str(p))
+    v = m.arg("use_distributed_optimizer")
+    assert v.value is True and "overlapped" in v.detail.lower()
