@@ -235,7 +235,11 @@ def main(argv: list[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     try:
         args = build_parser().parse_args(_argv_with_default_command(args_list))
-        return _dispatch(args)
+        rc = _dispatch(args)
+        from cfglint.report.output import flush_stdout
+
+        flush_stdout()
+        return rc
     except InputError as exc:
         print(exc.one_line(), file=sys.stderr)
         return 2
@@ -246,21 +250,41 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
-    except Exception as exc:
-        # An input we failed to anticipate must still end in one line, not a traceback.
-        # CFGLINT_DEBUG=1 (set by the test suite) re-raises, so such bugs surface in tests.
-        if os.environ.get("CFGLINT_DEBUG"):
-            raise
-        print(
-            f"cfglint: internal error ({type(exc).__name__}: {exc}); please report it with "
-            "the input files",
-            file=sys.stderr,
-        )
+    except OSError as exc:
+        from cfglint.report.output import stdout_failing
+
+        err = stdout_failing()  # `> /dev/full`: one line, not an internal error
+        if err is None:
+            return _internal(exc)
+        print(err.one_line(), file=sys.stderr)
         return 2
+    except Exception as exc:
+        return _internal(exc)
+
+
+def _internal(exc: Exception) -> int:
+    # An input we failed to anticipate must still end in one line, not a traceback.
+    # CFGLINT_DEBUG=1 (set by the test suite) re-raises, so such bugs surface in tests.
+    if os.environ.get("CFGLINT_DEBUG"):
+        raise exc
+    print(
+        f"cfglint: internal error ({type(exc).__name__}: {exc}); please report it with "
+        "the input files",
+        file=sys.stderr,
+    )
+    return 2
 
 
 def _dispatch(args: Any) -> int:
     import importlib
+
+    from cfglint.load.datacache import use_cache
+    from cfglint.load.safeio import forget_reads
+    from cfglint.report.output import check_targets
+
+    forget_reads()  # one process may run many command lines (the test suite does)
+    use_cache(not getattr(args, "no_cache", False))
+    check_targets(args)  # an output that is an input is refused before any work
 
     # one module per subcommand, imported only when it runs (a plain lint stays light)
     module = "rules" if args.command == "explain" else args.command

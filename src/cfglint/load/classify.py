@@ -88,7 +88,8 @@ def plan(
     py: list[str] = []
     for f in files:
         if f != "-" and os.path.isdir(f):
-            for p in walk(f, exclude, base):
+            note = lambda p, why: found.append(Detected(p, Kind.OTHER, why))  # noqa: E731
+            for p in walk(f, exclude, base, on_skip=note):
                 out.walked.add(p)
                 found.append(detect(p))
             continue
