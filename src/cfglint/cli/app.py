@@ -232,6 +232,9 @@ def main(argv: list[str] | None = None) -> int:
         # a pair lint (see bench/). What the lint allocates from here on is collected as
         # before, so memory on large input stays bounded.
         gc.freeze()
+        from cfglint.report.output import guard_stdout
+
+        guard_stdout()  # `> /dev/full` is one line and exit 2, wherever the write fails
     args_list = list(sys.argv[1:] if argv is None else argv)
     try:
         args = build_parser().parse_args(_argv_with_default_command(args_list))
@@ -253,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         from cfglint.report.output import stdout_failing
 
-        err = stdout_failing()  # `> /dev/full`: one line, not an internal error
+        err = stdout_failing(exc)  # `> /dev/full`: one line, not an internal error
         if err is None:
             return _internal(exc)
         print(err.one_line(), file=sys.stderr)

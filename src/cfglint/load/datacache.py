@@ -94,7 +94,8 @@ def read_entry(path: Path, part: str, key: str, parse: Callable[[Any], T]) -> T 
     if not _enabled:
         return None
     try:
-        raw = read_bytes(str(path), max_bytes=MAX_ENTRY_BYTES, what="cache entry")
+        # cfglint writes regular files only: a link in the cache was planted
+        raw = read_bytes(str(path), max_bytes=MAX_ENTRY_BYTES, what="cache entry", follow=False)
         env = Envelope.model_validate_json(raw)
     except (InputError, ValidationError, ValueError, RecursionError):
         return None
@@ -106,11 +107,14 @@ def read_entry(path: Path, part: str, key: str, parse: Callable[[Any], T]) -> T 
         return None
 
 
-def write_entry(path: Path, part: str, key: str, payload_json: str) -> bool:
+def write_entry(path: Path, part: str, key: str, payload_json: str, *, prune: bool = True) -> bool:
     """Write an entry atomically; False when the cache cannot be written (that only costs
-    speed on the next run)."""
+    speed on the next run). ``prune``: also remove stale temporary files from the entry's
+    folder (writes are rare, on a miss; the scan part prunes once per scan instead)."""
     if not _enabled:
         return False
+    if prune:
+        prune_temp(path.parent, depth=0)
     head = Envelope.model_construct(format=FORMAT, part=part, tool=__version__, key=key)
     text = head.model_dump_json(exclude={"payload"})[:-1] + f',"payload":{payload_json}}}'
     try:
@@ -143,12 +147,12 @@ def load_data(path: str | Path) -> Any:
     return data
 
 
-def prune_temp(folder: Path, *, older_than: float = STALE_TMP_SECONDS) -> int:
-    """Remove the temporary files a killed or failed writer left in ``folder`` and its
-    sub-folders (one level, as the scan part shards); returns how many went."""
+def prune_temp(folder: Path, *, older_than: float = STALE_TMP_SECONDS, depth: int = 1) -> int:
+    """Remove the temporary files a killed or failed writer left in ``folder`` (and its
+    sub-folders with ``depth`` 1, as the scan part shards); returns how many went."""
     now = time.time()
     removed = 0
-    for d in (folder, *_subfolders(folder)):
+    for d in (folder, *(_subfolders(folder) if depth else ())):
         try:
             names = os.listdir(d)
         except OSError:

@@ -95,10 +95,13 @@ def is_regular(path: str) -> bool:
         return False
 
 
-def open_regular(path: str, *, what: str = "file") -> BinaryIO:
+def open_regular(path: str, *, what: str = "file", follow: bool = True) -> BinaryIO:
     """Open ``path`` for binary reading if it is a regular file; raise :class:`InputError`
-    for anything else (FIFO, device, socket, folder, loop, missing, unreadable)."""
+    for anything else (FIFO, device, socket, folder, loop, missing, unreadable, and with
+    ``follow=False`` a symbolic link)."""
     flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    if not follow:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
     try:
         fd = os.open(path, flags)
     except OSError as exc:
@@ -150,9 +153,11 @@ def iter_lines(
         yield n, raw, False
 
 
-def read_bytes(path: str, *, max_bytes: int = MAX_BYTES, what: str = "file") -> bytes:
+def read_bytes(
+    path: str, *, max_bytes: int = MAX_BYTES, what: str = "file", follow: bool = True
+) -> bytes:
     """The bytes of a regular file no larger than ``max_bytes``, or one :class:`InputError`."""
-    with open_regular(path, what=what) as fh:
+    with open_regular(path, what=what, follow=follow) as fh:
         size = os.fstat(fh.fileno()).st_size
         if size > max_bytes:
             raise TooLarge(path, f"{what} is {size} bytes, larger than the {max_bytes}-byte limit")
@@ -209,7 +214,10 @@ def _new_file_mode(path: str) -> int:
     """The mode the file would get from a plain ``open(path, "w")``: the existing file's, or
     0o666 less the umask (mkstemp's 0o600 would hide a report from the rest of a CI job)."""
     try:
-        return stat.S_IMODE(os.stat(path).st_mode)
+        st = os.lstat(path)
+        if stat.S_ISREG(st.st_mode):
+            return stat.S_IMODE(st.st_mode)
+        raise FileNotFoundError(path)
     except OSError:
         mask = os.umask(0)
         os.umask(mask)
@@ -222,9 +230,12 @@ TMP_SUFFIX = ".cfglint-tmp"
 def atomic_write(path: str, data: bytes) -> None:
     """Replace ``path`` with ``data`` all at once: a temporary file in the same folder,
     flushed to disk, then renamed over the target. A failure (full disk, read-only folder)
-    leaves the previous file whole and no temporary behind; it raises ``OSError``. A symbolic
-    link is followed: the file it points at is replaced, the link stays."""
-    real = os.path.realpath(path)
+    leaves the previous file whole and no temporary behind; it raises ``OSError``.
+
+    A symbolic link at ``path`` is replaced, never followed: a link planted in a cache
+    folder must not turn a cache write into a write anywhere else (one to /dev/zero
+    replaced the device with a regular file)."""
+    real = os.path.abspath(path)
     folder = os.path.dirname(real) or "."
     mode = _new_file_mode(real)
     fd, tmp = tempfile.mkstemp(

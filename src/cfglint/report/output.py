@@ -89,13 +89,34 @@ def _same_file(what: str, name: str | None, output: str) -> str:
     )
 
 
+def _walked_by(target: str, inputs: list[str]) -> str | None:
+    """The named folder whose walk would read an existing ``target`` (a config or script
+    name under it, or a Python file under a --source folder), if any."""
+    from cfglint.load.walk import WALK_EXT
+
+    if not os.path.isfile(target) or not target.lower().endswith((*WALK_EXT, ".py")):
+        return None
+    real = os.path.realpath(target)
+    for p in inputs:
+        if os.path.isdir(p):
+            top = os.path.realpath(p).rstrip(os.sep) + os.sep
+            if real.startswith(top):
+                return p
+    return None
+
+
 def check_targets(args: Any) -> None:
-    """Before any work: each output of this command line against its named inputs."""
+    """Before any work: each output of this command line against its named inputs (and
+    the files a named folder's walk would read)."""
     inputs = named_inputs(args)
     for name in OUTPUT_ARGS:
         target = getattr(args, name, None)
         if isinstance(target, str) and target:
-            check_target(target, inputs, what="plot" if name == "plot" else "report")
+            what = "plot" if name == "plot" else "report"
+            check_target(target, inputs, what=what)
+            folder = _walked_by(target, inputs)
+            if folder is not None:
+                raise InputError(target, _same_file(what, folder, target))
 
 
 def write_file(data: str | bytes, output: str, *, what: str = "report") -> None:
@@ -146,17 +167,48 @@ def flush_stdout() -> None:
         raise stdout_error(exc) from None
 
 
-def stdout_failing() -> InputError | None:
+class StdoutError(OSError):
+    """Standard output could not be written (a full disk, ``> /dev/full``)."""
+
+
+class _GuardedStdout:
+    """Standard output whose write failures are :class:`StdoutError`, so that the command
+    line tells them from any other ``OSError`` however deep in a renderer they happen."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return int(self._stream.write(text))
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise StdoutError(exc.errno, exc.strerror) from None
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise StdoutError(exc.errno, exc.strerror) from None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def guard_stdout() -> None:
+    """Install the guard on ``sys.stdout`` (a program run, not a call from Python)."""
+    if not isinstance(sys.stdout, _GuardedStdout):
+        sys.stdout = _GuardedStdout(sys.stdout)  # type: ignore[assignment]
+
+
+def stdout_failing(exc: OSError) -> InputError | None:
     """After an ``OSError`` escaped a subcommand: the input error to report if it came
-    from standard output (writing there fails again), else None."""
-    try:
-        sys.stdout.flush()
-    except BrokenPipeError:
-        return None
-    except OSError as exc:
+    from standard output, else None."""
+    if isinstance(exc, StdoutError):
         return stdout_error(exc)
-    except ValueError:  # closed
-        return None
     return None
 
 

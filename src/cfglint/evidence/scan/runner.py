@@ -429,5 +429,5 @@ class Cache:
         if not self._ok:
             return
         payload = summary.model_dump_json(exclude_defaults=True)
-        if not write_entry(self._path(key), "scan", key, payload):
+        if not write_entry(self._path(key), "scan", key, payload, prune=False):
             self._ok = False  # read-only cache: stop trying, correctness is unaffected
