@@ -200,14 +200,14 @@ def _cache_files(cache: Path) -> list[Path]:
     return sorted(p for p in cache.rglob("*.json") if p.is_file())
 
 
-def _plant(p: Path, how: str) -> None:
+def _plant(p: Path, how: str, victim: Path) -> None:
     p.unlink()
     if how == "fifo":
         os.mkfifo(p)
     elif how == "link to /dev/zero":
         p.symlink_to("/dev/zero")
     elif how == "link to a file elsewhere":
-        p.symlink_to(p.parents[2] / "victim.txt")
+        p.symlink_to(victim)
     elif how == "deep nesting":
         p.write_text("[" * 100_000 + "]" * 100_000)
     elif how == "forged envelope":
@@ -253,7 +253,7 @@ def test_a_planted_cache_entry_is_a_miss(
     victim = tmp_path / "victim.txt"
     victim.write_text("not a cache entry")
     for p in files:
-        _plant(p, how)
+        _plant(p, how, victim)
     rulebook.load_rules.cache_clear()
     again = _run(argv, capsys)
     assert again == clean

@@ -92,7 +92,8 @@ def build_parser() -> argparse.ArgumentParser:
     lint.add_argument(
         "--no-cache",
         action="store_true",
-        help="neither read nor write the source-scan cache (see `cfglint cache`)",
+        help="read and write no cache: parsed data, validated rules, source scans "
+        "(see `cfglint cache`)",
     )
     lint.add_argument("--output", "-o", metavar="FILE", help="write the report here")
     lint.add_argument(
@@ -170,7 +171,9 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("rule", metavar="RULE-ID")
     _color(explain)
 
-    cache = sub.add_parser("cache", help="the source-scan cache: clear it, or show its size")
+    cache = sub.add_parser(
+        "cache", help="the cache (parsed data, rules, source scans): clear it, or show its size"
+    )
     cache.add_argument("action", choices=("clear", "info"))
 
     lr = sub.add_parser("lr", help="both learning-rate curves, step by step")
