@@ -13,12 +13,17 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+import cfglint
 from cfglint.cli import main
-from conftest import FIXTURES, ROOT
+from conftest import FIXTURES
+
+# the cfglint this test process imports (the child processes run the same one)
+SRC = Path(cfglint.__file__).resolve().parents[1]
 
 MF = FIXTURES / "examples" / "llama2_7b" / "pretrain_llama2_7b.yaml"
 MG = FIXTURES / "examples" / "llama2_7b" / "pretrain_llama2_7b.sh"
@@ -53,7 +58,7 @@ def _child(
     preexec_fn: object = None,
 ) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "CFGLINT_DEBUG"}
-    env |= {"PYTHONPATH": str(ROOT / "src"), "CFGLINT_CACHE_DIR": str(cache), "NO_COLOR": "1"}
+    env |= {"PYTHONPATH": str(SRC), "CFGLINT_CACHE_DIR": str(cache), "NO_COLOR": "1"}
     return subprocess.run(
         [sys.executable, "-m", "cfglint", *map(str, argv)],
         cwd=cwd,
@@ -350,20 +355,47 @@ def test_stale_temporary_files_are_pruned_in_every_part(
 # -- walking ---------------------------------------------------------------------------------
 
 
-def _deep(root: Path, levels: int) -> Path:
-    d = root
-    d.mkdir()
-    for _ in range(levels):  # Path.mkdir(parents=True) recurses once per level
-        d = d / "d"
+def _remove(top: Path) -> None:
+    """Remove a folder tree without recursion: shutil.rmtree (and so pytest's clean-up of
+    old temporary folders) recurses once per level and fails on a 1000-deep one."""
+    stack: list[tuple[str, bool]] = [(str(top), False)]
+    while stack:
+        path, emptied = stack.pop()
+        if emptied:
+            os.rmdir(path)
+            continue
+        stack.append((path, True))
+        with os.scandir(path) as it:
+            for e in it:
+                if e.is_dir(follow_symlinks=False):
+                    stack.append((e.path, False))
+                else:
+                    os.unlink(e.path)
+
+
+@pytest.fixture
+def deep(tmp_path: Path) -> Iterator[Callable[[str], Path]]:
+    """Makes ``tmp_path/NAME/d/d/...`` 1000 levels deep, removed again after the test."""
+    made: list[Path] = []
+
+    def make(name: str) -> Path:
+        d = tmp_path / name
         d.mkdir()
-    return d
+        made.append(d)
+        for _ in range(1000):  # Path.mkdir(parents=True) recurses once per level
+            d = d / "d"
+            d.mkdir()
+        return d
+
+    yield make
+    for d in made:
+        _remove(d)
 
 
 def test_a_1000_deep_folder_lint_notes_what_it_skipped(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    deep: Callable[[str], Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    deep = _deep(tmp_path / "repo", 1000)
-    (deep / "c.yaml").write_bytes(MF.read_bytes())
+    (deep("repo") / "c.yaml").write_bytes(MF.read_bytes())
     (tmp_path / "repo" / "c.yaml").write_bytes(MF.read_bytes())
     rc, _, err = _run([tmp_path / "repo", "--fail-on", "never"], capsys)
     assert rc == 0
@@ -371,10 +403,9 @@ def test_a_1000_deep_folder_lint_notes_what_it_skipped(
 
 
 def test_a_1000_deep_source_folder_is_scanned_to_its_bound(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    deep: Callable[[str], Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    deep = _deep(tmp_path / "src", 1000)
-    (deep / "x.py").write_text("import random\n")
+    (deep("src") / "x.py").write_text("import random\n")
     (tmp_path / "src" / "train.py").write_text("import random\nrandom.seed(1)\n")
     argv = ["--source", tmp_path / "src", "--format", "json", "-v", "--fail-on", "never"]
     rc, out, _ = _run(argv, capsys)
@@ -383,8 +414,10 @@ def test_a_1000_deep_source_folder_is_scanned_to_its_bound(
     assert any("levels deep" in w["message"] for w in warnings), warnings
 
 
-def test_lr_data_walk_is_bounded(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    _deep(tmp_path / "data", 1000)
+def test_lr_data_walk_is_bounded(
+    deep: Callable[[str], Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    deep("data")
     rc, _, err = _run(["lr", MF, "--data", tmp_path / "data"], capsys)
     assert rc == 2 and "no MindRecord file" in err and len(_lines(err)) == 1
     rc, _, err = _run(["lr", MF, "--data", "/"], capsys)
