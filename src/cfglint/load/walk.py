@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
-from cfglint.load.detect import YAML_EXT
+from cfglint.load.extensions import SHELL_EXT, YAML_EXT
 from cfglint.load.safeio import TooLarge, is_regular, read_text
 from cfglint.model.errors import InputError
 
@@ -40,7 +40,7 @@ DEFAULT_EXCLUDE = (
     "venv",
 )
 # Files a directory walk considers; Python sources are scanned only through --source.
-WALK_EXT = (*YAML_EXT, ".sh", ".bash")
+WALK_EXT = (*YAML_EXT, *SHELL_EXT)
 
 
 # A config repository has a few thousand files at most, a training repository (Megatron-LM,
