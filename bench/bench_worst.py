@@ -53,7 +53,8 @@ def run(names: list[str], timeout: float) -> dict[str, dict[str, object]]:
         d = Path(tempfile.mkdtemp(prefix=f"worst-{base}-"))
         try:
             c = CASES[base](d, scale)
-            o = run_cli(c.argv, cwd=d, timeout=timeout)
+            cache = str(c.cache) if c.cache is not None else None
+            o = run_cli(c.argv, cwd=d, timeout=timeout, cache=cache)
         finally:
             restore(d)
             shutil.rmtree(d, ignore_errors=True)

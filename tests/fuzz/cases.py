@@ -8,6 +8,7 @@ the size-driven cases bigger for the bench (1 = the regression-test size).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -44,6 +45,10 @@ class Case:
     # wall-clock bound: a hang never ends, so the bound only has to exceed honest work on a
     # loaded 2-core machine (long simulations get more room)
     timeout: float = 20.0
+    # a cache folder the case prepared (planted entries); None: a fresh one
+    cache: Path | None = None
+    # the file a run must leave byte for byte as it was (an output target that is an input)
+    untouched: Path | None = None
 
 
 Builder = Callable[[Path, int], Case]
@@ -497,19 +502,221 @@ def c_base_config_error_names_includer(d: Path, scale: int) -> Case:
     )
 
 
+# -- walks (issue 20): 1000-deep folders, the filesystem root --------------------------------
+
+
+def _deep(top: Path, levels: int) -> Path:
+    d = top
+    d.mkdir(parents=True, exist_ok=True)
+    for _ in range(levels):  # Path.mkdir(parents=True) recurses once per level
+        d = d / "d"
+        d.mkdir()
+    return d
+
+
+@case("walk")
+def c_deep_folder_lint(d: Path, scale: int) -> Case:
+    _mf(_deep(d / "repo", 1000 * scale))
+    _mf(d / "repo")
+    return Case(_json([str(d / "repo")]), want_exit=(0, 1), extra={"also": "levels deep"})
+
+
+@case("walk")
+def c_deep_source_folder(d: Path, scale: int) -> Case:
+    _w(_deep(d / "src", 1000 * scale) / "x.py", "import random\n")
+    _w(d / "src" / "train.py", "import random\nrandom.seed(1)\n")
+    return Case(_json(["--source", str(d / "src")]), want_exit=(0, 1))
+
+
+@case("walk")
+def c_deep_lr_data(d: Path, scale: int) -> Case:
+    _deep(d / "data", 1000 * scale)
+    return Case(
+        ["lr", str(_mf(d)), "--data", str(d / "data")],
+        responsible="data",
+        json_out=False,
+        want_exit=(2,),
+    )
+
+
+@case("walk")
+def c_lr_data_root(d: Path, scale: int) -> Case:
+    return Case(["lr", str(_mf(d)), "--data", "/"], responsible="/", json_out=False, want_exit=(2,))
+
+
+# -- .gitignore (issue 20) ---------------------------------------------------------------------
+
+
+def _gitignore_repo(d: Path, text: str | None) -> Case:
+    (d / "repo").mkdir()
+    _mf(d / "repo")
+    for i in range(20):  # long names: a backtracking pattern costs (length ** stars)
+        _w(d / "repo" / (f"{i}" + "a" * 200 + ".yaml"), "seed: 1\n")
+    if text is not None:
+        _w(d / "repo" / ".gitignore", text)
+    return Case(_json([str(d / "repo")]), want_exit=(0, 1))
+
+
+@case(".gitignore")
+def c_gitignore_lone_backslash(d: Path, scale: int) -> Case:
+    return _gitignore_repo(d, "\\\n!\n[\n")
+
+
+@case(".gitignore")
+def c_gitignore_60_stars(d: Path, scale: int) -> Case:
+    return _gitignore_repo(d, "*" * 60 * scale + "a\n" + "*a" * 8 + "b\n")
+
+
+@case(".gitignore")
+def c_gitignore_1gib(d: Path, scale: int) -> Case:
+    c = _gitignore_repo(d, None)
+    _sparse(d / "repo" / ".gitignore", (1 << 30) * scale)
+    c.extra["also"] = "its patterns are not applied"
+    return c
+
+
+# -- cache entries (issue 20): every file of a filled cache replaced -------------------------
+
+
+def _filled_cache(d: Path) -> tuple[list[str], Path]:
+    """A pair and a source, and a cache folder a real run filled."""
+    import subprocess
+    import sys
+
+    mf, mg = _mf(d), _mg(d)
+    py = _w(d / "train.py", "import torch\ntorch.manual_seed(1)\n")
+    argv = _json([str(mf), "--megatron", str(mg), "--source", str(py)])
+    cache = d / "cache"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CFGLINT_")}
+    env |= {"CFGLINT_CACHE_DIR": str(cache), "PYTHONPATH": str(ROOT / "src")}
+    subprocess.run(
+        [sys.executable, "-m", "cfglint", *argv], env=env, capture_output=True, check=False
+    )
+    return argv, cache
+
+
+def _planted(d: Path, plant: Callable[[Path], None]) -> Case:
+    argv, cache = _filled_cache(d)
+    for p in [p for p in cache.rglob("*.json") if p.is_file()]:
+        p.unlink()
+        plant(p)
+    # the pair has findings: a planted entry that silenced the rules would exit 0
+    return Case(argv, cache=cache, want_exit=(1,))
+
+
+@case("cache entry")
+def c_cache_empty_lists(d: Path, scale: int) -> Case:
+    return _planted(d, lambda p: p.write_text("[]"))
+
+
+@case("cache entry")
+def c_cache_deep_nesting(d: Path, scale: int) -> Case:
+    return _planted(d, lambda p: p.write_text("[" * 100_000 * scale + "]" * 100_000 * scale))
+
+
+@case("cache entry")
+def c_cache_fifo(d: Path, scale: int) -> Case:
+    return _planted(d, lambda p: os.mkfifo(p))
+
+
+# -- output targets (issue 20) -------------------------------------------------------------------
+
+
+@case("output target")
+def c_output_is_the_config(d: Path, scale: int) -> Case:
+    mf, mg = _mf(d), _mg(d)
+    return Case(
+        [str(mf), "--megatron", str(mg), "-o", str(mf)],
+        responsible=str(mf),
+        json_out=False,
+        want_exit=(2,),
+        untouched=mf,
+    )
+
+
+@case("output target")
+def c_output_links_to_the_launch(d: Path, scale: int) -> Case:
+    mf, mg = _mf(d), _mg(d)
+    os.symlink(mg.name, d / "report.txt")
+    return Case(
+        [str(mf), "--megatron", str(mg), "-o", str(d / "report.txt")],
+        responsible="report.txt",
+        json_out=False,
+        want_exit=(2,),
+        untouched=mg,
+    )
+
+
+@case("output target")
+def c_output_is_an_included_base(d: Path, scale: int) -> Case:
+    base = _w(d / "base.yaml", "seed: 2\n")
+    top = _w(d / "top.yaml", "base_config: base.yaml\n" + MF.read_text())
+    return Case(
+        [str(top), "-o", str(base)],
+        responsible="base.yaml",
+        json_out=False,
+        want_exit=(2,),
+        untouched=base,
+    )
+
+
+@case("output target")
+def c_output_fifo(d: Path, scale: int) -> Case:
+    mf, mg = _mf(d), _mg(d)
+    f = _fifo(d / "report.fifo")
+    return Case(
+        [str(mf), "--megatron", str(mg), "-o", str(f)],
+        responsible="report.fifo",
+        json_out=False,
+        want_exit=(2,),
+    )
+
+
+@case("output target")
+def c_output_in_a_missing_folder(d: Path, scale: int) -> Case:
+    mf, mg = _mf(d), _mg(d)
+    out = d / "no" / "such" / "report.txt"
+    return Case(
+        [str(mf), "--megatron", str(mg), "-o", str(out)],
+        responsible="report.txt",
+        json_out=False,
+        want_exit=(2,),
+    )
+
+
 def unreadable_dirs_work() -> bool:
     """chmod 0 does not stop root; such cases are skipped there."""
     return os.geteuid() != 0
 
 
+def _dirs(top: Path) -> list[Path]:
+    """Every folder under ``top``, parents first, without recursion (rglob and rmtree
+    recurse once per level: a 1000-deep case folder defeats them)."""
+    out, stack = [], [top]
+    while stack:
+        p = stack.pop()
+        out.append(p)
+        with contextlib.suppress(OSError), os.scandir(p) as it:
+            stack.extend(Path(e.path) for e in it if e.is_dir(follow_symlinks=False))
+    return out
+
+
 def restore(d: Path) -> None:
-    """Undo chmod 0 so the scratch folder can be removed."""
-    for p in d.rglob("*"):
-        try:
-            if p.is_dir() and not p.is_symlink():
-                p.chmod(stat.S_IRWXU)
-        except OSError:
-            pass
+    """Undo chmod 0 so the scratch folder can be removed, and remove what shutil.rmtree
+    cannot (folders nested deeper than the recursion limit)."""
+    dirs = _dirs(d)
+    for p in dirs:
+        with contextlib.suppress(OSError):
+            p.chmod(stat.S_IRWXU)
+    if len(dirs) < 200:
+        return
+    for p in reversed(dirs):
+        with contextlib.suppress(OSError), os.scandir(p) as it:
+            for e in it:
+                if not e.is_dir(follow_symlinks=False):
+                    os.unlink(e.path)
+        with contextlib.suppress(OSError):
+            p.rmdir()
 
 
 __all__ = ["CASES", "CLASS", "Case", "json", "restore", "unreadable_dirs_work"]

@@ -172,6 +172,13 @@ def _nothing_checked(o: Outcome) -> bool:
     )
 
 
+_FOLDER_NOTE = re.compile(r"^cfglint: \d+ file\(s\) in the given folders skipped ")
+
+
+def _skip_note(line: str) -> bool:
+    return ": skipped: " in line or bool(_FOLDER_NOTE.match(line))
+
+
 def violations(
     o: Outcome,
     *,
@@ -205,9 +212,9 @@ def violations(
     elif o.rc == 0 and _nothing_checked(o):
         pass  # every input was skipped as not a training input: notes only, by design
     elif o.rc in (0, 1):
-        # notes that name a skipped input ("x.yaml: skipped: not a MindFormers config") are
-        # part of the report; anything else on stderr is not
-        if [ln for ln in o.stderr.splitlines() if ln.strip() and ": skipped: " not in ln]:
+        # notes that name a skipped input ("x.yaml: skipped: not a MindFormers config"), or
+        # count those a folder walk skipped, are part of the report; nothing else on stderr is
+        if [ln for ln in o.stderr.splitlines() if ln.strip() and not _skip_note(ln)]:
             bad.append(f"exit {o.rc} with stderr output: {o.stderr[:300]!r}")
         if json_out:
             try:

@@ -20,8 +20,12 @@ def test_bounded(name: str, tmp_path: Path) -> None:
     if case.setup_as_root_skips and not unreadable_dirs_work():
         restore(work)
         pytest.skip("root reads folders whatever their mode")
+    before = case.untouched.read_bytes() if case.untouched is not None else None
     try:
-        out = run_cli(case.argv, cwd=work, timeout=case.timeout)
+        cache = str(case.cache) if case.cache is not None else None
+        out = run_cli(case.argv, cwd=work, timeout=case.timeout, cache=cache)
+        if case.untouched is not None:
+            assert case.untouched.read_bytes() == before, f"{name}: an input was overwritten"
     finally:
         restore(work)
     bad = violations(

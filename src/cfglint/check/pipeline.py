@@ -111,6 +111,10 @@ def lint(opts: Options) -> tuple[Report, Context]:
         )
         for problem in ctx.sources.errors:
             (report.warnings if problem.level == "warning" else report.errors).append(problem)
+        # a source file that was not scanned (too big) is no checked input: the summary must
+        # not count it ("No findings in 1 file" for a 1 GB file nobody read)
+        unscanned = {s for s in opts.sources if os.path.isfile(s)} - set(ctx.sources.files)
+        report.inputs = [i for i in report.inputs if i.path not in unscanned]
     if opts.data:
         ctx.data["data"] = opts.data
     if opts.tokenizer:

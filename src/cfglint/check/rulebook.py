@@ -6,10 +6,11 @@ import os
 from functools import cache
 from pathlib import Path
 
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from cfglint.check.registry import exists
-from cfglint.check.schema import PROFILES, RULE_CLASSES, Expect, Rule, RuleFile
+from cfglint.check.schema import PROFILES, Rule, RuleFile
+from cfglint.load.datacache import cache_dir, content_key, read_entry, write_entry
 
 
 class RuleFileError(Exception):
@@ -29,55 +30,42 @@ def rules_dir() -> Path:
 
 @cache
 def load_rules(directory: str | None = None) -> tuple[Rule, ...]:
-    """All rules, validated. Validation runs whenever the rule files (or cfglint) change;
-    the validated result is cached so that every other run skips it."""
+    """All rules, validated. The rule files' validation (expressions, builtin names, unique
+    ids) runs whenever they (or cfglint) change; its result is cached, tied to the files'
+    bytes, and re-validated against the rule schema when read back (issue 20: a planted
+    entry must never silence a rule)."""
     d = Path(directory) if directory else rules_dir()
     files = sorted(d.glob("*.yaml"))
     if not files:
         raise RuleFileError(f"no rule files found in {d}")
-    cached = _validated_cache(files)
-    hit = _read_cache(cached)
+    key = _rules_key(files)
+    cached = _cache_path(key)
+    hit = read_entry(cached, "rules", key, _parse_cached)
     if hit is not None:
         return hit
     rules = _validate(files)
-    _write_cache(cached, rules)
+    write_entry(cached, "rules", key, _RULES.dump_json(list(rules)).decode("utf-8"))
     return rules
 
 
-def _validated_cache(files: list[Path]) -> Path:
-    import hashlib
-
-    from cfglint import __version__
-    from cfglint.load.datacache import cache_dir
-
-    h = hashlib.sha256(__version__.encode())
-    for f in files:
-        h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
-    return cache_dir() / "rules" / f"rules-{h.hexdigest()[:32]}.json"
+_RULES: TypeAdapter[list[Rule]] = TypeAdapter(list[Rule])
 
 
-def _read_cache(path: Path) -> tuple[Rule, ...] | None:
-    from cfglint.load.datacache import read_json
-
-    data = read_json(path)
-    if not isinstance(data, list):
-        return None
-    out = []
-    for d in data:
-        if d.get("expect") is not None:
-            d["expect"] = Expect.model_construct(**d["expect"])
-        for k in ("profiles", "locate", "sides"):
-            d[k] = tuple(d[k])
-        out.append(
-            RULE_CLASSES[d["kind"]].model_construct(**d)
-        )  # validated when the cache was written
-    return tuple(out)
+def _rules_key(files: list[Path]) -> str:
+    return content_key(*(f.name.encode() + b"\0" + f.read_bytes() for f in files))
 
 
-def _write_cache(path: Path, rules: tuple[Rule, ...]) -> None:
-    from cfglint.load.datacache import write_json
+def _cache_path(key: str) -> Path:
+    return cache_dir() / "rules" / f"rules-{key[:32]}.json"
 
-    write_json(path, [r.model_dump() for r in rules])
+
+def _parse_cached(payload: object) -> tuple[Rule, ...]:
+    """The cached rule set, validated like the rule files are (same schema); an empty set
+    is never a valid cache entry (the rule files hold rules, or loading fails)."""
+    rules = tuple(_RULES.validate_python(payload))
+    if not rules:
+        raise ValueError("no rules")
+    return rules
 
 
 def _validate(files: list[Path]) -> tuple[Rule, ...]:

@@ -100,7 +100,8 @@ def build_parser() -> argparse.ArgumentParser:
     lint.add_argument(
         "--no-cache",
         action="store_true",
-        help="neither read nor write the source-scan cache (see `cfglint cache`)",
+        help="read and write no cache: parsed data, validated rules, source scans "
+        "(see `cfglint cache`)",
     )
     lint.add_argument("--output", "-o", metavar="FILE", help="write the report here")
     lint.add_argument(
@@ -178,7 +179,9 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("rule", metavar="RULE-ID")
     _color(explain)
 
-    cache = sub.add_parser("cache", help="the source-scan cache: clear it, or show its size")
+    cache = sub.add_parser(
+        "cache", help="the cache (parsed data, rules, source scans): clear it, or show its size"
+    )
     cache.add_argument("action", choices=("clear", "info"))
 
     lr = sub.add_parser("lr", help="both learning-rate curves, step by step")
@@ -243,10 +246,17 @@ def main(argv: list[str] | None = None) -> int:
         # a pair lint (see bench/). What the lint allocates from here on is collected as
         # before, so memory on large input stays bounded.
         gc.freeze()
+        from cfglint.report.output import guard_stdout
+
+        guard_stdout()  # `> /dev/full` is one line and exit 2, wherever the write fails
     args_list = list(sys.argv[1:] if argv is None else argv)
     try:
         args = build_parser().parse_args(_argv_with_default_command(args_list))
-        return _dispatch(args)
+        rc = _dispatch(args)
+        from cfglint.report.output import flush_stdout
+
+        flush_stdout()
+        return rc
     except InputError as exc:
         print(exc.one_line(), file=sys.stderr)
         return 2
@@ -257,21 +267,41 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
-    except Exception as exc:
-        # An input we failed to anticipate must still end in one line, not a traceback.
-        # CFGLINT_DEBUG=1 (set by the test suite) re-raises, so such bugs surface in tests.
-        if os.environ.get("CFGLINT_DEBUG"):
-            raise
-        print(
-            f"cfglint: internal error ({type(exc).__name__}: {exc}); please report it with "
-            "the input files",
-            file=sys.stderr,
-        )
+    except OSError as exc:
+        from cfglint.report.output import stdout_failing
+
+        err = stdout_failing(exc)  # `> /dev/full`: one line, not an internal error
+        if err is None:
+            return _internal(exc)
+        print(err.one_line(), file=sys.stderr)
         return 2
+    except Exception as exc:
+        return _internal(exc)
+
+
+def _internal(exc: Exception) -> int:
+    # An input we failed to anticipate must still end in one line, not a traceback.
+    # CFGLINT_DEBUG=1 (set by the test suite) re-raises, so such bugs surface in tests.
+    if os.environ.get("CFGLINT_DEBUG"):
+        raise exc
+    print(
+        f"cfglint: internal error ({type(exc).__name__}: {exc}); please report it with "
+        "the input files",
+        file=sys.stderr,
+    )
+    return 2
 
 
 def _dispatch(args: Any) -> int:
     import importlib
+
+    from cfglint.load.datacache import use_cache
+    from cfglint.load.safeio import forget_reads
+    from cfglint.report.output import check_targets
+
+    forget_reads()  # one process may run many command lines (the test suite does)
+    use_cache(not getattr(args, "no_cache", False))
+    check_targets(args)  # an output that is an input is refused before any work
 
     # one module per subcommand, imported only when it runs (a plain lint stays light)
     module = "rules" if args.command == "explain" else args.command

@@ -7,18 +7,26 @@ from typing import Any
 
 
 def cmd_cache(args: Any) -> int:
-    """``cfglint cache clear`` / ``cfglint cache info``: the source-scan cache."""
+    """``cfglint cache clear`` / ``cfglint cache info``: every part of the cache (parsed data
+    tables, validated rules, source-scan summaries)."""
     from cfglint.evidence.scan.runner import Cache
-    from cfglint.load.datacache import cache_dir
+    from cfglint.load.datacache import PARTS, cache_dir, clear_part, part_usage
 
-    cache = Cache(cache_dir() / "scan")
+    root = cache_dir()
     if args.action == "clear":
-        n, freed = cache.clear()
-        sys.stdout.write(f"removed {n} cached scan summaries ({freed / 2**20:.1f} MiB)\n")
-    else:
-        n, size = cache.usage()
-        sys.stdout.write(
-            f"{cache.root}: {n} scan summaries, {size / 2**20:.1f} MiB "
-            f"(bound {cache.max_bytes / 2**20:.0f} MiB, CFGLINT_SCAN_CACHE_MB)\n"
-        )
+        n = freed = 0
+        for part in PARTS:
+            k, b = clear_part(root / part)
+            n, freed = n + k, freed + b
+        sys.stdout.write(f"removed {n} cache files from {root} ({freed / 2**20:.1f} MiB)\n")
+        return 0
+    scan = Cache(root / "scan")
+    n, size = scan.usage()
+    sys.stdout.write(
+        f"{scan.root}: {n} scan summaries, {size / 2**20:.1f} MiB "
+        f"(bound {scan.max_bytes / 2**20:.0f} MiB, CFGLINT_SCAN_CACHE_MB)\n"
+    )
+    for part in PARTS[:-1]:
+        m, b = part_usage(root / part)
+        sys.stdout.write(f"{root / part}: {m} files, {b / 2**20:.1f} MiB\n")
     return 0

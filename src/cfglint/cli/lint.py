@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from cfglint.check.pipeline import Options, lint
-from cfglint.cli.common import problem_line, settings
+from cfglint.cli.common import settings
 from cfglint.cli.terminal import write_output
 from cfglint.load.classify import Plan
 from cfglint.model.errors import InputError
@@ -134,8 +134,10 @@ def cmd_lint(args: Any) -> int:
         return 0
     _note_skipped(todo, total, args)
     if total.errors:
-        for e in total.errors:
-            print(problem_line(e), file=sys.stderr)
+        from cfglint.report.output import error_lines
+
+        for line in error_lines(total.errors, args.verbose):
+            print(line, file=sys.stderr)
         if total.findings or fmt_name != "text":
             _emit(
                 total.model_copy(update={"errors": total.errors if fmt_name != "text" else []}),

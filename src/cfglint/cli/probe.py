@@ -221,8 +221,10 @@ def cmd_probe(args: Any) -> int:
     )
     report, ctx = lint(opts)
     if report.errors:
-        for e in report.errors:
-            print(f"{e.path}: {e.message}", file=sys.stderr)
+        from cfglint.report.output import error_lines
+
+        for line in error_lines(report.errors):
+            print(line, file=sys.stderr)
         return 2
     report, result = run_probe_command(args, report, ctx)
     emit(report, result, args.format or "text", getattr(args, "output", None))

@@ -20,17 +20,11 @@ def use_color(args: Any, *, to_file: bool = False) -> bool:
 
 
 def write_output(text: str, output: str | None) -> None:
-    """The report to ``output`` (--output), else to standard output."""
-    if not output:
-        sys.stdout.write(text)
-        return
-    from cfglint.model.errors import InputError
+    """The report to ``output`` (--output, written atomically and never over an input),
+    else to standard output."""
+    from cfglint.report.output import write_report
 
-    try:
-        with open(output, "w", encoding="utf-8") as fh:
-            fh.write(text)
-    except OSError as exc:
-        raise InputError(output, f"cannot write report: {exc.strerror}") from None
+    write_report(text, output)
 
 
 def term_width() -> int:

@@ -155,7 +155,11 @@ def _classify_files(
     named: list[Classified] = []
     for f in files:
         if os.path.isdir(f):
-            for p in walk(f, exclude, base):
+            # what a bounded walk leaves out (too deep, a .gitignore not applied) is a note
+            note = lambda p, why: out.seen.append(  # noqa: E731
+                Classified(path=p, kind=InputKind.OTHER, why=why)
+            )
+            for p in walk(f, exclude, base, on_skip=note):
                 out.walked.add(p)
                 out.seen.append(classify(p, named=False))
             continue

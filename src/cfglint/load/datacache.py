@@ -1,20 +1,60 @@
-"""Fast loading of our own YAML data (rule files, default tables).
+"""The on-disk cache (our parsed YAML data, the validated rules, source-scan summaries).
 
-Parsing a few hundred KiB of YAML costs ~100 ms, more than the whole lint budget, so the
-parsed form is cached as JSON under the user's cache directory, keyed by a hash of the
-file's bytes. A stale or unwritable cache only costs speed, never correctness.
+Parsing a few hundred KiB of YAML costs ~100 ms, more than the whole lint budget, so parsed
+forms are cached as JSON under the user's cache directory. The cache folder is writable by
+whoever runs cfglint, so its files are input like any other (issue 20: a planted ``[]``
+silenced every rule, a FIFO hung, a link to /dev/zero ran out of memory):
+
+* every entry is an envelope naming its part, the cfglint version and the key (a hash of
+  the content it was derived from); an entry whose envelope does not match what the reader
+  derives now is a miss;
+* entries are opened as regular files only and size-capped (load/safeio.py), and parsed by
+  pydantic (its JSON parser bounds nesting), so a malformed entry is a miss, never an error
+  and never a result;
+* writes are atomic, and temporary files a killed or failed run left behind are pruned;
+* ``use_cache(False)`` (``--no-cache``) makes every part read and write nothing.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
+import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from cfglint import __version__
+from cfglint.load.safeio import TMP_SUFFIX, atomic_write, read_bytes
+from cfglint.model.errors import InputError
 
 # the default tables and reference data shipped inside the package (src/cfglint/data/)
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+# the cache's parts, one folder each under cache_dir()
+PARTS = ("data", "rules", "scan")
+FORMAT = 1
+# One entry is a parsed data table, the rule set or one file's scan summary: a few KiB to a
+# few MiB. Anything larger is not ours.
+MAX_ENTRY_BYTES = 64 * 1024 * 1024
+# a temporary file older than this belongs to a run that died (a live write takes
+# milliseconds)
+STALE_TMP_SECONDS = 3600.0
+
+_enabled = True
+
+T = TypeVar("T")
+
+
+def use_cache(on: bool) -> None:
+    """Turn every part of the cache on or off for this run (``--no-cache``)."""
+    global _enabled
+    _enabled = on
+
+
+def cache_enabled() -> bool:
+    return _enabled
 
 
 def cache_dir() -> Path:
@@ -25,14 +65,76 @@ def cache_dir() -> Path:
     return Path(base) / "cfglint"
 
 
+class Envelope(BaseModel):
+    """What every cache file holds: which part wrote it, for which cfglint, derived from
+    which content (``key``), and the payload (validated by the reader's own schema)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    format: Literal[1]
+    part: str
+    tool: str
+    key: str
+    payload: Any
+
+
+def content_key(*chunks: bytes) -> str:
+    """The hash an entry is tied to: cfglint's version and the bytes it was derived from."""
+    h = hashlib.sha256(f"cfglint/{__version__}\0".encode())
+    for c in chunks:
+        h.update(len(c).to_bytes(8, "little"))
+        h.update(c)
+    return h.hexdigest()
+
+
+def read_entry(path: Path, part: str, key: str, parse: Callable[[Any], T]) -> T | None:
+    """The payload of the entry at ``path`` if it is a regular file of at most
+    MAX_ENTRY_BYTES holding an envelope for ``part`` and ``key`` written by this cfglint
+    version, and ``parse`` (a pydantic validation) accepts it; else None (a miss)."""
+    if not _enabled:
+        return None
+    try:
+        # cfglint writes regular files only: a link in the cache was planted
+        raw = read_bytes(str(path), max_bytes=MAX_ENTRY_BYTES, what="cache entry", follow=False)
+        env = Envelope.model_validate_json(raw)
+    except (InputError, ValidationError, ValueError, RecursionError):
+        return None
+    if (env.part, env.tool, env.key) != (part, __version__, key):
+        return None
+    try:
+        return parse(env.payload)
+    except (ValidationError, ValueError, TypeError, KeyError, RecursionError):
+        return None
+
+
+def write_entry(path: Path, part: str, key: str, payload_json: str, *, prune: bool = True) -> bool:
+    """Write an entry atomically; False when the cache cannot be written (that only costs
+    speed on the next run). ``prune``: also remove stale temporary files from the entry's
+    folder (writes are rare, on a miss; the scan part prunes once per scan instead)."""
+    if not _enabled:
+        return False
+    if prune:
+        prune_temp(path.parent, depth=0)
+    head = Envelope.model_construct(format=FORMAT, part=part, tool=__version__, key=key)
+    text = head.model_dump_json(exclude={"payload"})[:-1] + f',"payload":{payload_json}}}'
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(str(path), text.encode("utf-8"))
+    except (OSError, ValueError):
+        return False
+    return True
+
+
 def load_data(path: str | Path) -> Any:
     """Plain data of one of *our* YAML files (trusted, but still parsed safely)."""
     raw = Path(path).read_bytes()
-    key = hashlib.sha256(raw).hexdigest()[:32]
-    cached = cache_dir() / "data" / f"{Path(path).stem}-{key}.json"
-    hit = read_json(cached)
+    key = content_key(raw)
+    cached = cache_dir() / "data" / f"{Path(path).stem}-{key[:32]}.json"
+    hit = read_entry(cached, "data", key, lambda payload: payload)
     if hit is not None:
         return hit
+    import json
+
     from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
 
@@ -41,24 +143,73 @@ def load_data(path: str | Path) -> Any:
         data = YAML(typ="safe", pure=False).load(raw.decode("utf-8"))
     except YAMLError as exc:
         raise ValueError(f"{path}: {' '.join(str(exc).split())}") from None
-    write_json(cached, data)
+    write_entry(cached, "data", key, json.dumps(data))
     return data
 
 
-def read_json(path: Path) -> Any:
-    """A cached JSON file, or None when it is missing or damaged."""
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+def prune_temp(folder: Path, *, older_than: float = STALE_TMP_SECONDS, depth: int = 1) -> int:
+    """Remove the temporary files a killed or failed writer left in ``folder`` (and its
+    sub-folders with ``depth`` 1, as the scan part shards); returns how many went."""
+    now = time.time()
+    removed = 0
+    for d in (folder, *(_subfolders(folder) if depth else ())):
+        try:
+            names = os.listdir(d)
+        except OSError:
+            continue
+        for name in names:
+            if not name.endswith(TMP_SUFFIX):
+                continue
+            p = d / name
+            try:
+                if now - p.lstat().st_mtime >= older_than:
+                    p.unlink()
+                    removed += 1
+            except OSError:
+                continue
+    return removed
 
 
-def write_json(path: Path, data: Any) -> None:
-    """Write a cache file atomically; a failure only costs speed on the next run."""
+def _subfolders(folder: Path) -> list[Path]:
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data), encoding="utf-8")
-        os.replace(tmp, path)
+        return [p for p in folder.iterdir() if p.is_dir() and not p.is_symlink()]
     except OSError:
-        pass
+        return []
+
+
+def clear_part(folder: Path) -> tuple[int, int]:
+    """Remove every file of one part (entries and temporary files): (files, bytes)."""
+    n = freed = 0
+    for d in (folder, *_subfolders(folder)):
+        try:
+            entries = list(os.scandir(d))
+        except OSError:
+            continue
+        for e in entries:
+            try:
+                if e.is_dir(follow_symlinks=False):
+                    continue
+                size = e.stat(follow_symlinks=False).st_size
+                os.unlink(e.path)
+            except OSError:
+                continue
+            n, freed = n + 1, freed + size
+    return n, freed
+
+
+def part_usage(folder: Path) -> tuple[int, int]:
+    """(files, bytes) of one part of the cache."""
+    n = size = 0
+    for d in (folder, *_subfolders(folder)):
+        try:
+            entries = list(os.scandir(d))
+        except OSError:
+            continue
+        for e in entries:
+            try:
+                if not e.is_dir(follow_symlinks=False):
+                    size += e.stat(follow_symlinks=False).st_size
+                    n += 1
+            except OSError:
+                continue
+    return n, size

@@ -46,15 +46,11 @@ def is_mindrecord(path: str) -> bool:
 
 def count_samples(path: str) -> MindRecordCount:
     if os.path.isdir(path):
-        files = sorted(
-            os.path.join(root, f)
-            for root, _, names in os.walk(path)
-            for f in names
-            if SHARD_NAME.search(f)
-        )
+        files, skipped = _walk(path)
         if not files:
             raise MindRecordError(path, "no MindRecord file (name ending in 'mindrecord') inside")
         how = f"{len(files)} MindRecord file(s) under the folder, as MindFormers reads a folder"
+        how += "".join(f"; {p}: {why}" for p, why in skipped)
     elif os.path.isfile(path):
         files = _group(path)
         how = (
@@ -70,9 +66,38 @@ def count_samples(path: str) -> MindRecordCount:
     return MindRecordCount(files, sum(_rows(f, deadline) for f in files), how)
 
 
+def _walk(path: str) -> tuple[list[str], list[tuple[str, str]]]:
+    """The shard files under a folder, walked within the bounds every walk keeps
+    (load/walk.py), and the folders too deep to read. The filesystem root, or a folder with
+    more than MAX_FILES shards or MAX_WALK_DIRS folders, is refused: `lr --data /` walked the
+    whole disk and read other jobs' files."""
+    from cfglint.load.walk import MAX_WALK_DIRS, bounded_walk
+
+    if os.path.realpath(path) == os.path.realpath(os.sep):
+        raise MindRecordError(path, "is the filesystem root; give the dataset's folder")
+    skipped: list[tuple[str, str]] = []
+
+    def on_skip(where: str, why: str) -> None:
+        if where == path and why.startswith("walk stopped"):
+            raise MindRecordError(
+                path, f"holds more than {MAX_WALK_DIRS} folders; give the dataset's folder"
+            )
+        skipped.append((where, why))
+
+    files: list[str] = []
+    for root, _, names in bounded_walk(path, on_skip=on_skip):
+        files.extend(os.path.join(root, f) for f in names if SHARD_NAME.search(f))
+        if len(files) > MAX_FILES:
+            raise MindRecordError(path, f"more than {MAX_FILES} MindRecord files; give one dataset")
+    return sorted(files), skipped
+
+
 def _group(path: str) -> list[str]:
+    from cfglint.load.safeio import open_regular
+    from cfglint.model.errors import InputError
+
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path, what="MindRecord file") as fh:
             head = fh.read(8)
             if len(head) < 8:
                 raise MindRecordError(path, "too short to be a MindRecord file")
@@ -80,9 +105,11 @@ def _group(path: str) -> list[str]:
             if size > MAX_HEADER:
                 raise MindRecordError(path, f"header of {size} bytes: not a MindRecord file")
             header = json.loads(fh.read(size))
+    except InputError as exc:
+        raise MindRecordError(path, exc.message) from None
     except OSError as exc:
         raise MindRecordError(path, f"cannot read: {exc.strerror}") from None
-    except (UnicodeDecodeError, ValueError):
+    except (UnicodeDecodeError, ValueError, RecursionError):
         raise MindRecordError(path, "not a MindRecord file (its header is not JSON)") from None
     names = header.get("shard_addresses") if isinstance(header, dict) else None
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names) or not names:
@@ -96,9 +123,16 @@ def _rows(shard: str, deadline: float) -> int:
     import sqlite3
     from urllib.request import pathname2url
 
+    from cfglint.load.safeio import check_regular
+    from cfglint.model.errors import InputError
+
     db = shard + ".db"
     if not os.path.isfile(db):
         raise MindRecordError(db, "missing: every MindRecord shard has a .db index beside it")
+    try:
+        check_regular(db, what="MindRecord index")  # a FIFO named *.db would block sqlite
+    except InputError as exc:
+        raise MindRecordError(db, exc.message) from None
     try:
         # read-only and immutable: nothing is written, no journal is looked for
         conn = sqlite3.connect(

@@ -10,9 +10,11 @@ type check is made on the opened descriptor (no window between check and open).
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
+import tempfile
 from collections.abc import Iterator
 from typing import BinaryIO
 
@@ -31,6 +33,26 @@ _KINDS = (
     (stat.S_ISBLK, "a block device"),
     (stat.S_ISSOCK, "a socket"),
 )
+
+
+# (device, inode) of every file this run opened for reading: an output must never be one of
+# them (issue 20: `-o c.yaml` replaced the config it had just read with the report).
+_READ: set[tuple[int, int]] = set()
+
+
+def note_read(st: os.stat_result) -> None:
+    """Remember that the run reads the file ``st`` describes."""
+    _READ.add((st.st_dev, st.st_ino))
+
+
+def was_read(st: os.stat_result) -> bool:
+    """Whether this run read the file ``st`` describes (through any name or link)."""
+    return (st.st_dev, st.st_ino) in _READ
+
+
+def forget_reads() -> None:
+    """A new run starts (one process may run many, as the test suite does)."""
+    _READ.clear()
 
 
 class TooLarge(InputError):
@@ -62,6 +84,7 @@ def check_regular(path: str, *, what: str = "file") -> os.stat_result:
         raise _os_error(path, exc, what) from None
     if not stat.S_ISREG(st.st_mode):
         raise InputError(path, f"is {_kind(st.st_mode)}, not a regular file; expected a {what}")
+    note_read(st)
     return st
 
 
@@ -72,10 +95,13 @@ def is_regular(path: str) -> bool:
         return False
 
 
-def open_regular(path: str, *, what: str = "file") -> BinaryIO:
+def open_regular(path: str, *, what: str = "file", follow: bool = True) -> BinaryIO:
     """Open ``path`` for binary reading if it is a regular file; raise :class:`InputError`
-    for anything else (FIFO, device, socket, folder, loop, missing, unreadable)."""
+    for anything else (FIFO, device, socket, folder, loop, missing, unreadable, and with
+    ``follow=False`` a symbolic link)."""
     flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    if not follow:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
     try:
         fd = os.open(path, flags)
     except OSError as exc:
@@ -86,6 +112,7 @@ def open_regular(path: str, *, what: str = "file") -> BinaryIO:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise InputError(path, f"is {_kind(st.st_mode)}, not a regular file; expected a {what}")
+        note_read(st)
         os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
     except BaseException:
@@ -126,9 +153,11 @@ def iter_lines(
         yield n, raw, False
 
 
-def read_bytes(path: str, *, max_bytes: int = MAX_BYTES, what: str = "file") -> bytes:
+def read_bytes(
+    path: str, *, max_bytes: int = MAX_BYTES, what: str = "file", follow: bool = True
+) -> bytes:
     """The bytes of a regular file no larger than ``max_bytes``, or one :class:`InputError`."""
-    with open_regular(path, what=what) as fh:
+    with open_regular(path, what=what, follow=follow) as fh:
         size = os.fstat(fh.fileno()).st_size
         if size > max_bytes:
             raise TooLarge(path, f"{what} is {size} bytes, larger than the {max_bytes}-byte limit")
@@ -174,3 +203,52 @@ def text_if_small(path: str, *, max_bytes: int = MAX_BYTES) -> str:
     if b"\x00" in data[:65536]:
         return ""
     return data.decode("utf-8", "replace")
+
+
+def kind_of(mode: int) -> str:
+    """What a non-regular file is, in words ("a named pipe (FIFO)", "a directory", ...)."""
+    return _kind(mode)
+
+
+def _new_file_mode(path: str) -> int:
+    """The mode the file would get from a plain ``open(path, "w")``: the existing file's, or
+    0o666 less the umask (mkstemp's 0o600 would hide a report from the rest of a CI job)."""
+    try:
+        st = os.lstat(path)
+        if stat.S_ISREG(st.st_mode):
+            return stat.S_IMODE(st.st_mode)
+        raise FileNotFoundError(path)
+    except OSError:
+        mask = os.umask(0)
+        os.umask(mask)
+        return 0o666 & ~mask
+
+
+TMP_SUFFIX = ".cfglint-tmp"
+
+
+def atomic_write(path: str, data: bytes) -> None:
+    """Replace ``path`` with ``data`` all at once: a temporary file in the same folder,
+    flushed to disk, then renamed over the target. A failure (full disk, read-only folder)
+    leaves the previous file whole and no temporary behind; it raises ``OSError``.
+
+    A symbolic link at ``path`` is replaced, never followed: a link planted in a cache
+    folder must not turn a cache write into a write anywhere else (one to /dev/zero
+    replaced the device with a regular file)."""
+    real = os.path.abspath(path)
+    folder = os.path.dirname(real) or "."
+    mode = _new_file_mode(real)
+    fd, tmp = tempfile.mkstemp(
+        dir=folder, prefix=f".{os.path.basename(real)[:64]}.", suffix=TMP_SUFFIX
+    )
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, real)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

@@ -72,7 +72,10 @@ def magnitude(factor: float, mscale: float, mscale_all_dim: float, softmax: floa
     part of q and of k), g(factor, mscale) / g(factor, mscale_all_dim) in every framework,
     and the multiplier on the attention softmax scale, g(factor, softmax)^2 where an MLA
     attention takes it (``softmax`` is the mscale it uses; None: no such rescaling)."""
-    cos_sin = yarn_get_mscale(factor, mscale) / yarn_get_mscale(factor, mscale_all_dim)
+    den = yarn_get_mscale(factor, mscale_all_dim)
+    if den == 0:  # a negative mscale_all_dim can zero it: the framework divides by zero too
+        return "cos/sin undefined (g(factor, mscale_all_dim) is 0)"
+    cos_sin = yarn_get_mscale(factor, mscale) / den
     sm = 1.0 if softmax is None else yarn_get_mscale(factor, softmax) ** 2
     return f"cos/sin x{fmt(_r(cos_sin))}, softmax scale x{fmt(_r(sm))}"
 
@@ -97,6 +100,9 @@ def yarn(
         if v.known and not (isinstance(v.value, (int, float)) and not isinstance(v.value, bool)):
             bad = Value.unknown(v.knob, f"{fmt(v.value)} is not a number", loc=v.loc)
             return bad, bad
+        if v.known and not math.isfinite(v.value):
+            bad = Value.unknown(v.knob, f"{fmt(v.value)} is not a finite number", loc=v.loc)
+            return bad, bad
     ins = list(extra or [])
     freq_ins = [*ins, p["factor"], p["original"], p["beta_fast"], p["beta_slow"]]
     if round_to_int is not None:
@@ -114,6 +120,9 @@ def yarn(
         freq_ins,
     )
     mag_ins = [*ins, p["factor"], p["mscale"], p["mscale_all_dim"]]
+    gone = next((v for v in mag_ins if not v.known), None)
+    if gone is not None:  # e.g. `--rope-scaling-mscale $UNSET`: the frequencies still compare
+        return freq, Value.derived(None, knob, "", [gone])
     softmax = vals[softmax_from] if softmax_from is not None else None
     how_mag = f"{how}; cos/sin x g(factor, mscale) / g(factor, mscale_all_dim); {why_softmax}"
     mag = Value.derived(

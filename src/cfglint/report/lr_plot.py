@@ -154,7 +154,15 @@ def figure_for(scheds: dict[str, Schedule], title: str) -> Any:
 
 
 def write_png(scheds: dict[str, Schedule], title: str, path: str) -> None:
-    figure_for(scheds, title).savefig(path, dpi=110)
+    """The plot to ``path``, written whole and never over a file the run read."""
+    import io
+
+    from cfglint.report.output import write_file
+
+    buf = io.BytesIO()
+    fig = figure_for(scheds, title)
+    fig.savefig(buf, format=path.rpartition(".")[2].lower() if "." in path else "png", dpi=110)
+    write_file(buf.getvalue(), path, what="plot")
 
 
 def plot_png(a: Schedule, b: Schedule, path: str, title: str | None = None) -> None:

@@ -140,5 +140,11 @@ def plot(result: Any, path: str, names: tuple[str, str]) -> None:
     ax3.legend(fontsize=8)
     fig.suptitle(f"cfglint probe: {os.path.basename(names[0])} vs {os.path.basename(names[1])}")
     fig.tight_layout()
-    fig.savefig(path, dpi=90)
+    import io
+
+    from cfglint.report.output import write_file
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format=path.rpartition(".")[2].lower() if "." in path else "png", dpi=90)
     plt.close(fig)
+    write_file(buf.getvalue(), path, what="plot")

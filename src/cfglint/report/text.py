@@ -94,6 +94,13 @@ def summary_line(report: Report) -> str:
     counts = {"error": 0, "warning": 0, "note": 0}
     for f in report.findings:
         counts[f.severity] += 1
+    if not report.findings and not report.errors and not report.inputs and report.warnings:
+        # every input was left out (a source too big to scan): say so, not "No findings"
+        first = report.warnings[0]
+        more = len(report.warnings) - 1
+        return f"Nothing checked: {first.path}: {first.message}" + (
+            f" ({more} more input warning(s); -v lists them)" if more else "."
+        )
     if not report.findings and not report.errors:
         # say what was checked: a run that read nothing never gets here (cli says so)
         n = len({i.path for i in report.inputs})

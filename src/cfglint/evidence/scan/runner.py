@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import gc
 import hashlib
-import json
 import os
 import signal
 import sys
@@ -18,12 +17,18 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from cfglint.evidence.scan.link import SourceFile, is_test_file, link
-from cfglint.evidence.scan.model import SCANNER_VERSION, FileSummary, LazyFunctions, ScanResult
-from cfglint.load.datacache import cache_dir
+from cfglint.evidence.scan.model import SCANNER_VERSION, FileSummary, ScanResult
+from cfglint.load.datacache import (
+    cache_dir,
+    cache_enabled,
+    clear_part,
+    prune_temp,
+    read_entry,
+    write_entry,
+)
 from cfglint.load.safeio import TooLarge, check_regular, read_text
+from cfglint.load.walk import MAX_WALK_DIRS, MAX_WALK_FILES, bounded_walk
 from cfglint.model.errors import InputError
 from cfglint.model.findings import InputProblem
 
@@ -35,9 +40,6 @@ PARALLEL_THRESHOLD = 50
 MAX_SOURCE_BYTES = 512 * 1024
 # Files above this are parsed one at a time in this process, never one per core at once.
 BIG_SOURCE_BYTES = 128 * 1024
-# A training repository (Megatron-LM, MindSpeed-LLM) has a few thousand files at most.
-MAX_WALK_DIRS = 20_000
-MAX_WALK_FILES = 10_000
 _SKIP_DIRS = frozenset(
     {
         "__pycache__",
@@ -78,7 +80,7 @@ def scan(
             found.append((display, real, False))
     folders = [os.path.realpath(p) for p in paths if os.path.isdir(p)]
     summaries: dict[str, FileSummary] = {}
-    cache = Cache(cache_dir() / "scan") if use_cache else None
+    cache = Cache(cache_dir() / "scan") if use_cache and cache_enabled() else None
     misses: list[str] = []
     cached = 0
     workers = 0
@@ -285,10 +287,26 @@ def _walk(
             )
         )
 
+    too_many = InputProblem.model_construct(
+        path=given,
+        message=f"holds more than {MAX_WALK_DIRS} folders or {MAX_WALK_FILES} Python files; "
+        "give the folder of the training code",
+    )
+
+    def skipped(path: str, why: str) -> None:
+        if path == given and why.startswith("walk stopped"):
+            problems.append(too_many)
+            return
+        problems.append(
+            InputProblem.model_construct(
+                path=path, level="warning", message=f"{why}; their Python files are not scanned"
+            )
+        )
+
     files = 0
-    for folders, (root, dirs, names) in enumerate(os.walk(given, onerror=unreadable), start=1):
-        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
-        for name in sorted(names):
+    for root, dirs, names in bounded_walk(given, on_skip=skipped, on_error=unreadable):
+        dirs[:] = [d for d in dirs if d not in _SKIP_DIRS and not d.startswith(".")]
+        for name in names:
             if name.endswith(".py"):
                 display = os.path.join(root, name)
                 real = os.path.realpath(display)
@@ -296,14 +314,8 @@ def _walk(
                     seen.add(real)
                     files += 1
                     yield display, real, False
-        if folders >= MAX_WALK_DIRS or files >= MAX_WALK_FILES:
-            problems.append(
-                InputProblem.model_construct(
-                    path=given,
-                    message=f"holds more than {MAX_WALK_DIRS} folders or {MAX_WALK_FILES} "
-                    "Python files; give the folder of the training code",
-                )
-            )
+        if files >= MAX_WALK_FILES:
+            problems.append(too_many)
             return
 
 
@@ -416,34 +428,55 @@ def _progress(total: int) -> Iterator[Callable[[], None]]:
 
 def clear_cache() -> tuple[int, int]:
     """Remove every cached scan summary: (files removed, bytes freed)."""
-    return Cache(cache_dir() / "scan").clear()
+    return Cache(cache_dir() / "scan", max_bytes=0).clear()
+
+
+DEFAULT_CACHE_MB = 256
+# a bound above a TiB is a typo (or `inf`), not a cache size anyone wants
+MAX_CACHE_MB = 2**20
+
+
+def cache_bound(env: str | None) -> int:
+    """The scan cache's bound in bytes from ``CFGLINT_SCAN_CACHE_MB`` (MiB, default 256);
+    anything but a finite number from 0 to 2**20 is one input error."""
+    if env is None or not env.strip():
+        return DEFAULT_CACHE_MB * 2**20
+    try:
+        mb = float(env)
+    except ValueError:
+        mb = float("nan")
+    if not 0 <= mb <= MAX_CACHE_MB:  # also refuses nan and inf
+        raise InputError(
+            None,
+            f"CFGLINT_SCAN_CACHE_MB={env[:40]!r}: expected a size in MiB from 0 to {MAX_CACHE_MB}",
+        )
+    return int(mb * 2**20)
 
 
 class Cache:
-    """One small JSON file per summary; unreadable or stale entries are just misses.
+    """One small JSON file per summary, tied to the file's text and the scanner version
+    (the key) and validated on read (load/datacache.py): anything else is a miss.
 
     Bounded: after a scan that wrote entries, the least recently written ones go until the
-    folder is under ``max_bytes`` (``CFGLINT_SCAN_CACHE_MB``, default 256 MiB)."""
+    folder is under ``max_bytes`` (``CFGLINT_SCAN_CACHE_MB``, default 256 MiB), and
+    temporary files left by dead runs are removed."""
 
     def __init__(self, root: Path, max_bytes: int | None = None) -> None:
         self.root = root
         self._ok = True
         if max_bytes is None:
-            try:
-                max_bytes = int(float(os.environ.get("CFGLINT_SCAN_CACHE_MB", "256")) * 2**20)
-            except ValueError:
-                max_bytes = 256 * 2**20
+            max_bytes = cache_bound(os.environ.get("CFGLINT_SCAN_CACHE_MB"))
         self.max_bytes = max_bytes
 
     def _entries(self) -> list[tuple[float, int, Path]]:
         out = []
         try:
             for sub in self.root.iterdir():
-                if not sub.is_dir():
+                if not sub.is_dir() or sub.is_symlink():
                     continue
                 for p in sub.iterdir():
                     try:
-                        st = p.stat()
+                        st = p.lstat()
                     except OSError:
                         continue
                     out.append((st.st_mtime, st.st_size, p))
@@ -452,12 +485,13 @@ class Cache:
         return out
 
     def prune(self) -> int:
-        """Drop the oldest entries above the bound; returns how many were removed."""
+        """Drop the oldest entries above the bound (and stale temporary files); returns how
+        many were removed."""
+        removed = prune_temp(self.root)
         entries = self._entries()
         total = sum(size for _, size, _ in entries)
-        removed = 0
         if total <= self.max_bytes:
-            return 0
+            return removed
         for _, size, p in sorted(entries):
             if total <= self.max_bytes * 0.9:  # some headroom: not a prune on every run
                 break
@@ -475,37 +509,17 @@ class Cache:
         return len(entries), sum(size for _, size, _ in entries)
 
     def clear(self) -> tuple[int, int]:
-        entries = self._entries()
-        n = freed = 0
-        for _, size, p in entries:
-            try:
-                p.unlink()
-            except OSError:
-                continue
-            n, freed = n + 1, freed + size
-        return n, freed
+        return clear_part(self.root)
 
     def _path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.json"
 
     def get(self, key: str) -> FileSummary | None:
-        try:
-            raw = json.loads(self._path(key).read_bytes())
-            functions = raw.pop("functions", None) or {}
-            summary = FileSummary.model_validate(raw)
-        except (OSError, ValueError, ValidationError, AttributeError):
-            return None
-        summary.functions = LazyFunctions(functions)
-        return summary
+        return read_entry(self._path(key), "scan", key, FileSummary.model_validate)
 
     def put(self, key: str, summary: FileSummary) -> None:
         if not self._ok:
             return
-        path = self._path(key)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(summary.model_dump_json(exclude_defaults=True), encoding="utf-8")
-            os.replace(tmp, path)
-        except (OSError, ValueError):
+        payload = summary.model_dump_json(exclude_defaults=True)
+        if not write_entry(self._path(key), "scan", key, payload, prune=False):
             self._ok = False  # read-only cache: stop trying, correctness is unaffected
