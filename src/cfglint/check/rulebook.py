@@ -10,6 +10,7 @@ from pydantic import ValidationError
 
 from cfglint.check.registry import exists
 from cfglint.check.schema import PROFILES, RULE_CLASSES, Expect, Rule, RuleFile
+from cfglint.model.findings import RuleProbe
 
 
 class RuleFileError(Exception):
@@ -66,6 +67,9 @@ def _read_cache(path: Path) -> tuple[Rule, ...] | None:
     for d in data:
         if d.get("expect") is not None:
             d["expect"] = Expect.model_construct(**d["expect"])
+        if d.get("probe") is not None:
+            p = d["probe"]
+            d["probe"] = RuleProbe.model_construct(knobs=tuple(p["knobs"]), why=p["why"])
         for k in ("profiles", "locate", "sides"):
             d[k] = tuple(d[k])
         out.append(

@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from cfglint.evidence.probe.spec import GATED
+
 if TYPE_CHECKING:
     from cfglint.evidence.probe.spec import Spec
 
@@ -61,7 +63,7 @@ def shared_expert_weights(w: Any, layout: str, spec: Spec, n: dict[str, str]) ->
 
 
 def gated(spec: Spec) -> bool:
-    return spec.activation == "swiglu"
+    return spec.activation in GATED
 
 
 def head_dim(spec: Spec) -> int:
@@ -111,6 +113,26 @@ def canonical_shapes(spec: Spec) -> dict[str, tuple[int, ...]]:
     if not spec.tied:
         out["lm_head"] = (spec.vocab, h)
     return out
+
+
+def conform(arrays: Arrays, spec: Spec, fill: Arrays | None = None) -> Arrays:
+    """``arrays`` (canonical names) as ``spec``'s own parameter set: the arrays its
+    structure has (biases, a separate output layer, the up projection, q/k norms, norm
+    biases) come from ``arrays`` where they are there with the right shape, else from
+    ``fill`` (zeros without it); arrays the spec has no place for are dropped. Each side
+    then trains exactly its own parameters, from a start shared wherever both have one."""
+    out: Arrays = {}
+    for name, shape in canonical_shapes(spec).items():
+        v = arrays.get(name)
+        if v is None or v.shape != shape:
+            v = fill[name] if fill is not None else np.zeros(shape, np.float32)
+        out[name] = v
+    return out
+
+
+def structure_key(spec: Spec) -> str:
+    """What distinguishes one parameter set from another: names and shapes."""
+    return ";".join(f"{k}{list(v)}" for k, v in canonical_shapes(spec).items())
 
 
 def is_moe_layer(spec: Spec, i: int) -> bool:
