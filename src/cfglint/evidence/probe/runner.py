@@ -92,7 +92,7 @@ def without_dropout(spec: Spec) -> Spec:
     return spec.model_copy(update={"hidden_dropout": 0.0, "attention_dropout": 0.0})
 
 
-HALF_FIELDS = tuple(f for f, info in Spec.model_fields.items() if "Dtype" in str(info.annotation))
+HALF_FIELDS = tuple(f for f in Spec.model_fields if f.endswith("_dtype"))
 
 
 def has_half(*specs: Spec) -> bool:
