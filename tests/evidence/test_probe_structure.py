@@ -295,6 +295,20 @@ def test_residual_does_not_list_a_named_knob_as_unnamed(tmp_path: Path) -> None:
     assert {r["framework"] for r in m["floor"]} == {"torch"}
     assert all({"framework", "device", "dtype"} <= set(r) for rs in m.values() for r in rs)
     assert c.ran and c.ran[0]["dtype"] == "float32"
+    # the result rides on the report, and every format renders it
+    from cfglint.report import RenderOptions, render
+
+    report.probe = res.model_dump(mode="json")
+    out = {
+        fmt: render(fmt, report, RenderOptions()) for fmt in ("text", "json", "sarif", "concise")
+    }
+    assert "Runtime probe" in out["text"] and "OPT002" in out["text"].split("Runtime probe")[1]
+    assert json.loads(out["json"])["probe"]["residual"]["named_unconfirmed"] == ["eps"]
+    sarif = json.loads(out["sarif"])["runs"][0]
+    assert sarif["properties"]["probe"]["steps"] == 3
+    opt002 = next(r for r in sarif["results"] if r["ruleId"] == "OPT002")
+    assert opt002["properties"]["probe"]["verdict"] == "no measurable effect"
+    assert "probe: OPT002 no measurable effect" in out["concise"]
 
 
 @need_torch

@@ -401,6 +401,9 @@ def main(job_dir: str, job: Job) -> SideResult:
     torch.set_num_threads(int(os.environ.get("CFGLINT_PROBE_THREADS", "1")))
     torch.use_deterministic_algorithms(True, warn_only=True)
     device = pick_device(job.device)
+    if device == "cuda":  # float32 means float32: no TF32 matmuls on Ampere and later
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
     tokens = np.load(os.path.join(job_dir, job.tokens))
     out = SideResult(framework="torch", device=device)
     for run in job.runs:

@@ -23,6 +23,8 @@ class Worker:
         env.setdefault("TORCHDYNAMO_DISABLE", "1")
         env.setdefault("OMP_NUM_THREADS", "1")
         env.setdefault("GLOG_v", "3")  # MindSpore's C++ log level: errors only
+        # deterministic cuBLAS on a GPU (torch.use_deterministic_algorithms needs it)
+        env.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
         self.err = open(os.path.join(job_dir, f"stderr-{framework}.txt"), "w+b")  # noqa: SIM115
         self.proc = subprocess.Popen(
             [sys.executable, "-m", f"cfglint.evidence.probe.{module}", job_dir],
