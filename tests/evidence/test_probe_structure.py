@@ -145,6 +145,25 @@ def test_a_probe_block_naming_an_unknown_knob_is_refused(tmp_path: Path) -> None
         _validate([tmp_path / "optimizer.yaml"])
 
 
+def test_rule_validation_reads_the_spec_without_a_framework() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from pathlib import Path; from cfglint.check.rulebook import _validate; "
+        "rules = _validate(sorted(Path('rules').glob('*.yaml'))); "
+        "assert any(r.probe for r in rules); "
+        "print(sorted(m for m in ('torch', 'mindspore', 'numpy') if m in sys.modules))"
+    )
+    root = Path(__file__).parents[2]
+    env = {"PYTHONPATH": str(root / "src"), "PATH": "/usr/bin:/bin"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr[-500:]
+    assert out.stdout.strip() == "[]"
+
+
 def test_aux_coefficient_alone_does_not_confirm_the_balancing_type(tmp_path: Path) -> None:
     """Only the aux-loss weights differ: MOE017 (the type) has no knob of its own that
     differs, so the probe says so instead of confirming it with the coefficient's."""
@@ -207,6 +226,35 @@ def test_steps_are_bounded(capsys: pytest.CaptureFixture[str]) -> None:
     )
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and len(err) == 1 and "between 3 and 50" in err[0]
+
+
+@need_torch
+def test_absent_cuda_is_refused_before_any_framework_process(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import torch
+
+    from cfglint.evidence.probe import runner
+
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA device is present")
+
+    def no_process(*_a: object, **_k: object) -> None:
+        raise AssertionError("a framework process was started")
+
+    monkeypatch.setattr(runner, "Worker", no_process)
+    rc = main(
+        [
+            "probe",
+            str(PAIR / "llama_fp32.yaml"),
+            "--megatron",
+            str(PAIR / "llama_fp32.sh"),
+            "--device",
+            "cuda",
+        ]
+    )
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and "CUDA" in err[0]
 
 
 @need_torch

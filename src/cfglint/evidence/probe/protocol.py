@@ -67,6 +67,9 @@ class SideResult(BaseModel):
     runs: list[RunResult] = Field(default_factory=list)
     error: str = ""
     seconds: float = 0.0
+    # the process's CPU time so far (imports and compiles included): on a shared machine
+    # the wall time follows the load, this much less
+    cpu_seconds: float = 0.0
 
 
 def job_path(job_dir: str, framework: str, n: int) -> str:
@@ -195,6 +198,7 @@ def main_guard(framework: str, body: Any, idle_timeout: float = 600.0) -> None:
             with open(os.path.join(job_dir, f"traceback-{framework}.txt"), "w") as fh:
                 fh.write(traceback.format_exc())
         res.seconds = time.perf_counter() - t0
+        res.cpu_seconds = time.process_time()
         write_result(job_dir, n, res)
         n += 1
 

@@ -267,7 +267,7 @@ class Probe:
             raise RuntimeError(f"the {framework} process failed: {res.error}")
         self.devices[framework] = res.device
         self.timings.append(
-            f"{framework}: {res.seconds:.1f} s ("
+            f"{framework}: {res.seconds:.1f} s, {res.cpu_seconds:.1f} s CPU in the process ("
             + ", ".join(f"{r.id} {r.seconds:.1f}" for r in res.runs)
             + ")"
         )
