@@ -247,10 +247,13 @@ class Probe:
         )
 
     # -- processes ------------------------------------------------------------------
-    def worker(self, framework: str) -> Worker:
-        if framework not in self.workers:
-            self.workers[framework] = Worker(framework, self.dir)
-        return self.workers[framework]
+    def worker(self, channel: str) -> Worker:
+        """The process answering on ``channel``: ``torch``, ``mindspore`` and a second
+        MindSpore process ``mindspore-2`` that compiles the other spec's graphs beside it."""
+        if channel not in self.workers:
+            framework = channel.split("-")[0]
+            self.workers[channel] = Worker(framework, self.dir, channel)
+        return self.workers[channel]
 
     def spawn(self, framework: str, runs: list[Run]) -> dict[str, RunResult]:
         return self.collect(framework, self.send(framework, runs))
@@ -259,15 +262,16 @@ class Probe:
         self.say(f"{framework}: {', '.join(r.id for r in runs)} ({self.steps} steps each)")
         return self.worker(framework).send(Job(device=self.device, runs=runs))
 
-    def collect(self, framework: str, n: int) -> dict[str, RunResult]:
-        res = self.worker(framework).wait(n, timeout=540)
+    def collect(self, channel: str, n: int) -> dict[str, RunResult]:
+        res = self.worker(channel).wait(n, timeout=540)
+        framework = res.framework
         if res.error:
             if "was requested but" in res.error:
                 raise ProbeUnavailable(res.error.split(": ", 1)[-1])
             raise RuntimeError(f"the {framework} process failed: {res.error}")
         self.devices[framework] = res.device
         self.timings.append(
-            f"{framework}: {res.seconds:.1f} s, {res.cpu_seconds:.1f} s CPU in the process ("
+            f"{channel}: {res.seconds:.1f} s, {res.cpu_seconds:.1f} s CPU in the process ("
             + ", ".join(f"{r.id} {r.seconds:.1f}" for r in res.runs)
             + ")"
         )
@@ -304,9 +308,9 @@ class Probe:
         self.knobs, self.unprobed = plan(self.pair, findings)
         self.named = {f for _c, fields in self.knobs for f in fields}
         self._choose_frameworks()
-        ms_job = self._start_mindspore()
+        ms_jobs = self._start_mindspore()
         t = self.spawn("torch", self._torch_runs())
-        m = self.collect("mindspore", ms_job) if ms_job else {}
+        m = {rid: r for ch, n in ms_jobs for rid, r in self.collect(ch, n).items()}
         self._floor(t, m)
         confirmations = self._judge(t)
         gap, gap_lr0 = self._gap(t)
@@ -342,28 +346,32 @@ class Probe:
                 f"is torch against itself with the other parameter layout{more}"
             )
 
-    def _start_mindspore(self) -> int:
-        """MindSpore's part needs nothing from torch's: it goes first and runs beside it.
-        The residual is guessed as every knob confirmed (the usual case); a wrong guess
-        costs one more run later."""
+    def _start_mindspore(self) -> list[tuple[str, int]]:
+        """MindSpore's part needs nothing from torch's: it goes first and runs beside it,
+        in two processes (the floor's graphs in one, the MindFormers spec's in the other).
+        The residual is guessed as every knob confirmed (the usual case), run where the
+        floor's graph can serve it; a wrong guess costs one more run later."""
         mf, mg = self.pair.mindformers, self.pair.megatron
-        all4 = ["cfg", "zero", "probe"]
-        runs: list[Run] = []
+        all3 = ["cfg", "zero", "probe"]
+        first: list[Run] = []
+        second: list[Run] = []
         self.res_guess: Spec | None = None
         if self.cross:
-            runs.append(self.run("floor-x", self.floor_spec, self.mf_dialect, all4, True))
-            runs.append(self.run("mf", mf, self.mf_dialect, all4, True))
+            first.append(self.run("floor-x", self.floor_spec, self.mf_dialect, all3, True))
+            second.append(self.run("mf", mf, self.mf_dialect, all3, True))
             self.res_guess = residual_spec(mf, mg, self.named)
             if self.res_guess not in (self.floor_spec, without_dropout(mf)):
-                runs.append(self.run("res", self.res_guess, self.mf_dialect, ["probe"], False))
+                first.append(self.run("res", self.res_guess, self.mf_dialect, ["probe"], False))
         elif self.cross32:
-            runs.append(
-                self.run("floor-x32", as_float32(self.floor_spec), self.mf_dialect, all4, True)
-            )
-            runs.append(
-                self.run("mf32", without_dropout(as_float32(mf)), self.mf_dialect, ["probe"], False)
-            )
-        return self.send("mindspore", runs) if runs else 0
+            f32 = as_float32(self.floor_spec)
+            first.append(self.run("floor-x32", f32, self.mf_dialect, all3, True))
+            mf32 = without_dropout(as_float32(mf))
+            second.append(self.run("mf32", mf32, self.mf_dialect, ["probe"], False))
+        jobs = []
+        for channel, runs in (("mindspore", first), ("mindspore-2", second)):
+            if runs:
+                jobs.append((channel, self.send(channel, runs)))
+        return jobs
 
     def _lr_view(self, spec: Spec) -> Spec:
         """A learning-rate knob is judged where it can show: in float32 (a half-precision

@@ -15,8 +15,11 @@ class Worker:
     answers jobs in turn: imports and backend start-up are paid once, and a worker started
     early warms up while the other framework computes."""
 
-    def __init__(self, framework: str, job_dir: str) -> None:
+    def __init__(self, framework: str, job_dir: str, channel: str = "") -> None:
         self.framework, self.dir, self.n = framework, job_dir, 0
+        # the name its jobs and results go by: two workers of one framework run side by
+        # side on two cores (MindSpore's graph compiles dominate its time)
+        self.channel = channel or framework
         self.sent = time.perf_counter()
         module = "torch_side" if framework == "torch" else "ms_side"
         env = dict(os.environ)
@@ -25,9 +28,9 @@ class Worker:
         env.setdefault("GLOG_v", "3")  # MindSpore's C++ log level: errors only
         # deterministic cuBLAS on a GPU (torch.use_deterministic_algorithms needs it)
         env.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
-        self.err = open(os.path.join(job_dir, f"stderr-{framework}.txt"), "w+b")  # noqa: SIM115
+        self.err = open(os.path.join(job_dir, f"stderr-{self.channel}.txt"), "w+b")  # noqa: SIM115
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", f"cfglint.evidence.probe.{module}", job_dir],
+            [sys.executable, "-m", f"cfglint.evidence.probe.{module}", job_dir, self.channel],
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=self.err,
@@ -36,7 +39,7 @@ class Worker:
     def send(self, job: Job) -> int:
         """Hand the worker a job and return at once; :meth:`wait` collects the answer."""
         self.n += 1
-        write_job(self.dir, self.framework, self.n, job)
+        write_job(self.dir, self.channel, self.n, job)
         self.sent = time.perf_counter()
         return self.n
 
@@ -44,7 +47,7 @@ class Worker:
         return self.wait(self.send(job), timeout)
 
     def wait(self, n: int, timeout: float) -> SideResult:
-        path = result_path(self.dir, self.framework, n)
+        path = result_path(self.dir, self.channel, n)
         t0 = self.sent
         while not os.path.exists(path):
             if self.proc.poll() is not None:
