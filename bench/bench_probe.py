@@ -1,15 +1,17 @@
 """Wall time of `cfglint probe` on CPU, end to end (fresh interpreter, framework imports,
 MindSpore graph compiles and every confirmation included).
 
-    python bench/bench_probe.py [--steps N]
+    python bench/bench_probe.py [--steps N] [--repeat R] [--only NAME]
 
-Two pairs: the bundled example (bfloat16 compute: MindSpore has no bfloat16 matmul on CPU,
-so both specs run in torch and the probe says so) and the float32 alignment pair of
-fixtures/probe (torch against MindSpore). Prints wall time, the measured floor, and each
-confirmation as a multiple of the floor; no pass/fail. The issue's goal: both frameworks
-with the confirmations under 60 s on 2 cores. CPU time (user + system of every process) is
-printed beside the wall time: on a shared machine the wall time follows the load, the CPU
-time much less.
+The bundled example (bfloat16 compute: MindSpore has no bfloat16 matmul on CPU, so both
+specs run in torch and the cross-framework part runs in float32), the float32 alignment
+pairs of fixtures/probe (torch against MindSpore) and the MoE pairs. Prints each pair's
+median wall time over R runs, the CPU time of every process, the load during the runs, the
+floor and each confirmation as a multiple of the floor; then the slowest dense and MoE
+medians against issue 21's bars (20 s dense, 30 s MoE on two cores). On a shared machine
+the wall time follows the load; the per-process CPU seconds in the timings line (torch,
+and MindSpore's two workers) much less: with two idle cores the wall time is about the
+runner's start plus the larger of torch's and the MindSpore workers' shares.
 """
 
 from __future__ import annotations

@@ -243,7 +243,7 @@ class Model:
             k = self.linear(x, n["wk"], n["bk"]).reshape(b, sq, g, hd)
             v = self.linear(x, n["wv"], n["bv"]).reshape(b, sq, g, hd)
         if s.qk_norm:
-            q, k = self.norm(q, n["qn"], ""), self.norm(k, n["kn"], "")
+            q, k = self.norm(q, n["qn"], n["qnb"]), self.norm(k, n["kn"], n["knb"])
         q, k = self.rope(q), self.rope(k)
         if r > 1:
             k = ops.repeat_interleave(k, r, axis=2)

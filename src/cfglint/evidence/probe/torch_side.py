@@ -200,7 +200,7 @@ class Model:
         b, sq, _ = x.shape
         q, k, v = self.qkv(x, n)
         if s.qk_norm:
-            q, k = self.norm(q, n["qn"]), self.norm(k, n["kn"])
+            q, k = self.norm(q, n["qn"], n["qnb"]), self.norm(k, n["kn"], n["knb"])
         q, k = self.rope(q), self.rope(k)
         r = s.heads // s.groups
         k = k.repeat_interleave(r, dim=2)

@@ -89,6 +89,9 @@ def canonical_shapes(spec: Spec) -> dict[str, tuple[int, ...]]:
         if spec.qk_norm:
             out[p + "attention.q_norm"] = (hd,)
             out[p + "attention.k_norm"] = (hd,)
+            if ln_bias:  # Megatron's q/k layernorm is the model's norm, with its bias
+                out[p + "attention.q_norm.bias"] = (hd,)
+                out[p + "attention.k_norm.bias"] = (hd,)
         out[p + "attention.wo"] = (h, spec.heads * hd)
         if spec.linear_bias:
             out[p + "attention.wo.bias"] = (h,)
@@ -212,6 +215,8 @@ def layer_names(layout: str, i: int) -> dict[str, str]:
             "bv": p + "attention.wv.bias",
             "qn": p + "attention.q_norm.weight",
             "kn": p + "attention.k_norm.weight",
+            "qnb": p + "attention.q_norm.bias",
+            "knb": p + "attention.k_norm.bias",
             "o": p + "attention.wo.weight",
             "ob": p + "attention.wo.bias",
             "w1": p + "feed_forward.w1.weight",
@@ -231,6 +236,8 @@ def layer_names(layout: str, i: int) -> dict[str, str]:
         "qkvb": p + "self_attention.linear_qkv.bias",
         "qn": p + "self_attention.q_layernorm.weight",
         "kn": p + "self_attention.k_layernorm.weight",
+        "qnb": p + "self_attention.q_layernorm.bias",
+        "knb": p + "self_attention.k_layernorm.bias",
         "o": p + "self_attention.linear_proj.weight",
         "ob": p + "self_attention.linear_proj.bias",
         "fc1": p + "mlp.linear_fc1.weight",
@@ -247,6 +254,8 @@ def _mg_names(i: int) -> dict[str, str]:
         "attention_norm.bias": p + "input_layernorm.bias",
         "attention.q_norm": p + "self_attention.q_layernorm.weight",
         "attention.k_norm": p + "self_attention.k_layernorm.weight",
+        "attention.q_norm.bias": p + "self_attention.q_layernorm.bias",
+        "attention.k_norm.bias": p + "self_attention.k_layernorm.bias",
         "attention.wo": p + "self_attention.linear_proj.weight",
         "attention.wo.bias": p + "self_attention.linear_proj.bias",
         "ffn_norm": p + "pre_mlp_layernorm.weight",
