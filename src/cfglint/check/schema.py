@@ -112,6 +112,10 @@ class RuleBase(BaseModel):
     when: str | None = None
     # how the runtime probe measures this rule's finding (its spec fields, or why not)
     probe: RuleProbe | None = None
+    # Alignment advice (what the guide recommends before comparing curves), reported for a
+    # pair and with --profile align; a single side at the default profile reports only what
+    # is wrong in any run. Recommendations and environment rules are advice by their kind.
+    advice: bool = False
     section: str = ""  # filled from the file
 
     @field_validator("id")
@@ -194,6 +198,7 @@ class RecommendRule(RuleBase):
     kind: Literal["recommend"]
     field: str
     expect: Expect
+    advice: bool = True
 
 
 class ConsistencyRule(RuleBase):
@@ -214,6 +219,7 @@ class EnvRule(RuleBase):
     kind: Literal["env"]
     env: str
     expect: Expect
+    advice: bool = True
     # the device the launch script targets ("npu", "gpu") or any
     device: Literal["npu", "gpu", "any"] = "any"
 
