@@ -505,12 +505,17 @@ class Probe:
         at = ""
         if lr:
             at = " at the configured learning rates"
-            if self.lr_factor != 1.0 or self.lr_f32:
-                how = " in float32" if self.lr_f32 else ""
-                at = (
-                    f" with both schedules scaled by {self.lr_factor:.3g}x{how} (at the "
-                    f"configured rates a step is too small to show within {self.steps} steps)"
+            why = []
+            if self.lr_factor != 1.0:
+                at = f" with both schedules scaled by {self.lr_factor:.3g}x"
+                why.append(
+                    f"at the configured rates a step is too small to show in {self.steps} steps"
                 )
+            if self.lr_f32:
+                at += " in float32"
+                why.append("bfloat16 rounding would hide it")
+            if why:
+                at += f" ({'; '.join(why)})"
         if x >= CONFIRM_MULTIPLE:
             c.verdict = "confirmed"
             c.reason = f"{x:.3g}x the floor on the {which}{at}"
