@@ -44,7 +44,8 @@ def mindspore_device(want: str, ascend: bool) -> str:
 
 def half_matmul(framework: str, device: str) -> bool:
     """Whether the framework computes bfloat16 matmuls and softmax on the device.
-    MindSpore 2.10's CPU kernels do not (measured, issue 8); torch's do everywhere."""
+    MindSpore 2.10's CPU kernels do not (measured, issue 8; float16 they do); torch's do
+    everywhere."""
     return not (framework == "mindspore" and device.lower() == "cpu")
 
 

@@ -330,8 +330,11 @@ class Probe:
 
             ms_dev = "npu" if self.device == "npu" else "cpu"
             why = mindspore_cannot(mf) or mindspore_cannot(self.floor_spec)
-            half = has_half(mf, self.floor_spec)
-            if not why and half and not half_matmul("mindspore", ms_dev):
+            # float16 runs on MindSpore's CPU kernels; bfloat16 does not
+            bf16 = any(
+                getattr(s, f) == "bfloat16" for s in (mf, self.floor_spec) for f in HALF_FIELDS
+            )
+            if not why and bf16 and not half_matmul("mindspore", ms_dev):
                 why = "MindSpore on CPU has no bfloat16 matmul/softmax"
                 self.cross32 = True
             self.cross = not why
