@@ -40,6 +40,7 @@ from cfglint.evidence.probe.weights import (
     tokens,
 )
 from cfglint.evidence.probe.worker import Worker
+from cfglint.model import standard as std
 from cfglint.model.config import Config
 from cfglint.model.errors import InputError
 
@@ -75,6 +76,8 @@ class ProbeResult(BaseModel):
     # for the plot and the text report; kept out of JSON
     curves: dict[str, list[float]] = Field(default_factory=dict, exclude=True)
     local_norms: dict[str, dict[str, float]] = Field(default_factory=dict, exclude=True)
+    # per-step curves and lr of both sides, for --log-dir (evidence/probe/textlog.py)
+    side_runs: dict[str, Any] = Field(default_factory=dict, exclude=True)
 
 
 def available() -> dict[str, bool]:
@@ -157,16 +160,14 @@ def _g3(d: dict[str, Any]) -> dict[str, Any]:
     return {k: (float(f"{v:.3g}") if isinstance(v, float) else v) for k, v in d.items()}
 
 
-# the migration standard's limits on the gap as configured
 def standard(gap: dict[str, Any]) -> dict[str, str]:
-    def ok(x: bool) -> str:
-        return "pass" if x else "fail"
-
-    return {
-        "first_loss": ok(gap["first_loss_abs"] < 0.005 or gap["first_loss_rel"] < 0.005),
-        "mean_loss": ok(gap["mean_loss_abs"] < 0.01 or gap["mean_loss_rel"] < 0.01),
-        "global_norm": ok(gap["global_norm_rel"] <= 0.10),
+    """The migration standard's verdicts on the gap as configured (model/standard.py)."""
+    ok = {
+        "first_loss": std.first_loss_ok(gap["first_loss_abs"], gap["first_loss_rel"]),
+        "mean_loss": std.mean_loss_ok(gap["mean_loss_abs"], gap["mean_loss_rel"]),
+        "global_norm": std.global_norm_ok(gap["global_norm_rel"]),
     }
+    return {k: "pass" if v else "fail" for k, v in ok.items()}
 
 
 # -- the probe --------------------------------------------------------------------------
@@ -690,6 +691,10 @@ class Probe:
             measurements=self.measurements,
             curves=curves,
             local_norms={"megatron": t["mg"].local_norms, "mindformers": self.mf_run.local_norms},
+            side_runs={
+                "megatron": (t["mg"], mg),
+                "mindformers": (self.mf_run, mf, self.fw_other),
+            },
             seconds=round(time.perf_counter() - t0, 1),
             timings=self.timings,
         )
