@@ -5,7 +5,9 @@ cfglint/evidence/probe/mcore_check.py; the check runs in its own process (the sh
 torch globals). The MoE variants cover both dispatchers (alltoall, allgather), dropless
 and capacity 1.0 with each drop policy, softmax before and after top-k, sigmoid scores,
 the top-k scaling factor, aux loss, sequence aux loss, z-loss, gated shared experts and
-group-limited routing (a group's top-2 logit sum, a group's maximum sigmoid score).
+group-limited routing (a group's top-2 logit sum, a group's maximum sigmoid score). The
+structure variants cover LayerNorm (its q/k layernorms carry a bias too), linear and QKV
+biases, q/k norms, tied embeddings and the GeLU, squared-ReLU and quick-GeGLU MLPs.
 Skips when megatron-core or torch is not installed; a shim that breaks with
 a new release fails here, not in the probe.
 """
@@ -42,6 +44,11 @@ N_PARAMS = {
     "moe-position": 43,
     "moe-groups": 43,
     "moe-groups-sigmoid": 43,
+    # LayerNorm (with biases, q/k layernorms too), linear + QKV biases, tied embeddings:
+    # GeLU, squared ReLU (plain fc1), quick GeGLU (gated, fc1 twice as wide)
+    "structure-gelu": 43,
+    "structure-squared-relu": 43,
+    "structure-quick-geglu": 47,
 }
 
 

@@ -109,6 +109,7 @@ def make_finding(
         locations=seen,
         rationale=rule.rationale,
         fix=rule.fix,
+        probe=rule.probe,
     )
 
 

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from cfglint.check.expr import ExprError, compile_expr
 from cfglint.model.config import Config
-from cfglint.model.findings import SECTION_ORDER, Severity
+from cfglint.model.findings import SECTION_ORDER, RuleProbe, Severity
 
 SideName = Literal["mindformers", "megatron"]
 PROFILES = ("default", "align")
@@ -110,6 +110,8 @@ class RuleBase(BaseModel):
     locate: tuple[str, ...] = ()
     sides: tuple[SideName, ...] = ("mindformers", "megatron")
     when: str | None = None
+    # how the runtime probe measures this rule's finding (its spec fields, or why not)
+    probe: RuleProbe | None = None
     # Alignment advice (what the guide recommends before comparing curves), reported for a
     # pair and with --profile align; a single side at the default profile reports only what
     # is wrong in any run. Recommendations and environment rules are advice by their kind.
@@ -143,6 +145,21 @@ class RuleBase(BaseModel):
     @classmethod
     def _when(cls, v: str | None) -> str | None:
         return _expression(v)
+
+    @field_validator("probe")
+    @classmethod
+    def _probe(cls, v: RuleProbe | None) -> RuleProbe | None:
+        if v is None:
+            return v
+        if bool(v.knobs) == bool(v.why):
+            raise ValueError("probe: give either knobs (the spec fields) or why (not probed)")
+        # the spec module imports no framework: safe to read at rule validation
+        from cfglint.evidence.probe.spec import Spec
+
+        bad = [k for k in v.knobs if k not in Spec.model_fields]
+        if bad:
+            raise ValueError(f"probe knob(s) {bad} are not fields of the probe's spec")
+        return v
 
     @model_validator(mode="after")
     def _fields(self) -> RuleBase:

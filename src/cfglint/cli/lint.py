@@ -178,13 +178,14 @@ def _run_jobs(
         if getattr(args, "probe", False) and not report.errors:
             from cfglint.cli.probe import run_probe_command
 
-            report, args.probe_result = run_probe_command(args, report, ctx)
+            report = run_probe_command(args, report, ctx)
         total.inputs.extend(report.inputs)
         total.findings.extend(report.findings)
         total.errors.extend(report.errors)
         total.warnings.extend(report.warnings)
         total.not_checked.extend(report.not_checked)
         total.suppressed += report.suppressed
+        total.probe = report.probe if report.probe is not None else total.probe
     total.skipped = [
         InputProblem.model_construct(path=d.path, message=f"skipped: {d.describe()}", level="note")
         for d in todo.skipped
@@ -214,13 +215,6 @@ def _note_skipped(todo: Plan, report: Report, args: Any) -> None:
 def _emit(report: Report, fmt_name: str, args: Any, many: bool = False) -> None:
     from cfglint.cli.terminal import term_width, use_color
     from cfglint.report import RenderOptions, render
-
-    probe_result = getattr(args, "probe_result", None)
-    if probe_result is not None:  # lint --probe: the probe's evidence joins the report
-        from cfglint.cli.probe import emit
-
-        emit(report, probe_result, fmt_name, args.output)
-        return
 
     if args.statistics:
         from cfglint.check.rulebook import load_rules

@@ -12,12 +12,12 @@ import sys
 from typing import Any
 
 from cfglint.check.pipeline import Options, lint
+from cfglint.evidence.probe.devices import DEVICES
 from cfglint.model import standard as std
 from cfglint.model.errors import InputError
 from cfglint.model.findings import Finding, Location, Report
 
 INSTALL = "pip install 'cfglint[probe]'"
-DEVICES = ("auto", "cpu", "cuda", "npu")
 
 
 def add_probe_options(p: Any, on_lint: bool = False) -> None:
@@ -149,12 +149,18 @@ def standard_findings(result: Any, mf: Any, mg: Any) -> list[Finding]:
     return out
 
 
-def run_probe_command(args: Any, report: Report, ctx: Any) -> tuple[Report, Any]:
-    """Run the probe after a lint; returns the report with the probe's findings added."""
-    from cfglint.evidence.probe.runner import ProbeUnavailable, available, probe
+def check_probe_args(args: Any) -> None:
+    """What the command line alone decides, before the lint and any framework process."""
+    from cfglint.evidence.probe.devices import DeviceMissing, preflight
+    from cfglint.evidence.probe.runner import available
+    from cfglint.evidence.probe.spec import MAX_STEPS
 
-    if ctx.mf is None or ctx.mg is None:
-        raise InputError(None, "the probe needs both sides: MINDFORMERS.yaml --megatron ARGS")
+    if not 3 <= args.steps <= MAX_STEPS:
+        raise InputError(
+            None,
+            f"--steps must be between 3 and {MAX_STEPS} (a beta mismatch shows from step 3; "
+            "the probe's size is for short runs)",
+        )
     fw = available()
     if not fw["torch"]:
         raise InputError(
@@ -162,8 +168,20 @@ def run_probe_command(args: Any, report: Report, ctx: Any) -> tuple[Report, Any]
         )
     if args.device == "npu" and not fw["mindspore"]:
         raise InputError(None, f"--device npu needs mindspore: {INSTALL}")
-    if args.steps < 3:
-        raise InputError(None, "--steps must be at least 3 (a beta mismatch shows from step 3)")
+    try:
+        preflight(args.device)
+    except DeviceMissing as exc:
+        raise InputError(None, str(exc)) from None
+
+
+def run_probe_command(args: Any, report: Report, ctx: Any) -> Report:
+    """Run the probe after a lint; returns the report with the probe's findings and its
+    result (``report.probe``, which every format renders)."""
+    from cfglint.evidence.probe.runner import ProbeUnavailable, available, probe
+
+    if ctx.mf is None or ctx.mg is None:
+        raise InputError(None, "the probe needs both sides: MINDFORMERS.yaml --megatron ARGS")
+    check_probe_args(args)
     data = None
     if getattr(args, "data", None):
         data = _tokens(args.data, 4 * 33 * args.steps)
@@ -176,7 +194,7 @@ def run_probe_command(args: Any, report: Report, ctx: Any) -> tuple[Report, Any]
             steps=args.steps,
             device=args.device,
             data=data,
-            frameworks=fw,
+            frameworks=available(),
             progress=progress,
         )
     except ProbeUnavailable as exc:
@@ -186,13 +204,12 @@ def run_probe_command(args: Any, report: Report, ctx: Any) -> tuple[Report, Any]
     extra = standard_findings(result, ctx.mf, ctx.mg)
     report.findings = [f for f in report.findings if not f.row.startswith("standard.")] + extra
     probe_rows = {"standard.local_norm", "standard.optimizer_update"}
-    if result is not None:
-        report.not_checked = [
-            nc
-            for nc in report.not_checked
-            if nc[0] not in probe_rows
-            and not (nc[0].startswith("standard.") and "needs" in nc[1] and "log" in nc[1])
-        ]
+    report.not_checked = [
+        nc
+        for nc in report.not_checked
+        if nc[0] not in probe_rows
+        and not (nc[0].startswith("standard.") and "needs" in nc[1] and "log" in nc[1])
+    ]
     if args.plot:
         from cfglint.report.probe import plot
 
@@ -201,7 +218,8 @@ def run_probe_command(args: Any, report: Report, ctx: Any) -> tuple[Report, Any]
         from cfglint.evidence.probe.textlog import write_logs
 
         write_logs(result, args.log_dir)
-    return report, result
+    report.probe = result.model_dump(mode="json")
+    return report
 
 
 def cmd_probe(args: Any) -> int:
@@ -210,6 +228,7 @@ def cmd_probe(args: Any) -> int:
     job = one_pair(list(args.files), args.megatron, args.launch, "probe")
     if job.mindformers is None or job.megatron is None:
         raise InputError(None, "probe takes one MindFormers YAML and --megatron ARGS")
+    check_probe_args(args)
     opts = Options(
         mindformers=[job.mindformers],
         megatron=job.megatron,
@@ -226,21 +245,13 @@ def cmd_probe(args: Any) -> int:
         for line in error_lines(report.errors):
             print(line, file=sys.stderr)
         return 2
-    report, result = run_probe_command(args, report, ctx)
-    emit(report, result, args.format or "text", getattr(args, "output", None))
+    report = run_probe_command(args, report, ctx)
+    from cfglint.cli.terminal import write_output
+    from cfglint.report import RenderOptions, render
+
+    output = getattr(args, "output", None)
+    color = output is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    write_output(render(args.format or "text", report, RenderOptions(color=color)), output)
     from cfglint.check.engine import failing
 
     return 1 if failing(report.findings, getattr(args, "fail_on", None) or "warning") else 0
-
-
-def emit(report: Report, result: Any, fmt: str, output: str | None) -> None:
-    from cfglint.cli.terminal import write_output
-    from cfglint.report.probe import render_with_probe
-
-    text = render_with_probe(
-        fmt,
-        report,
-        result,
-        color=output is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ,
-    )
-    write_output(text, output)

@@ -43,6 +43,17 @@ class Location(Loc):
     anchor: bool = Field(default=False, exclude=True)
 
 
+class RuleProbe(BaseModel):
+    """How the runtime probe measures a rule's finding (the ``probe:`` block of a rule):
+    the probe's spec fields that express the rule, or why the probe cannot measure it.
+    A rule is confirmed only by its own knobs."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+
+    knobs: tuple[str, ...] = ()
+    why: str = ""
+
+
 class Finding(BaseModel):
     model_config = _DEFERRED
 
@@ -57,6 +68,8 @@ class Finding(BaseModel):
     # long-form explanation and fix, from the rule; kept out of JSON findings
     rationale: str = Field(default="", exclude=True)
     fix: str = Field(default="", exclude=True)
+    # the rule's probe block: what the runtime probe aligns to measure this finding
+    probe: RuleProbe | None = Field(default=None, exclude=True)
 
     def sort_key(self) -> tuple:
         loc = self.locations[0] if self.locations else None
@@ -100,3 +113,5 @@ class Report(BaseModel):
     suppressed: int = 0
     # files given or found that are not training inputs, each with what it was taken for
     skipped: list[InputProblem] = Field(default_factory=list)
+    # the runtime probe's result (--probe, ``cfglint probe``): every format renders it
+    probe: dict[str, Any] | None = None

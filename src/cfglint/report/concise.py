@@ -26,6 +26,10 @@ def render_concise(report: Report) -> str:
     lines = [
         f"{_where(f, fallback)}: {f.rule} {' '.join(f.message.split())}" for f in report.findings
     ]
+    if report.probe is not None:
+        from cfglint.report.probe import concise_lines
+
+        lines += concise_lines(report.probe)
     lines.append(summary_line(report))
     return "\n".join(lines) + "\n"
 

@@ -46,6 +46,8 @@ def to_dict(report: Report, verbose: bool = False) -> dict[str, Any]:
     }
     if report.skipped:
         out["skipped"] = [{"path": x.path, "message": x.message} for x in report.skipped]
+    if report.probe is not None:
+        out["probe"] = report.probe
     if verbose:
         out["warnings"] = [w.model_dump(exclude_none=True) for w in report.warnings]
         out["not_checked"] = [{"row": r, "reason": why} for r, why in report.not_checked]

@@ -2,97 +2,81 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
-
-from cfglint.model.findings import Report
 
 
 def _g(x: Any) -> str:
     return f"{x:.3g}" if isinstance(x, float) else str(x)
 
 
-def probe_json(result: Any) -> dict[str, Any]:
-    return result.model_dump(mode="json")
+def _ran(runs: list[dict[str, str]]) -> str:
+    """ "torch cpu bfloat16 against mindspore cpu float32" for a measurement's runs."""
+    return " against ".join(f"{r['framework']} {r['device']} {r['dtype']}" for r in runs)
 
 
-def text_section(result: Any, width: int = 100) -> str:
+def text_section(p: dict[str, Any]) -> str:
+    """The probe's block of the text report (``p``: the probe's JSON form)."""
     lines = ["", "Runtime probe"]
-    dev = ", ".join(f"{k} {v}" for k, v in result.device.items())
-    lines.append(f"  device: {dev}; {result.steps} steps; {result.seconds:.0f} s")
-    f = result.floor
+    dev = ", ".join(f"{k} {v}" for k, v in p["device"].items())
+    lines.append(f"  device: {dev}; {p['steps']} steps; {p['seconds']:.0f} s")
+    ran = {m["measure"]: _ran(m["runs"]) for m in p.get("measurements", [])}
+    f = p["floor"]
     lines.append(
         "  floor (same semantics twice): first loss "
         f"{_g(f['first_loss_abs'])}, mean loss {_g(f['mean_loss_abs'])}, global norm rel "
         f"{_g(f['global_norm_rel'])}, local norm rel {_g(f['local_norm_rel'])}, update rel "
-        f"{_g(f['update_rel'])}"
+        f"{_g(f['update_rel'])} ({ran.get('floor', '')})"
     )
-    g = result.gap
+    g = p["gap"]
     lines.append(
         f"  gap as configured: first loss {_g(g['first_loss_abs'])}, mean loss "
         f"{_g(g['mean_loss_abs'])}, global norm rel {_g(g['global_norm_rel'])}, local norm rel "
         f"{_g(g['local_norm_rel'])} (worst {g['worst_weight']}), update rel "
-        f"{_g(g.get('update_rel', 0.0))} (worst {g.get('update_worst_weight', '-')})"
+        f"{_g(g.get('update_rel', 0.0))} (worst {g.get('update_worst_weight', '-')}) "
+        f"({ran.get('gap', '')})"
     )
-    st = result.standard
+    st = p["standard"]
     lines.append(
         f"  migration standard: first loss {st['first_loss']}, mean loss {st['mean_loss']}, "
         f"global norm {st['global_norm']}"
     )
     lines.append("  confirmations (effect of aligning one knob, in one framework):")
-    for c in result.confirmations:
-        if c.verdict == "not probed":
-            lines.append(f"    {c.rule:7s} {c.row:34s} not probed: {c.reason}")
+    for c in p["confirmations"]:
+        if c["verdict"] == "not probed":
+            lines.append(f"    {c['rule']:7s} {c['row']:34s} not probed: {c['reason']}")
         else:
-            knobs = ", ".join(f"{k} {v[0]}->{v[1]}" for k, v in c.knobs.items())
-            lines.append(f"    {c.rule:7s} {c.row:34s} {c.verdict}: {c.reason} ({knobs})")
-    r = result.residual
+            knobs = ", ".join(f"{k} {v[0]}->{v[1]}" for k, v in c["knobs"].items())
+            lines.append(
+                f"    {c['rule']:7s} {c['row']:34s} {c['verdict']}: {c['reason']} ({knobs})"
+            )
+    r = p["residual"]
     lines.append(
         f"  residual after aligning the confirmed knobs: mean loss {_g(r['mean_loss_abs'])} "
         f"({_g(r['floor_multiple'])}x floor): {r['verdict']}"
     )
-    for note in [*result.notes, result.lr["note"]]:
+    x = p.get("cross_float32") or {}
+    if x:
+        lines.append(
+            f"  cross-framework in float32: {x['verdict']} "
+            f"({ran.get('cross_float32 mindformers spec', '')}; {x['why']})"
+        )
+    for note in [*p["notes"], p["lr"]["note"]]:
         lines.append(f"  note: {note}")
-    for gp in result.not_probed:
+    for gp in p["not_probed"]:
         lines.append(f"  not expressible ({gp['side']}, {gp['field']}): {gp['reason']}")
     return "\n".join(lines) + "\n"
 
 
-def _sarif(report: Report, result: Any) -> str:
-    from cfglint.check.rulebook import load_rules
-    from cfglint.report.sarif import to_sarif
-
-    doc = to_sarif(report, load_rules())
-    by_rule: dict[str, Any] = {}
-    for c in result.confirmations:
-        by_rule.setdefault(c.rule, c)
-    run = doc["runs"][0]
-    for res in run["results"]:
-        c = by_rule.get(res["ruleId"])
-        if c is not None:
-            res.setdefault("properties", {})["probe"] = {
-                "verdict": c.verdict,
-                "floor_multiple": c.floor_multiple,
-                "effect": c.effect,
-                "reason": c.reason,
-            }
-    run["properties"] = {"probe": probe_json(result)}
-    return json.dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n"
-
-
-def render_with_probe(fmt: str, report: Report, result: Any, color: bool = False) -> str:
-    from cfglint.report import RenderOptions, render
-
-    if fmt == "json":
-        from cfglint.report.json import to_dict
-
-        doc = to_dict(report)
-        doc["probe"] = probe_json(result)
-        return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
-    if fmt == "sarif":
-        return _sarif(report, result)
-    base = render(fmt if fmt in ("text", "concise") else "text", report, RenderOptions(color=color))
-    return base + text_section(result)
+def concise_lines(p: dict[str, Any]) -> list[str]:
+    """One line per probe verdict, for ``--output-format concise``."""
+    st = p["standard"]
+    out = [
+        f"probe: standard first loss {st['first_loss']}, mean loss {st['mean_loss']}, "
+        f"global norm {st['global_norm']}; residual {p['residual']['verdict']}"
+    ]
+    for c in p["confirmations"]:
+        out.append(f"probe: {c['rule']} {c['verdict']}: {c['reason']}")
+    return out
 
 
 def plot(result: Any, path: str, names: tuple[str, str]) -> None:

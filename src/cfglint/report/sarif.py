@@ -196,10 +196,29 @@ def to_sarif(report: Report, rules: tuple[Rule, ...], root: Path | None = None) 
     }
 
 
+def add_probe(doc: dict[str, Any], probe: dict[str, Any]) -> None:
+    """The runtime probe's result: its verdict on each finding's result, the whole of it
+    on the run."""
+    by_rule: dict[str, Any] = {}
+    for c in probe.get("confirmations", []):
+        by_rule.setdefault(c["rule"], c)
+    run = doc["runs"][0]
+    for res in run["results"]:
+        c = by_rule.get(res["ruleId"])
+        if c is not None:
+            res.setdefault("properties", {})["probe"] = {
+                k: c.get(k) for k in ("verdict", "floor_multiple", "effect", "reason", "ran")
+            }
+    run["properties"] = {"probe": probe}
+
+
 def render_sarif(report: Report, rules: tuple[Rule, ...]) -> str:
     from cfglint.report.json import dumps
 
-    return dumps(to_sarif(report, rules), indent=2, ensure_ascii=False, default=str) + "\n"
+    doc = to_sarif(report, rules)
+    if report.probe is not None:
+        add_probe(doc, report.probe)
+    return dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n"
 
 
 def render(report: Report, options: RenderOptions) -> str:

@@ -121,7 +121,7 @@ def summary_line(report: Report) -> str:
 def render(report: Report, options: RenderOptions) -> str:
     from cfglint.check.rulebook import section_titles
 
-    return render_text(
+    text = render_text(
         report,
         section_titles(),
         color=options.color,
@@ -129,3 +129,8 @@ def render(report: Report, options: RenderOptions) -> str:
         width=options.width,
         name_files=options.name_files,
     )
+    if report.probe is not None:
+        from cfglint.report.probe import text_section
+
+        text += text_section(report.probe)
+    return text

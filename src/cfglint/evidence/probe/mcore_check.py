@@ -26,7 +26,7 @@ import torch.nn.functional as F
 
 from cfglint.evidence.probe.spec import Spec
 from cfglint.evidence.probe.torch_side import Model
-from cfglint.evidence.probe.weights import from_layout, init_weights, to_layout, tokens
+from cfglint.evidence.probe.weights import from_layout, gated, init_weights, to_layout, tokens
 
 # MoE: one dense layer then one MoE layer (the probe's shrink), 8 experts top-2, with the
 # routing knobs the probe confirms switched on so they are checked against megatron-core:
@@ -83,6 +83,19 @@ VARIANTS = {
         **_MOE, moe_score="sigmoid", moe_groups=4, moe_group_topk=1, moe_group_top=2
     ),
 }
+# structure: LayerNorm with biases, linear and QKV biases, q/k norms, tied embeddings, and
+# each non-SwiGLU activation Megatron's flags give (GeLU by default, --squared-relu,
+# --quick-geglu)
+_STRUCT = dict(
+    norm="LayerNorm", linear_bias=True, qkv_bias=True, qk_norm=True, tied=True, init_std=0.02
+)
+VARIANTS.update(
+    {
+        "structure-gelu": Spec(**_STRUCT, activation="gelu"),
+        "structure-squared-relu": Spec(**_STRUCT, activation="squared-relu"),
+        "structure-quick-geglu": Spec(**_STRUCT, activation="quick-geglu"),
+    }
+)
 DISPATCHER = {
     "moe-alltoall": "alltoall",
     "moe-allgather": "allgather",
@@ -171,6 +184,20 @@ def _moe_args(spec: Spec, variant: str) -> dict:
     )
 
 
+def _activation(spec: Spec):
+    """megatron-core's activation function for the spec (arguments.py
+    core_transformer_config_from_args @ core_v0.16.1)."""
+    from megatron.core.activations import squared_relu
+    from megatron.core.fusions.fused_bias_geglu import quick_gelu
+
+    return {
+        "swiglu": F.silu,
+        "silu": F.silu,
+        "squared-relu": squared_relu,
+        "quick-geglu": quick_gelu,
+    }.get(spec.activation, F.gelu)
+
+
 def mcore_model(spec: Spec, variant: str = "dense"):
     from megatron.core.models.gpt import GPTModel
     from megatron.core.models.gpt.gpt_layer_specs import get_gpt_layer_local_spec
@@ -184,8 +211,9 @@ def mcore_model(spec: Spec, variant: str = "dense"):
         ffn_hidden_size=spec.ffn,
         normalization=spec.norm,
         layernorm_epsilon=spec.norm_eps,
-        gated_linear_unit=spec.activation == "swiglu",
-        activation_func=F.silu,
+        gated_linear_unit=gated(spec),
+        activation_func=_activation(spec),
+        qk_layernorm=spec.qk_norm,
         add_bias_linear=spec.linear_bias,
         add_qkv_bias=spec.qkv_bias,
         hidden_dropout=spec.hidden_dropout,
@@ -209,7 +237,7 @@ def mcore_model(spec: Spec, variant: str = "dense"):
             cfg, use_transformer_engine=False, normalization=spec.norm
         )
     else:
-        layer_spec = get_gpt_layer_local_spec(normalization=spec.norm)
+        layer_spec = get_gpt_layer_local_spec(normalization=spec.norm, qk_layernorm=spec.qk_norm)
     return GPTModel(
         config=cfg,
         transformer_layer_spec=layer_spec,

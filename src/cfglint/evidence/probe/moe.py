@@ -399,7 +399,7 @@ def mindspore_cannot(spec: Any) -> str:
 
 def same_math_fields(a: Any, b: Any) -> list[str]:
     """MoE fields where ``a`` and ``b`` differ only in the order of the same math (see
-    runner.same_math)."""
+    plan.same_math)."""
     if not (a.moe_experts and b.moe_experts):
         return []
     out = []

@@ -29,6 +29,7 @@ import mindspore as ms
 import numpy as np
 from mindspore import nn, ops
 
+from cfglint.evidence.probe.devices import DeviceMissing, half_matmul, mindspore_device
 from cfglint.evidence.probe.moe_ms import moe_layer
 from cfglint.evidence.probe.protocol import (
     CHECK_LR,
@@ -45,6 +46,7 @@ from cfglint.evidence.probe.protocol import (
 )
 from cfglint.evidence.probe.spec import Spec
 from cfglint.evidence.probe.weights import (
+    conform,
     expert_weights,
     from_layout,
     gated,
@@ -56,7 +58,7 @@ from cfglint.evidence.probe.weights import (
     to_layout,
 )
 
-DT = {"float32": ms.float32, "float16": ms.float16}
+DT = {"float32": ms.float32, "float16": ms.float16, "bfloat16": ms.bfloat16}
 
 
 def unsupported(spec: Spec, device: str) -> str:
@@ -66,7 +68,7 @@ def unsupported(spec: Spec, device: str) -> str:
     why = mindspore_cannot(spec)
     if why:
         return f"MindSpore: {why}"
-    if device == "CPU":
+    if not half_matmul("mindspore", device):
         for f in (
             "compute_dtype",
             "softmax_dtype",
@@ -84,15 +86,23 @@ def unsupported(spec: Spec, device: str) -> str:
     return ""
 
 
-def pick_device(want: str) -> str:
-    if want in ("auto", "cpu", "cuda"):
-        return "CPU"  # MindSpore's probe side runs on Ascend or CPU (no CUDA build here)
+def _ascend() -> bool:
     try:
         ms.set_device("Ascend")
         ms.Tensor(np.ones(1, np.float32)) + 1
-    except Exception as exc:
-        raise RuntimeError(f"an Ascend NPU was requested but MindSpore sees none: {exc}") from exc
-    return "Ascend"
+    except Exception:
+        return False
+    return True
+
+
+def pick_device(want: str) -> str:
+    """MindSpore's device_target (evidence/probe/devices.py): Ascend for an NPU, and for
+    ``auto`` where one answers; else the CPU."""
+    ascend = want in ("auto", "npu") and _ascend()
+    try:
+        return mindspore_device(want, ascend)
+    except DeviceMissing as exc:
+        raise RuntimeError(str(exc)) from None
 
 
 def emb_name_of(layout: str) -> str:
@@ -210,8 +220,10 @@ class Model:
         a = self.spec.activation
         if a in ("swiglu", "silu"):
             return ops.silu(x)
-        if a == "gelu":
+        if a in ("gelu", "geglu"):
             return ops.gelu(x, approximate="none")
+        if a == "quick-geglu":
+            return x * ops.sigmoid(1.702 * x)
         if a == "relu":
             return ops.relu(x)
         return ops.relu(x) ** 2
@@ -231,7 +243,7 @@ class Model:
             k = self.linear(x, n["wk"], n["bk"]).reshape(b, sq, g, hd)
             v = self.linear(x, n["wv"], n["bv"]).reshape(b, sq, g, hd)
         if s.qk_norm:
-            q, k = self.norm(q, n["qn"], ""), self.norm(k, n["kn"], "")
+            q, k = self.norm(q, n["qn"], n["qnb"]), self.norm(k, n["kn"], n["knb"])
         q, k = self.rope(q), self.rope(k)
         if r > 1:
             k = ops.repeat_interleave(k, r, axis=2)
@@ -360,7 +372,9 @@ class Adam(nn.Cell):
     def weight(self, i: int) -> np.ndarray:
         """The float32 weight the optimizer keeps (the master copy when there is one)."""
         w = self.master[i] if self.has_master[i] else self.params[i]
-        return w.asnumpy().astype(np.float32)
+        if w.dtype == ms.bfloat16:  # numpy has no bfloat16
+            w = w.astype(ms.float32)
+        return w.asnumpy().astype(np.float32)  # a copy: asnumpy may share the buffer
 
     @ms.jit
     def construct(self, grads, hyper, wds):
@@ -502,7 +516,9 @@ def run_one(run: Run, job_dir: str, tokens: np.ndarray) -> RunResult:
                 loss = loss[1][0] if isinstance(loss[1], tuple) else loss[1]
             if step == 1 and mode == run.modes[0]:
                 g_np = {
-                    k: g.asnumpy().astype(np.float32)
+                    k: (g.astype(ms.float32) if g.dtype == ms.bfloat16 else g)
+                    .asnumpy()
+                    .astype(np.float32)
                     for k, g in zip(model.names, grads, strict=True)
                 }
                 canon = from_layout(g_np, spec, run.layout)
@@ -526,7 +542,8 @@ def optimizer_check(run: Run, job_dir: str, model: Model, opt: Adam) -> dict[str
     start (the compiled cells of the run are reused: no second compile)."""
     spec = run.spec
     wait_for(os.path.join(job_dir, run.check_grads), job_dir)  # torch's, written beside us
-    grads_c = load_npz(os.path.join(job_dir, run.check_grads))
+    # the shared gradients where this spec has the weight, zero where only it has one
+    grads_c = conform(load_npz(os.path.join(job_dir, run.check_grads)), spec)
     start_c = load_npz(os.path.join(job_dir, run.canonical_weights))
     start = to_layout(start_c, spec, run.layout)
     grads = to_layout(grads_c, spec, run.layout)

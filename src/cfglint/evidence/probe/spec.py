@@ -20,7 +20,23 @@ from cfglint.model.config import Config
 
 Dtype = Literal["float32", "bfloat16", "float16"]
 DTYPES = ("float32", "bfloat16", "float16")
-ACTIVATIONS = ("swiglu", "gelu", "silu", "relu", "squared-relu")
+# the probe's activations: gated (SiLU, GeLU, quick GeLU times an "up" projection) and
+# plain. Megatron spells them as flags (--swiglu, --squared-relu, --quick-geglu, GeLU when
+# none is given: megatron/training/arguments.py core_transformer_config_from_args @
+# core_v0.16.1); MindFormers as hidden_act names
+ACTIVATIONS = ("swiglu", "geglu", "quick-geglu", "gelu", "silu", "relu", "squared-relu")
+GATED = ("swiglu", "geglu", "quick-geglu")
+# every spelling the normalizers pass on (Megatron's flag names, MindFormers' hidden_act
+# values) -> the probe's name
+ACTIVATION_SPELLINGS = {
+    **{a: a for a in ACTIVATIONS},
+    **{a.replace("-", "_"): a for a in ACTIVATIONS},
+    "fusedswiglu": "swiglu",
+    "swish": "silu",
+    "relu2": "squared-relu",
+    "squaredrelu": "squared-relu",
+    "quick_gelu_glu": "quick-geglu",
+}
 
 # the probe's size: small enough for 2 shared CPU cores, big enough for GQA and rope
 HIDDEN = 64
@@ -309,8 +325,8 @@ def side_values(cfg: Config, steps: int = MAX_STEPS) -> tuple[dict[str, Any], _R
     act, why = r.raw("structure.activation")
     if why:
         r.miss("activation", why)
-    elif act in ACTIVATIONS:
-        out["activation"] = act
+    elif isinstance(act, str) and act.lower() in ACTIVATION_SPELLINGS:
+        out["activation"] = ACTIVATION_SPELLINGS[act.lower()]
     else:
         r.miss("activation", f"activation {act!r} is not modelled ({', '.join(ACTIVATIONS)})")
     pos, why = r.raw("structure.position_embedding_type")

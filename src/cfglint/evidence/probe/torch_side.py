@@ -18,12 +18,14 @@ Where the math follows Megatron (megatron/core, release 0.16):
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import os
 import time
 
 import numpy as np
 
+from cfglint.evidence.probe.devices import DeviceMissing, torch_device
 from cfglint.evidence.probe.protocol import (
     CHECK_LR,
     Curve,
@@ -38,6 +40,7 @@ from cfglint.evidence.probe.protocol import (
 )
 from cfglint.evidence.probe.spec import Spec
 from cfglint.evidence.probe.weights import (
+    conform,
     expert_weights,
     from_layout,
     gated,
@@ -57,21 +60,17 @@ DT = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.flo
 
 
 def pick_device(want: str) -> str:
-    if want in ("auto", "cuda"):
-        if torch.cuda.is_available():
-            return "cuda"
-        if want == "cuda":
-            raise RuntimeError("CUDA was requested but torch sees no CUDA device")
-    if want == "npu":
-        try:
-            import torch_npu  # noqa: F401
+    """The device for ``want`` (evidence/probe/devices.py): CUDA, Ascend through torch_npu
+    (importing it registers ``torch.npu``), or the CPU."""
+    npu = False
+    if want in ("auto", "npu") and importlib.util.find_spec("torch_npu") is not None:
+        import torch_npu  # noqa: F401
 
-            if torch.npu.is_available():  # type: ignore[attr-defined]
-                return "npu"
-        except ImportError:
-            pass
-        raise RuntimeError("an Ascend NPU was requested but torch_npu sees none")
-    return "cpu"
+        npu = bool(torch.npu.is_available())  # type: ignore[attr-defined]
+    try:
+        return torch_device(want, cuda=torch.cuda.is_available(), npu=npu)
+    except DeviceMissing as exc:
+        raise RuntimeError(str(exc)) from None
 
 
 class Model:
@@ -172,8 +171,10 @@ class Model:
         a = self.spec.activation
         if a in ("swiglu", "silu"):
             return F.silu(x)
-        if a == "gelu":
+        if a in ("gelu", "geglu"):
             return F.gelu(x)
+        if a == "quick-geglu":  # megatron/core/fusions/fused_bias_geglu.py quick_gelu
+            return x * torch.sigmoid(1.702 * x)
         if a == "relu":
             return F.relu(x)
         return F.relu(x) ** 2
@@ -199,7 +200,7 @@ class Model:
         b, sq, _ = x.shape
         q, k, v = self.qkv(x, n)
         if s.qk_norm:
-            q, k = self.norm(q, n["qn"]), self.norm(k, n["kn"])
+            q, k = self.norm(q, n["qn"], n["qnb"]), self.norm(k, n["kn"], n["knb"])
         q, k = self.rope(q), self.rope(k)
         r = s.heads // s.groups
         k = k.repeat_interleave(r, dim=2)
@@ -374,7 +375,8 @@ def optimizer_check(run: Run, job_dir: str, device: str) -> dict[str, float]:
     """Push the shared step-1 gradients through this spec's optimizer once; the update of
     each weight goes back to the runner (saved, compared there)."""
     spec = run.spec
-    grads_c = load_npz(os.path.join(job_dir, run.check_grads))
+    # the shared gradients where this spec has the weight, zero where only it has one
+    grads_c = conform(load_npz(os.path.join(job_dir, run.check_grads)), spec)
     start_c = load_npz(os.path.join(job_dir, run.canonical_weights))
     emb = Model.emb_name_of(run.layout)
     params = {
@@ -399,6 +401,9 @@ def main(job_dir: str, job: Job) -> SideResult:
     torch.set_num_threads(int(os.environ.get("CFGLINT_PROBE_THREADS", "1")))
     torch.use_deterministic_algorithms(True, warn_only=True)
     device = pick_device(job.device)
+    if device == "cuda":  # float32 means float32: no TF32 matmuls on Ampere and later
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
     tokens = np.load(os.path.join(job_dir, job.tokens))
     out = SideResult(framework="torch", device=device)
     for run in job.runs:

@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from cfglint.evidence.probe.spec import GATED
+
 if TYPE_CHECKING:
     from cfglint.evidence.probe.spec import Spec
 
@@ -61,7 +63,7 @@ def shared_expert_weights(w: Any, layout: str, spec: Spec, n: dict[str, str]) ->
 
 
 def gated(spec: Spec) -> bool:
-    return spec.activation == "swiglu"
+    return spec.activation in GATED
 
 
 def head_dim(spec: Spec) -> int:
@@ -87,6 +89,9 @@ def canonical_shapes(spec: Spec) -> dict[str, tuple[int, ...]]:
         if spec.qk_norm:
             out[p + "attention.q_norm"] = (hd,)
             out[p + "attention.k_norm"] = (hd,)
+            if ln_bias:  # Megatron's q/k layernorm is the model's norm, with its bias
+                out[p + "attention.q_norm.bias"] = (hd,)
+                out[p + "attention.k_norm.bias"] = (hd,)
         out[p + "attention.wo"] = (h, spec.heads * hd)
         if spec.linear_bias:
             out[p + "attention.wo.bias"] = (h,)
@@ -111,6 +116,26 @@ def canonical_shapes(spec: Spec) -> dict[str, tuple[int, ...]]:
     if not spec.tied:
         out["lm_head"] = (spec.vocab, h)
     return out
+
+
+def conform(arrays: Arrays, spec: Spec, fill: Arrays | None = None) -> Arrays:
+    """``arrays`` (canonical names) as ``spec``'s own parameter set: the arrays its
+    structure has (biases, a separate output layer, the up projection, q/k norms, norm
+    biases) come from ``arrays`` where they are there with the right shape, else from
+    ``fill`` (zeros without it); arrays the spec has no place for are dropped. Each side
+    then trains exactly its own parameters, from a start shared wherever both have one."""
+    out: Arrays = {}
+    for name, shape in canonical_shapes(spec).items():
+        v = arrays.get(name)
+        if v is None or v.shape != shape:
+            v = fill[name] if fill is not None else np.zeros(shape, np.float32)
+        out[name] = v
+    return out
+
+
+def structure_key(spec: Spec) -> str:
+    """What distinguishes one parameter set from another: names and shapes."""
+    return ";".join(f"{k}{list(v)}" for k, v in canonical_shapes(spec).items())
 
 
 def is_moe_layer(spec: Spec, i: int) -> bool:
@@ -190,6 +215,8 @@ def layer_names(layout: str, i: int) -> dict[str, str]:
             "bv": p + "attention.wv.bias",
             "qn": p + "attention.q_norm.weight",
             "kn": p + "attention.k_norm.weight",
+            "qnb": p + "attention.q_norm.bias",
+            "knb": p + "attention.k_norm.bias",
             "o": p + "attention.wo.weight",
             "ob": p + "attention.wo.bias",
             "w1": p + "feed_forward.w1.weight",
@@ -209,6 +236,8 @@ def layer_names(layout: str, i: int) -> dict[str, str]:
         "qkvb": p + "self_attention.linear_qkv.bias",
         "qn": p + "self_attention.q_layernorm.weight",
         "kn": p + "self_attention.k_layernorm.weight",
+        "qnb": p + "self_attention.q_layernorm.bias",
+        "knb": p + "self_attention.k_layernorm.bias",
         "o": p + "self_attention.linear_proj.weight",
         "ob": p + "self_attention.linear_proj.bias",
         "fc1": p + "mlp.linear_fc1.weight",
@@ -225,6 +254,8 @@ def _mg_names(i: int) -> dict[str, str]:
         "attention_norm.bias": p + "input_layernorm.bias",
         "attention.q_norm": p + "self_attention.q_layernorm.weight",
         "attention.k_norm": p + "self_attention.k_layernorm.weight",
+        "attention.q_norm.bias": p + "self_attention.q_layernorm.bias",
+        "attention.k_norm.bias": p + "self_attention.k_layernorm.bias",
         "attention.wo": p + "self_attention.linear_proj.weight",
         "attention.wo.bias": p + "self_attention.linear_proj.bias",
         "ffn_norm": p + "pre_mlp_layernorm.weight",

@@ -102,6 +102,9 @@ def read_structure(m: MegatronInput, cfg: Config) -> None:
         s.activation = swiglu.model_copy(update={"value": "swiglu"})
     elif m.arg("squared_relu").value:
         s.activation = m.arg("squared_relu").model_copy(update={"value": "squared_relu"})
+    elif "quick_geglu" in m.table.by_dest and m.arg("quick_geglu").value:
+        # gated quick GeLU (arguments.py core_transformer_config_from_args @ core_v0.16.1)
+        s.activation = m.arg("quick_geglu").model_copy(update={"value": "quick_geglu"})
     else:
         s.activation = Value.default("gelu", knob="--swiglu", source=f"{m.table.label} (GeLU MLP)")
     s.qk_norm = m.arg("qk_layernorm")
