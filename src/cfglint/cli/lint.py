@@ -10,7 +10,7 @@ from typing import Any
 
 from cfglint.check.pipeline import Options, lint
 from cfglint.cli.common import check_megatron_side, problem_line, settings
-from cfglint.cli.terminal import write_output
+from cfglint.cli.terminal import report_format, write_output
 from cfglint.load.classify import Plan
 from cfglint.model.errors import InputError
 from cfglint.model.findings import InputProblem, Report
@@ -126,7 +126,7 @@ def _rename(report: Report, old: str, new: str) -> Report:
 
 def cmd_lint(args: Any) -> int:
     cfg = settings(args)
-    fmt_name = args.format or cfg.get("format", "text")
+    fmt_name = args.format or cfg.get("format") or report_format(None, args.output) or "text"
     profile = args.profile or cfg.get("profile", "default")
     fail_on = args.fail_on or cfg.get("fail_on", "warning")
     version = args.megatron_version or cfg.get("megatron_version")
@@ -145,7 +145,7 @@ def cmd_lint(args: Any) -> int:
         total = _rename(total, stdin_path, STDIN_NAME)
     if not todo.jobs:
         # nothing was linted: every skipped file, with what it was taken for, is the answer
-        for x in total.skipped:
+        for x in [] if args.quiet else total.skipped:
             print(f"{x.path}: {x.message}", file=sys.stderr)
         if not total.skipped and not (args.pairs or cfg.get("pairs")):
             named = args.files[0] if len(args.files) == 1 else None  # e.g. an empty folder
@@ -155,7 +155,8 @@ def cmd_lint(args: Any) -> int:
                 "--megatron FILE or --source PATH (see cfglint --help)",
             )
         what = f": {len(total.skipped)} file(s) skipped, none is a training input"
-        print(f"cfglint: nothing checked{what if total.skipped else ''}", file=sys.stderr)
+        if not args.quiet:
+            print(f"cfglint: nothing checked{what if total.skipped else ''}", file=sys.stderr)
         if fmt_name in ("json", "sarif"):
             # a CI step that asked for a report (and may upload it) still gets a valid one
             _emit(total, fmt_name, args, False)
@@ -220,6 +221,8 @@ def _run_jobs(
 def _note_skipped(todo: Plan, report: Report, args: Any) -> None:
     """A note per skipped file named on the command line (pre-commit passes names); files
     found by walking a folder are counted, and listed with -v."""
+    if args.quiet:
+        return
     walked = [s for s in report.skipped if s.path in todo.walked]
     for s in report.skipped:
         if s.path not in todo.walked or args.verbose:
@@ -248,7 +251,7 @@ def _emit(report: Report, fmt_name: str, args: Any, many: bool = False) -> None:
         from cfglint.report.concise import render_statistics
 
         titles = {r.id: r.title for r in load_rules()}
-        write_output(render_statistics(report, titles), args.output)
+        write_output(render_statistics(report, titles, fmt_name), args.output)
         return
     color = fmt_name == "text" and use_color(args, to_file=args.output is not None)
     options = RenderOptions(
@@ -256,5 +259,6 @@ def _emit(report: Report, fmt_name: str, args: Any, many: bool = False) -> None:
         color=color,
         width=term_width() if args.output is None else 100,
         name_files=many,
+        quiet=args.quiet,
     )
     write_output(render(fmt_name, report, options), args.output)

@@ -56,4 +56,15 @@ def cmd_explain(args: Any) -> int:
                 f"{paint('How to fix:', '1')}\n  {' '.join(r.fix.split())}\n"
             )
             return 0
-    raise InputError(None, f"no rule {args.rule!r}; `cfglint rules` lists them")
+    import difflib
+
+    import re
+
+    ids = [r.id for r in load_rules()]
+    close = difflib.get_close_matches(want, ids, n=3, cutoff=0.6)
+    m = re.fullmatch(r"([A-Z]+)0*(\d{1,3})", want)
+    padded = f"{m.group(1)}{int(m.group(2)):03d}" if m else ""
+    if padded in ids:  # OPT6, OPT06: the id with its zeros first
+        close = [padded, *[c for c in close if c != padded]][:3]
+    hint = f"did you mean {', '.join(close)}?" if close else "`cfglint rules` lists them"
+    raise InputError(None, f"no rule {args.rule!r}; {hint}")

@@ -35,7 +35,7 @@ def _choices(key: str) -> list[str] | None:
     return {
         "profile": ["default", "align"],
         "fail_on": ["error", "warning", "note", "never"],
-        "format": ["text", "concise", "json", "sarif"],
+        "format": ["text", "concise", "json", "sarif", "github"],
     }.get(key)
 
 

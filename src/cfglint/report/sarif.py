@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from cfglint import __version__
 from cfglint.check.schema import Rule
-from cfglint.model.findings import Finding, Location, Report
+from cfglint.model.findings import Finding, InputProblem, Location, Report
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVEL = {"error": "error", "warning": "warning", "note": "note"}
@@ -44,7 +44,8 @@ def physical(
 ) -> dict[str, Any]:
     out: dict[str, Any] = {"artifactLocation": artifact(loc.path if loc else path, root)}
     start = loc.line if loc else line
-    if not start:
+    if not start or (loc is not None and loc.anchor):
+        # a default is written nowhere: the file, with no region (not a made-up line 1)
         return out
     region: dict[str, Any] = {"startLine": start}
     if loc is not None and not loc.anchor:
@@ -160,14 +161,7 @@ def to_sarif(report: Report, rules: tuple[Rule, ...], root: Path | None = None) 
             if related:
                 res["relatedLocations"] = related
         results.append(res)
-    notifications = [
-        {
-            "level": "error",
-            "message": {"text": e.message},
-            "locations": [{"physicalLocation": physical(None, e.path, e.line, root)}],
-        }
-        for e in report.errors
-    ]
+    notifications = [_notification(e, root) for e in [*report.errors, *report.warnings]]
     return {
         "$schema": SCHEMA,
         "version": "2.1.0",
@@ -194,6 +188,14 @@ def to_sarif(report: Report, rules: tuple[Rule, ...], root: Path | None = None) 
             }
         ],
     }
+
+
+def _notification(problem: InputProblem, root: Path) -> dict[str, Any]:
+    """An input error or warning; a usage error names no file."""
+    out: dict[str, Any] = {"level": problem.level, "message": {"text": problem.message}}
+    if problem.path:
+        out["locations"] = [{"physicalLocation": physical(None, problem.path, problem.line, root)}]
+    return out
 
 
 def render_sarif(report: Report, rules: tuple[Rule, ...]) -> str:
