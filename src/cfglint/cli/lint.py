@@ -89,6 +89,8 @@ def _check_selectors(args: Any, cfg: dict[str, Any]) -> None:
     try:
         check_known(split(cfg.get("select", [])), rules, f"{where} select")
         check_known(split(cfg.get("ignore", [])), rules, f"{where} ignore")
+        for pattern, names in cfg.get("per_file_ignores", {}).items():
+            check_known(split(names), rules, f"{where} per-file-ignores {pattern!r}")
     except InputError as exc:  # name the file the bad setting is in
         from cfglint.cli.settings import find_pyproject
 
@@ -197,6 +199,8 @@ def _run_jobs(
             tokenizer=args.tokenizer,
             loss_logs=args.loss_log,
             scan_cache=not args.no_cache,
+            per_file_ignores=cfg.get("per_file_ignores", {}),
+            settings_base=str(cfg.get("_base") or "."),
         )
         report, ctx = lint(opts)
         if getattr(args, "probe", False) and not report.errors:

@@ -67,6 +67,14 @@ def _label(meta: dict[str, Any]) -> str:
     return f"{meta['project']} {meta['version']}" + (f" ({commit})" if commit else "")
 
 
+def _closest_flag(flag: str, table: ArgTable) -> str:
+    """``did you mean --hidden-dropout?`` for a misspelt flag, or nothing."""
+    import difflib
+
+    close = difflib.get_close_matches(flag, list(table.by_flag), n=1, cutoff=0.8)
+    return f"did you mean {close[0]}?" if close else ""
+
+
 def megatron_versions() -> list[str]:
     """Megatron-LM releases we have a table for, newest first (``core_v0.19.0``, ...)."""
     names = [p.stem.removeprefix("megatron_lm_") for p in DATA.glob("megatron_lm_*.yaml")]
@@ -222,6 +230,7 @@ def resolve(tokens: list[Any], table: ArgTable) -> Resolved:
                     loc=tok.loc,
                     via=tok.via,
                     conditional=tok.conditional,
+                    detail=_closest_flag(flag, table),
                 )
             )
             continue
