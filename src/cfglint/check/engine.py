@@ -22,13 +22,22 @@ from cfglint.model.findings import SEVERITY_RANK, Finding, Location
 from cfglint.model.values import Value, fmt
 
 
+# Comparisons run first: a value reported once (a YAML 1.1 string) is reported by the rule
+# that states both sides' values, not by a recommendation that reaches it earlier.
+_ORDER = {"compare": 0, "builtin": 1, "consistency": 2, "recommend": 3, "env": 4}
+
+
 def run_rules(rules: tuple[Rule, ...], ctx: Context) -> list[Finding]:
+    """Every finding, one per cause: a rule's finding is dropped when a rule it is
+    ``superseded_by`` reports (the comparison of the value it recommends)."""
     out: list[Finding] = []
-    for rule in rules:
+    for rule in sorted(rules, key=lambda r: _ORDER[r.kind]):
         if ctx.profile not in rule.profiles:
             continue
         out.extend(_KINDS[rule.kind](rule, ctx))
-    return out
+    reported = {f.rule for f in out}
+    gone = {r.id for r in rules if reported.intersection(r.superseded_by)}
+    return [f for f in out if f.rule not in gone]
 
 
 def _builtin(rule: BuiltinRule, ctx: Context) -> list[Finding]:
@@ -149,7 +158,8 @@ def _locate(rule: Rule, ctx: Context, side: str, prefixed_only: bool = False) ->
 
 
 def _recommend(rule: Rule, ctx: Context) -> list[Finding]:
-    out = []
+    out: list[Finding] = []
+    found: list[tuple[dict[str, Any], dict[str, Any], list[Location]]] = []
     for side in rule.sides:
         cfg = ctx.side(side)
         if cfg is None or not _when(rule, ctx, cfg):
@@ -176,8 +186,37 @@ def _recommend(rule: Rule, ctx: Context) -> list[Finding]:
         other = "megatron" if side == "mindformers" else "mindformers"
         locs = value_locations(v, side) + _locate(rule, ctx, side) or _anchor(cfg, side)
         locs += _locate(rule, ctx, other, prefixed_only=True)
-        out.append(make_finding(rule, render(rule.message, fields), {side: v.value}, locs))
-    return out
+        found.append((fields, {side: v.value}, locs))
+    if len(found) == 2:  # both sides miss it: one cause, one finding naming both
+        found = [_both_sides(*found)]
+    return out + [
+        make_finding(rule, render(rule.message, fields), values, locs)
+        for fields, values, locs in found
+    ]
+
+
+def _both_sides(
+    a: tuple[dict[str, Any], dict[str, Any], list[Location]],
+    b: tuple[dict[str, Any], dict[str, Any], list[Location]],
+) -> tuple[dict[str, Any], dict[str, Any], list[Location]]:
+    """One recommendation that both sides miss: the sides, their values and origins."""
+    (fa, va, la), (fb, vb, lb) = a, b
+    same = fa["value"] == fb["value"]
+    fields = {
+        **fa,
+        "side": f"both sides ({fa['side']} and {fb['side']})",
+        "value": fa["value"] if same else f"{fa['value']} and {fb['value']}",
+        "where": f"{fa['side']}: {fa['where']}; {fb['side']}: {fb['where']}",
+        "knob": fa["knob"] if fa["knob"] == fb["knob"] else f"{fa['knob']} / {fb['knob']}",
+    }
+    seen = set()
+    locs = []
+    for loc in la + lb:
+        key = (loc.path, loc.line, loc.side)
+        if key not in seen:
+            seen.add(key)
+            locs.append(loc)
+    return fields, {**va, **vb}, locs
 
 
 def _anchor(cfg: Config, side: str) -> list[Location]:

@@ -66,8 +66,8 @@ def _read_cache(path: Path) -> tuple[Rule, ...] | None:
     for d in data:
         if d.get("expect") is not None:
             d["expect"] = Expect.model_construct(**d["expect"])
-        for k in ("profiles", "locate", "sides"):
-            d[k] = tuple(d[k])
+        for k in ("profiles", "locate", "sides", "superseded_by"):
+            d[k] = tuple(d.get(k, ()))
         out.append(
             RULE_CLASSES[d["kind"]].model_construct(**d)
         )  # validated when the cache was written
@@ -106,6 +106,10 @@ def _validate(files: list[Path]) -> tuple[Rule, ...]:
                 raise RuleFileError(f"{f}: rule {r.id} row {r.row} is not in section {rf.section}")
             seen[r.id] = str(f)
             out.append(r.model_copy(update={"section": rf.title}))
+    for r in out:
+        unknown = [x for x in r.superseded_by if x not in seen]
+        if unknown:
+            raise RuleFileError(f"{seen[r.id]}: rule {r.id}: superseded_by names no rule {unknown}")
     return tuple(out)
 
 

@@ -106,6 +106,9 @@ class RuleBase(BaseModel):
     rationale: str
     fix: str
     profiles: tuple[str, ...] = ("default", "align")
+    # rules that report the same cause more fully: this rule's finding is dropped when one
+    # of theirs is reported (a recommendation beside the comparison of the same value)
+    superseded_by: tuple[str, ...] = ()
     # extra fields whose locations a finding should point at
     locate: tuple[str, ...] = ()
     sides: tuple[SideName, ...] = ("mindformers", "megatron")
