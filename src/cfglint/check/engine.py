@@ -99,15 +99,31 @@ def _compare(rule: Rule, ctx: Context) -> list[Finding]:
         "mf_knob": a.knob,
         "mg_knob": b.knob,
     }
+    fields.update(_fix_fields(a, b, mf, mg))
     locs = value_locations(a, "mindformers") + value_locations(b, "megatron")
     locs += _locate(rule, ctx, "mindformers") + _locate(rule, ctx, "megatron")
     if not locs:  # both defaults: point at the two files, where the setting would go
         locs = _anchor(mf, "mindformers") + _anchor(mg, "megatron")
-    return [
-        make_finding(
-            rule, render(rule.message, fields), {"mindformers": a.value, "megatron": b.value}, locs
-        )
-    ]
+    f = make_finding(
+        rule, render(rule.message, fields), {"mindformers": a.value, "megatron": b.value}, locs
+    )
+    if any(f"{{{k}}}" in rule.fix for k in _FIX_FIELDS):
+        f.fix = render(rule.fix, fields)
+    return [f]
+
+
+_FIX_FIELDS = ("fix_side", "fix_knob", "fix_value", "mf", "mg")
+
+
+def _fix_fields(a: Value, b: Value, mf: Config, mg: Config) -> dict[str, str]:
+    """Which side a fix changes, whichever side holds which value: the side left at its
+    default (the other side's value was written on purpose), else Megatron's, whose flag
+    is the quicker edit; the fix names both when both were written."""
+    a_default, b_default = a.origin.value == "default", b.origin.value == "default"
+    if a_default and not b_default:
+        return {"fix_side": label(mf), "fix_knob": a.knob, "fix_value": fmt(b.value)}
+    other = "" if b_default else f", or {a.knob} to {fmt(b.value)} on {label(mf)}"
+    return {"fix_side": label(mg) + other, "fix_knob": b.knob, "fix_value": fmt(a.value)}
 
 
 def _branch_may_match(rule: Rule, ctx: Context, a: Value, b: Value) -> bool:
