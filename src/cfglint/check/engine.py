@@ -21,7 +21,6 @@ from cfglint.model.config import Config
 from cfglint.model.findings import SEVERITY_RANK, Finding, Location
 from cfglint.model.values import Value, fmt
 
-
 # Comparisons run first: a value reported once (a YAML 1.1 string) is reported by the rule
 # that states both sides' values, not by a recommendation that reaches it earlier.
 _ORDER = {"compare": 0, "builtin": 1, "consistency": 2, "recommend": 3, "env": 4}

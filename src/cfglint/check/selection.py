@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from cfglint.check.rulebook import Rule
-from cfglint.model.findings import Finding
 from cfglint.model.errors import InputError
+from cfglint.model.findings import Finding
 
 
 def split(values: Iterable[str]) -> list[str]:

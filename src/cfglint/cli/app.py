@@ -63,7 +63,7 @@ def _color(p: argparse.ArgumentParser) -> None:
 
 
 COMMAND_HELP = {
-    "lint": "check a config pair (the default command: `cfglint FILE...` is `cfglint lint FILE...`)",
+    "lint": "check a config pair (the default: `cfglint FILE...` is `cfglint lint FILE...`)",
     "show": "print every checked setting with its value and origin",
     "rules": "list every rule",
     "explain": "rationale and fix of one rule",

@@ -57,7 +57,6 @@ def cmd_explain(args: Any) -> int:
             )
             return 0
     import difflib
-
     import re
 
     ids = [r.id for r in load_rules()]

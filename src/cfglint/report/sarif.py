@@ -8,15 +8,12 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cfglint import __version__
+from cfglint import DISTRIBUTION, HOMEPAGE, __version__
 from cfglint.check.schema import Rule
 from cfglint.model.findings import Finding, InputProblem, Location, Report
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVEL = {"error": "error", "warning": "warning", "note": "note"}
-# Must equal [project.urls] Homepage in pyproject.toml (a test checks); used when the
-# package metadata is not installed (running from a source tree).
-HOMEPAGE = "https://github.com/cfglint/cfglint"
 
 if TYPE_CHECKING:
     from cfglint.report import RenderOptions
@@ -98,7 +95,7 @@ def homepage() -> str:
     from importlib.metadata import PackageNotFoundError, metadata
 
     try:
-        for entry in metadata("cfglint").get_all("Project-URL") or []:
+        for entry in metadata(DISTRIBUTION).get_all("Project-URL") or []:
             label, _, url = entry.partition(",")
             if label.strip().lower() == "homepage":
                 return url.strip()

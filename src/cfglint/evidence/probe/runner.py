@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field
 
+from cfglint import INSTALL_PROBE
 from cfglint.evidence.probe.protocol import (
     DONE,
     PROBE_LR,
@@ -35,7 +36,6 @@ from cfglint.evidence.probe.spec import COMPANIONS, Spec, SpecPair, pair_specs
 from cfglint.evidence.probe.weights import init_weights, to_layout, tokens
 from cfglint.model.config import Config
 
-INSTALL_HINT = "pip install 'cfglint[probe]'"
 CONFIRM_MULTIPLE = 10.0  # an effect this many floors above the floor is confirmed
 F32_EPS = float(np.finfo(np.float32).eps)
 METRICS = ("first_loss_abs", "mean_loss_abs", "global_norm_rel", "local_norm_rel", "update_rel")
@@ -519,7 +519,7 @@ class Probe:
             if cross and moe_why:
                 ms_why, cross = moe_why, False
         elif not self.fw.get("mindspore", False):
-            ms_why = f"mindspore is not installed ({INSTALL_HINT})"
+            ms_why = f"mindspore is not installed ({INSTALL_PROBE})"
         if not cross:
             self.notes.append(
                 f"cross-framework part skipped: {ms_why}; both specs ran in torch, and the floor "
@@ -837,9 +837,9 @@ def probe(
     a requested device is absent."""
     fw = frameworks if frameworks is not None else available()
     if not fw.get("torch"):
-        raise ProbeUnavailable(f"the runtime probe needs torch and mindspore: {INSTALL_HINT}")
+        raise ProbeUnavailable(f"the runtime probe needs torch and mindspore: {INSTALL_PROBE}")
     if device == "npu" and not fw.get("mindspore"):
-        raise ProbeUnavailable(f"--device npu needs mindspore: {INSTALL_HINT}")
+        raise ProbeUnavailable(f"--device npu needs mindspore: {INSTALL_PROBE}")
     if steps < 3:
         raise ValueError("--steps must be at least 3 (a beta2 mismatch cannot show earlier)")
     pair = pair_specs(mf, mg, max(steps, 3), wd_scope_from(findings))
