@@ -37,13 +37,13 @@ def _common_inputs(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--megatron",
         metavar="FILE",
-        help="Megatron-LM / MindSpeed-LLM arguments: launch script, args file, "
-        "training log, or --yaml-cfg file",
+        help="the Megatron-LM / MindSpeed-LLM side: launch script, args file, training log "
+        "(its arguments block) or --yaml-cfg YAML",
     )
     p.add_argument(
         "--launch",
         metavar="SCRIPT",
-        help="the MindFormers side's launch script (msrun), for environment checks",
+        help="the MindFormers side's msrun launch script (environment and device-count rules)",
     )
     p.add_argument(
         "--megatron-version",
@@ -98,7 +98,10 @@ def lint_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="PATH",
-        help="a training source file or folder to scan (repeatable, one value each)",
+        help="Python training sources, a file or folder (repeatable, one value each; parsed in "
+        "parallel, cached by content hash). A file named here, or started by the launch "
+        "script, is an entry point; in a folder, a module is an entry point when it trains "
+        "(reaches an optimizer step or a framework training call)",
     )
     lint.add_argument(
         "--format",
@@ -129,16 +132,18 @@ def lint_parser() -> argparse.ArgumentParser:
     lint.add_argument(
         "--no-cache",
         action="store_true",
-        help="neither read nor write the source-scan cache (see `cfglint cache`)",
+        help="neither read nor write the source-scan cache (`cfglint cache`; bounded by "
+        "CFGLINT_SCAN_CACHE_MB, default 256)",
     )
     lint.add_argument(
         "--select",
         action="append",
         default=[],
         metavar="RULE|ROW",
-        help="only these rules: ids in any case, id prefixes (OPT, DET01), rows, sections, or "
-        "settings as `show` prints them (repeatable, comma lists); the more specific of "
-        "--select and --ignore wins",
+        help="only these rules: ids in any case (OPT006, opt006), id prefixes (OPT, DET01), "
+        "rows (optimizer.beta2), sections (optimizer) or the settings `show` prints; "
+        "repeatable or comma-separated; the more specific of --select and --ignore wins; an "
+        "unknown name is a usage error naming the closest ones",
     )
     lint.add_argument(
         "--ignore",
@@ -150,8 +155,9 @@ def lint_parser() -> argparse.ArgumentParser:
     lint.add_argument(
         "--profile",
         choices=("default", "align"),
-        help="align adds the Stage-1 alignment-run settings, and on a single side the "
-        "alignment advice that the default profile reports only for pairs",
+        help="align adds the Stage-1 alignment-run rules (2 layers, constant lr, no warmup, "
+        "eps 1e-8, no randomness, parallelism off, same initial weights), and on a single "
+        "side the alignment advice that the default profile reports only for pairs",
     )
     lint.add_argument(
         "--fail-on",
@@ -166,10 +172,12 @@ def lint_parser() -> argparse.ArgumentParser:
         help="exit 0 even with findings (--fail-on never); input errors still exit 2",
     )
     lint.add_argument(
-        "--data", metavar="PATH", help="dataset prefix (Megatron .bin/.idx) for the data rows"
+        "--data", metavar="PREFIX", help="a Megatron .bin/.idx dataset for the data rows"
     )
     lint.add_argument(
-        "--tokenizer", metavar="PATH", help="tokenizer file or folder for the special-token rows"
+        "--tokenizer",
+        metavar="DIR",
+        help="a Hugging Face tokenizer file or folder for the special-token rows",
     )
     lint.add_argument(
         "--loss-log",

@@ -8,7 +8,7 @@ from typing import Any
 
 from cfglint.cli.common import SEVERITY_ANSI, painter
 from cfglint.model.errors import InputError
-from cfglint.report.rules_doc import rules_markdown
+from cfglint.report.rules_doc import rules_page
 
 
 def cmd_rules(args: Any) -> int:
@@ -30,8 +30,8 @@ def cmd_rules(args: Any) -> int:
         }
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
         return 0
-    if args.format == "markdown":
-        sys.stdout.write(rules_markdown(rules))
+    if args.format == "markdown":  # docs/rules.md, the page SARIF helpUri points at
+        sys.stdout.write(rules_page(rules))
         return 0
     paint = painter(args)
     for r in rules:
