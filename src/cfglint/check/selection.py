@@ -98,7 +98,7 @@ class PerFileIgnores:
         self.base = base
         self.select = split(select)
         self.specs = [
-            (pathspec.PathSpec.from_lines("gitwildmatch", [pattern]), split(names))
+            (pathspec.GitIgnoreSpec.from_lines([pattern]), split(names))
             for pattern, names in table.items()
         ]
 
