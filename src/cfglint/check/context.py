@@ -38,8 +38,8 @@ class Context:
     # training logs with per-step losses (--loss-log), parsed once
     logs: list[str] = field(default_factory=list)
     log_cache: dict[str, Any] = field(default_factory=dict)
-    # (row, path, line) of PyYAML-string values already reported, so that the compare and
-    # the recommend rule of one row do not both report the same string
+    # (path, line, knob) of PyYAML-string values already reported: one finding per string,
+    # whichever rules read it
     yaml11_seen: set[tuple[str, int, str]] = field(default_factory=set)
     # rows that could not be checked, with the reason (shown in verbose output)
     not_checked: list[tuple[str, str]] = field(default_factory=list)
