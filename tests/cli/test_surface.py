@@ -166,7 +166,7 @@ def test_suppression_in_any_case_with_a_reason_on_a_continued_command(
     sh = _script(tmp_path, "  # CFGLINT: Disable=oth011 -- our extra_args_provider adds it")
     code, out, _ = run(capsys, "--megatron", str(sh), "--format", "json")
     data = json.loads(out)
-    assert "OTH011" not in rules_of(out) and data["warnings"] == []
+    assert code == 0 and "OTH011" not in rules_of(out) and data["warnings"] == []
     # free text without `--` is not silently dropped: the rule is applied, the word warned
     sh = _script(tmp_path, "  # cfglint: disable=OTH011 keep")
     _, out, _ = run(capsys, "--megatron", str(sh), "--format", "json")
@@ -186,6 +186,7 @@ def test_a_suppression_that_silences_nothing_is_a_warning(
     )
     code, out, _ = run(capsys, str(mf), "--megatron", EX_MG, "--format", "json")
     data = json.loads(out)
+    assert code == 1  # a warning alone never changes the exit code; the findings do
     assert [(w["line"], "suppresses nothing" in w["message"]) for w in data["warnings"]] == [
         (25, True)
     ]
