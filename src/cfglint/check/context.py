@@ -106,7 +106,7 @@ def make_finding(
         values=dict(values),
         locations=seen,
         rationale=rule.rationale,
-        fix=rule.fix,
+        fix=rule.general_fix,
     )
 
 

@@ -16,7 +16,7 @@ from cfglint.check.context import (
 )
 from cfglint.check.expr import ConfigView, evaluate
 from cfglint.check.registry import resolve
-from cfglint.check.schema import BuiltinRule, Rule, equal
+from cfglint.check.schema import GENERAL_FIX_WORDS, BuiltinRule, Rule, equal
 from cfglint.model.config import Config
 from cfglint.model.findings import SEVERITY_RANK, Finding, Location
 from cfglint.model.values import Value, fmt
@@ -111,7 +111,7 @@ def _compare(rule: Rule, ctx: Context) -> list[Finding]:
     return [f]
 
 
-_FIX_FIELDS = ("fix_side", "fix_knob", "fix_value", "mf", "mg")
+_FIX_FIELDS = tuple(GENERAL_FIX_WORDS)
 
 
 def _fix_fields(a: Value, b: Value, mf: Config, mg: Config) -> dict[str, str]:

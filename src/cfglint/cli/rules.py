@@ -53,7 +53,7 @@ def cmd_explain(args: Any) -> int:
                 f"row: {r.row}   severity: {paint(r.severity, SEVERITY_ANSI[r.severity])}   "
                 f"kind: {r.kind}   profiles: {', '.join(r.profiles)}\n\n"
                 f"{paint('Why it matters:', '1')}\n  {' '.join(r.rationale.split())}\n\n"
-                f"{paint('How to fix:', '1')}\n  {' '.join(r.fix.split())}\n"
+                f"{paint('How to fix:', '1')}\n  {' '.join(r.general_fix.split())}\n"
             )
             return 0
     import difflib

@@ -32,7 +32,7 @@ def rules_page(rules: Any) -> str:
             "",
             " ".join(r.rationale.split()),
             "",
-            f"**Fix:** {' '.join(r.fix.split())}",
+            f"**Fix:** {' '.join(r.general_fix.split())}",
         ]
     return "\n".join(out) + "\n"
 

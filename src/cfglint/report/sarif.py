@@ -117,9 +117,9 @@ def rule_descriptor(r: Rule) -> dict[str, Any]:
         "shortDescription": {"text": r.title},
         "fullDescription": {"text": r.rationale.strip()},
         "help": {
-            "text": f"{r.rationale.strip()}\n\nFix: {r.fix.strip()}",
+            "text": f"{r.rationale.strip()}\n\nFix: {r.general_fix.strip()}",
             "markdown": f"**{r.title}** (checklist row `{r.row}`)\n\n{r.rationale.strip()}"
-            f"\n\n**Fix:** {r.fix.strip()}",
+            f"\n\n**Fix:** {r.general_fix.strip()}",
         },
         "defaultConfiguration": {"level": LEVEL[r.severity]},
         "properties": {"row": r.row, "tags": [r.row.split(".")[0], "accuracy"]},

@@ -115,6 +115,9 @@ _NEEDS = (
 )
 
 
+_SIDES = ("MindFormers", "Megatron", "MindSpeed-LLM")
+
+
 def not_checked_line(report: Report, verbose: bool = False) -> str:
     """How many rules could not decide their row and the main reasons: the evidence that
     was not given, counted, and what was undecided, by rule."""
@@ -125,10 +128,13 @@ def not_checked_line(report: Report, verbose: bool = False) -> str:
     for _row, why in report.not_checked:
         rule, _, reason = why.partition(": ")
         need = next((name for key, name in _NEEDS if key in reason), None)
-        if need is None:
-            undecided.setdefault(reason.split(": ")[0].split(";")[0], []).append(rule)
-        else:
+        if need is not None:
             needs[need] = needs.get(need, 0) + 1
+            continue
+        parts = reason.split(";")[0].split(": ")
+        # "Megatron: does not name ...": the side, and what it could not decide
+        short = ": ".join(parts[:2]) if parts[0] in _SIDES and len(parts) > 1 else parts[0]
+        undecided.setdefault(short, []).append(rule)
     n = len(report.not_checked)
     out = [f"Not checked: {n} rule{'s' if n != 1 else ''}."]
     if undecided:
