@@ -122,7 +122,8 @@ def test_missing_framework_is_one_line_exit_2(
     rc = main(["probe", str(PAIR / "llama_fp32.yaml"), "--megatron", str(PAIR / "llama_fp32.sh")])
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2
-    assert len(err) == 1 and "pip install 'cfglint[probe]'" in err[0]
+    # this project by its repository, never the index's unrelated `cfglint`
+    assert len(err) == 1 and "pip install 'cfglint-align[probe] @ git+https://" in err[0]
 
 
 # -- real steps ---------------------------------------------------------------------------

@@ -123,7 +123,12 @@ def _rename(report: Report, old: str, new: str) -> Report:
     """Paths of the private stdin file, as the user knows them."""
     text = report.model_dump_json()
     text = text.replace(json.dumps(old)[1:-1], new).replace(os.path.basename(old), new)
-    return Report.model_validate_json(text)
+    renamed = Report.model_validate_json(text)
+    # a default's stand-in location is no part of the JSON: keep it one
+    for f, g in zip(report.findings, renamed.findings, strict=True):
+        for a, b in zip(f.locations, g.locations, strict=True):
+            b.anchor = a.anchor
+    return renamed
 
 
 def cmd_lint(args: Any) -> int:
