@@ -126,8 +126,10 @@ def _rename(report: Report, old: str, new: str) -> Report:
     renamed = Report.model_validate_json(text)
     # a default's stand-in location is no part of the JSON: keep it one
     for f, g in zip(report.findings, renamed.findings, strict=True):
-        for a, b in zip(f.locations, g.locations, strict=True):
-            b.anchor = a.anchor
+        g.locations = [
+            b.model_copy(update={"anchor": a.anchor})
+            for a, b in zip(f.locations, g.locations, strict=True)
+        ]
     return renamed
 
 
