@@ -10,10 +10,10 @@ from typing import Any
 
 from cfglint import __version__
 from cfglint.check.rulebook import RuleFileError
+from cfglint.check.schema import PROFILES
 from cfglint.model.errors import InputError
-
-FORMATS = ("text", "concise", "json", "sarif", "github")
-FAIL_ON = ("error", "warning", "note", "never")
+from cfglint.model.findings import FAIL_ON
+from cfglint.report import FORMATS
 
 
 class _Parser(argparse.ArgumentParser):
@@ -107,7 +107,7 @@ def lint_parser() -> argparse.ArgumentParser:
         "--format",
         "--output-format",
         dest="format",
-        choices=FORMATS,
+        choices=tuple(FORMATS),
         help="text (default), concise (path:line:col: RULE message), json, sarif, or github "
         "(workflow annotations)",
     )
@@ -154,7 +154,7 @@ def lint_parser() -> argparse.ArgumentParser:
     )
     lint.add_argument(
         "--profile",
-        choices=("default", "align"),
+        choices=PROFILES,
         help="align adds the Stage-1 alignment-run rules (2 layers, constant lr, no warmup, "
         "eps 1e-8, no randomness, parallelism off, same initial weights), and on a single "
         "side the alignment advice that the default profile reports only for pairs",

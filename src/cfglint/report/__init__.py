@@ -26,9 +26,9 @@ class RenderOptions(NamedTuple):
 # format name -> module under cfglint.report that defines render(report, options) -> str
 FORMATS = {
     "text": "text",
+    "concise": "concise",
     "json": "json",
     "sarif": "sarif",
-    "concise": "concise",
     "github": "github",
 }
 
