@@ -776,6 +776,12 @@ class Probe:
                         f"a recommendation for the {next(iter(f.values))} side's value; the "
                         "two sides agree on it"
                     )
+                elif (
+                    set(f.values) == {"mindformers", "megatron"}
+                    and len({repr(v) for v in f.values.values()}) == 1
+                ):
+                    # one recommendation that both sides miss with the same value
+                    c.reason = "a recommendation both sides miss with the same value"
                 else:
                     c.reason = "the two specs agree on this knob at the probe's size"
                 self.unprobed.append(c)
