@@ -402,3 +402,12 @@ def test_test_script_names_each_step_before_its_output() -> None:
     lines = (ROOT / "test").read_text().splitlines()
     ruff = next(i for i, line in enumerate(lines) if "/bin/ruff" in line)
     assert any("echo" in line and "ruff check" in line for line in lines[:ruff])
+
+
+def test_output_name_implies_the_format(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sarif, text = tmp_path / "r.sarif", tmp_path / "r.txt"
+    code, out, _ = run(capsys, EX_MF, "--megatron", EX_MG, "-o", str(sarif))
+    assert code == 1 and out == "" and json.loads(sarif.read_text())["version"] == "2.1.0"
+    run(capsys, EX_MF, "--megatron", EX_MG, "-o", str(text))
+    assert text.read_text().rstrip().endswith(".")  # a name that implies nothing: text
+    assert oct(sarif.stat().st_mode & 0o777) != "0o600"  # written whole, with a usual mode
