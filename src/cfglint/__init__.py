@@ -2,3 +2,14 @@
 Megatron-LM / MindSpeed-LLM and MindFormers training jobs."""
 
 __version__ = "0.1.0"
+
+# The distribution name on the package index ("cfglint" there is an unrelated project); the
+# command stays `cfglint`. Every install instruction installs this repository by URL.
+DISTRIBUTION = "cfglint-align"
+# Must equal [project.urls] Homepage in pyproject.toml (tests check it, and that the README
+# names the same repository): SARIF helpUri and every install hint derive from it.
+HOMEPAGE = "https://github.com/cfglint/cfglint"
+INSTALL_PROBE = (
+    f"pip install '{DISTRIBUTION}[probe] @ git+{HOMEPAGE}' "
+    "(in a checkout: pip install -e '.[probe]')"
+)

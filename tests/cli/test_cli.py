@@ -47,15 +47,14 @@ def test_main_call_reports_the_example_mismatches(capsys: pytest.CaptureFixture[
     counts = {
         s: sum(f["severity"] == s for f in data["findings"]) for s in ("error", "warning", "note")
     }
-    assert out.endswith(
-        f"Found {counts['error']} errors, {counts['warning']} warnings, {counts['note']} notes."
-    )
+    parts = [f"{n} {s}{'s' if n != 1 else ''}" for s, n in counts.items() if n]
+    assert out.endswith(f"Found {', '.join(parts)}.")
 
 
 def test_json_follows_the_contract(capsys: pytest.CaptureFixture[str]) -> None:
     code, data = run_json(capsys, EX_MF, "--megatron", EX_MG)
     assert code == 1
-    assert set(data) == {"tool", "inputs", "findings", "errors"}
+    assert set(data) == {"tool", "inputs", "findings", "errors", "warnings"}
     assert data["tool"]["name"] == "cfglint"
     assert data["inputs"] == [
         {"path": EX_MF, "kind": "mindformers"},
@@ -75,6 +74,9 @@ def test_json_follows_the_contract(capsys: pytest.CaptureFixture[str]) -> None:
     assert [loc["side"] for loc in beta2["locations"]] == ["mindformers"]
     assert "Megatron" in beta2["message"] and "default" in beta2["message"]
     assert beta2["locations"][0]["line"] == 25
+    # both sides at their defaults: no location at all, not a made-up line 1 of each file
+    dropout = next(f for f in data["findings"] if f["rule"] == "STR009")
+    assert dropout["locations"] == [] and "not set in" in dropout["message"]
 
 
 def test_python_dash_m_behaves_the_same() -> None:

@@ -121,6 +121,34 @@ def test_mindformers_hook_with_args(tmp_path: Path, hook_repo: tuple[Path, str, 
     assert "Passed" in run.stdout
 
 
+def test_hook_with_the_ruff_style_surface(
+    tmp_path: Path, hook_repo: tuple[Path, str, Path]
+) -> None:
+    """Issue 22 in a consuming repository: options before the file names in any order,
+    GitHub annotations, --quiet, a selector in any case, and a suppression comment with a
+    reason (in any case) that the hook honours."""
+    hooks = (
+        "      - id: cfglint-mindformers\n"
+        "        args: [--quiet, --output-format, github, --select, opt003]\n"
+    )
+    repo = consumer(tmp_path / "consumer", hook_repo, hooks)
+    _configs(repo)
+    git(repo, "add", "-A")
+    bad = pre_commit(repo, hook_repo, "configs/bad.yaml")
+    assert bad.returncode == 1, bad.stdout + bad.stderr
+    assert "::error file=configs/bad.yaml,line=" in bad.stdout and "title=OPT003" in bad.stdout
+    assert "Found " not in bad.stdout  # --quiet: no summary
+    text = (repo / "configs" / "bad.yaml").read_text()
+    (repo / "configs" / "bad.yaml").write_text(
+        text.replace(
+            "eps: 1e-8", "eps: 1e-8  # CFGLINT: disable=Opt003 -- read as a string on purpose"
+        )
+    )
+    git(repo, "add", "-A")
+    ok = pre_commit(repo, hook_repo, "configs/bad.yaml")
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+
+
 def test_megatron_hook_lints_training_launches_and_skips_converters(
     tmp_path: Path, hook_repo: tuple[Path, str, Path]
 ) -> None:

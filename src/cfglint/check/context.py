@@ -38,9 +38,9 @@ class Context:
     # training logs with per-step losses (--loss-log), parsed once
     logs: list[str] = field(default_factory=list)
     log_cache: dict[str, Any] = field(default_factory=dict)
-    # (row, path, line) of PyYAML-string values already reported, so that the compare and
-    # the recommend rule of one row do not both report the same string
-    yaml11_seen: set[tuple[str, str, int]] = field(default_factory=set)
+    # (path, line, knob) of PyYAML-string values already reported: one finding per string,
+    # whichever rules read it
+    yaml11_seen: set[tuple[str, int, str]] = field(default_factory=set)
     # rows that could not be checked, with the reason (shown in verbose output)
     not_checked: list[tuple[str, str]] = field(default_factory=list)
 
@@ -108,7 +108,7 @@ def make_finding(
         values=dict(values),
         locations=seen,
         rationale=rule.rationale,
-        fix=rule.fix,
+        fix=rule.general_fix,
         probe=rule.probe,
     )
 
@@ -116,8 +116,10 @@ def make_finding(
 def yaml11_findings(
     rule: Rule, v: Value, cfg: Config, ctx: Context, other: Value | None = None
 ) -> list[Finding]:
-    """A number MindFormers will read as a string, reported once per row."""
-    key = (rule.row, v.loc.path if v.loc else cfg.path, v.loc.line if v.loc else 0)
+    """A number MindFormers will read as a string, reported once."""
+    # one cause, one finding: the value, whichever rows read it (the comparison, which runs
+    # first, reports it with both sides)
+    key = (v.loc.path if v.loc else cfg.path, v.loc.line if v.loc else 0, v.knob)
     if key in ctx.yaml11_seen:
         return []
     ctx.yaml11_seen.add(key)

@@ -16,19 +16,27 @@ from cfglint.check.context import (
 )
 from cfglint.check.expr import ConfigView, evaluate
 from cfglint.check.registry import resolve
-from cfglint.check.schema import BuiltinRule, Rule, equal
+from cfglint.check.schema import GENERAL_FIX_WORDS, BuiltinRule, Rule, equal
 from cfglint.model.config import Config
 from cfglint.model.findings import SEVERITY_RANK, Finding, Location
 from cfglint.model.values import Value, fmt
 
+# Comparisons run first: a value reported once (a YAML 1.1 string) is reported by the rule
+# that states both sides' values, not by a recommendation that reaches it earlier.
+_ORDER = {"compare": 0, "builtin": 1, "consistency": 2, "recommend": 3, "env": 4}
+
 
 def run_rules(rules: tuple[Rule, ...], ctx: Context) -> list[Finding]:
+    """Every finding, one per cause: a rule's finding is dropped when a rule it is
+    ``superseded_by`` reports (the comparison of the value it recommends)."""
     out: list[Finding] = []
-    for rule in rules:
+    for rule in sorted(rules, key=lambda r: _ORDER[r.kind]):
         if ctx.profile not in rule.profiles:
             continue
         out.extend(_KINDS[rule.kind](rule, ctx))
-    return out
+    reported = {f.rule for f in out}
+    gone = {r.id for r in rules if reported.intersection(r.superseded_by)}
+    return [f for f in out if f.rule not in gone]
 
 
 def _builtin(rule: BuiltinRule, ctx: Context) -> list[Finding]:
@@ -90,15 +98,31 @@ def _compare(rule: Rule, ctx: Context) -> list[Finding]:
         "mf_knob": a.knob,
         "mg_knob": b.knob,
     }
+    fields.update(_fix_fields(a, b, mf, mg))
     locs = value_locations(a, "mindformers") + value_locations(b, "megatron")
     locs += _locate(rule, ctx, "mindformers") + _locate(rule, ctx, "megatron")
     if not locs:  # both defaults: point at the two files, where the setting would go
         locs = _anchor(mf, "mindformers") + _anchor(mg, "megatron")
-    return [
-        make_finding(
-            rule, render(rule.message, fields), {"mindformers": a.value, "megatron": b.value}, locs
-        )
-    ]
+    f = make_finding(
+        rule, render(rule.message, fields), {"mindformers": a.value, "megatron": b.value}, locs
+    )
+    if any(f"{{{k}}}" in rule.fix for k in _FIX_FIELDS):
+        f.fix = render(rule.fix, fields)
+    return [f]
+
+
+_FIX_FIELDS = tuple(GENERAL_FIX_WORDS)
+
+
+def _fix_fields(a: Value, b: Value, mf: Config, mg: Config) -> dict[str, str]:
+    """Which side a fix changes, whichever side holds which value: the side left at its
+    default (the other side's value was written on purpose), else Megatron's, whose flag
+    is the quicker edit; the fix names both when both were written."""
+    a_default, b_default = a.origin.value == "default", b.origin.value == "default"
+    if a_default and not b_default:
+        return {"fix_side": label(mf), "fix_knob": a.knob, "fix_value": fmt(b.value)}
+    other = "" if b_default else f", or {a.knob} to {fmt(b.value)} on {label(mf)}"
+    return {"fix_side": label(mg) + other, "fix_knob": b.knob, "fix_value": fmt(a.value)}
 
 
 def _branch_may_match(rule: Rule, ctx: Context, a: Value, b: Value) -> bool:
@@ -149,7 +173,8 @@ def _locate(rule: Rule, ctx: Context, side: str, prefixed_only: bool = False) ->
 
 
 def _recommend(rule: Rule, ctx: Context) -> list[Finding]:
-    out = []
+    out: list[Finding] = []
+    found: list[tuple[dict[str, Any], dict[str, Any], list[Location]]] = []
     for side in rule.sides:
         cfg = ctx.side(side)
         if cfg is None or not _when(rule, ctx, cfg):
@@ -176,8 +201,37 @@ def _recommend(rule: Rule, ctx: Context) -> list[Finding]:
         other = "megatron" if side == "mindformers" else "mindformers"
         locs = value_locations(v, side) + _locate(rule, ctx, side) or _anchor(cfg, side)
         locs += _locate(rule, ctx, other, prefixed_only=True)
-        out.append(make_finding(rule, render(rule.message, fields), {side: v.value}, locs))
-    return out
+        found.append((fields, {side: v.value}, locs))
+    if len(found) == 2:  # both sides miss it: one cause, one finding naming both
+        found = [_both_sides(*found)]
+    return out + [
+        make_finding(rule, render(rule.message, fields), values, locs)
+        for fields, values, locs in found
+    ]
+
+
+def _both_sides(
+    a: tuple[dict[str, Any], dict[str, Any], list[Location]],
+    b: tuple[dict[str, Any], dict[str, Any], list[Location]],
+) -> tuple[dict[str, Any], dict[str, Any], list[Location]]:
+    """One recommendation that both sides miss: the sides, their values and origins."""
+    (fa, va, la), (fb, vb, lb) = a, b
+    same = fa["value"] == fb["value"]
+    fields = {
+        **fa,
+        "side": f"both sides ({fa['side']} and {fb['side']})",
+        "value": fa["value"] if same else f"{fa['value']} and {fb['value']}",
+        "where": f"{fa['side']}: {fa['where']}; {fb['side']}: {fb['where']}",
+        "knob": fa["knob"] if fa["knob"] == fb["knob"] else f"{fa['knob']} / {fb['knob']}",
+    }
+    seen = set()
+    locs = []
+    for loc in la + lb:
+        key = (loc.path, loc.line, loc.side)
+        if key not in seen:
+            seen.add(key)
+            locs.append(loc)
+    return fields, {**va, **vb}, locs
 
 
 def _anchor(cfg: Config, side: str) -> list[Location]:

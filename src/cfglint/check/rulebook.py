@@ -94,6 +94,10 @@ def _validate(files: list[Path]) -> tuple[Rule, ...]:
                 raise RuleFileError(f"{f}: rule {r.id} row {r.row} is not in section {rf.section}")
             seen[r.id] = str(f)
             out.append(r.model_copy(update={"section": rf.title}))
+    for r in out:
+        unknown = [x for x in r.superseded_by if x not in seen]
+        if unknown:
+            raise RuleFileError(f"{seen[r.id]}: rule {r.id}: superseded_by names no rule {unknown}")
     return tuple(out)
 
 

@@ -27,6 +27,12 @@ from cfglint.model.findings import SECTION_ORDER, RuleProbe, Severity
 SideName = Literal["mindformers", "megatron"]
 PROFILES = ("default", "align")
 ROW_SECTIONS = SECTION_ORDER
+# a fix's per-finding fields (see RuleBase.general_fix), as the rule reference words them
+GENERAL_FIX_WORDS = {
+    "fix_knob": "the setting",
+    "fix_value": "the other side's value",
+    "fix_side": "the side left at its default (either side when both are written)",
+}
 _ID = re.compile(r"^[A-Z]{2,4}[0-9]{3}$")
 
 
@@ -106,6 +112,9 @@ class RuleBase(BaseModel):
     rationale: str
     fix: str
     profiles: tuple[str, ...] = ("default", "align")
+    # rules that report the same cause more fully: this rule's finding is dropped when one
+    # of theirs is reported (a recommendation beside the comparison of the same value)
+    superseded_by: tuple[str, ...] = ()
     # extra fields whose locations a finding should point at
     locate: tuple[str, ...] = ()
     sides: tuple[SideName, ...] = ("mindformers", "megatron")
@@ -117,6 +126,16 @@ class RuleBase(BaseModel):
     # is wrong in any run. Recommendations and environment rules are advice by their kind.
     advice: bool = False
     section: str = ""  # filled from the file
+
+    @property
+    def general_fix(self) -> str:
+        """The fix as the rule reference states it: a compare rule's fix may name the side
+        to change from a finding's values (``{fix_side}``, ``{fix_knob}``, ``{fix_value}``);
+        without a finding those are said in general words."""
+        text = self.fix
+        for field_name, words in GENERAL_FIX_WORDS.items():
+            text = text.replace(f"{{{field_name}}}", words)
+        return text
 
     @field_validator("id")
     @classmethod

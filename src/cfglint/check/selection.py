@@ -13,6 +13,7 @@ from collections.abc import Iterable
 
 from cfglint.check.rulebook import Rule
 from cfglint.model.errors import InputError
+from cfglint.model.findings import Finding
 
 
 def split(values: Iterable[str]) -> list[str]:
@@ -27,15 +28,26 @@ def _fields(rule: Rule) -> set[str]:
     return out
 
 
-def matches(rule: Rule, selector: str) -> bool:
+def specificity(rule: Rule, selector: str) -> int:
+    """How narrowly ``selector`` names ``rule``: 0 when it does not; a section or an id
+    family least, then longer id prefixes, a row or a setting, and the rule's own id most.
+    Between --select and --ignore the more specific wins, as in ruff (a tie: ignore)."""
     s = selector.strip()
     up = s.upper()
-    if rule.id == up or (up.isalnum() and rule.id.startswith(up) and not up.isdigit()):
-        return True
+    if rule.id == up:
+        return 30
+    if up.isalnum() and rule.id.startswith(up) and not up.isdigit():
+        return 10 + len(up)  # OPT 13, DET01 15
     low = s.lower()
-    if low in (rule.row, rule.section) or rule.row.startswith(low + "."):
-        return True
-    return low in _fields(rule)
+    if low == rule.row or low in _fields(rule):
+        return 20
+    if low == rule.section or rule.row.startswith(low + "."):
+        return 10
+    return 0
+
+
+def matches(rule: Rule, selector: str) -> bool:
+    return specificity(rule, selector) > 0
 
 
 def vocabulary(rules: Iterable[Rule]) -> list[str]:
@@ -66,8 +78,44 @@ def check_known(selectors: list[str], rules: tuple[Rule, ...], where: str) -> No
 
 def select_rules(rules: tuple[Rule, ...], select: list[str], ignore: list[str]) -> tuple[Rule, ...]:
     sel, ign = split(select), split(ignore)
-    return tuple(
-        r
-        for r in rules
-        if (not sel or any(matches(r, s) for s in sel)) and not any(matches(r, s) for s in ign)
-    )
+
+    def kept(r: Rule) -> bool:
+        chosen = max((specificity(r, s) for s in sel), default=0) if sel else 1
+        dropped = max((specificity(r, s) for s in ign), default=0)
+        return chosen > 0 and chosen > dropped
+
+    return tuple(r for r in rules if kept(r))
+
+
+class PerFileIgnores:
+    """``per-file-ignores`` of ``[tool.cfglint]``: a finding in a file that matches a
+    pattern is dropped when a selector of that pattern names its rule (with the same
+    specificity as --ignore against a --select that names it more narrowly)."""
+
+    def __init__(self, table: dict[str, list[str]], base: str, select: list[str]) -> None:
+        import pathspec
+
+        self.base = base
+        self.select = split(select)
+        self.specs = [
+            (pathspec.GitIgnoreSpec.from_lines([pattern]), split(names))
+            for pattern, names in table.items()
+        ]
+
+    def _names_for(self, path: str) -> list[str]:
+        import os
+
+        rel = os.path.relpath(os.path.abspath(path), self.base)
+        if rel.startswith(".."):
+            return []
+        return [n for spec, names in self.specs if spec.match_file(rel) for n in names]
+
+    def drops(self, finding: Finding, rule: Rule | None) -> bool:
+        if rule is None:
+            return False
+        chosen = max((specificity(rule, s) for s in self.select), default=1)
+        for path in {loc.path for loc in finding.locations}:
+            names = self._names_for(path)
+            if names and max(specificity(rule, n) for n in names) >= chosen:
+                return True
+        return False

@@ -15,13 +15,13 @@ from cfglint.model.errors import InputError
 from cfglint.model.findings import FAIL_ON
 from cfglint.report import FORMATS
 
-SUBCOMMANDS = ("lint", "show", "rules", "explain", "lr", "probe", "cache", "logs")
-
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
-        # usage errors are input errors: one line, exit 2, no traceback
-        raise InputError(None, f"{self.prog}: {message}")
+        # usage errors are input errors: one line, exit 2, no traceback; the top-level
+        # parser's name is the line's own prefix (InputError with no path says "cfglint:")
+        sub = self.prog.removeprefix("cfglint").strip()
+        raise InputError(None, f"{sub}: {message}" if sub else message)
 
 
 def _common_inputs(p: argparse.ArgumentParser) -> None:
@@ -38,13 +38,13 @@ def _common_inputs(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--megatron",
         metavar="FILE",
-        help="Megatron-LM / MindSpeed-LLM arguments: launch script, args file, "
-        "training log, or --yaml-cfg file",
+        help="the Megatron-LM / MindSpeed-LLM side: launch script, args file, training log "
+        "(its arguments block) or --yaml-cfg YAML",
     )
     p.add_argument(
         "--launch",
         metavar="SCRIPT",
-        help="the MindFormers side's launch script (msrun), for environment checks",
+        help="the MindFormers side's msrun launch script (environment and device-count rules)",
     )
     p.add_argument(
         "--mindformers-version",
@@ -69,27 +69,67 @@ def _color(p: argparse.ArgumentParser) -> None:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    root = _Parser(
-        prog="cfglint",
-        description="Find the configuration causes of loss-curve mismatches between "
-        "Megatron-LM / MindSpeed-LLM and MindFormers training jobs.",
-    )
-    root.add_argument("--version", action="version", version=f"cfglint {__version__}")
-    sub = root.add_subparsers(dest="command", parser_class=_Parser)
+COMMAND_HELP = {
+    "lint": "check a config pair (the default: `cfglint FILE...` is `cfglint lint FILE...`)",
+    "show": "print every checked setting with its value and origin",
+    "rules": "list every rule",
+    "explain": "rationale and fix of one rule",
+    "lr": "both learning-rate curves, step by step",
+    "probe": "run a short real training step of both sides and confirm the findings "
+    "(needs the probe extra)",
+    "cache": "the cache (parsed data, rules, source scans): clear it, or show its size",
+    "logs": "compare a MindFormers and a Megatron training run step by step (Stage 3)",
+}
 
-    lint = sub.add_parser("lint", help="check a config pair (the default command)")
+
+def _commands_epilog() -> str:
+    width = max(map(len, COMMAND_HELP))
+    rows = "\n".join(f"  {name:<{width}}  {text}" for name, text in COMMAND_HELP.items())
+    return f"commands (`cfglint COMMAND --help` for each):\n{rows}"
+
+
+def lint_parser() -> argparse.ArgumentParser:
+    """``cfglint [lint]``: the default command, whose options ``cfglint --help`` lists."""
+    lint = _Parser(
+        prog="cfglint",
+        usage="cfglint [lint] [FILE ...] [options]",
+        description="Find the configuration causes of loss-curve mismatches between\n"
+        "Megatron-LM / MindSpeed-LLM and MindFormers training jobs.\n"
+        "Options and files may come in any order.",
+        epilog=_commands_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    lint.add_argument("--version", action="version", version=f"cfglint {__version__}")
     _common_inputs(lint)
     lint.add_argument(
         "--source",
         action="append",
         default=[],
         metavar="PATH",
-        help="a training source file or folder to scan (repeatable, one value each)",
+        help="Python training sources, a file or folder (repeatable, one value each; parsed in "
+        "parallel, cached by content hash). A file named here, or started by the launch "
+        "script, is an entry point; in a folder, a module is an entry point when it trains "
+        "(reaches an optimizer step or a framework training call)",
     )
-    lint.add_argument("--format", "--output-format", dest="format", choices=tuple(FORMATS))
     lint.add_argument(
-        "--statistics", action="store_true", help="count findings per rule instead of listing them"
+        "--format",
+        "--output-format",
+        dest="format",
+        choices=tuple(FORMATS),
+        help="text (default), concise (path:line:col: RULE message), json, sarif, or github "
+        "(workflow annotations)",
+    )
+    lint.add_argument("--output", "-o", metavar="FILE", help="write the report here")
+    lint.add_argument(
+        "--statistics",
+        action="store_true",
+        help="count findings per rule instead of listing them (JSON with --format json)",
+    )
+    lint.add_argument(
+        "--quiet",
+        "-q",
+        action="store_true",
+        help="print the findings and errors only: no summary line, no notes on skipped files",
     )
     lint.add_argument(
         "--pairs",
@@ -103,14 +143,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="read and write no cache: parsed data, validated rules, source scans "
         "(see `cfglint cache`)",
     )
-    lint.add_argument("--output", "-o", metavar="FILE", help="write the report here")
     lint.add_argument(
         "--select",
         action="append",
         default=[],
         metavar="RULE|ROW",
-        help="only these rules: ids in any case, id prefixes (OPT, DET01), rows, sections, or "
-        "settings as `show` prints them (repeatable, comma lists)",
+        help="only these rules: ids in any case (OPT006, opt006), id prefixes (OPT, DET01), "
+        "rows (optimizer.beta2), sections (optimizer) or the settings `show` prints; "
+        "repeatable or comma-separated; the more specific of --select and --ignore wins; an "
+        "unknown name is a usage error naming the closest ones",
     )
     lint.add_argument(
         "--ignore",
@@ -122,8 +163,9 @@ def build_parser() -> argparse.ArgumentParser:
     lint.add_argument(
         "--profile",
         choices=PROFILES,
-        help="align adds the Stage-1 alignment-run settings, and on a single side the "
-        "alignment advice that the default profile reports only for pairs",
+        help="align adds the Stage-1 alignment-run rules (2 layers, constant lr, no warmup, "
+        "eps 1e-8, no randomness, parallelism off, same initial weights), and on a single "
+        "side the alignment advice that the default profile reports only for pairs",
     )
     lint.add_argument(
         "--fail-on",
@@ -131,10 +173,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="lowest severity that makes the exit code 1 (default: warning)",
     )
     lint.add_argument(
-        "--data", metavar="PATH", help="dataset prefix (Megatron .bin/.idx) for the data rows"
+        "--exit-zero",
+        dest="fail_on",
+        action="store_const",
+        const="never",
+        help="exit 0 even with findings (--fail-on never); input errors still exit 2",
     )
     lint.add_argument(
-        "--tokenizer", metavar="PATH", help="tokenizer file or folder for the special-token rows"
+        "--data", metavar="PREFIX", help="a Megatron .bin/.idx dataset for the data rows"
+    )
+    lint.add_argument(
+        "--tokenizer",
+        metavar="DIR",
+        help="a Hugging Face tokenizer file or folder for the special-token rows",
     )
     lint.add_argument(
         "--loss-log",
@@ -148,7 +199,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--verbose",
         "-v",
         action="store_true",
-        help="also list rows that could not be checked, and why, and every skipped file",
+        help="also list each input warning, each row that could not be checked and why, and "
+        "every skipped file",
     )
     _color(lint)
     from cfglint.cli.probe import add_probe_options
@@ -161,8 +213,15 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PYPROJECT",
         help="pyproject.toml with [tool.cfglint] (default: nearest one)",
     )
+    return lint
 
-    show = sub.add_parser("show", help="print every checked setting with its value and origin")
+
+def _sub(name: str) -> argparse.ArgumentParser:
+    return _Parser(prog=f"cfglint {name}", description=COMMAND_HELP[name])
+
+
+def _show_parser() -> argparse.ArgumentParser:
+    show = _sub("show")
     _common_inputs(show)
     show.add_argument("--format", choices=("text", "json"), default="text")
     show.add_argument("--all", action="store_true", help="also settings that are not set anywhere")
@@ -170,21 +229,31 @@ def build_parser() -> argparse.ArgumentParser:
         "--diff-only", action="store_true", help="only settings whose two values differ"
     )
     _color(show)
+    return show
 
-    rules = sub.add_parser("rules", help="list every rule")
+
+def _rules_parser() -> argparse.ArgumentParser:
+    rules = _sub("rules")
     rules.add_argument("--format", choices=("text", "json", "markdown"), default="text")
     _color(rules)
+    return rules
 
-    explain = sub.add_parser("explain", help="rationale and fix of one rule")
+
+def _explain_parser() -> argparse.ArgumentParser:
+    explain = _sub("explain")
     explain.add_argument("rule", metavar="RULE-ID")
     _color(explain)
+    return explain
 
-    cache = sub.add_parser(
-        "cache", help="the cache (parsed data, rules, source scans): clear it, or show its size"
-    )
+
+def _cache_parser() -> argparse.ArgumentParser:
+    cache = _sub("cache")
     cache.add_argument("action", choices=("clear", "info"))
+    return cache
 
-    lr = sub.add_parser("lr", help="both learning-rate curves, step by step")
+
+def _lr_parser() -> argparse.ArgumentParser:
+    lr = _sub("lr")
     _common_inputs(lr)
     lr.add_argument(
         "--steps",
@@ -201,12 +270,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     lr.add_argument("--plot", metavar="FILE.png", help="also write a PNG plot")
     _color(lr)
+    return lr
 
-    probe = sub.add_parser(
-        "probe",
-        help="run a short real training step of both sides and confirm the findings "
-        "(needs the probe extra)",
-    )
+
+def _probe_parser() -> argparse.ArgumentParser:
+    from cfglint.cli.probe import add_probe_options
+
+    probe = _sub("probe")
     _common_inputs(probe)
     probe.add_argument(
         "--source", nargs="+", default=[], metavar="PATH", help="training sources to scan"
@@ -223,19 +293,72 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_probe_options(probe)
     _color(probe)
-    from cfglint.cli.logs import add_parser as add_logs
-
-    add_logs(sub)
-    return root
+    return probe
 
 
-def _argv_with_default_command(argv: list[str]) -> list[str]:
+def _logs_parser() -> argparse.ArgumentParser:
+    from cfglint.cli.logs import add_arguments
+
+    logs = _sub("logs")
+    add_arguments(logs)
+    return logs
+
+
+PARSERS = {
+    "lint": lint_parser,
+    "show": _show_parser,
+    "rules": _rules_parser,
+    "explain": _explain_parser,
+    "cache": _cache_parser,
+    "lr": _lr_parser,
+    "probe": _probe_parser,
+    "logs": _logs_parser,
+}
+
+
+def _valued_options(p: argparse.ArgumentParser) -> set[str]:
+    """Option strings that take a value: the token after one is never the command."""
+    return {
+        s
+        for a in p._actions  # argparse keeps no public list of a parser's options
+        for s in a.option_strings
+        if a.nargs != 0
+    }
+
+
+def split_command(argv: list[str], lint: argparse.ArgumentParser) -> tuple[str, list[str]]:
+    """The command and its arguments: the first positional when it names a command (a
+    file called like one is written ./rules), else ``lint`` with every argument."""
+    valued = _valued_options(lint)
+    skip = False
     for i, a in enumerate(argv):
-        if a in ("-h", "--help", "--version"):
-            return argv
-        if not a.startswith("-") or (i > 0 and argv[i - 1] in ("--megatron", "--launch")):
-            return argv if a in SUBCOMMANDS else ["lint", *argv]
-    return ["lint", *argv]
+        if skip:
+            skip = False
+            continue
+        if a == "--":
+            break
+        if a.startswith("-") and a != "-":
+            skip = a in valued
+            continue
+        if a in PARSERS:
+            return a, argv[:i] + argv[i + 1 :]
+        break
+    return "lint", argv
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    """Options and positionals in any order, as ruff reads them."""
+    lint = lint_parser()
+    command, rest = split_command(argv, lint)
+    parser = lint if command == "lint" else PARSERS[command]()
+    args = parser.parse_intermixed_args(rest)
+    args.command = command
+    return args
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The top-level parser: the lint's (what ``cfglint --help`` prints)."""
+    return lint_parser()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -251,7 +374,7 @@ def main(argv: list[str] | None = None) -> int:
         guard_stdout()  # `> /dev/full` is one line and exit 2, wherever the write fails
     args_list = list(sys.argv[1:] if argv is None else argv)
     try:
-        args = build_parser().parse_args(_argv_with_default_command(args_list))
+        args = parse(args_list)
         rc = _dispatch(args)
         from cfglint.report.output import flush_stdout
 
@@ -259,6 +382,7 @@ def main(argv: list[str] | None = None) -> int:
         return rc
     except InputError as exc:
         print(exc.one_line(), file=sys.stderr)
+        _failed_report(args_list, exc)
         return 2
     except RuleFileError as exc:
         print(f"cfglint: invalid rule file: {exc}", file=sys.stderr)
@@ -290,6 +414,44 @@ def _internal(exc: Exception) -> int:
         file=sys.stderr,
     )
     return 2
+
+
+def _option(argv: list[str], names: tuple[str, ...]) -> str | None:
+    """The last value given to one of ``names`` (``--opt V``, ``--opt=V``, ``-oV``), read
+    from the raw arguments: the parse itself may be what failed."""
+    found = None
+    for i, a in enumerate(argv):
+        for n in names:
+            if a == n and i + 1 < len(argv):
+                found = argv[i + 1]
+            elif a.startswith(n + "=") or (len(n) == 2 and a.startswith(n) and len(a) > 2):
+                found = a[len(n) :].removeprefix("=")
+    return found
+
+
+def _failed_report(argv: list[str], exc: InputError) -> None:
+    """A lint that stopped before its report (a bad option, selector or setting, a file in
+    the wrong role) still writes the JSON or SARIF file it was asked for, saying that the
+    run failed, so a CI step that uploads it always has one."""
+    output = _option(argv, ("--output", "-o"))
+    if not output or (argv and argv[0] in PARSERS and argv[0] not in ("lint", "probe")):
+        return
+    from cfglint.cli.terminal import report_format
+
+    fmt = report_format(_option(argv, ("--format", "--output-format")), output)
+    if fmt not in ("json", "sarif"):
+        return
+    from cfglint.cli.terminal import write_output
+    from cfglint.model.findings import InputProblem, Report
+    from cfglint.report import RenderOptions, render
+
+    problem = InputProblem.model_construct(path=exc.path or "", message=exc.message, line=exc.line)
+    report = Report.model_construct(errors=[problem])
+    try:
+        write_output(render(fmt, report, RenderOptions()), output)
+    except InputError as again:  # the report file itself cannot be written: said once
+        if again.path != exc.path:
+            print(again.one_line(), file=sys.stderr)
 
 
 def _dispatch(args: Any) -> int:

@@ -10,7 +10,7 @@ from typing import Any
 
 from cfglint.check.pipeline import Options, lint
 from cfglint.cli.common import settings
-from cfglint.cli.terminal import write_output
+from cfglint.cli.terminal import report_format, write_output
 from cfglint.load.classify import Plan
 from cfglint.model.errors import InputError
 from cfglint.model.findings import InputProblem, Report
@@ -61,6 +61,8 @@ def _check_selectors(args: Any, cfg: dict[str, Any]) -> None:
     try:
         check_known(split(cfg.get("select", [])), rules, f"{where} select")
         check_known(split(cfg.get("ignore", [])), rules, f"{where} ignore")
+        for pattern, names in cfg.get("per_file_ignores", {}).items():
+            check_known(split(names), rules, f"{where} per-file-ignores {pattern!r}")
     except InputError as exc:  # name the file the bad setting is in
         from cfglint.cli.settings import find_pyproject
 
@@ -93,12 +95,19 @@ def _rename(report: Report, old: str, new: str) -> Report:
     """Paths of the private stdin file, as the user knows them."""
     text = report.model_dump_json()
     text = text.replace(json.dumps(old)[1:-1], new).replace(os.path.basename(old), new)
-    return Report.model_validate_json(text)
+    renamed = Report.model_validate_json(text)
+    # a default's stand-in location is no part of the JSON: keep it one
+    for f, g in zip(report.findings, renamed.findings, strict=True):
+        g.locations = [
+            b.model_copy(update={"anchor": a.anchor})
+            for a, b in zip(f.locations, g.locations, strict=True)
+        ]
+    return renamed
 
 
 def cmd_lint(args: Any) -> int:
     cfg = settings(args)
-    fmt_name = args.format or cfg.get("format", "text")
+    fmt_name = args.format or cfg.get("format") or report_format(None, args.output) or "text"
     profile = args.profile or cfg.get("profile", "default")
     fail_on = args.fail_on or cfg.get("fail_on", "warning")
     version = args.megatron_version or cfg.get("megatron_version")
@@ -117,7 +126,7 @@ def cmd_lint(args: Any) -> int:
         total = _rename(total, stdin_path, STDIN_NAME)
     if not todo.jobs:
         # nothing was linted: every skipped file, with what it was taken for, is the answer
-        for x in total.skipped:
+        for x in [] if args.quiet else total.skipped:
             print(f"{x.path}: {x.message}", file=sys.stderr)
         if not total.skipped and not (args.pairs or cfg.get("pairs")):
             named = args.files[0] if len(args.files) == 1 else None  # e.g. an empty folder
@@ -127,7 +136,8 @@ def cmd_lint(args: Any) -> int:
                 "--megatron FILE or --source PATH (see cfglint --help)",
             )
         what = f": {len(total.skipped)} file(s) skipped, none is a training input"
-        print(f"cfglint: nothing checked{what if total.skipped else ''}", file=sys.stderr)
+        if not args.quiet:
+            print(f"cfglint: nothing checked{what if total.skipped else ''}", file=sys.stderr)
         if fmt_name in ("json", "sarif"):
             # a CI step that asked for a report (and may upload it) still gets a valid one
             _emit(total, fmt_name, args, False)
@@ -173,6 +183,8 @@ def _run_jobs(
             tokenizer=args.tokenizer,
             loss_logs=args.loss_log,
             scan_cache=not args.no_cache,
+            per_file_ignores=cfg.get("per_file_ignores", {}),
+            settings_base=str(cfg.get("_base") or "."),
         )
         report, ctx = lint(opts)
         if getattr(args, "probe", False) and not report.errors:
@@ -196,6 +208,8 @@ def _run_jobs(
 def _note_skipped(todo: Plan, report: Report, args: Any) -> None:
     """A note per skipped file named on the command line (pre-commit passes names); files
     found by walking a folder are counted, and listed with -v."""
+    if args.quiet:
+        return
     walked = [s for s in report.skipped if s.path in todo.walked]
     if args.verbose:  # what each linted file was taken for, and why
         for c in todo.seen:
@@ -221,7 +235,7 @@ def _emit(report: Report, fmt_name: str, args: Any, many: bool = False) -> None:
         from cfglint.report.concise import render_statistics
 
         titles = {r.id: r.title for r in load_rules()}
-        write_output(render_statistics(report, titles), args.output)
+        write_output(render_statistics(report, titles, fmt_name), args.output)
         return
     color = fmt_name == "text" and use_color(args, to_file=args.output is not None)
     options = RenderOptions(
@@ -229,5 +243,6 @@ def _emit(report: Report, fmt_name: str, args: Any, many: bool = False) -> None:
         color=color,
         width=term_width() if args.output is None else 100,
         name_files=many,
+        quiet=args.quiet,
     )
     write_output(render(fmt_name, report, options), args.output)

@@ -18,11 +18,7 @@ PLOT_KINDS = (".png", ".html")
 NAMES = {"mindformers": "MindFormers", "megatron": "Megatron"}
 
 
-def add_parser(sub: Any) -> None:
-    p = sub.add_parser(
-        "logs",
-        help="compare a MindFormers and a Megatron training run step by step (Stage 3)",
-    )
+def add_arguments(p: Any) -> None:
     p.add_argument(
         "mf_log", metavar="MF_LOG", help="MindFormers training log or TensorBoard events"
     )

@@ -19,7 +19,7 @@ def lr_schedules(
 
     mf = load_mindformers_side(mf_path, launch) if mf_path else None
     mg = load_megatron_side(mg_path) if mg_path else None
-    scheds, _ = build_schedules(mf, mg, steps)
+    scheds, _, _ = build_schedules(mf, mg, steps)
     return scheds
 
 
@@ -30,7 +30,7 @@ def cmd_lr(args: Any) -> int:
     if args.steps is not None and not 0 < args.steps <= MAX_STEPS:
         raise InputError(None, f"--steps must be between 1 and {MAX_STEPS}")
     mf, mg = load_pair(args)
-    scheds, notes = build_schedules(mf, mg, args.steps, args.data)
+    scheds, notes, assumed = build_schedules(mf, mg, args.steps, args.data)
     paint = painter(args)
     for side, sch in scheds.items():
         sys.stdout.write(
@@ -49,7 +49,18 @@ def cmd_lr(args: Any) -> int:
                 " steps both train\n"
             )
         diff = lr_plot.common_diff(a, b)
-        if diff.first_diverging_step is None:
+        if diff.first_diverging_step is None and assumed:
+            # equal lengths were assumed, not read: the agreement is conditional
+            sys.stdout.write(
+                paint(
+                    f"Assuming {'; '.join(assumed)}: the curves would agree within 1% over "
+                    f"{diff.steps} steps (largest gap {diff.max_rel_gap:.2%}). Give --steps N "
+                    "or --data to check the length as well.",
+                    "1;33",
+                )
+                + "\n"
+            )
+        elif diff.first_diverging_step is None:
             sys.stdout.write(
                 paint(
                     f"The curves agree within 1% over {diff.steps} steps (largest gap "
@@ -71,7 +82,10 @@ def cmd_lr(args: Any) -> int:
             )
     from cfglint.cli.terminal import term_width
 
-    sys.stdout.write(lr_plot.plot_terminal(*scheds.values(), width=min(term_width(), 120)) + "\n")
+    sys.stdout.write(
+        lr_plot.plot_terminal(*scheds.values(), width=min(term_width(), 120), assumed=bool(assumed))
+        + "\n"
+    )
     if args.plot:
         title = "Learning rate: " + " vs ".join(
             os.path.basename(c.path) for c in (mf, mg) if c is not None

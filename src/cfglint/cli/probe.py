@@ -11,13 +11,12 @@ import os
 import sys
 from typing import Any
 
+from cfglint import INSTALL_PROBE
 from cfglint.check.pipeline import Options, lint
 from cfglint.evidence.probe.devices import DEVICES
 from cfglint.model import standard as std
 from cfglint.model.errors import InputError
 from cfglint.model.findings import Finding, Location, Report
-
-INSTALL = "pip install 'cfglint[probe]'"
 
 
 def add_probe_options(p: Any, on_lint: bool = False) -> None:
@@ -25,7 +24,7 @@ def add_probe_options(p: Any, on_lint: bool = False) -> None:
         p.add_argument(
             "--probe",
             action="store_true",
-            help="also run the runtime probe (needs the probe extra: " + INSTALL + ")",
+            help="also run the runtime probe (needs the probe extra: " + INSTALL_PROBE + ")",
         )
     p.add_argument(
         "--steps", type=int, default=10, help="probe steps per curve (at least 3; default 10)"
@@ -164,10 +163,11 @@ def check_probe_args(args: Any) -> None:
     fw = available()
     if not fw["torch"]:
         raise InputError(
-            None, f"the runtime probe needs torch (and mindspore for both frameworks): {INSTALL}"
+            None,
+            f"the runtime probe needs torch (and mindspore for both frameworks): {INSTALL_PROBE}",
         )
     if args.device == "npu" and not fw["mindspore"]:
-        raise InputError(None, f"--device npu needs mindspore: {INSTALL}")
+        raise InputError(None, f"--device npu needs mindspore: {INSTALL_PROBE}")
     try:
         preflight(args.device)
     except DeviceMissing as exc:

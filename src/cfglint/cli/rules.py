@@ -8,7 +8,7 @@ from typing import Any
 
 from cfglint.cli.common import SEVERITY_ANSI, painter
 from cfglint.model.errors import InputError
-from cfglint.report.rules_doc import rules_markdown
+from cfglint.report.rules_doc import rules_page
 
 
 def cmd_rules(args: Any) -> int:
@@ -30,8 +30,8 @@ def cmd_rules(args: Any) -> int:
         }
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
         return 0
-    if args.format == "markdown":
-        sys.stdout.write(rules_markdown(rules))
+    if args.format == "markdown":  # docs/rules.md, the page SARIF helpUri points at
+        sys.stdout.write(rules_page(rules))
         return 0
     paint = painter(args)
     for r in rules:
@@ -53,7 +53,17 @@ def cmd_explain(args: Any) -> int:
                 f"row: {r.row}   severity: {paint(r.severity, SEVERITY_ANSI[r.severity])}   "
                 f"kind: {r.kind}   profiles: {', '.join(r.profiles)}\n\n"
                 f"{paint('Why it matters:', '1')}\n  {' '.join(r.rationale.split())}\n\n"
-                f"{paint('How to fix:', '1')}\n  {' '.join(r.fix.split())}\n"
+                f"{paint('How to fix:', '1')}\n  {' '.join(r.general_fix.split())}\n"
             )
             return 0
-    raise InputError(None, f"no rule {args.rule!r}; `cfglint rules` lists them")
+    import difflib
+    import re
+
+    ids = [r.id for r in load_rules()]
+    close = difflib.get_close_matches(want, ids, n=3, cutoff=0.6)
+    m = re.fullmatch(r"([A-Z]+)0*(\d{1,3})", want)
+    padded = f"{m.group(1)}{int(m.group(2)):03d}" if m else ""
+    if padded in ids:  # OPT6, OPT06: the id with its zeros first
+        close = [padded, *[c for c in close if c != padded]][:3]
+    hint = f"did you mean {', '.join(close)}?" if close else "`cfglint rules` lists them"
+    raise InputError(None, f"no rule {args.rule!r}; {hint}")

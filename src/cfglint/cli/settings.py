@@ -23,6 +23,7 @@ KNOWN = {
     "format",
     "exclude",
     "pairs",
+    "per_file_ignores",
 }
 PAIR_KEYS = {"mindformers", "megatron", "launch", "source"}
 
@@ -94,6 +95,8 @@ def load_settings(path: Path | None) -> dict[str, Any]:
             raise InputError(str(path), f"[tool.cfglint] {k} must be a list of strings")
         if key == "pairs":
             v = _pairs(path, v)
+        if key == "per_file_ignores":
+            v = _per_file_ignores(path, k, v)
         out[key] = v
     out["_base"] = path.parent
     out["_path"] = path
@@ -131,6 +134,22 @@ def _pairs(path: Path, value: Any) -> list[dict[str, Any]]:
                     )
                 entry[k] = _rel(path.parent, pair[k])
         out.append(entry)
+    return out
+
+
+def _per_file_ignores(path: Path, name: str, value: Any) -> dict[str, list[str]]:
+    """``per-file-ignores = {"legacy/*.yaml" = ["OPT003"], "*.sh" = "DET"}``: patterns in
+    .gitignore syntax, relative to the pyproject.toml; selectors as --ignore takes them."""
+    if not isinstance(value, dict):
+        raise InputError(str(path), f"[tool.cfglint] {name} must be a table of pattern = rules")
+    out: dict[str, list[str]] = {}
+    for pattern, rules in value.items():
+        rules = [rules] if isinstance(rules, str) else rules
+        if not (isinstance(rules, list) and all(isinstance(x, str) for x in rules)):
+            raise InputError(
+                str(path), f"[tool.cfglint] {name} {pattern!r} must be a list of rule names"
+            )
+        out[pattern] = rules
     return out
 
 

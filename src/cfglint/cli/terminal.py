@@ -19,6 +19,17 @@ def use_color(args: Any, *, to_file: bool = False) -> bool:
     return sys.stdout.isatty()
 
 
+# -o report.sarif with no --format (and none in [tool.cfglint]) writes what its name says
+SUFFIX_FORMATS = {".sarif": "sarif", ".json": "json"}
+
+
+def report_format(fmt: str | None, output: str | None) -> str | None:
+    """The format asked for, else the one the output file's name implies."""
+    if fmt or not output:
+        return fmt
+    return SUFFIX_FORMATS.get(os.path.splitext(output)[1].lower())
+
+
 def write_output(text: str, output: str | None) -> None:
     """The report to ``output`` (--output, written atomically and never over an input),
     else to standard output."""

@@ -19,10 +19,18 @@ class RenderOptions(NamedTuple):
     width: int = 100  # text wraps here: the terminal's width, or 100 for a pipe
     # several files were linted: each finding's header names its file
     name_files: bool = False
+    # --quiet: the findings and errors, without the summary line
+    quiet: bool = False
 
 
 # format name -> module under cfglint.report that defines render(report, options) -> str
-FORMATS = {"text": "text", "concise": "concise", "json": "json", "sarif": "sarif"}
+FORMATS = {
+    "text": "text",
+    "concise": "concise",
+    "json": "json",
+    "sarif": "sarif",
+    "github": "github",
+}
 
 
 def render(fmt: str, report: Report, options: RenderOptions) -> str:

@@ -18,7 +18,7 @@ def _where(f: Finding, fallback: str) -> str:
     return f"{fallback}:1:1"
 
 
-def render_concise(report: Report) -> str:
+def render_concise(report: Report, quiet: bool = False) -> str:
     """``path:line:col: RULE message`` per finding, then the summary line."""
     from cfglint.report.text import summary_line
 
@@ -30,14 +30,24 @@ def render_concise(report: Report) -> str:
         from cfglint.report.probe import concise_lines
 
         lines += concise_lines(report.probe)
-    lines.append(summary_line(report))
-    return "\n".join(lines) + "\n"
+    if not quiet:
+        lines.append(summary_line(report))
+    return "".join(line + "\n" for line in lines)
 
 
-def render_statistics(report: Report, titles: dict[str, str]) -> str:
-    """Count per rule, most frequent first: ``N  RULE  severity  title``."""
+def render_statistics(report: Report, titles: dict[str, str], fmt: str = "text") -> str:
+    """Count per rule, most frequent first: ``N  RULE  severity  title``; with ``--format
+    json`` a list of ``{"rule", "count", "severity", "title"}`` in the same order."""
     counts = Counter(f.rule for f in report.findings)
     severity = {f.rule: f.severity for f in report.findings}
+    if fmt == "json":
+        from cfglint.report.json import dumps
+
+        rows = [
+            {"rule": rule, "count": n, "severity": severity[rule], "title": titles.get(rule, "")}
+            for rule, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+        ]
+        return dumps(rows, indent=2) + "\n"
     width = max((len(str(n)) for n in counts.values()), default=1)
     lines = [
         f"{n:>{width}}  {rule}  {severity[rule]:<7}  {titles.get(rule, '')}".rstrip()
@@ -47,4 +57,4 @@ def render_statistics(report: Report, titles: dict[str, str]) -> str:
 
 
 def render(report: Report, options: RenderOptions) -> str:
-    return render_concise(report)
+    return render_concise(report, quiet=options.quiet)

@@ -35,7 +35,8 @@ def to_dict(report: Report, verbose: bool = False) -> dict[str, Any]:
                 "severity": f.severity,
                 "message": f.message,
                 "values": _clean(f.values),
-                "locations": [loc.model_dump() for loc in f.locations],
+                # a default has no location: its stand-in (line 1 of the file) stays out
+                "locations": [loc.model_dump() for loc in f.locations if not loc.anchor],
             }
             for f in report.findings
         ],
@@ -44,12 +45,17 @@ def to_dict(report: Report, verbose: bool = False) -> dict[str, Any]:
             for e in report.errors
         ],
     }
+    # what would stop a framework or change what it reads (an unknown key, a duplicate
+    # key, a broken line continuation) reaches code review with the findings
+    out["warnings"] = [
+        {"path": w.path, "message": w.message} | ({"line": w.line} if w.line else {})
+        for w in report.warnings
+    ]
     if report.skipped:
         out["skipped"] = [{"path": x.path, "message": x.message} for x in report.skipped]
     if report.probe is not None:
         out["probe"] = report.probe
     if verbose:
-        out["warnings"] = [w.model_dump(exclude_none=True) for w in report.warnings]
         out["not_checked"] = [{"row": r, "reason": why} for r, why in report.not_checked]
     return out
 

@@ -25,7 +25,7 @@ def common_diff(a: Schedule, b: Schedule) -> CurveDiff:
     return compare(a, b, min(a.total_steps, b.total_steps))
 
 
-def _legend(scheds: tuple[Schedule, ...]) -> list[str]:
+def _legend(scheds: tuple[Schedule, ...], assumed: bool = False) -> list[str]:
     names = "   ".join(f"{m} {s.label}" for m, s in zip(MARKS, scheds, strict=False))
     if len(scheds) == 1:
         return [f"  {names}"]
@@ -33,7 +33,11 @@ def _legend(scheds: tuple[Schedule, ...]) -> list[str]:
     diff = common_diff(a, b)
     lines = [f"  {names}   # both"]
     if diff.first_diverging_step is None:
-        lines.append(f"  the curves agree within 1% at every step both runs train ({diff.steps})")
+        lines.append(
+            f"  within 1% at every one of the {diff.steps} steps, with the run length assumed"
+            if assumed
+            else f"  the curves agree within 1% at every step both runs train ({diff.steps})"
+        )
     else:
         lines.append(
             f"  | first divergence at step {diff.first_diverging_step}: "
@@ -43,13 +47,15 @@ def _legend(scheds: tuple[Schedule, ...]) -> list[str]:
     return lines
 
 
-def plot_terminal(*scheds: Schedule, width: int = 100, height: int = 25) -> str:
+def plot_terminal(
+    *scheds: Schedule, width: int = 100, height: int = 25, assumed: bool = False
+) -> str:
     """One or two curves as text: ``*`` the first, ``o`` the second, ``#`` where they
     overlap, ``|`` the first divergence. Plain characters, the same on every terminal."""
     if not 1 <= len(scheds) <= 2:
         raise ValueError("plot_terminal draws one or two schedules")
     n = max(s.total_steps for s in scheds)
-    legend = _legend(scheds)
+    legend = _legend(scheds, assumed)
     label_w = 9
     cols = max(10, width - label_w - 2)
     rows = max(5, height - 2 - len(legend))

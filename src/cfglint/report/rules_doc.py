@@ -12,7 +12,8 @@ def rules_page(rules: Any) -> str:
     out = [
         "# cfglint rules",
         "",
-        "Generated from `rules/*.yaml` by `scripts/update_readme_rules.py`; do not edit by hand.",
+        "Generated from `rules/*.yaml` (`cfglint rules --format markdown`, written by",
+        "`scripts/update_readme_rules.py`); do not edit by hand.",
         "A rule marked *align profile* runs only with `--profile align`; a recommendation",
         "(kind `recommend` or `env`) runs for a pair, and on a single side with `--profile align`.",
     ]
@@ -31,7 +32,7 @@ def rules_page(rules: Any) -> str:
             "",
             " ".join(r.rationale.split()),
             "",
-            f"**Fix:** {' '.join(r.fix.split())}",
+            f"**Fix:** {' '.join(r.general_fix.split())}",
         ]
     return "\n".join(out) + "\n"
 

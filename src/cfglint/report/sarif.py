@@ -8,15 +8,12 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cfglint import __version__
+from cfglint import DISTRIBUTION, HOMEPAGE, __version__
 from cfglint.check.schema import Rule
-from cfglint.model.findings import Finding, Location, Report
+from cfglint.model.findings import Finding, InputProblem, Location, Report
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVEL = {"error": "error", "warning": "warning", "note": "note"}
-# Must equal [project.urls] Homepage in pyproject.toml (a test checks); used when the
-# package metadata is not installed (running from a source tree).
-HOMEPAGE = "https://github.com/cfglint/cfglint"
 
 if TYPE_CHECKING:
     from cfglint.report import RenderOptions
@@ -44,7 +41,8 @@ def physical(
 ) -> dict[str, Any]:
     out: dict[str, Any] = {"artifactLocation": artifact(loc.path if loc else path, root)}
     start = loc.line if loc else line
-    if not start:
+    if not start or (loc is not None and loc.anchor):
+        # a default is written nowhere: the file, with no region (not a made-up line 1)
         return out
     region: dict[str, Any] = {"startLine": start}
     if loc is not None and not loc.anchor:
@@ -97,7 +95,7 @@ def homepage() -> str:
     from importlib.metadata import PackageNotFoundError, metadata
 
     try:
-        for entry in metadata("cfglint").get_all("Project-URL") or []:
+        for entry in metadata(DISTRIBUTION).get_all("Project-URL") or []:
             label, _, url = entry.partition(",")
             if label.strip().lower() == "homepage":
                 return url.strip()
@@ -119,9 +117,9 @@ def rule_descriptor(r: Rule) -> dict[str, Any]:
         "shortDescription": {"text": r.title},
         "fullDescription": {"text": r.rationale.strip()},
         "help": {
-            "text": f"{r.rationale.strip()}\n\nFix: {r.fix.strip()}",
+            "text": f"{r.rationale.strip()}\n\nFix: {r.general_fix.strip()}",
             "markdown": f"**{r.title}** (checklist row `{r.row}`)\n\n{r.rationale.strip()}"
-            f"\n\n**Fix:** {r.fix.strip()}",
+            f"\n\n**Fix:** {r.general_fix.strip()}",
         },
         "defaultConfiguration": {"level": LEVEL[r.severity]},
         "properties": {"row": r.row, "tags": [r.row.split(".")[0], "accuracy"]},
@@ -160,14 +158,7 @@ def to_sarif(report: Report, rules: tuple[Rule, ...], root: Path | None = None) 
             if related:
                 res["relatedLocations"] = related
         results.append(res)
-    notifications = [
-        {
-            "level": "error",
-            "message": {"text": e.message},
-            "locations": [{"physicalLocation": physical(None, e.path, e.line, root)}],
-        }
-        for e in report.errors
-    ]
+    notifications = [_notification(e, root) for e in [*report.errors, *report.warnings]]
     return {
         "$schema": SCHEMA,
         "version": "2.1.0",
@@ -210,6 +201,14 @@ def add_probe(doc: dict[str, Any], probe: dict[str, Any]) -> None:
                 k: c.get(k) for k in ("verdict", "floor_multiple", "effect", "reason", "ran")
             }
     run["properties"] = {"probe": probe}
+
+
+def _notification(problem: InputProblem, root: Path) -> dict[str, Any]:
+    """An input error or warning; a usage error names no file."""
+    out: dict[str, Any] = {"level": problem.level, "message": {"text": problem.message}}
+    if problem.path:
+        out["locations"] = [{"physicalLocation": physical(None, problem.path, problem.line, root)}]
+    return out
 
 
 def render_sarif(report: Report, rules: tuple[Rule, ...]) -> str:

@@ -34,10 +34,11 @@ def render_text(
     verbose: bool = False,
     width: int = 100,
     name_files: bool = False,
+    quiet: bool = False,
 ) -> str:
     """The report as (style, text) lines, printed through rich only when colored: rich
     costs a noticeable share of a pre-commit run's start-up, and plain text needs none."""
-    lines = _lines(report, titles, verbose, width, name_files)
+    lines = _lines(report, titles, verbose, width, name_files, quiet)
     if not color:
         return "".join(text + "\n" for _, text in lines)
     from rich.console import Console
@@ -51,7 +52,12 @@ def render_text(
 
 
 def _lines(
-    report: Report, titles: dict[str, str], verbose: bool, width: int, name_files: bool = False
+    report: Report,
+    titles: dict[str, str],
+    verbose: bool,
+    width: int,
+    name_files: bool = False,
+    quiet: bool = False,
 ) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     by_section: dict[str, list[Finding]] = defaultdict(list)
@@ -71,8 +77,10 @@ def _lines(
                 out.append(("dim", _wrap("why: " + f.rationale, "    ", width)))
             if f.fix:
                 out.append(("green", _wrap("fix: " + f.fix, "    ", width)))
-            if f.locations:
-                at = ", ".join(f"{loc.path}:{loc.line}" for loc in f.locations)
+            # a default has no line: its stand-in (the file's first line) is not listed
+            written = [loc for loc in f.locations if not loc.anchor]
+            if written:
+                at = ", ".join(f"{loc.path}:{loc.line}" for loc in written)
                 out.append(("dim", _wrap("at: " + at, "    ", width)))
         out.append(("", ""))
     for e in report.errors:
@@ -86,8 +94,61 @@ def _lines(
             out.append(("bold", "Not checked"))
             for row, why in report.not_checked:
                 out.append(("", _wrap(f"{row}: {why}", "  ", width)))
-    out.append(("bold", summary_line(report)))
+    if not quiet:
+        unchecked = not_checked_line(report, verbose)
+        if unchecked:
+            out.append(("", _wrap(unchecked, "", width)))
+        out.append(("bold", summary_line(report)))
     return out
+
+
+# what a missing piece of evidence is called in the summary, by a phrase of its reason
+_NEEDS = (
+    ("(--source)", "--source"),
+    ("launch script", "a launch script"),
+    ("--loss-log", "--loss-log"),
+    ("probe", "the probe"),
+    ("--data", "--data"),
+    ("--tokenizer", "--tokenizer"),
+    ("not installed", "an installed MindFormers"),
+    ("version table", "an installed MindFormers"),
+)
+
+
+_SIDES = ("MindFormers", "Megatron", "MindSpeed-LLM")
+
+
+def not_checked_line(report: Report, verbose: bool = False) -> str:
+    """How many rules could not decide their row and the main reasons: the evidence that
+    was not given, counted, and what was undecided, by rule."""
+    if not report.not_checked:
+        return ""
+    needs: dict[str, int] = {}
+    undecided: dict[str, list[str]] = {}
+    for _row, why in report.not_checked:
+        rule, _, reason = why.partition(": ")
+        need = next((name for key, name in _NEEDS if key in reason), None)
+        if need is not None:
+            needs[need] = needs.get(need, 0) + 1
+            continue
+        parts = reason.split(";")[0].split(": ")
+        # "Megatron: does not name ...": the side, and what it could not decide
+        short = ": ".join(parts[:2]) if parts[0] in _SIDES and len(parts) > 1 else parts[0]
+        undecided.setdefault(short, []).append(rule)
+    n = len(report.not_checked)
+    out = [f"Not checked: {n} rule{'s' if n != 1 else ''}."]
+    if undecided:
+        out.append(
+            "Undecided: "
+            + "; ".join(f"{', '.join(rules)} ({what})" for what, rules in undecided.items())
+            + "."
+        )
+    if needs:
+        order = sorted(needs.items(), key=lambda kv: -kv[1])
+        out.append("Not given: " + ", ".join(f"{name} ({k})" for name, k in order) + ".")
+    if not verbose:
+        out.append("-v lists each reason.")
+    return " ".join(out)
 
 
 def summary_line(report: Report) -> str:
@@ -114,7 +175,8 @@ def summary_line(report: Report) -> str:
     if report.suppressed:
         text += f" ({report.suppressed} suppressed inline.)"
     if report.warnings:
-        text += f" {len(report.warnings)} input warning(s); -v lists them."
+        n = len(report.warnings)
+        text += f" {n} input warning{'s' if n != 1 else ''}; -v lists them."
     return text
 
 
@@ -128,6 +190,7 @@ def render(report: Report, options: RenderOptions) -> str:
         verbose=options.verbose,
         width=options.width,
         name_files=options.name_files,
+        quiet=options.quiet,
     )
     if report.probe is not None:
         from cfglint.report.probe import text_section

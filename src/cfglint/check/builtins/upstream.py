@@ -28,8 +28,25 @@ def version_check(rule: Rule, ctx: Context) -> list[Finding]:
         return []
     problem, info = check_installed()
     if problem is None:
-        return not_checked(ctx, rule, info)
+        # a compatible installed set passes; anything else could not be decided here
+        return [] if isinstance(info, dict) else not_checked(ctx, rule, info)
     return [finding(rule, problem, {"mindformers": info}, file_location(ctx.mf))]
+
+
+@builtin
+def unknown_arguments(rule: Rule, ctx: Context) -> list[Finding]:
+    """A flag the Megatron release's parser does not register: argparse stops the job at
+    start-up (megatron/training/arguments.py parse_args calls parser.parse_args() unless
+    ignore_unknown_args). A training log's arguments block already ran: not checked here."""
+    cfg = ctx.mg
+    if cfg is None:
+        return []
+    out = []
+    for v in cfg.unknown:
+        hint = f" ({v.detail})" if v.detail else ""
+        detail = f"{v.knob} is not an argument of {cfg.defaults_from}{hint}"
+        out.append(finding(rule, detail, {"megatron": v.knob}, value_locations(v, "megatron")))
+    return out
 
 
 @builtin

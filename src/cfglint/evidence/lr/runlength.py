@@ -86,11 +86,15 @@ def _dataset_length(cfg: Config, data: str) -> tuple[int, str]:
 
 def build_schedules(
     mf: Config | None, mg: Config | None, steps: int | None, data: str | None = None
-) -> tuple[dict[str, Any], list[str]]:
+) -> tuple[dict[str, Any], list[str], list[str]]:
+    """The schedules, a note on each length given or computed, and what was assumed: a
+    length borrowed from the other side makes the two runs equally long by assumption,
+    so a comparison of the two curves must say so."""
     from cfglint.evidence.lr.bridge import MAX_STEPS, schedule_of
 
     scheds: dict[str, Any] = {}
     notes: list[str] = []
+    assumed: list[str] = []
     cfgs = [c for c in (mg, mf) if c is not None]  # the side that knows its length first
     for cfg in cfgs:
         name = NAMES[cfg.side]
@@ -104,6 +108,10 @@ def build_schedules(
             elif other is not None:
                 flag = "--train-iters" if other.framework == "megatron" else "total_steps"
                 length, source = other.total_steps, f"{NAMES[other.framework]}'s {flag}"
+                assumed.append(
+                    f"{name} trains as long as {NAMES[other.framework]} ({length} steps, its "
+                    f"{flag}; {name} leaves the length to the dataset)"
+                )
             elif _is_constant(cfg):
                 length, source = CONSTANT_SPAN, "none needed: the schedule is constant"
             else:
@@ -125,4 +133,4 @@ def build_schedules(
         if length is not None:
             notes.append(f"{name} training length {length} steps ({source})")
     ordered = {k: scheds[k] for k in ("mindformers", "megatron") if k in scheds}
-    return ordered, notes
+    return ordered, notes, assumed

@@ -77,6 +77,12 @@ def _agree_reason(f: Any, fields: tuple[str, ...], pair: SpecPair, gap_why: dict
         # a recommendation on one side's value, not a difference between them
         side = next(iter(f.values))
         return f"a recommendation for the {side} side's value; the two sides agree on it"
+    if (
+        set(f.values) == {"mindformers", "megatron"}
+        and len({repr(v) for v in f.values.values()}) == 1
+    ):
+        # one recommendation that both sides miss with the same value
+        return "a recommendation both sides miss with the same value"
     return "the two specs agree on this knob at the probe's size"
 
 

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field
 
+from cfglint import INSTALL_PROBE
 from cfglint.evidence.probe.devices import DeviceMissing, half_matmul, preflight
 from cfglint.evidence.probe.measure import (
     CONFIRM_MULTIPLE,
@@ -45,8 +46,6 @@ from cfglint.model.config import Config
 from cfglint.model.errors import InputError
 
 __all__ = ["CONFIRM_MULTIPLE", "F32_EPS", "Confirmation", "Probe", "ProbeResult", "probe"]
-
-INSTALL_HINT = "pip install 'cfglint[probe]'"
 
 
 class ProbeUnavailable(Exception):
@@ -325,7 +324,7 @@ class Probe:
         mf = self.pair.mindformers
         self.cross = self.cross32 = False
         if not self.fw.get("mindspore", False):
-            why = f"mindspore is not installed ({INSTALL_HINT})"
+            why = f"mindspore is not installed ({INSTALL_PROBE})"
         else:
             from cfglint.evidence.probe.moe import mindspore_cannot
 
@@ -739,9 +738,9 @@ def check_has_model(cfg: Config) -> None:
 def check_request(steps: int, device: str, fw: dict[str, bool]) -> None:
     """What can be refused before any process starts (one line each)."""
     if not fw.get("torch"):
-        raise ProbeUnavailable(f"the runtime probe needs torch and mindspore: {INSTALL_HINT}")
+        raise ProbeUnavailable(f"the runtime probe needs torch and mindspore: {INSTALL_PROBE}")
     if device == "npu" and not fw.get("mindspore"):
-        raise ProbeUnavailable(f"--device npu needs mindspore: {INSTALL_HINT}")
+        raise ProbeUnavailable(f"--device npu needs mindspore: {INSTALL_PROBE}")
     if not 3 <= steps <= MAX_STEPS:
         raise ValueError(
             f"--steps must be between 3 and {MAX_STEPS} (a beta2 mismatch shows from step 3; "

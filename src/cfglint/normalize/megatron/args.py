@@ -60,6 +60,14 @@ def _spec(entry: dict[str, Any], source: str) -> ArgSpec:
     )
 
 
+def _closest_flag(flag: str, table: ArgTable) -> str:
+    """``did you mean --hidden-dropout?`` for a misspelt flag, or nothing."""
+    import difflib
+
+    close = difflib.get_close_matches(flag, list(table.by_flag), n=1, cutoff=0.8)
+    return f"did you mean {close[0]}?" if close else ""
+
+
 @cache
 def load_table(name: str = "megatron-lm") -> ArgTable:
     """``megatron-lm`` (the newest Megatron-LM table), a release such as ``core_v0.12.1``,
@@ -154,6 +162,7 @@ def resolve(tokens: list[Any], table: ArgTable) -> Resolved:
                     loc=tok.loc,
                     via=tok.via,
                     conditional=tok.conditional,
+                    detail=_closest_flag(flag, table),
                 )
             )
             continue
