@@ -9,7 +9,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from cfglint.check.registry import exists
-from cfglint.check.schema import PROFILES, RULE_CLASSES, Expect, Rule, RuleFile
+from cfglint.check.schema import PROFILES, RULE_CLASSES, Expect, FixAction, Rule, RuleFile, SideFix
 
 
 class RuleFileError(Exception):
@@ -68,10 +68,19 @@ def _read_cache(path: Path) -> tuple[Rule, ...] | None:
             d["expect"] = Expect.model_construct(**d["expect"])
         for k in ("profiles", "locate", "sides"):
             d[k] = tuple(d[k])
+        if d.get("fix_action") is not None:
+            d["fix_action"] = _fix_action(d["fix_action"])
         out.append(
             RULE_CLASSES[d["kind"]].model_construct(**d)
         )  # validated when the cache was written
     return tuple(out)
+
+
+def _fix_action(d: dict) -> FixAction:
+    for side in ("mindformers", "megatron"):
+        if d.get(side) is not None:
+            d[side] = SideFix.model_construct(**{**d[side], "keys": tuple(d[side]["keys"])})
+    return FixAction.model_construct(**d)
 
 
 def _write_cache(path: Path, rules: tuple[Rule, ...]) -> None:

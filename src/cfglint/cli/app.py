@@ -145,6 +145,9 @@ def build_parser() -> argparse.ArgumentParser:
     from cfglint.cli.probe import add_probe_options
 
     add_probe_options(lint, on_lint=True)
+    from cfglint.cli.fix import add_fix_options
+
+    add_fix_options(lint)
     # kept for hook configurations written before detection: other YAML is always skipped now
     lint.add_argument("--skip-unrecognized-yaml", action="store_true", help=argparse.SUPPRESS)
     lint.add_argument(
