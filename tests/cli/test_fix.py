@@ -4,6 +4,7 @@ a changed file is refused, and the exit codes are ruff's."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shutil
@@ -320,3 +321,28 @@ def test_fix_action_is_validated_at_load() -> None:
             RuleFile.model_validate(
                 {"section": "optimizer", "title": "O", "rules": [{**rule, "fix_action": bad}]}
             )
+
+
+HAVE_PROBE = all(importlib.util.find_spec(m) is not None for m in ("torch", "mindspore"))
+
+
+@pytest.mark.skipif(not HAVE_PROBE, reason="torch and mindspore are not installed (probe extra)")
+def test_probe_residual_on_the_fixed_real_pair_is_at_the_floor(tmp_path: Path) -> None:
+    """llama2-7B pretraining (MindSpeed-LLM against MindFormers): after --fix, the probe
+    confirms none of the fixed findings and what remains sits on the noise floor."""
+    import json
+
+    _copy(tmp_path, "llama2_7b_pretrain_msl", ("mindformers.yaml", "megatron.sh"))
+    opts = _opts(tmp_path, "mindformers.yaml", "megatron.sh", None, "default")
+    report, ctx = lint(opts)
+    plan = plan_fixes(report.findings, ctx, load_rules(), unsafe=True)
+    fixed = {fx.rule for fx in plan.fixes}
+    assert {"OPT001", "OPT008", "PAR003"} <= fixed
+    argv = _argv(tmp_path, "mindformers.yaml", "megatron.sh", None)
+    main([*argv, "--fix", "--unsafe-fixes"])
+    out = tmp_path / "probe.json"
+    main(["probe", *argv, "--steps", "3", "--format", "json", "-o", str(out)])
+    probe = json.loads(out.read_text())["probe"]
+    confirmed = {c["rule"] for c in probe["confirmations"] if c["verdict"] == "confirmed"}
+    assert not confirmed & fixed
+    assert probe["residual"]["floor_multiple"] < 10
