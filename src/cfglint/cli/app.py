@@ -12,7 +12,7 @@ from cfglint import __version__
 from cfglint.check.rulebook import RuleFileError
 from cfglint.model.errors import InputError
 
-SUBCOMMANDS = ("lint", "show", "rules", "explain", "lr", "probe", "cache")
+SUBCOMMANDS = ("lint", "show", "rules", "explain", "lr", "probe", "cache", "server")
 FORMATS = ("text", "concise", "json", "sarif")
 FAIL_ON = ("error", "warning", "note", "never")
 
@@ -215,6 +215,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_probe_options(probe)
     _color(probe)
+    from cfglint.cli.server import add_server_options
+
+    add_server_options(sub)
     return root
 
 
