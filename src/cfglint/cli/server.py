@@ -17,6 +17,7 @@ from typing import Any
 from cfglint.model.errors import InputError
 
 SEVERITY = {"error": 1, "warning": 2, "note": 3}
+_FROZEN: list[bool] = []
 
 
 def add_server_options(sub: Any) -> None:
@@ -127,6 +128,13 @@ def _refresh(ls: Any, ws: Any, uri: str) -> None:
     path = to_fs_path(uri)
     ws.open(path, ls.workspace.get_text_document(uri).source)
     published = _guard(ls, lambda: ws.diagnostics(path)) or {}
+    if not _FROZEN:
+        # the rules, the imported modules and the first sides live as long as the server:
+        # kept out of the cyclic collector's walks, they stop costing every later re-lint
+        import gc
+
+        gc.freeze()
+        _FROZEN.append(True)
     for file, diags in published.items():
         ls.publish_diagnostics(
             from_fs_path(file),

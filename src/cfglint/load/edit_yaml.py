@@ -13,6 +13,7 @@ in the spelling the edited scalar used).
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -41,7 +42,10 @@ def key_path(dotted: str) -> list[str | int]:
     return out
 
 
+@functools.lru_cache(maxsize=8)
 def _compose(text: str) -> Any:
+    """The node tree of ``text`` (read-only here; planning one file's fixes composes it
+    once)."""
     from ruamel.yaml import YAML
 
     return YAML(typ="rt").compose(text)

@@ -64,7 +64,8 @@ class Action:
 class _Linted:
     report: Report
     ctx: Context
-    fixes: list[Fix]
+    texts: dict[str, str]  # the buffers it was linted from
+    planned: list[Fix] | None = None  # by fixes(), when asked for
 
 
 class Workspace:
@@ -138,19 +139,26 @@ class Workspace:
             except InputError as exc:
                 report, ctx = Report.model_construct(), Context(profile=self.profile)
                 report.errors.append(_problem(exc, job))
-            fixes = self._fixes(report, ctx)
-        done = _Linted(report, ctx, fixes)
+        done = _Linted(report, ctx, dict(self.texts))
         self._last[job] = done
         return done
 
-    def _fixes(self, report: Report, ctx: Context) -> list[Fix]:
-        if report.errors:
-            return []
-        texts = {p: t for p, t in self.texts.items()}
-        plan = plan_fixes(
-            report.findings, ctx, self.rules, fix_to=self.fix_to, unsafe=True, texts=texts
-        )
-        return plan.fixes
+    def fixes(self, linted: _Linted) -> list[Fix]:
+        """The lint's fixes, planned when an editor first asks for them (planning reads
+        the files the fixes edit: not worth doing on every keystroke)."""
+        if linted.planned is None:
+            linted.planned = []
+            if not linted.report.errors:
+                plan = plan_fixes(
+                    linted.report.findings,
+                    linted.ctx,
+                    self.rules,
+                    fix_to=self.fix_to,
+                    unsafe=True,
+                    texts=linted.texts,
+                )
+                linted.planned = plan.fixes
+        return linted.planned
 
     def _load(self, side: str, path: str, extra: str | None) -> Config:
         """A side from memory when none of its files changed since it was normalized (its
@@ -190,7 +198,7 @@ class Workspace:
             linted = self.lint_job(job)
             for f in job.files():
                 out.setdefault(f, [])
-            fixable = {id(fx.finding) for fx in linted.fixes}
+            fixable = {r.id for r in self.rules if r.fix_action is not None}
             for e in linted.report.errors:
                 target = os.path.abspath(e.path) if e.path else os.path.abspath(path)
                 line = (e.line or 1) - 1
@@ -198,7 +206,7 @@ class Workspace:
                     Diagnostic(line, 0, 0, "error", "input", e.message)
                 )
             for finding in linted.report.findings:
-                for d_path, diag in self._finding_diagnostics(finding, id(finding) in fixable):
+                for d_path, diag in self._finding_diagnostics(finding, finding.rule in fixable):
                     out.setdefault(d_path, []).append(diag)
         return out
 
@@ -247,7 +255,7 @@ class Workspace:
         for job in self.jobs_for(path):
             linted = self._last.get(job) or self.lint_job(job)
             safe: list[Fix] = []
-            for fx in linted.fixes:
+            for fx in self.fixes(linted):
                 here = [
                     loc
                     for loc in fx.finding.locations
