@@ -77,9 +77,8 @@ def protocol(runs: int) -> None:
     try:
         for f in ("mindformers.yaml", "megatron.sh"):
             shutil.copy(pair / f, tmp / f)
-        (tmp / "pyproject.toml").write_text(
-            '[tool.cfglint]\npairs = [{mindformers = "mindformers.yaml", megatron = "megatron.sh"}]\n'
-        )
+        pair_line = '{mindformers = "mindformers.yaml", megatron = "megatron.sh"}'
+        (tmp / "pyproject.toml").write_text(f"[tool.cfglint]\npairs = [{pair_line}]\n")
         env = {"PYTHONPATH": str(ROOT / "src")}
         client = LspClient(tmp, env=env)
         client.request(
