@@ -22,7 +22,7 @@ from cfglint.load.edit_yaml import set_or_add, yaml_scalar
 from cfglint.model.edits import apply_edits
 from cfglint.model.errors import InputError
 from cfglint.model.values import Loc
-from conftest import FIXTURES
+from conftest import CORPUS, FIXTURES
 
 REAL = FIXTURES / "realpairs"
 # (folder, MindFormers YAML, Megatron script, MindFormers launch)
@@ -112,6 +112,53 @@ def test_fix_removes_what_it_fixed_and_keeps_the_rest_byte_for_byte(
     again, ctx2 = lint(opts)
     replan = plan_fixes(again.findings, ctx2, load_rules(), fix_to=fix_to, unsafe=True)
     assert not {_key(fx.finding) for fx in replan.fixes} & fixed
+
+
+# real public MindFormers configs (../shared corpus, copied before editing) against the
+# fixtures' launch scripts of the same model
+CORPUS_PAIRS = [
+    ("configs__llama2__pretrain_llama2_7b_bf16.yaml", "llama2_7b_pretrain_msl"),
+    ("configs__glm4__finetune_glm4_9b.yaml", "glm4_9b_sft_msl"),
+    ("research__llama3_1__llama3_1_8b__finetune_llama3_1_8b.yaml", "llama31_8b_sft_msl"),
+    ("research__mixtral__mixtral_8x7b__pretrain_mixtral-8x7b.yaml", "mixtral_8x7b_pretrain_msl"),
+    ("configs__qwen3_moe__pretrain_qwen3_30b_a3b_4k.yaml", "qwen3_30b_a3b_pretrain_msl"),
+]
+
+
+@pytest.mark.parametrize("fix_to", ["megatron", "mindformers"])
+@pytest.mark.parametrize(("config", "script"), CORPUS_PAIRS, ids=[p[1] for p in CORPUS_PAIRS])
+def test_fix_on_real_public_configs(tmp_path: Path, config: str, script: str, fix_to: str) -> None:
+    if not (CORPUS / config).is_file():
+        pytest.skip("../shared corpus not available")
+    shutil.copy(CORPUS / config, tmp_path / "mf.yaml")
+    shutil.copy(REAL / script / "megatron.sh", tmp_path / "mg.sh")
+    opts = _opts(tmp_path, "mf.yaml", "mg.sh", None, "default")
+    before = {f: (tmp_path / f).read_text() for f in ("mf.yaml", "mg.sh")}
+    report, ctx = lint(opts)
+    plan = plan_fixes(report.findings, ctx, load_rules(), fix_to=fix_to, unsafe=True)
+    assert plan.fixes
+    fixed = {_key(fx.finding) for fx in plan.fixes}
+    assert main(
+        [
+            *_argv(tmp_path, "mf.yaml", "mg.sh", None),
+            "--fix",
+            "--unsafe-fixes",
+            "--fix-to",
+            fix_to,
+            "--format",
+            "json",
+            "-o",
+            str(tmp_path / "r.json"),
+        ]
+    ) in (0, 1)
+    after, _ = lint(opts)
+    assert not fixed & {_key(f) for f in after.findings}
+    for f, old in before.items():
+        new = (tmp_path / f).read_text()
+        edits = plan.edits_by_file().get(str(tmp_path / f), [])
+        assert new == apply_edits(old, edits)
+        if not [e for e in edits if not e.text]:
+            assert _comments(old) == _comments(new), f
 
 
 def test_real_pairs_have_fixes_on_both_sides() -> None:

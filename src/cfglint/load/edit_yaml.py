@@ -30,6 +30,9 @@ _NOT_PLAIN = re.compile(
 )
 
 
+_COMMENT_GAP = re.compile(r"( +)#")
+
+
 def key_path(dotted: str) -> list[str | int]:
     """``optimizer.betas[1]`` -> ["optimizer", "betas", 1]."""
     out: list[str | int] = []
@@ -95,6 +98,13 @@ def set_scalar_at(text: str, path: str, line: int, column: int, value: Any) -> T
     start, end = node.start_mark.index, node.end_mark.index
     old = text[start:end]
     new = yaml_scalar(value, like=old)
+    # a trailing comment aligned with its neighbours' stays in its column
+    gap = _COMMENT_GAP.match(text, end)
+    if gap is not None and len(new) != len(old):
+        room = len(gap.group(1)) + len(old) - len(new)
+        if room >= 1:
+            new += " " * room
+            end = gap.end(1)
     return TextEdit.model_construct(path=path, start=start, end=end, text=new, line=line)
 
 
