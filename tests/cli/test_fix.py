@@ -321,9 +321,9 @@ def _loc(line: int, col: int) -> Loc:
 
 
 def test_shell_value_edited_inside_its_quotes_and_at_its_variable() -> None:
-    e = set_value_at(SCRIPT, "s.sh", _loc(7, 18), (), 0.999, "--adam-beta2")
+    e = set_value_at(SCRIPT, "s.sh", _loc(7, 18), (), 0.999, "--adam-beta2", "0.95")
     assert apply_edits(SCRIPT, [e]).count("--adam-beta2 '0.999' \\\n") == 1  # type: ignore[list-item]
-    e = set_value_at(SCRIPT, "s.sh", _loc(6, 10), (_loc(4, 1),), 2e-5, "--lr")
+    e = set_value_at(SCRIPT, "s.sh", _loc(6, 10), (_loc(4, 1),), 2e-5, "--lr", "1e-5")
     assert 'LR="2e-05"\n' in apply_edits(SCRIPT, [e])  # type: ignore[list-item]
 
 
@@ -393,3 +393,25 @@ def test_probe_residual_on_the_fixed_real_pair_is_at_the_floor(tmp_path: Path) -
     confirmed = {c["rule"] for c in probe["confirmations"] if c["verdict"] == "confirmed"}
     assert not confirmed & fixed
     assert probe["residual"]["floor_multiple"] < 10
+
+
+def test_shell_defaults_of_unset_variables_and_flag_equals_value() -> None:
+    """``${WD:-0.01}``: the script runs with the default (cfglint reads it so), which is
+    what gets edited; ``--flag=value`` keeps its form; a switch among other words on one
+    line loses itself and one blank."""
+    text = (
+        "LR=${LR:-1e-5}\n"
+        'ARGS="--num-layers 2 --sequence-parallel --adam-beta2=0.999"\n'
+        "torchrun pretrain_gpt.py $ARGS --lr $LR --weight-decay ${WD:-0.01}\n"
+    )
+    e = set_value_at(text, "s.sh", _loc(3, 37), (_loc(1, 1),), 2e-5, "--lr", "1e-5")
+    assert apply_edits(text, [e]).startswith("LR=${LR:-2e-05}\n")  # type: ignore[list-item]
+    e = set_value_at(text, "s.sh", _loc(3, 56), (), 0.1, "--weight-decay", "0.01")
+    assert apply_edits(text, [e]).endswith("--weight-decay ${WD:-0.1}\n")  # type: ignore[list-item]
+    e = set_value_at(text, "s.sh", _loc(2, 42), (), 0.95, "--adam-beta2", "0.999")
+    assert '--adam-beta2=0.95"' in apply_edits(text, [e])  # type: ignore[list-item]
+    e = remove_flag_at(text, "s.sh", _loc(2, 22), "--sequence-parallel")
+    assert 'ARGS="--num-layers 2 --adam-beta2=0.999"' in apply_edits(text, [e])  # type: ignore[list-item]
+    assert set_value_at(text, "s.sh", _loc(3, 37), (), 1, "--lr", "1e-5") is None  # no LR=
+    # a position that does not hold the value read there is refused, never guessed
+    assert set_value_at(text, "s.sh", _loc(3, 38), (), 1, "--lr", "1e-5") is None

@@ -245,7 +245,7 @@ def _edit_written(
     else:
         from cfglint.load.edit_shell import set_value_at
 
-        edit = set_value_at(text, loc.path, loc, current.via, value, current.knob)
+        edit = set_value_at(text, loc.path, loc, current.via, value, current.knob, current.raw)
     return edit, "" if edit else f"cannot edit {current.knob} at {loc} in place"
 
 

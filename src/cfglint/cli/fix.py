@@ -56,11 +56,11 @@ def wants_fix(args: Any) -> bool:
     return bool(getattr(args, "fix", False) or getattr(args, "diff", False))
 
 
-def fix_job(args: Any, opts: Options, report: Report, ctx: Context) -> Report:
+def fix_job(args: Any, opts: Options, report: Report, ctx: Context) -> tuple[Report, Context]:
     """Plan one job's fixes; print them (--diff) or write them and lint again (--fix).
-    Returns the report to show: the findings that remain after writing."""
+    Returns the lint to show (and probe): what remains after writing."""
     if report.errors:
-        return report
+        return report, ctx
     from cfglint.check.rulebook import load_rules
 
     plan = plan_fixes(
@@ -69,12 +69,11 @@ def fix_job(args: Any, opts: Options, report: Report, ctx: Context) -> Report:
     _tally(args, plan)
     if args.diff:
         sys.stdout.write(render_diff(plan))
-        return report
+        return report, ctx
     if not plan.fixes:
-        return report
+        return report, ctx
     write_plan(plan)
-    after, _ = lint(opts)
-    return after
+    return lint(opts)
 
 
 def _tally(args: Any, plan: FixPlan) -> None:

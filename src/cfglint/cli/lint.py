@@ -212,7 +212,7 @@ def _run_jobs(
         if fix_wanted:
             from cfglint.cli.fix import fix_job
 
-            report = fix_job(args, opts, report, ctx)
+            report, ctx = fix_job(args, opts, report, ctx)
         if getattr(args, "probe", False) and not report.errors:
             from cfglint.cli.probe import run_probe_command
 

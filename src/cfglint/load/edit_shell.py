@@ -20,7 +20,8 @@ from cfglint.model.values import Loc
 # a word bash takes as it is, inside or outside double quotes
 _PLAIN = re.compile(r"^[A-Za-z0-9_.,:/+=@%-]+$")
 _VAR_USE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?")
-_WORD_END = re.compile(r"[\s\"'\\;|&()<>`]")
+_DEFAULT_OF = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*:?[-=]")
+_WORD_END = re.compile(r"[\s\"'\\;|&()<>`}]")
 
 
 def shell_word(v: Any) -> str | None:
@@ -47,10 +48,17 @@ def _line_of(text: str, offset: int) -> int:
 
 
 def set_value_at(
-    text: str, path: str, loc: Loc, via: tuple[Loc, ...], value: Any, flag: str
+    text: str,
+    path: str,
+    loc: Loc,
+    via: tuple[Loc, ...],
+    value: Any,
+    flag: str,
+    raw: str | None = None,
 ) -> TextEdit | None:
     """Replace the value typed at ``loc`` (after ``flag``, or as ``flag=value``); a
-    ``$NAME`` there is followed to the assignment of NAME among ``via``."""
+    ``$NAME`` there is followed to the assignment of NAME among ``via``. ``raw``, the text
+    the lint read there, must be what is found: anything else is refused."""
     word = shell_word(value)
     start = _offset(text, loc.line, loc.column)
     if word is None or start is None:
@@ -59,11 +67,19 @@ def set_value_at(
         start += len(flag) + 1
     use = _VAR_USE.match(text, start)
     if use is not None:
-        return _set_assignment(text, path, use.group(1), via, word)
-    return _replace_word(text, path, start, word)
+        at_assignment = _set_assignment(text, path, use.group(1), via, word, raw)
+        return at_assignment or _replace_word(text, path, start, word, raw)
+    return _replace_word(text, path, start, word, raw)
 
 
-def _replace_word(text: str, path: str, start: int, word: str) -> TextEdit | None:
+def _replace_word(
+    text: str, path: str, start: int, word: str, raw: str | None = None
+) -> TextEdit | None:
+    """The word at ``start``: plain, inside its quotes, or the default of a
+    ``${NAME:-default}`` (what the script uses when NAME is not set, as cfglint reads it)."""
+    default = _DEFAULT_OF.match(text, start)
+    if default is not None:
+        start = default.end()
     quote = text[start] if start < len(text) and text[start] in "\"'" else ""
     if quote:
         end = text.find(quote, start + 1)
@@ -78,13 +94,15 @@ def _replace_word(text: str, path: str, start: int, word: str) -> TextEdit | Non
         end = m.start() if m else len(text)
         if "$" in text[start:end] or end == start:
             return None
+    if raw is not None and text[start:end] != raw:
+        return None
     return TextEdit.model_construct(
         path=path, start=start, end=end, text=word, line=_line_of(text, start)
     )
 
 
 def _set_assignment(
-    text: str, path: str, name: str, via: tuple[Loc, ...], word: str
+    text: str, path: str, name: str, via: tuple[Loc, ...], word: str, raw: str | None = None
 ) -> TextEdit | None:
     """The value of ``NAME=...`` at one of the ``via`` positions."""
     pattern = re.compile(
@@ -98,7 +116,7 @@ def _set_assignment(
             continue
         m = pattern.match(text, at)
         if m is not None:
-            return _replace_word(text, path, m.end(), word)
+            return _replace_word(text, path, m.end(), word, raw)
     return None
 
 
