@@ -415,3 +415,19 @@ def test_shell_defaults_of_unset_variables_and_flag_equals_value() -> None:
     assert set_value_at(text, "s.sh", _loc(3, 37), (), 1, "--lr", "1e-5") is None  # no LR=
     # a position that does not hold the value read there is refused, never guessed
     assert set_value_at(text, "s.sh", _loc(3, 38), (), 1, "--lr", "1e-5") is None
+
+
+def test_environment_fixed_in_the_mindformers_msrun_launch(tmp_path: Path) -> None:
+    files = ("llama2_7b_align.yaml", "pretrain_llama2_align.sh", "msrun_align.sh")
+    _copy(tmp_path, "llama2_dense", files)
+    launch = tmp_path / "msrun_align.sh"
+    text = launch.read_text()
+    broken = text.replace("HCCL_DETERMINISTIC=true", "HCCL_DETERMINISTIC=false").replace(
+        "export ASCEND_LAUNCH_BLOCKING=1\n", ""
+    )
+    launch.write_text(broken)
+    argv = _argv(tmp_path, *files)
+    assert main([*argv, "--fix"]) == 0
+    assert launch.read_text() == text.replace("export ASCEND_LAUNCH_BLOCKING=1\n", "").replace(
+        "HCCL_DETERMINISTIC=true\n", "HCCL_DETERMINISTIC=true\nexport ASCEND_LAUNCH_BLOCKING=1\n"
+    )
