@@ -12,17 +12,18 @@ the original), and a file whose content changed since the fix was planned is not
 
 from __future__ import annotations
 
-import difflib
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cfglint.check.context import Context
-from cfglint.check.fixes import FixPlan, plan_fixes
-from cfglint.check.pipeline import Options, lint
 from cfglint.model.edits import apply_edits, digest
 from cfglint.model.errors import InputError
-from cfglint.model.findings import Report
+
+if TYPE_CHECKING:  # the parser imports this module: planning is imported when it runs
+    from cfglint.check.context import Context
+    from cfglint.check.fixes import FixPlan
+    from cfglint.check.pipeline import Options
+    from cfglint.model.findings import Report
 
 
 def add_fix_options(p: Any) -> None:
@@ -61,6 +62,8 @@ def fix_job(args: Any, opts: Options, report: Report, ctx: Context) -> tuple[Rep
     Returns the lint to show (and probe): what remains after writing."""
     if report.errors:
         return report, ctx
+    from cfglint.check.fixes import plan_fixes
+    from cfglint.check.pipeline import lint
     from cfglint.check.rulebook import load_rules
 
     plan = plan_fixes(
@@ -84,6 +87,8 @@ def _tally(args: Any, plan: FixPlan) -> None:
 
 
 def render_diff(plan: FixPlan) -> str:
+    import difflib
+
     out = []
     for path, edits in plan.edits_by_file().items():
         old = plan.texts[path][0]
