@@ -18,6 +18,8 @@ from cfglint.model.errors import InputError
 
 SEVERITY = {"error": 1, "warning": 2, "note": 3}
 _FROZEN: list[bool] = []
+# path -> the diagnostics last sent for it
+_PUBLISHED: dict[str, Any] = {}
 
 
 def add_server_options(sub: Any) -> None:
@@ -127,7 +129,7 @@ def _refresh(ls: Any, ws: Any, uri: str) -> None:
 
     path = to_fs_path(uri)
     ws.open(path, ls.workspace.get_text_document(uri).source)
-    published = _guard(ls, lambda: ws.diagnostics(path)) or {}
+    found = _guard(ls, lambda: ws.diagnostics(path)) or {}
     if not _FROZEN:
         # the rules, the imported modules and the first sides live as long as the server:
         # kept out of the cyclic collector's walks, they stop costing every later re-lint
@@ -135,7 +137,12 @@ def _refresh(ls: Any, ws: Any, uri: str) -> None:
 
         gc.freeze()
         _FROZEN.append(True)
-    for file, diags in published.items():
+    for file, diags in found.items():
+        # the other files of a pair are sent only when their diagnostics changed:
+        # serializing them is a good part of a keystroke's cost
+        if file != os.path.abspath(path) and _PUBLISHED.get(file) == diags:
+            continue
+        _PUBLISHED[file] = diags
         ls.publish_diagnostics(
             from_fs_path(file),
             [
