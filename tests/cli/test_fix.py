@@ -431,3 +431,17 @@ def test_environment_fixed_in_the_mindformers_msrun_launch(tmp_path: Path) -> No
     assert launch.read_text() == text.replace("export ASCEND_LAUNCH_BLOCKING=1\n", "").replace(
         "HCCL_DETERMINISTIC=true\n", "HCCL_DETERMINISTIC=true\nexport ASCEND_LAUNCH_BLOCKING=1\n"
     )
+
+
+def test_a_number_pyyaml_reads_as_a_string_is_rewritten_by_any_rule(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """warmup_ratio: 3e-2 is the string '3e-2' to MindFormers, which the learning-rate
+    check (OPT010, a builtin with no fix_action) reports; writing it as a number is safe
+    whichever side moves."""
+    _copy(tmp_path, "llama2_7b_pretrain_msl", ("mindformers.yaml", "megatron.sh"))
+    mf = tmp_path / "mindformers.yaml"
+    mf.write_text(mf.read_text().replace("warmup_ratio: 0.03", "warmup_ratio: 3e-2"))
+    argv = _argv(tmp_path, "mindformers.yaml", "megatron.sh", None)
+    assert main([*argv, "--diff", "--select", "OPT010", "--fix-to", "mindformers"]) == 1
+    assert "-  warmup_ratio: 3e-2\n+  warmup_ratio: 0.03\n" in capsys.readouterr().out

@@ -94,16 +94,24 @@ def plan_fixes(
     # (it would pull the pair apart again); compare and env fixes are planned first
     aligned: set[str] = set()
     todo = [(by_id[f.rule], f) for f in findings if f.rule in by_id]
-    todo = [(r, f) for r, f in todo if r.fix_action is not None]
     todo.sort(key=lambda rf: rf[0].kind == "recommend")
     for rule, f in todo:
-        if rule.kind == "recommend" and rule.field in aligned:  # type: ignore[union-attr]
+        # a MindFormers number PyYAML reads as a string is written as a number, whatever
+        # the rule (a safe fix: the value meant is the value written)
+        why = ""
+        misread = _misread_number(f, reader)
+        if misread is not None:
+            fix: Fix | None = Fix(rule.id, f, "mindformers", "safe", misread[0], [misread[1]])
+        elif rule.fix_action is None:
+            continue
+        elif rule.kind == "recommend" and rule.field in aligned:  # type: ignore[union-attr]
             plan.skipped.append((f.rule, "the pair is aligned on this setting instead"))
             continue
-        if rule.fix_action.safety == "unsafe" and not unsafe:  # type: ignore[union-attr]
+        elif rule.fix_action.safety == "unsafe" and not unsafe:
             plan.skipped.append((f.rule, "unsafe fix: needs --unsafe-fixes"))
             continue
-        fix, why = _plan_one(rule, f, ctx, fix_to, reader)
+        else:
+            fix, why = _plan_one(rule, f, ctx, fix_to, reader)
         if fix is None:
             plan.skipped.append((f.rule, why))
             continue
@@ -115,7 +123,7 @@ def plan_fixes(
             plan.skipped.append((f.rule, f"{fix.title}: conflicts with another fix"))
         else:
             plan.fixes.append(fix)
-    _both_or_neither(plan, todo)
+    _both_or_neither(plan, [(r, f) for r, f in todo if r.fix_action is not None])
     return plan
 
 
@@ -142,9 +150,6 @@ def _plan_one(
     rule: Rule, f: Finding, ctx: Context, fix_to: str, texts: _Texts
 ) -> tuple[Fix | None, str]:
     fa: FixAction = rule.fix_action  # type: ignore[assignment]
-    misread = _misread_number(rule, ctx, texts)
-    if misread is not None:
-        return Fix(rule.id, f, "mindformers", "safe", misread[0], [misread[1]]), ""
     if rule.kind == "env":
         side = next(iter(f.values), "")
         cfg = ctx.side(side)
@@ -180,26 +185,20 @@ def _plan_one(
     return Fix(rule.id, f, mover, fa.safety, title, [edit]), ""
 
 
-def _misread_number(rule: Rule, ctx: Context, texts: _Texts) -> tuple[str, TextEdit] | None:
-    """A MindFormers number that PyYAML reads as a string (``1e-8``): whichever side
-    moves, the first fix is to write it as the number it was meant to be."""
-    field_name = getattr(rule, "field", None)
-    v = ctx.mf.get(field_name) if ctx.mf is not None and field_name else None
-    if v is None or not v.yaml11_string or v.loc is None or v.raw is None:
-        return None
-    try:
-        number = float(v.raw)
-    except ValueError:
-        return None
-    text = texts.get(v.loc.path)
-    if text is None:
-        return None
-    from cfglint.load.edit_yaml import set_scalar_at
+def _misread_number(f: Finding, texts: _Texts) -> tuple[str, TextEdit] | None:
+    """A MindFormers number that PyYAML reads as a string (``1e-8``) where ``f`` points:
+    whichever side moves, the first fix is to write it as the number it was meant to be."""
+    from cfglint.load.edit_yaml import misread_number_at
 
-    edit = set_scalar_at(text, v.loc.path, v.loc.line, v.loc.column, number)
-    if edit is None:
-        return None
-    return f"write {v.knob}: {v.raw} as the number {edit.text} ({_at(edit)})", edit
+    for loc in f.locations:
+        if loc.side != "mindformers" or loc.anchor:
+            continue
+        text = texts.get(loc.path)
+        edit = misread_number_at(text, loc.path, loc.line, loc.column) if text else None
+        if edit is not None:
+            old = text[edit.start : edit.end].strip()  # type: ignore[index]
+            return f"write {old} as the number {edit.text.strip()} ({_at(edit)})", edit
+    return None
 
 
 def _expected(rule: Rule) -> Any:

@@ -108,6 +108,24 @@ def set_scalar_at(text: str, path: str, line: int, column: int, value: Any) -> T
     return TextEdit.model_construct(path=path, start=start, end=end, text=new, line=line)
 
 
+def misread_number_at(text: str, path: str, line: int, column: int) -> TextEdit | None:
+    """The plain scalar at ``line``:``column`` rewritten as a YAML 1.1 number when it is
+    one YAML 1.2 reads as a number and PyYAML (YAML 1.1, MindFormers' reader) as a
+    string (``1e-5``); None otherwise."""
+    from cfglint.load.yamltree import resolve_plain_yaml11, resolve_plain_yaml12
+
+    node = _scalar_at(_compose(text), line - 1, column - 1)
+    if node is None or node.style is not None:  # quoted or block: a string on purpose
+        return None
+    raw = text[node.start_mark.index : node.end_mark.index]
+    meant = resolve_plain_yaml12(raw)
+    if not isinstance(resolve_plain_yaml11(raw), str) or isinstance(meant, bool):
+        return None
+    if not isinstance(meant, (int, float)):
+        return None
+    return set_scalar_at(text, path, line, column, float(meant))
+
+
 def _scalar_at(root: Any, line: int, col: int) -> Any:
     from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
