@@ -445,3 +445,12 @@ def test_a_number_pyyaml_reads_as_a_string_is_rewritten_by_any_rule(
     argv = _argv(tmp_path, "mindformers.yaml", "megatron.sh", None)
     assert main([*argv, "--diff", "--select", "OPT010", "--fix-to", "mindformers"]) == 1
     assert "-  warmup_ratio: 3e-2\n+  warmup_ratio: 0.03\n" in capsys.readouterr().out
+
+
+def test_explain_says_whether_a_rule_is_fixed(capsys: pytest.CaptureFixture[str]) -> None:
+    main(["explain", "OPT006", "--no-color"])
+    assert "`--fix` writes it (a safe fix" in capsys.readouterr().out
+    main(["explain", "PAR002", "--no-color"])
+    assert "--unsafe-fixes` writes it" in capsys.readouterr().out
+    main(["explain", "OPT014", "--no-color"])
+    assert "--fix" not in capsys.readouterr().out
