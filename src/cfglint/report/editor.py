@@ -328,14 +328,19 @@ def _position(text: str, offset: int) -> tuple[int, int]:
 
 
 def _fields_at(cfg: Config, path: str, line: int) -> list[tuple[str, Value]]:
-    out = []
+    """The fields typed on ``line``, then those it feeds (a variable a flag expands, an
+    input of a derived value)."""
+    own, fed = [], []
     for name in Config.field_paths():
         v = cfg.get(name)
-        if v is None or v.loc is None:
+        if v is None:
             continue
-        if os.path.abspath(v.loc.path) == path and v.loc.line == line:
-            out.append((name, v))
-    return out
+        here = [loc for loc in v.locations() if os.path.abspath(loc.path) == path]
+        if v.loc is not None and v.loc in here and v.loc.line == line:
+            own.append((name, v))
+        elif any(loc.line == line for loc in here):
+            fed.append((name, v))
+    return own or fed[:6]
 
 
 def _hover_text(found: list[tuple[str, Value]], mine: Config, other: Config | None) -> str:
