@@ -454,3 +454,12 @@ def test_explain_says_whether_a_rule_is_fixed(capsys: pytest.CaptureFixture[str]
     assert "--unsafe-fixes` writes it" in capsys.readouterr().out
     main(["explain", "OPT014", "--no-color"])
     assert "--fix" not in capsys.readouterr().out
+
+
+def test_crlf_scripts_keep_their_line_endings() -> None:
+    crlf = SCRIPT.replace("\n", "\r\n")
+    e = add_flag(crlf, "s.sh", [9], "--seed", 42)
+    out = apply_edits(crlf, [e])  # type: ignore[list-item]
+    assert "    --sequence-parallel \\\r\n    --seed 42 \\\r\n    --bf16\r\n" in out
+    e = add_export(crlf, "s.sh", "HCCL_DETERMINISTIC", "true", 5)
+    assert "export HCCL_DETERMINISTIC=true\r\nLR=" in apply_edits(crlf, [e])  # type: ignore[list-item]

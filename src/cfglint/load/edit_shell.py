@@ -177,8 +177,9 @@ def add_flag(
         body = f"{flag} {word}" if word else flag
         cont = " \\" if prev.rstrip().endswith("\\") else ""
         at = sum(len(ln) + 1 for ln in lines[: line - 1])
+        eol = "\r\n" if cur.endswith("\r") else "\n"
         return TextEdit.model_construct(
-            path=path, start=at, end=at, text=f"{indent}{body}{cont}\n", line=line
+            path=path, start=at, end=at, text=f"{indent}{body}{cont}{eol}", line=line
         )
     return None
 
@@ -202,9 +203,10 @@ def add_export(text: str, path: str, name: str, value: Any, before: int | None) 
             after += 1
     at = sum(len(ln) + 1 for ln in lines[:after])
     at = min(at, len(text))
-    prefix = "" if at == 0 or text[at - 1] == "\n" else "\n"
+    eol = "\r\n" if "\r\n" in text else "\n"
+    prefix = "" if at == 0 or text[at - 1] == "\n" else eol
     return TextEdit.model_construct(
-        path=path, start=at, end=at, text=f"{prefix}export {name}={word}\n", line=after + 1
+        path=path, start=at, end=at, text=f"{prefix}export {name}={word}{eol}", line=after + 1
     )
 
 
