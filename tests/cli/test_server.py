@@ -13,7 +13,7 @@ import pytest
 
 from conftest import FIXTURES
 
-pytestmark = pytest.mark.skipif(
+need_pygls = pytest.mark.skipif(
     importlib.util.find_spec("pygls") is None, reason="pygls is not installed (server extra)"
 )
 
@@ -55,6 +55,7 @@ def _open(client, path: Path, version: int = 1) -> None:  # type: ignore[no-unty
     )
 
 
+@need_pygls
 def test_diagnostics_code_actions_and_hover_over_stdio(session) -> None:  # type: ignore[no-untyped-def]
     client, root = session
     yaml, sh = root / "mindformers.yaml", root / "megatron.sh"
@@ -108,6 +109,7 @@ def test_diagnostics_code_actions_and_hover_over_stdio(session) -> None:  # type
     assert yaml.read_text() == on_disk
 
 
+@need_pygls
 def test_single_file_without_pairs_and_a_broken_buffer(tmp_path: Path) -> None:
     """No pairs: a MindFormers YAML is linted alone; the number PyYAML reads as a string
     gets its fix; a buffer that does not parse is one input diagnostic."""
@@ -139,3 +141,17 @@ def test_single_file_without_pairs_and_a_broken_buffer(tmp_path: Path) -> None:
     diags = client.diagnostics(bad.as_uri())
     assert diags and diags[0]["code"] == "input" and diags[0]["severity"] == 1
     assert client.close() == 0
+
+
+def test_without_the_server_extra_one_line_and_exit_2(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import sys
+
+    from cfglint.cli.app import main
+
+    monkeypatch.setitem(sys.modules, "pygls", None)  # what an install without the extra has
+    monkeypatch.setitem(sys.modules, "pygls.server", None)
+    assert main(["server"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "pip install 'cfglint[server]'" in err
