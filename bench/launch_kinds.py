@@ -1,10 +1,10 @@
-"""Classify every shell script of a repository checkout the way cfglint's detector does.
+"""Classify every file a folder lint would consider, the way cfglint's classifier does.
 
-    .venv/bin/python bench/launch_kinds.py /tmp/MindSpeed-LLM [--list]
+    .venv/bin/python bench/launch_kinds.py /tmp/MindSpeed-MM [--list KIND,KIND]
 
-Prints one line per kind (and role) with its count; ``--list`` also prints every file.
-Used for the classification table in the issue-11 note (training launches vs converters,
-preprocessors, evaluation, generation and environment-setup scripts).
+Prints one line per kind with its count and share; ``--list`` also prints each file of the
+named kinds (InputKind names, e.g. MG_LAUNCH,OTHER_FRAMEWORK) with the reason. Used for the
+table in bench/classify_trials.md.
 """
 
 from __future__ import annotations
@@ -13,25 +13,23 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from cfglint.load.detect import Kind, detect_script
+from cfglint.load.detect import classify
+from cfglint.load.walk import walk
 
 
 def main(argv: list[str]) -> int:
-    root = Path(argv[0])
-    show = "--list" in argv
+    root = argv[0]
+    show = argv[argv.index("--list") + 1].split(",") if "--list" in argv else []
     counts: Counter[str] = Counter()
-    for path in sorted(root.rglob("*.sh")):
-        d = detect_script(str(path))
-        label = d.kind.value
-        if d.kind is Kind.NOT_TRAINING:
-            label += ": " + d.why.split(": ", 1)[-1] if ": " in d.why else ": " + d.why
-        counts[label] += 1
-        if show:
-            print(f"{d.kind.name:20} {path.relative_to(root)}  ({d.why})")
+    for path in walk(root, [], Path(root)):
+        c = classify(path, named=False)
+        counts[c.kind.name] += 1
+        if c.kind.name in show:
+            print(f"{c.kind.name:18} {Path(path).relative_to(root)}  ({c.why})")
     total = sum(counts.values())
-    for label, n in counts.most_common():
-        print(f"{n:5}  {n / total:6.1%}  {label}")
-    print(f"{total:5}  total .sh files under {root}")
+    for kind, n in counts.most_common():
+        print(f"{n:5}  {n / total:6.1%}  {kind}")
+    print(f"{total:5}  files a folder lint considers under {root}")
     return 0
 
 

@@ -91,10 +91,10 @@ def test_directory_is_walked_with_gitignore_and_exclude(
     assert not any(p.startswith(("generated/", "archive/")) or "tmp" in p for p in kinds)
     assert data["errors"] == [] and code in (0, 1)
     skipped = {Path(s["path"]).as_posix(): s["message"] for s in data["skipped"]}
-    assert "checkpoint or model conversion" in skipped["tools/convert_ckpt.sh"]
+    assert "checkpoint or model converter" in skipped["tools/convert_ckpt.sh"]
     assert "data preprocessing" in skipped["tools/preprocess_data.sh"]
     assert "evaluation" in skipped["tools/evaluate.sh"]
-    assert "inference or generation" in skipped["tools/generate.sh"]
+    assert "evaluation or inference" in skipped["tools/generate.sh"]
     assert "runs no python" in skipped["tools/env_setup.sh"]
     assert "compose file" in skipped["docker-compose.yml"]
     assert "CI workflow" in skipped[".github/workflows/ci.yml"]
@@ -158,10 +158,10 @@ def test_msrun_script_alone_lints_the_config_it_names(
 @pytest.mark.parametrize(
     ("name", "why"),
     [
-        ("tools/convert_ckpt.sh", "checkpoint or model conversion"),
+        ("tools/convert_ckpt.sh", "checkpoint or model converter"),
         ("tools/preprocess_data.sh", "data preprocessing"),
         ("tools/evaluate.sh", "evaluation"),
-        ("tools/generate.sh", "inference or generation"),
+        ("tools/generate.sh", "evaluation or inference"),
         ("tools/env_setup.sh", "runs no python"),
     ],
 )
@@ -178,7 +178,8 @@ def test_converter_given_as_megatron_side_is_an_input_error(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     code, _, err = run(capsys, EX_MF, "--megatron", str(REPO / "tools" / "convert_ckpt.sh"))
-    assert code == 2 and "not a training launch" in err
+    assert code == 2 and "not a Megatron-family training launch" in err
+    assert "checkpoint or model converter" in err
 
 
 def test_fsdp2_scripts_are_not_read_as_megatron(capsys: pytest.CaptureFixture[str]) -> None:
@@ -659,8 +660,8 @@ def test_bad_pairs_setting_is_an_input_error(
         (
             "serve.sh",
             "torchrun --nproc_per_node 8 -m tools.run_text_generation_server --tp 8\n",
-            "NOT_TRAINING",
-            "inference or generation",
+            "EVALUATION",
+            "run_text_generation_server",
         ),
         # a checkpoint tool that takes the model flags: WORLD_SIZE=2 python ... --num-layers
         (
@@ -668,44 +669,44 @@ def test_bad_pairs_setting_is_an_input_error(
             "WORLD_SIZE=2 python tools/merge_mp_partitions.py --model-type BERT"
             " --tensor-model-parallel-size 2 --num-layers 24 --hidden-size 1024"
             " --num-attention-heads 16 --load ckpt\n",
-            "NOT_TRAINING",
-            "checkpoint or model conversion",
+            "CONVERTER",
+            "merge_mp_partitions.py",
         ),
         # `torchrun ${SCRIPT}` shared by many scripts: the script's own name decides
         (
             "quantize.sh",
             "torchrun --nproc_per_node 8 ${SCRIPT} --num-layers 2 --tp 8\n",
-            "NOT_TRAINING",
-            "checkpoint or model conversion",
+            "CONVERTER",
+            "quantize.sh",
         ),
         (
             "train.sh",
-            "torchrun --nproc_per_node 8 ${SCRIPT} --num-layers 2 --tp 8\n",
-            "MEGATRON_LAUNCH",
+            "torchrun --nproc_per_node 8 ${SCRIPT} --num-layers 2 --tensor-model-parallel-size 8\n",
+            "MG_LAUNCH",
             "",
         ),
         # MindSpeed-LLM's MindSpore backend: msrun, but Megatron's entry and flags
         (
             "pretrain_ms.sh",
             "msrun --worker_num 8 pretrain_gpt.py --num-layers 2\n",
-            "MEGATRON_LAUNCH",
+            "MG_LAUNCH",
             "",
         ),
         (
             "launch.sh",
             'bash scripts/msrun_launcher.sh "run_mindformer.py --config a.yaml"\n',
-            "MINDFORMERS_LAUNCH",
+            "MF_LAUNCH",
             "",
         ),
     ],
 )
 def test_detector_table(tmp_path: Path, name: str, body: str, kind: str, why: str) -> None:
-    from cfglint.load.detect import Kind, detect
+    from cfglint.load.detect import InputKind, classify
 
     script = tmp_path / name
     script.write_text("#!/bin/bash\n" + body)
-    d = detect(str(script))
-    assert d.kind is Kind[kind], d
+    d = classify(str(script))
+    assert d.kind is InputKind[kind], d
     assert why in d.why
 
 

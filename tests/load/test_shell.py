@@ -848,3 +848,25 @@ def test_a_branch_repeating_an_earlier_value_keeps_the_choice() -> None:
     w = value_of(only(run(text)).args, "--hidden-size")
     assert w.choice
     assert [t for t, _ in w.alternatives] == ["1024", "5120"]
+
+
+def test_extended_globs_parse_when_the_script_turns_extglob_on(tmp_path: Path) -> None:
+    # MindFormers' scripts/run_distribute.sh (v1.3.2) clears each rank's folder with an
+    # extended glob inside its launch loop; bash runs it, tree-sitter-bash has no grammar
+    # for it. The loop's launch is still read, and the glob word keeps its real text.
+    body = (
+        "#!/bin/bash\nshopt -s extglob\nN=$((2*(3+4)))\n"
+        "for((i=0; i<8; i++))\ndo\n"
+        "    rm -rf ./mf_parallel$i/!(rank_*)\n"
+        "    python run_mindformer.py --config configs/llama2/run_llama2_7b.yaml &\n"
+        "done\nshopt -u extglob\n"
+    )
+    script = tmp_path / "run_distribute.sh"
+    script.write_text(body)
+    sh = parse_script(str(script))
+    assert [inv.script.text for inv in sh.invocations] == ["run_mindformer.py"]
+    assert sh.variables["N"].text == "14"
+    without = tmp_path / "plain.sh"
+    without.write_text(body.replace("shopt -s extglob\n", ""))
+    with pytest.raises(InputError, match="cannot parse shell"):
+        parse_script(str(without))

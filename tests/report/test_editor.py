@@ -25,10 +25,10 @@ def test_an_edit_renormalizes_only_the_edited_side(tmp_path: Path, monkeypatch) 
     loaded: list[str] = []
     real = pipeline.load_megatron_side, pipeline.load_mindformers_side
     monkeypatch.setattr(
-        pipeline, "load_megatron_side", lambda p, v=None: loaded.append(p) or real[0](p, v)
+        pipeline, "load_megatron_side", lambda p, *a: loaded.append(p) or real[0](p, *a)
     )
     monkeypatch.setattr(
-        pipeline, "load_mindformers_side", lambda p, v=None: loaded.append(p) or real[1](p, v)
+        pipeline, "load_mindformers_side", lambda p, *a: loaded.append(p) or real[1](p, *a)
     )
     ws = Workspace([{"mindformers": mf, "megatron": mg}])
     text = Path(mf).read_text()

@@ -20,6 +20,10 @@ class Options:
     megatron: str | None = None
     launch: str | None = None
     sources: list[str] = field(default_factory=list)
+    # .py files named without --source (pre-commit's file list): scanned, and entry points
+    # only when they train
+    source_members: list[str] = field(default_factory=list)
+    megatron_form: str | None = None  # script | args | log | yaml, as the classifier found
     profile: str = "default"
     select: list[str] = field(default_factory=list)
     ignore: list[str] = field(default_factory=list)
@@ -41,23 +45,11 @@ def load_mindformers_side(path: str, launch: str | None = None) -> Config:
     return cfg
 
 
-def load_megatron_side(path: str, version: str | None = None) -> Config:
+def load_megatron_side(path: str, version: str | None = None, form: str | None = None) -> Config:
     from cfglint.normalize.megatron.build import normalize_megatron
     from cfglint.normalize.megatron.input import load_megatron
 
-    return normalize_megatron(load_megatron(path, version))
-
-
-# Alignment advice: what the guide recommends before comparing loss curves. Reported for a
-# pair (the user is aligning) and with --profile align; a single side at the default profile
-# reports only what is wrong in any run. OTH010 compares with a published architecture: a
-# deliberate variant is not a defect of the config.
-ADVICE_KINDS = frozenset({"recommend", "env"})
-ADVICE_RULES = frozenset({"OTH010"})
-
-
-def is_advice(rule: Rule) -> bool:
-    return rule.kind in ADVICE_KINDS or rule.id in ADVICE_RULES
+    return normalize_megatron(load_megatron(path, version, form))
 
 
 def _misread(f: Finding, rule: Rule) -> bool:
@@ -71,21 +63,21 @@ def single_side_filter(findings: list[Finding], rules: tuple[Rule, ...]) -> list
     out = []
     for f in findings:
         rule = by_id.get(f.rule)
-        if rule is not None and is_advice(rule) and not _misread(f, rule):
+        if rule is not None and rule.advice and not _misread(f, rule):
             continue
         out.append(f)
     return out
 
 
-# (side, path, launch or Megatron version) -> the normalized side; the editor server passes
-# one that keeps unchanged sides in memory
-SideLoader = Callable[[str, str, "str | None"], Config]
+# (side, path, launch or Megatron version, Megatron input form) -> the normalized side; the
+# editor server passes one that keeps unchanged sides in memory
+SideLoader = Callable[[str, str, "str | None", "str | None"], Config]
 
 
-def load_side(side: str, path: str, extra: str | None) -> Config:
+def load_side(side: str, path: str, extra: str | None, form: str | None = None) -> Config:
     if side == "mindformers":
         return load_mindformers_side(path, extra)
-    return load_megatron_side(path, extra)
+    return load_megatron_side(path, extra, form)
 
 
 def lint(opts: Options, load: SideLoader = load_side) -> tuple[Report, Context]:
@@ -98,22 +90,25 @@ def lint(opts: Options, load: SideLoader = load_side) -> tuple[Report, Context]:
         report.inputs.append(InputRef.model_construct(path=mf_path, kind="mindformers"))
         if opts.launch:
             report.inputs.append(InputRef.model_construct(path=opts.launch, kind="launch"))
-        ctx.mf = _guarded(report, mf_path, lambda: load("mindformers", mf_path, opts.launch))
+        ctx.mf = _guarded(report, mf_path, lambda: load("mindformers", mf_path, opts.launch, None))
     if opts.megatron:
         report.inputs.append(InputRef.model_construct(path=opts.megatron, kind="megatron"))
         ctx.mg = _guarded(
-            report, opts.megatron, lambda: load("megatron", opts.megatron, opts.megatron_version)
+            report,
+            opts.megatron,
+            lambda: load("megatron", opts.megatron, opts.megatron_version, opts.megatron_form),
         )
     for cfg in (ctx.mf, ctx.mg):
         if cfg is not None:
             report.warnings.extend(_warnings(cfg))
-    if opts.sources:
+    scanned = [*opts.sources, *opts.source_members]
+    if scanned:
         from cfglint.evidence.scan import scan_paths
 
-        for s in opts.sources:
+        for s in scanned:
             report.inputs.append(InputRef.model_construct(path=s, kind="source"))
         hints = _entry_hints(ctx)
-        ctx.sources = scan_paths(opts.sources, entry_hints=hints, use_cache=opts.scan_cache)
+        ctx.sources = scan_paths(scanned, entry_hints=hints, use_cache=opts.scan_cache)
         for problem in ctx.sources.errors:
             (report.warnings if problem.level == "warning" else report.errors).append(problem)
     if opts.data:

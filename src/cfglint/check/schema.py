@@ -180,6 +180,10 @@ class RuleBase(BaseModel):
     locate: tuple[str, ...] = ()
     sides: tuple[SideName, ...] = ("mindformers", "megatron")
     when: str | None = None
+    # Alignment advice (what the guide recommends before comparing curves), reported for a
+    # pair and with --profile align; a single side at the default profile reports only what
+    # is wrong in any run. Recommendations and environment rules are advice by their kind.
+    advice: bool = False
     section: str = ""  # filled from the file
     fix_action: FixAction | None = None
 
@@ -260,6 +264,7 @@ class RecommendRule(RuleBase):
     kind: Literal["recommend"]
     field: str
     expect: Expect
+    advice: bool = True
 
 
 class ConsistencyRule(RuleBase):
@@ -280,6 +285,7 @@ class EnvRule(RuleBase):
     kind: Literal["env"]
     env: str
     expect: Expect
+    advice: bool = True
     # the device the launch script targets ("npu", "gpu") or any
     device: Literal["npu", "gpu", "any"] = "any"
 

@@ -10,11 +10,12 @@ from typing import Any
 
 from cfglint import __version__
 from cfglint.check.rulebook import RuleFileError
+from cfglint.check.schema import PROFILES
 from cfglint.model.errors import InputError
+from cfglint.model.findings import FAIL_ON
+from cfglint.report import FORMATS
 
 SUBCOMMANDS = ("lint", "show", "rules", "explain", "lr", "probe", "cache", "server")
-FORMATS = ("text", "concise", "json", "sarif")
-FAIL_ON = ("error", "warning", "note", "never")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -79,7 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="a training source file or folder to scan (repeatable, one value each)",
     )
-    lint.add_argument("--format", "--output-format", dest="format", choices=FORMATS)
+    lint.add_argument("--format", "--output-format", dest="format", choices=tuple(FORMATS))
     lint.add_argument(
         "--statistics", action="store_true", help="count findings per rule instead of listing them"
     )
@@ -112,7 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     lint.add_argument(
         "--profile",
-        choices=("default", "align"),
+        choices=PROFILES,
         help="align adds the Stage-1 alignment-run settings, and on a single side the "
         "alignment advice that the default profile reports only for pairs",
     )

@@ -23,52 +23,19 @@ def settings(args: Any) -> dict[str, Any]:
     return load_settings(find_pyproject())
 
 
-def check_megatron_side(path: str) -> None:
-    """--megatron names the Megatron side: a converter or an FSDP2 script is refused with
-    what it is, never read with Megatron's defaults."""
-    from cfglint.load.detect import Kind, detect_script
-
-    if not path.lower().endswith((".sh", ".bash")) or not os.path.isfile(path):
-        return
-    d = detect_script(path)
-    if d.kind is Kind.NOT_TRAINING:
-        raise InputError(path, f"not a training launch ({d.why}); nothing to compare")
-    if d.kind is Kind.FSDP2_LAUNCH:
-        raise InputError(path, f"MindSpeed-LLM FSDP2 launch: {d.why}")
-    if d.kind is Kind.MINDFORMERS_LAUNCH:
-        raise InputError(
-            path, f"a MindFormers launch ({d.why}); give it with --launch, beside its config"
-        )
-
-
 def load_pair(args: Any) -> tuple[Config | None, Config | None]:
+    """Both sides of the one pair a ``show`` / ``lr`` call names, classified as the lint
+    classifies its inputs."""
     from cfglint.check.pipeline import load_megatron_side, load_mindformers_side
-    from cfglint.load.detect import Kind, detect
+    from cfglint.load.classify import one_pair
 
-    configs, scripts, launch = [], [], args.launch
-    for f in args.files:
-        d = detect(f) if os.path.exists(f) else None
-        if d is None or (
-            d.kind in (Kind.MINDFORMERS_CONFIG, Kind.BROKEN) and not f.endswith((".sh", ".bash"))
-        ):
-            configs.append(f)
-        elif d.kind is Kind.MINDFORMERS_LAUNCH:
-            launch = launch or f
-        elif d.kind is Kind.MEGATRON_LAUNCH or d.kind is Kind.BROKEN:
-            scripts.append(f)
-        else:
-            raise InputError(f, f"{d.kind.value} ({d.why}): nothing to show")
-    megatron = args.megatron or (scripts[0] if scripts else None)
-    if megatron is not None:
-        check_megatron_side(megatron)
-    if len(configs) > 1:
-        raise InputError(None, f"{args.command} takes one MindFormers YAML")
-    mf = load_mindformers_side(configs[0], launch) if configs else None
-    mg = load_megatron_side(megatron, args.megatron_version) if megatron else None
-    if mf is None and mg is None:
-        raise InputError(
-            None, f"nothing to {args.command}: give a MindFormers YAML and/or --megatron FILE"
-        )
+    job = one_pair(list(args.files), args.megatron, args.launch, args.command)
+    mf = load_mindformers_side(job.mindformers, job.launch) if job.mindformers else None
+    mg = (
+        load_megatron_side(job.megatron, args.megatron_version, job.megatron_form)
+        if job.megatron
+        else None
+    )
     return mf, mg
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from cfglint.check.pipeline import Options, lint
-from cfglint.cli.common import check_megatron_side, problem_line, settings
+from cfglint.cli.common import problem_line, settings
 from cfglint.cli.terminal import write_output
 from cfglint.load.classify import Plan
 from cfglint.model.errors import InputError
@@ -18,51 +18,23 @@ from cfglint.model.findings import InputProblem, Report
 
 def _planned_jobs(args: Any, cfg: dict[str, Any]) -> Plan:
     """What this invocation lints: the configured pairs (no FILE, or --pairs), else the
-    files and folders given, each recognised before any rule sees it."""
-    from cfglint.load.classify import Job, plan
+    files and folders given, each classified before any rule sees it."""
+    from cfglint.load.classify import plan, plan_pairs
 
-    base = cfg.get("_base") or Path.cwd()
     pairs = cfg.get("pairs") or []
     no_inputs = not (args.files or args.megatron or args.source)
     if args.pairs or (no_inputs and pairs):
         if not pairs:
             raise InputError(None, "--pairs: no pairs in [tool.cfglint] (see README, pre-commit)")
-        settings = cfg.get("_path")
-        changed_settings = settings is not None and any(
-            os.path.abspath(f) == os.path.abspath(settings) for f in args.files
-        )
-        chosen = (
-            pairs
-            if not args.files or changed_settings
-            else [p for p in pairs if _touches(p, args.files)]
-        )
-        return Plan(
-            jobs=[
-                Job(p.get("mindformers"), p.get("megatron"), p.get("launch"), list(p["source"]))
-                for p in chosen
-            ]
-        )
-    if args.megatron is not None:
-        check_megatron_side(args.megatron)
+        return plan_pairs(pairs, list(args.files), cfg.get("_path"))
     return plan(
         list(args.files),
         megatron=args.megatron,
         launch=args.launch,
         sources=list(args.source or []),
         exclude=list(cfg.get("exclude", [])),
-        base=Path(base),
+        base=Path(cfg.get("_base") or Path.cwd()),
     )
-
-
-def _touches(pair: dict[str, Any], files: list[str]) -> bool:
-    """A changed file belongs to a pair: one of its files, or under one of its sources."""
-    mine = [pair.get(k) for k in ("mindformers", "megatron", "launch")]
-    roots = [os.path.abspath(x) for x in [*mine, *pair["source"]] if x]
-    for f in files:
-        full = os.path.abspath(f)
-        if any(full == r or full.startswith(r.rstrip(os.sep) + os.sep) for r in roots):
-            return True
-    return False
 
 
 def _check_paths(args: Any) -> None:
@@ -199,6 +171,8 @@ def _run_jobs(
             megatron=job.megatron,
             launch=job.launch,
             sources=job.sources,
+            source_members=job.members,
+            megatron_form=job.megatron_form,
             profile=profile,
             select=args.select or list(cfg.get("select", [])),
             ignore=args.ignore + list(cfg.get("ignore", [])),
@@ -224,9 +198,7 @@ def _run_jobs(
         total.not_checked.extend(report.not_checked)
         total.suppressed += report.suppressed
     total.skipped = [
-        InputProblem.model_construct(
-            path=d.path, message=f"skipped: {d.kind.value} ({d.why})", level="note"
-        )
+        InputProblem.model_construct(path=d.path, message=f"skipped: {d.describe()}", level="note")
         for d in todo.skipped
     ]
     return total
@@ -236,6 +208,10 @@ def _note_skipped(todo: Plan, report: Report, args: Any) -> None:
     """A note per skipped file named on the command line (pre-commit passes names); files
     found by walking a folder are counted, and listed with -v."""
     walked = [s for s in report.skipped if s.path in todo.walked]
+    if args.verbose:  # what each linted file was taken for, and why
+        for c in todo.seen:
+            if c.role is not None:
+                print(f"{c.path}: {c.role} side: {c.describe()}", file=sys.stderr)
     for s in report.skipped:
         if s.path not in todo.walked or args.verbose:
             print(f"{s.path}: {s.message}", file=sys.stderr)

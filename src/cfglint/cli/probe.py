@@ -192,15 +192,16 @@ def run_probe_command(args: Any, report: Report, ctx: Any) -> tuple[Report, Any]
 
 
 def cmd_probe(args: Any) -> int:
-    scripts = [f for f in args.files if f.lower().endswith((".sh", ".bash"))]
-    yamls = [f for f in args.files if f not in scripts]
-    megatron = args.megatron or (scripts[0] if len(scripts) == 1 else None)
-    if len(yamls) != 1 or megatron is None:
+    from cfglint.load.classify import one_pair
+
+    job = one_pair(list(args.files), args.megatron, args.launch, "probe")
+    if job.mindformers is None or job.megatron is None:
         raise InputError(None, "probe takes one MindFormers YAML and --megatron ARGS")
     opts = Options(
-        mindformers=yamls,
-        megatron=megatron,
-        launch=args.launch,
+        mindformers=[job.mindformers],
+        megatron=job.megatron,
+        megatron_form=job.megatron_form,
+        launch=job.launch,
         sources=list(getattr(args, "source", []) or []),
         megatron_version=args.megatron_version,
         data=getattr(args, "data", None),

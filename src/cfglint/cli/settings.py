@@ -32,10 +32,14 @@ def _choices(key: str) -> list[str] | None:
         from cfglint.normalize.megatron.args import known_versions
 
         return known_versions()
+    from cfglint.check.schema import PROFILES
+    from cfglint.model.findings import FAIL_ON
+    from cfglint.report import FORMATS
+
     return {
-        "profile": ["default", "align"],
-        "fail_on": ["error", "warning", "note", "never"],
-        "format": ["text", "concise", "json", "sarif"],
+        "profile": list(PROFILES),
+        "fail_on": list(FAIL_ON),
+        "format": list(FORMATS),
     }.get(key)
 
 

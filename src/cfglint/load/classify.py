@@ -1,16 +1,30 @@
-"""From command-line paths to lint jobs: walk directories, recognise each file, pair a
-MindFormers launch script with the config it runs, and set aside (with a note) what is not a
-training input. Nothing here loads a config: detection is cheap and never raises for a bad
-file, so a broken file still reaches its loader and is reported."""
+"""The one place that turns what a user gave (a command line, folders, ``[tool.cfglint]
+pairs``, pre-commit's file list) into typed lint jobs.
+
+Each input is classified by content (:mod:`cfglint.load.detect`), given its role in a pair,
+and checked against the role the user gave it: a MindFormers config as ``--megatron``, a
+Megatron launch as ``--launch``, two Megatron sides, or a ``--yaml-cfg`` file without
+Megatron arguments is a usage error naming what each file is. What is not a training input
+is set aside with what it was taken for. Nothing here loads a config: classification is
+cheap and never raises for a bad file, so a broken file still reaches its loader.
+"""
 
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from cfglint.load.detect import NOT_A_MAPPING, Detected, Kind, detect
+from cfglint.load.detect import (
+    MEGATRON_FORMS,
+    Classified,
+    InputKind,
+    classify,
+    classify_megatron,
+    classify_script,
+    is_shell_name,
+)
 from cfglint.load.walk import excluded, walk
 from cfglint.model.errors import InputError
 
@@ -22,40 +36,215 @@ class Job:
     mindformers: str | None = None
     megatron: str | None = None
     launch: str | None = None  # the MindFormers side's msrun script
-    sources: list[str] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)  # --source: entry points when they train
+    members: list[str] = field(default_factory=list)  # .py files named: scanned, judged
+    megatron_form: str | None = None  # script | args | log | yaml
 
 
 @dataclass
 class Plan:
     jobs: list[Job] = field(default_factory=list)
-    skipped: list[Detected] = field(default_factory=list)
+    skipped: list[Classified] = field(default_factory=list)
     walked: set[str] = field(default_factory=set)  # files found by walking a folder
+    seen: list[Classified] = field(default_factory=list)  # every input, for -v
 
 
-_CONFIG_FLAG = re.compile(r"--config(?:=(.+))?$")
+# -- roles the user gave ------------------------------------------------------------------------
+def megatron_side(
+    path: str, positional: list[Classified] | None = None, given: str = "--megatron"
+) -> Classified:
+    """``--megatron PATH``: a Megatron-family launch, args file, log or ``--yaml-cfg`` file;
+    anything else is a usage error that says what the file is."""
+    c = classify_megatron(path)
+    if c.kind in MEGATRON_FORMS or c.kind is InputKind.BROKEN:
+        return c
+    message = _not_megatron(c, positional or [])
+    raise InputError(path, message.replace("given as --megatron", f"given as {given}"))
 
 
-def named_config(d: Detected) -> str | None:
-    """The ``--config`` a MindFormers launch passes to run_mindformer.py, as written."""
-    from cfglint.load.shell import parse_script
+def _not_megatron(c: Classified, positional: list[Classified]) -> str:
+    what = c.describe()
+    if c.kind in (InputKind.MF_TRAIN, InputKind.MF_INFER):
+        swapped = next((p for p in positional if p.kind is InputKind.MG_LAUNCH), None)
+        hint = (
+            f"; swapped? `cfglint {c.path} --megatron {swapped.path}`"
+            if swapped is not None
+            else "; give it as FILE, and --megatron the launch script, args file or log"
+        )
+        return f"given as --megatron, but it is a {what}{hint}"
+    if c.kind is InputKind.MF_LAUNCH:
+        return f"given as --megatron, but it is a {what}; give it with --launch, beside its config"
+    if c.kind is InputKind.OTHER_YAML:
+        return (
+            f"given as --megatron, but it holds no Megatron arguments ({c.why}); a --yaml-cfg "
+            "file has Megatron argument names (num_layers, ...) or language_model: / "
+            "model_parallel:"
+        )
+    if c.kind is InputKind.UNREADABLE_LAUNCH:
+        return f"{what}: cfglint would compare Megatron's defaults instead of this run's values"
+    if c.kind is InputKind.FSDP2:
+        return f"MindSpeed-LLM FSDP2 launch: {c.why}"
+    return f"given as --megatron, but it is not a Megatron-family training launch: {what}"
 
-    if d.kind is not Kind.MINDFORMERS_LAUNCH or d.path == "-":
-        return None
-    try:
-        sh = parse_script(d.path)
-    except InputError:
-        return None
-    for inv in sh.invocations:
-        words = [w.text for w in inv.args]
-        for i, t in enumerate(words):
-            m = _CONFIG_FLAG.match(t or "")
-            if not m:
-                continue
-            value = m.group(1) if m.group(1) else (words[i + 1] if i + 1 < len(words) else None)
-            if value:
-                return value
-    m = re.search(r"run_mindformer\.py[^\n\"']*?--config[ =]+(\S+\.ya?ml)", sh.text)
-    return m.group(1) if m else None
+
+def launch_side(path: str) -> Classified:
+    """``--launch SCRIPT``: the MindFormers side's msrun script (or a script that only sets
+    its environment)."""
+    if not os.path.isfile(path) or not is_shell_name(path):
+        return classify(path)
+    c = classify_script(path)
+    if c.kind is InputKind.MG_LAUNCH:
+        raise InputError(
+            path, f"given as --launch, but it is a {c.describe()}; give it with --megatron"
+        )
+    if c.kind in (InputKind.MF_LAUNCH, InputKind.HELPER, InputKind.BROKEN):
+        return c
+    raise InputError(
+        path, f"given as --launch, but it is a {c.describe()}; --launch takes an msrun script"
+    )
+
+
+# -- command line and folders ------------------------------------------------------------------
+def plan(
+    files: list[str],
+    *,
+    megatron: str | None = None,
+    launch: str | None = None,
+    sources: list[str] | None = None,
+    exclude: list[str] | None = None,
+    base: Path | None = None,
+) -> Plan:
+    base = base or Path.cwd()
+    out = Plan()
+    named = _classify_files(files, exclude or [], base, out)
+    mg_side = megatron_side(megatron, named) if megatron is not None else None
+    if launch is not None:
+        launch_side(launch)
+    by = _by_kind(out.seen)
+    if mg_side is not None:
+        twin = [c for c in named if c.kind is InputKind.MG_LAUNCH]
+        if twin:
+            raise InputError(
+                twin[0].path,
+                f"two Megatron sides: {megatron} (--megatron) and {twin[0].path} "
+                f"({twin[0].describe()}); a lint compares one MindFormers config with one "
+                "Megatron run",
+            )
+    configs = [c.path for c in by[InputKind.MF_TRAIN]]
+    _refuse_inference_pair(by[InputKind.MF_INFER], mg_side, configs, named)
+    mg_launches = [c.path for c in by[InputKind.MG_LAUNCH]]
+    for c in by[InputKind.BROKEN]:  # the loader names the problem (exit 2)
+        (mg_launches if is_shell_name(c.path) else configs).append(c.path)
+    launch_of = _pair_launches(by[InputKind.MF_LAUNCH], configs, named, out)
+    if launch and configs:
+        launch_of.update(dict.fromkeys(configs, launch))
+    _jobs(out, configs, mg_launches, launch_of, mg_side, launch)
+    members = [c.path for c in by[InputKind.PYTHON]]
+    srcs = list(sources or [])
+    if srcs or members:
+        if not out.jobs:
+            out.jobs.append(Job())
+        out.jobs[0].sources, out.jobs[0].members = srcs, members
+    return out
+
+
+def _classify_files(
+    files: list[str], exclude: list[str], base: Path, out: Plan
+) -> list[Classified]:
+    """Every input, found or named; returns those named on the command line."""
+    named: list[Classified] = []
+    for f in files:
+        if os.path.isdir(f):
+            for p in walk(f, exclude, base):
+                out.walked.add(p)
+                out.seen.append(classify(p, named=False))
+            continue
+        if excluded(f, exclude, base):
+            continue
+        c = (
+            classify(f)
+            if os.path.lexists(f)
+            else Classified(path=f, kind=InputKind.BROKEN, why="no such file")
+        )
+        named.append(c)
+        out.seen.append(c)
+    return named
+
+
+def _by_kind(seen: list[Classified]) -> dict[InputKind, list[Classified]]:
+    out: dict[InputKind, list[Classified]] = {k: [] for k in InputKind}
+    for c in seen:
+        out[c.kind].append(c)
+    return out
+
+
+def _refuse_inference_pair(
+    infer: list[Classified], mg_side: Classified | None, configs: list[str], named: list[Classified]
+) -> None:
+    """An inference config paired with a Megatron run is a mix-up, not a single side."""
+    if mg_side is None or configs:
+        return
+    mine = [c for c in infer if c in named]
+    if mine:
+        raise InputError(
+            mine[0].path,
+            f"is a {mine[0].describe()}: it trains nothing to compare with {mg_side.path}; "
+            "give the training config",
+        )
+
+
+def _pair_launches(
+    launches: list[Classified], configs: list[str], named: list[Classified], out: Plan
+) -> dict[str, str]:
+    """Each MindFormers launch joins the config it runs."""
+    launch_of: dict[str, str] = {}
+    for c in launches:
+        target = resolve_config(c.path, c.config) if c.config else None
+        same = next((x for x in configs if target and _same(x, target)), None)
+        if same is not None:
+            launch_of[same] = c.path
+        elif target is not None:
+            configs.append(target)
+            launch_of[target] = c.path
+        elif len(configs) == 1 and c in named:
+            launch_of[configs[0]] = c.path
+        else:
+            why = (
+                f"the config it runs ({c.config}) was not found"
+                if c.config
+                else "no --config found to pair it with"
+            )
+            out.skipped.append(c.model_copy(update={"why": f"{c.why}; {why}"}))
+    return launch_of
+
+
+def _jobs(
+    out: Plan,
+    configs: list[str],
+    mg_launches: list[str],
+    launch_of: dict[str, str],
+    mg_side: Classified | None,
+    launch: str | None,
+) -> None:
+    explicit_pair = (
+        mg_side is None and len(mg_launches) == 1 and len(configs) <= 1 and not out.walked
+    )
+    if mg_side is not None or explicit_pair:
+        mg = mg_side.path if mg_side is not None else mg_launches.pop()
+        form = MEGATRON_FORMS.get(mg_side.kind) if mg_side is not None else "script"
+        for c in configs or [None]:
+            out.jobs.append(Job(c, mg, launch_of.get(c) if c else launch, megatron_form=form))
+    else:
+        out.jobs.extend(Job(c, None, launch_of.get(c)) for c in configs)
+    out.jobs.extend(Job(None, m, megatron_form="script") for m in mg_launches)
+    skipped = {s.path for s in out.skipped}
+    out.skipped += [
+        c
+        for c in out.seen
+        if c.role is None and c.kind is not InputKind.BROKEN and c.path not in skipped
+    ]
+    if not configs and launch and mg_side is None and not out.jobs:
+        raise InputError(launch, "--launch needs the MindFormers config it launches")
 
 
 def resolve_config(script: str, written: str) -> str | None:
@@ -71,107 +260,61 @@ def resolve_config(script: str, written: str) -> str | None:
     return written if os.path.isfile(written) else None
 
 
-def plan(
-    files: list[str],
-    *,
-    megatron: str | None = None,
-    launch: str | None = None,
-    sources: list[str] | None = None,
-    exclude: list[str] | None = None,
-    base: Path | None = None,
-) -> Plan:
-    base = base or Path.cwd()
-    exclude = exclude or []
-    out = Plan()
-    found: list[Detected] = []
-    explicit: list[Detected] = []
-    py: list[str] = []
-    for f in files:
-        if f != "-" and os.path.isdir(f):
-            for p in walk(f, exclude, base):
-                out.walked.add(p)
-                found.append(detect(p))
-            continue
-        if f != "-" and excluded(f, exclude, base):
-            continue
-        if f != "-" and not os.path.exists(f):
-            d = Detected(f, Kind.BROKEN, "no such file")
-        else:
-            d = detect(f)
-        if d.kind is Kind.OTHER_YAML and d.why.startswith(NOT_A_MAPPING):
-            # a YAML named on the command line that holds no settings at all is a mistake
-            # to report (exit 2); one found in a folder is just some other YAML
-            d = Detected(f, Kind.BROKEN, d.why)
-        if d.kind is Kind.PYTHON:
-            py.append(f)
-            continue
-        explicit.append(d)
-        found.append(d)
-    configs = [d.path for d in found if d.kind is Kind.MINDFORMERS_CONFIG]
-    broken = [d for d in found if d.kind is Kind.BROKEN]
-    mf_launches = [d for d in found if d.kind is Kind.MINDFORMERS_LAUNCH]
-    mg_launches = [d.path for d in found if d.kind is Kind.MEGATRON_LAUNCH]
-    out.skipped = [d for d in found if d.kind not in (*_LINTED_KINDS,)]
-    # a broken file still goes to its loader, which names the problem (exit 2)
-    for d in broken:
-        if d.path.lower().endswith((".sh", ".bash")):
-            mg_launches.append(d.path)
-        else:
-            configs.append(d.path)
-    # each MindFormers launch joins the config it runs
-    launch_of: dict[str, str] = {}
-    for d in mf_launches:
-        written = named_config(d)
-        target = resolve_config(d.path, written) if written else None
-        same = next((c for c in configs if target and _same(c, target)), None)
-        if same is not None:
-            launch_of[same] = d.path
-        elif target is not None:
-            configs.append(target)
-            launch_of[target] = d.path
-        elif len(configs) == 1 and d in explicit:
-            launch_of[configs[0]] = d.path
-        else:
-            why = (
-                f"MindFormers launch; the config it runs ({written}) was not found"
-                if written
-                else "MindFormers launch; no --config found to pair it with"
-            )
-            out.skipped.append(Detected(d.path, Kind.MINDFORMERS_LAUNCH, why))
-    if launch and configs:
-        for c in configs:
-            launch_of[c] = launch
-    explicit_pair = (
-        megatron is None and len(mg_launches) == 1 and len(configs) <= 1 and not out.walked
-    )
-    if megatron is not None or explicit_pair:
-        mg = megatron if megatron is not None else mg_launches.pop()
-        for c in configs or [None]:
-            out.jobs.append(Job(c, mg, launch_of.get(c) if c else launch))
-    else:
-        out.jobs.extend(Job(c, None, launch_of.get(c)) for c in configs)
-    out.jobs.extend(Job(None, m) for m in mg_launches if m != megatron)
-    if not configs and launch and megatron is None and not out.jobs:
-        raise InputError(launch, "--launch needs the MindFormers config it launches")
-    srcs = py + list(sources or [])
-    if srcs:
-        if out.jobs:
-            out.jobs[0].sources = srcs
-        else:
-            out.jobs.append(Job(sources=srcs))
-    return out
-
-
-_LINTED_KINDS = (
-    Kind.MINDFORMERS_CONFIG,
-    Kind.MINDFORMERS_LAUNCH,
-    Kind.MEGATRON_LAUNCH,
-    Kind.BROKEN,
-)
-
-
 def _same(a: str, b: str) -> bool:
     try:
         return os.path.samefile(a, b)
     except OSError:
         return os.path.normpath(a) == os.path.normpath(b)
+
+
+# -- one pair (show, lr, probe) --------------------------------------------------------------------
+def one_pair(files: list[str], megatron: str | None, launch: str | None, what: str) -> Job:
+    """The single pair a ``show`` / ``lr`` / ``probe`` call names, classified as the lint's
+    inputs are: at most one MindFormers config and one Megatron side."""
+    p = plan(files, megatron=megatron, launch=launch)
+    if p.walked:
+        raise InputError(None, f"{what} takes files, not folders")
+    if p.skipped:
+        raise InputError(p.skipped[0].path, f"{p.skipped[0].describe()}: nothing to {what}")
+    configs = {j.mindformers for j in p.jobs if j.mindformers}
+    sides = {j.megatron for j in p.jobs if j.megatron}
+    if len(configs) > 1 or len(sides) > 1:
+        raise InputError(None, f"{what} takes one MindFormers YAML and one Megatron side")
+    if not configs and not sides:
+        raise InputError(None, f"nothing to {what}: give a MindFormers YAML and/or --megatron FILE")
+    job = next((j for j in p.jobs if j.mindformers and j.megatron), None) or p.jobs[0]
+    if job.megatron is None and sides:
+        job = Job(job.mindformers, sides.pop(), job.launch, megatron_form="script")
+    return job
+
+
+# -- [tool.cfglint] pairs (pre-commit) -------------------------------------------------------------
+def plan_pairs(pairs: list[dict[str, Any]], files: list[str], settings: str | None) -> Plan:
+    """The configured pairs that a changed file belongs to (all of them when no file is
+    given, or when the settings file itself changed), each side checked for its role."""
+    changed_settings = settings is not None and any(
+        os.path.abspath(f) == os.path.abspath(settings) for f in files
+    )
+    chosen = pairs if not files or changed_settings else [p for p in pairs if _touches(p, files)]
+    jobs = []
+    for p in chosen:
+        mg = p.get("megatron")
+        side = megatron_side(mg, given="megatron in [tool.cfglint] pairs") if mg else None
+        form = MEGATRON_FORMS.get(side.kind) if side is not None else None
+        if p.get("launch") and os.path.lexists(p["launch"]):
+            launch_side(p["launch"])
+        jobs.append(
+            Job(p.get("mindformers"), mg, p.get("launch"), list(p["source"]), megatron_form=form)
+        )
+    return Plan(jobs=jobs)
+
+
+def _touches(pair: dict[str, Any], files: list[str]) -> bool:
+    """A changed file belongs to a pair: one of its files, or under one of its sources."""
+    mine = [pair.get(k) for k in ("mindformers", "megatron", "launch")]
+    roots = [os.path.abspath(x) for x in [*mine, *pair["source"]] if x]
+    for f in files:
+        full = os.path.abspath(f)
+        if any(full == r or full.startswith(r.rstrip(os.sep) + os.sep) for r in roots):
+            return True
+    return False

@@ -1,21 +1,16 @@
-"""What kind of input a path is, decided before any rule sees it.
+"""What one input file is, decided by its content before any rule sees it.
 
-One table says which entry scripts are training launches and which are converters,
-preprocessors, evaluation, generation or environment setup. A file that is not a training
-input is skipped with a note saying what it was taken for; a file that is unreadable is
-still handed to its loader, so its error reaches the user (exit 2), never a silent skip.
+A YAML is a MindFormers config when it has MindFormers' own sections, and a training config
+unless its ``run_mode`` says inference. A shell script is what it launches: the entry script
+(resolved through variables and ``eval`` text; a partly unknown path still names its file),
+the launcher, and whose arguments it passes: a Megatron-family training launch passes
+Megatron's arguments, most of its flags being names from our Megatron-LM / MindSpeed-LLM
+argument tables. The tables of entry-script roles and of other frameworks' signatures are
+data (``data/launches.yaml``).
 
-Facts the table rests on (upstream file names, read from the repositories):
-- MindFormers launches training with ``msrun ... run_mindformer.py --config X.yaml``
-  (mindformers: scripts/msrun_launcher.sh, run_mindformer.py).
-- Megatron-LM trains through ``pretrain_*.py`` / ``train.py`` and converts checkpoints
-  with ``tools/checkpoint/convert.py``, preprocesses with ``tools/preprocess_data.py``,
-  generates with ``tools/run_text_generation_server.py`` (NVIDIA/Megatron-LM).
-- MindSpeed-LLM trains through ``pretrain_gpt.py`` / ``posttrain_gpt.py``, converts with
-  ``convert_ckpt.py`` / ``convert_ckpt_v2.py``, preprocesses with ``preprocess_data.py``,
-  evaluates with ``evaluation.py``, generates with ``inference.py``; its FSDP2 backend
-  trains with ``train_fsdp2.py CONFIG.yaml --training.x ... --parallel.y ...``
-  (Ascend/MindSpeed-LLM: examples/fsdp2/*/*.sh), a different argument system.
+Nothing here raises for a bad file: that is ``InputKind.BROKEN``, handed to its loader so
+the error reaches the user (exit 2). A file found by walking a folder that does not parse
+and shows no sign of being a training input is some other file, skipped with the reason.
 """
 
 from __future__ import annotations
@@ -24,167 +19,150 @@ import fnmatch
 import os
 import re
 from enum import StrEnum
-from typing import NamedTuple
+from functools import cache
+from typing import Any, Literal
 
+from pydantic import BaseModel, ConfigDict
+
+from cfglint.load.datacache import DATA_DIR, load_data
+from cfglint.load.extensions import SHELL_EXT, YAML_EXT
 from cfglint.model.errors import InputError
 
 
-class Kind(StrEnum):
-    MINDFORMERS_CONFIG = "MindFormers config"
-    MINDFORMERS_LAUNCH = "MindFormers launch script"
-    MEGATRON_LAUNCH = "Megatron-LM / MindSpeed-LLM training launch"
-    FSDP2_LAUNCH = "MindSpeed-LLM FSDP2 launch"
-    NOT_TRAINING = "not a training launch"
+class InputKind(StrEnum):
+    MF_TRAIN = "MindFormers training config"
+    MF_INFER = "MindFormers inference config"
+    MF_LAUNCH = "MindFormers launch script"
+    MG_LAUNCH = "Megatron-family training launch"
+    MG_ARGS = "Megatron arguments file"
+    MG_LOG = "Megatron training log"
+    MG_YAML = "Megatron --yaml-cfg file"
+    FSDP2 = "MindSpeed-LLM FSDP2 launch"
+    UNREADABLE_LAUNCH = "training launch whose arguments cannot be read"
+    OTHER_FRAMEWORK = "training launch of another framework"
+    CONVERTER = "checkpoint or model converter"
+    PREPROCESS = "data preprocessing"
+    ANALYSIS = "log or data analysis"
+    EVALUATION = "evaluation or inference"
+    HELPER = "environment setup or helper script"
+    OTHER_YAML = "YAML that is not a MindFormers config"
     PYTHON = "Python source"
-    OTHER_YAML = "YAML that is not a MindFormers training config"
     OTHER = "not a file cfglint checks"
     BROKEN = "unreadable"
 
 
-# Kinds the lint reads; the others are skipped with a note.
-LINTED = frozenset(
-    {Kind.MINDFORMERS_CONFIG, Kind.MINDFORMERS_LAUNCH, Kind.MEGATRON_LAUNCH, Kind.BROKEN}
-)
+Role = Literal["mindformers", "megatron", "launch", "source"]
+
+# The role each kind plays in a lint; kinds without one are skipped with a note.
+ROLE_OF: dict[InputKind, Role] = {
+    InputKind.MF_TRAIN: "mindformers",
+    InputKind.MF_LAUNCH: "launch",
+    InputKind.MG_LAUNCH: "megatron",
+    InputKind.MG_ARGS: "megatron",
+    InputKind.MG_LOG: "megatron",
+    InputKind.MG_YAML: "megatron",
+    InputKind.PYTHON: "source",
+}
+MEGATRON_FORMS = {
+    InputKind.MG_LAUNCH: "script",
+    InputKind.MG_ARGS: "args",
+    InputKind.MG_LOG: "log",
+    InputKind.MG_YAML: "yaml",
+}
+# A script's entry role (data/launches.yaml) -> the kind of a script that runs only it
+_ROLE_KIND = {
+    "converter": InputKind.CONVERTER,
+    "preprocessing": InputKind.PREPROCESS,
+    "analysis": InputKind.ANALYSIS,
+    "evaluation": InputKind.EVALUATION,
+    "inference": InputKind.EVALUATION,
+}
 
 
-class Detected(NamedTuple):
+class Classified(BaseModel):
+    """One input, what it is, and what that was decided from."""
+
+    model_config = ConfigDict(frozen=True)
+
     path: str
-    kind: Kind
-    why: str  # one phrase: what made us decide
+    kind: InputKind
+    why: str  # the deciding fact, one phrase
+    evidence: tuple[str, ...] = ()  # further facts, for -v
     entry: str | None = None  # the entry script a launch runs
+    config: str | None = None  # the --config a MindFormers launch passes, as written
+    line: int | None = None  # where a broken file breaks
+
+    def error(self) -> InputError:
+        """A broken file's problem, as the input error to report."""
+        return InputError(self.path, self.why, line=self.line)
+
+    @property
+    def role(self) -> Role | None:
+        return ROLE_OF.get(self.kind)
+
+    def describe(self) -> str:
+        facts = "; ".join((self.why, *self.evidence))
+        return f"{self.kind.value} ({facts})"
 
     def note(self) -> str:
-        return f"{self.path}: skipped, {self.kind.value} ({self.why})"
+        return f"{self.path}: skipped, {self.describe()}"
 
 
-# (entry-script pattern, role). First match wins, so specific names precede general ones.
-# Roles other than "training" are not training launches: their flags are not a training run.
-SCRIPT_ROLES: tuple[tuple[str, str], ...] = (
-    ("run_mindformer.py", "mindformers"),
-    ("train_fsdp2.py", "fsdp2"),  # MindSpeed-LLM FSDP2 backend
-    ("*fsdp2*.py", "fsdp2"),
-    ("*convert*.py", "checkpoint or model conversion"),
-    ("*checkpoint_converter*.py", "checkpoint or model conversion"),
-    ("*ckpt*.py", "checkpoint or model conversion"),
-    ("combine_state_dicts.py", "checkpoint or model conversion"),
-    ("*param_merge*.py", "checkpoint or model conversion"),
-    # Megatron-LM's tools/merge_mp_partitions.py (and Megatron-DeepSpeed's copy) merges
-    # tensor-parallel checkpoint shards
-    ("merge_mp_partitions*.py", "checkpoint or model conversion"),
-    ("*dequant*.py", "checkpoint or model conversion"),
-    ("export*.py", "checkpoint or model conversion"),
-    ("quantize*.py", "checkpoint or model conversion"),
-    ("prune*.py", "checkpoint or model conversion"),
-    ("preprocess*.py", "data preprocessing"),
-    ("*preprocessing*.py", "data preprocessing"),
-    ("create_*dataset*.py", "data preprocessing"),
-    ("download_*.py", "data preprocessing"),
-    ("offline_feature_extract*.py", "data preprocessing"),
-    ("evaluat*.py", "evaluation"),
-    ("eval_*.py", "evaluation"),
-    ("mmlu*.py", "evaluation"),
-    ("validate*.py", "evaluation"),
-    ("*inference*.py", "inference or generation"),
-    ("*generat*.py", "inference or generation"),
-    ("*text_generation*.py", "inference or generation"),
-    ("chat*.py", "inference or generation"),
-    ("pretrain_*.py", "training"),
-    ("posttrain*.py", "training"),
-    ("finetune*.py", "training"),
-    ("train.py", "training"),
-    ("train_*.py", "training"),
-    ("training.py", "training"),
-    ("rlhf_*.py", "training"),
-)
+def _c(path: str, kind: InputKind, why: str, **kw: Any) -> Classified:
+    return Classified(path=path, kind=kind, why=why, **kw)
 
-# MindSpeed-LLM FSDP2 flags are dotted paths into its own config classes.
-_DOTTED_FLAG = re.compile(r"--(model|data|training|parallel|optimizer|train)\.[A-Za-z_]")
 
-# MindFormers' own wrapper: ``bash scripts/msrun_launcher.sh "run_mindformer.py --config …"``
-# (mindformers: scripts/msrun_launcher.sh), where the entry is inside a quoted string.
-_MF_LAUNCHER_TEXT = re.compile(r"msrun_launcher\.sh\b[^\n]*run_mindformer\.py")
-
-MF_KEYS = frozenset(
-    {
-        "model",
-        "model_config",
-        "runner_config",
-        "optimizer",
-        "lr_schedule",
-        "parallel_config",
-        "trainer",
-        "training_args",
-        "runner_wrapper",
-        "base_config",
-        "moe_config",
-        "context",
-    }
-)
-# Top-level run settings of MindFormers' config (mindformers: configs/__base__.yaml and
-# MindFormerConfig's run keys); a base config that other configs inherit holds only these.
-MF_RUN_KEYS = frozenset(
-    {
-        "seed",
-        "run_mode",
-        "use_parallel",
-        "output_dir",
-        "load_checkpoint",
-        "auto_trans_ckpt",
-        "resume_training",
-        "src_strategy_path_or_dir",
-        "micro_batch_interleave_num",
-        "recompute_config",
-        "train_dataset",
-        "train_dataset_task",
-        "eval_dataset",
-        "callbacks",
-        "eval_callbacks",
-        "do_eval",
-        "eval_step_interval",
-        "eval_epoch_interval",
-        "profile",
-        "profile_start_step",
-        "profile_stop_step",
-        "layer_scale",
-        "layer_decay",
-        "lr_scale",
-        "lr_scale_factor",
-        "auto_tune",
-        "processor",
-        "resume_or_finetune_checkpoint",
-    }
-)
-YAML_EXT = (".yaml", ".yml")
 # why-prefixes of a YAML document that holds no mapping of settings
 NOT_A_MAPPING = ("top level is", "empty YAML")
-SHELL_EXT = (".sh", ".bash")
 
 
-def script_role(entry: str | None) -> str | None:
-    """The role of an entry script by its file name (``None`` when the table has no row)."""
-    if not entry:
-        return None
-    base = entry.rsplit("/", 1)[-1]
-    if not base.endswith(".py") and "." in base and "/" not in entry:
-        base = base.rsplit(".", 1)[-1] + ".py"  # `python -m pkg.tools.run_text_generation`
-    for pattern, role in SCRIPT_ROLES:
-        if fnmatch.fnmatchcase(base, pattern):
-            return role
-    return None
+def is_shell_name(path: str) -> bool:
+    return path.lower().endswith(SHELL_EXT)
 
 
-def detect(path: str) -> Detected:
-    """The kind of one file. Never raises for a bad file: that is ``Kind.BROKEN``."""
+def classify(path: str, *, named: bool = True) -> Classified:
+    """The kind of one file. ``named``: the user named it (a broken file is then an input
+    error to report); else it was found by walking a folder."""
     low = path.lower()
-    if path == "-":
-        return Detected(path, Kind.MINDFORMERS_CONFIG, "standard input")
     if low.endswith(".py"):
-        return Detected(path, Kind.PYTHON, "a .py file")
+        return _c(path, InputKind.PYTHON, "a .py file")
     if low.endswith(YAML_EXT):
-        return detect_yaml(path)
-    if low.endswith(SHELL_EXT) or _has_shell_shebang(path):
-        return detect_script(path)
-    return Detected(path, Kind.OTHER, f"{os.path.splitext(path)[1] or 'no'} extension")
+        return classify_yaml(path, named=named)
+    if is_shell_name(path) or _has_shell_shebang(path):
+        return classify_script(path, named=named)
+    return _c(path, InputKind.OTHER, f"{os.path.splitext(path)[1] or 'no'} extension")
+
+
+def classify_megatron(path: str) -> Classified:
+    """A file given as the Megatron side: a launch script, a plain args file, the
+    arguments block of a training log, or a ``--yaml-cfg`` file, told apart by content."""
+    from cfglint.load.megatron_log import looks_like_log
+    from cfglint.load.safeio import check_regular, read_text
+
+    if not os.path.lexists(path):
+        return _c(path, InputKind.BROKEN, "no such file")
+    if os.path.isdir(path):
+        return _c(
+            path, InputKind.BROKEN, "is a directory, expected a launch script, args file or log"
+        )
+    try:
+        check_regular(path, what="launch script, args file or log")
+    except InputError as exc:
+        return _c(path, InputKind.BROKEN, exc.message)
+    if path.lower().endswith(YAML_EXT):
+        return classify_yaml(path, named=True, megatron=True)
+    if is_shell_name(path):
+        return classify_script(path)
+    if looks_like_log(path):
+        return _c(path, InputKind.MG_LOG, "holds a Megatron 'arguments' block")
+    try:
+        text = read_text(path, what="launch script")
+    except InputError as exc:
+        return _c(path, InputKind.BROKEN, exc.message)
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
+    if lines and lines[0].startswith("-"):
+        return _c(path, InputKind.MG_ARGS, "a list of command-line arguments")
+    return classify_script(path)
 
 
 def _has_shell_shebang(path: str) -> bool:
@@ -201,24 +179,87 @@ def _has_shell_shebang(path: str) -> bool:
     )
 
 
-def detect_yaml(path: str) -> Detected:
+# -- YAML ------------------------------------------------------------------------------------
+# Sections and run keys only MindFormers' config system has (mindformers: configs/
+# __base__.yaml, MindFormerConfig, run_mindformer.py's run keys). Generic names such as
+# `model`, `optimizer` or `trainer` are in many frameworks' YAML (GPT-NeoX, TTS recipes,
+# Lightning) and prove nothing alone.
+MF_OWN = frozenset(
+    {
+        "runner_config",
+        "parallel_config",
+        "runner_wrapper",
+        "run_mode",
+        "use_parallel",
+        "auto_trans_ckpt",
+        "src_strategy_path_or_dir",
+        "load_checkpoint",
+        "resume_training",
+        "micro_batch_interleave_num",
+        "recompute_config",
+        "moe_config",
+        "train_dataset_task",
+        "eval_dataset_task",
+        "use_legacy",
+        "load_ckpt_format",
+        "only_save_strategy",
+        "layer_scale",
+        "lr_scale",
+        "base_config",
+    }
+)
+MF_SECTIONS = frozenset(
+    {"model", "optimizer", "lr_schedule", "trainer", "train_dataset", "context", "processor"}
+)
+# run_mode values that run no training step (run_mindformer.py --run_mode)
+INFERENCE_MODES = frozenset({"predict", "eval"})
+# text markers of a MindFormers config, for a file that does not parse
+_MF_TEXT = re.compile(r"^(runner_config|parallel_config|run_mode|model_config)\s*:", re.M)
+
+
+def classify_yaml(path: str, *, named: bool = True, megatron: bool = False) -> Classified:
     from cfglint.load.yamltree import load_yaml
 
     try:
         root = load_yaml(path).root
     except InputError as exc:
         if exc.message.startswith(NOT_A_MAPPING):
-            return Detected(path, Kind.OTHER_YAML, exc.message)
-        return Detected(path, Kind.BROKEN, exc.message)
+            kind = InputKind.BROKEN if named else InputKind.OTHER_YAML
+            return _c(path, kind, exc.message)
+        if named or _mf_text(path):
+            return _c(path, InputKind.BROKEN, exc.message, line=exc.line)
+        return _c(
+            path,
+            InputKind.OTHER_YAML,
+            f"does not parse ({exc.message}) and has no MindFormers sections",
+        )
     if not isinstance(root.value, dict):
-        return Detected(path, Kind.OTHER_YAML, "top level is not a mapping")
+        kind = InputKind.BROKEN if named else InputKind.OTHER_YAML
+        return _c(path, kind, "top level is not a mapping")
     keys = set(root.value)
-    hits = MF_KEYS & keys
-    if len(hits) >= 2:
-        return Detected(path, Kind.MINDFORMERS_CONFIG, f"has {', '.join(sorted(hits)[:3])}")
-    run = (MF_KEYS | MF_RUN_KEYS) & keys
-    if len(run) >= 4:  # a base config: run settings only, no model section
-        return Detected(path, Kind.MINDFORMERS_CONFIG, f"has {', '.join(sorted(run)[:3])}")
+    own = sorted(MF_OWN & keys)
+    sections = sorted(MF_SECTIONS & keys)
+    mf_model = _mf_model(root.value.get("model"))
+    if mf_model or own:
+        facts = mf_model + own[:3] + [x for x in sections if x != "model"][:2]
+        mode = root.value.get("run_mode")
+        run_mode = str(mode.plain()).strip().lower() if mode is not None and not mode.is_map else ""
+        if run_mode in INFERENCE_MODES:
+            return _c(
+                path,
+                InputKind.MF_INFER,
+                f"run_mode: {run_mode}",
+                evidence=(f"has {', '.join(facts)}",),
+            )
+        if len(facts) >= 2:
+            return _c(path, InputKind.MF_TRAIN, f"has {', '.join(facts[:4])}")
+    if megatron or named:
+        from cfglint.load.megatron_yamlcfg import NESTED
+
+        nested = sorted(k for k in NESTED if k in keys)
+        hits = sorted(keys & megatron_dests())
+        if nested or len(hits) >= 3:
+            return _c(path, InputKind.MG_YAML, f"has {', '.join((nested + hits)[:4])}")
     for marker, what in (
         ("services", "a compose file"),
         ("jobs", "a CI workflow"),
@@ -226,83 +267,366 @@ def detect_yaml(path: str) -> Detected:
         ("repos", "a pre-commit config"),
         ("steps", "a CI pipeline"),
         ("stages", "a CI pipeline"),
+        ("include", "a CI pipeline"),
+        ("variables", "a CI pipeline"),
     ):
         if marker in keys:
-            return Detected(path, Kind.OTHER_YAML, what)
-    return Detected(path, Kind.OTHER_YAML, "no MindFormers sections (model, trainer, optimizer, …)")
+            return _c(path, InputKind.OTHER_YAML, what)
+    seen = f" (has only {', '.join(sections)})" if sections else ""
+    return _c(path, InputKind.OTHER_YAML, f"none of MindFormers' own sections{seen}")
 
 
-def detect_script(path: str) -> Detected:
-    """Which launch a shell script is: MindFormers (msrun / run_mindformer.py), a Megatron
-    training launch, an FSDP2 launch, or a script that does not train."""
-    from cfglint.load.shell import main_invocation, parse_script
+def _mf_model(model: Any) -> list[str]:
+    """MindFormers' model section: ``model_config`` and ``arch`` are mappings with a
+    ``type`` (a registered class); LAVIS-style ``arch: minigpt4`` is a name, not this."""
+    if model is None or not model.is_map:
+        return []
+    out = []
+    for key in ("model_config", "arch"):
+        sub = model.value.get(key)
+        if sub is not None and sub.is_map and (key == "model_config" or "type" in sub.value):
+            out.append(f"model.{key}")
+    return out
+
+
+def _mf_text(path: str) -> bool:
+    from cfglint.load.safeio import read_text
+
+    try:
+        return _MF_TEXT.search(read_text(path, what="YAML")) is not None
+    except InputError:
+        return False
+
+
+# -- shell -------------------------------------------------------------------------------------
+@cache
+def _launch_data() -> dict[str, Any]:
+    return load_data(DATA_DIR / "launches.yaml")
+
+
+@cache
+def megatron_flags() -> frozenset[str]:
+    """Every flag some Megatron-family argument table of ours defines (``--no-x`` forms of
+    BooleanOptionalAction flags included)."""
+    out: set[str] = set()
+    for entry in _table_entries():
+        out.update(entry["flags"])
+        if entry.get("action") == "boolean_optional":
+            out.update("--no-" + f[2:] for f in entry["flags"])
+    return frozenset(out)
+
+
+@cache
+def megatron_dests() -> frozenset[str]:
+    return frozenset(e["dest"] for e in _table_entries())
+
+
+def _table_entries() -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for p in sorted(DATA_DIR.glob("*.yaml")):
+        data = load_data(p) if p.stem.startswith(("megatron", "mindspeed")) else None
+        if isinstance(data, dict) and isinstance(data.get("args"), list):
+            out += [e for e in data["args"] if isinstance(e, dict) and e.get("flags")]
+    return out
+
+
+def entry_name(word: Any) -> str | None:
+    """The entry script a launch word names: its text, else the known end of its path."""
+    if word is None:
+        return None
+    if word.text:
+        return word.text
+    tail = getattr(word, "tail", "")
+    base = tail.rsplit("/", 1)[-1]
+    return base if base.endswith(".py") else None
+
+
+def script_role(entry: str | None) -> str | None:
+    """The role of an entry script by its file name (``None`` when the table has no row)."""
+    if not entry:
+        return None
+    base = entry.rsplit("/", 1)[-1]
+    if not base.endswith(".py") and "." in base and "/" not in entry:
+        base = base.rsplit(".", 1)[-1] + ".py"  # `python -m pkg.tools.run_text_generation`
+    for row in _launch_data()["entry_roles"]:
+        if fnmatch.fnmatchcase(entry if "/" in row["pattern"] else base, row["pattern"]):
+            return str(row["role"])
+    return None
+
+
+def _argument_role(entry: str | None, args: list[Any]) -> str | None:
+    """The role an entry script takes from one of its arguments (``tasks/main.py --task
+    LAMBADA`` evaluates)."""
+    words = [w.text for w in args]
+    for row in _launch_data().get("entry_arguments", ()):
+        if not entry or not fnmatch.fnmatchcase(entry, row["pattern"]):
+            continue
+        for i, t in enumerate(words[:-1]):
+            if t == row["flag"] and words[i + 1] in row["values"]:
+                return str(row["role"])
+    return None
+
+
+# MindSpeed-LLM FSDP2 flags are dotted paths into its own config classes.
+_DOTTED_FLAG = re.compile(r"--(model|data|training|parallel|optimizer|train)\.[A-Za-z_]")
+# MindFormers' own wrapper: ``bash scripts/msrun_launcher.sh "run_mindformer.py --config …"``
+# (mindformers: scripts/msrun_launcher.sh), where the entry is inside a quoted string.
+_MF_LAUNCHER_TEXT = re.compile(r"msrun_launcher\.sh\b[^\n]*run_mindformer\.py")
+_CONFIG_FLAG = re.compile(r"--config(?:=(.+))?$")
+
+
+class _Seen(BaseModel):
+    """One invocation of a script, as the classifier weighs it."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    inv: Any
+    entry: str | None
+    role: str | None
+    megatron: list[str]
+    foreign: list[str]
+    unknown: int
+    settings_file: str | None  # a positional config file that holds the run's settings
+
+    @property
+    def megatron_args(self) -> bool:
+        # most readable flags are Megatron's: a fork adds its own, another framework's
+        # trainer shares a few generic names (--lr, --seed) at most. A training entry that
+        # passes only Megatron flags (`pretrain_gpt.py --yaml-cfg x.yaml`) needs no count.
+        n, other = len(self.megatron), len(self.foreign)
+        if self.settings_file is not None and n < 3:
+            return False
+        return (n >= 3 and n >= other) or (self.role == "training" and n > 0 and other == 0)
+
+
+def _weigh(inv: Any, own: str | None) -> _Seen:
+    """``own``: the role the launch script's own name gives (``train.sh``), which stands in
+    for an entry script that is not known statically (``torchrun ${SCRIPT}``)."""
+    entry = entry_name(inv.script)
+    flags = [(w.text or "").partition("=")[0] for w in inv.args]
+    flags = list(dict.fromkeys(f for f in flags if f.startswith("--")))
+    vocab = megatron_flags()
+    return _Seen(
+        inv=inv,
+        entry=entry,
+        role=_argument_role(entry, inv.args) or (script_role(entry) if entry else own),
+        megatron=[f for f in flags if f in vocab],
+        foreign=[f for f in flags if f not in vocab],
+        unknown=sum(1 for w in inv.args if w.text is None),
+        settings_file=_settings_file(inv.args),
+    )
+
+
+_SETTINGS_EXT = (".yaml", ".yml", ".json", ".toml")
+
+
+def _settings_file(args: list[Any]) -> str | None:
+    """A config file given as the entry script's first argument (MindSpeed-MM's
+    ``pretrain_transformers.py ${config_path}``, GPT-NeoX's ``deepy.py train.py X.yml``)."""
+    if not args:
+        return None
+    first = args[0]
+    text = first.text if first.text is not None else getattr(first, "tail", "")
+    if text.startswith("-") or not text.lower().endswith(_SETTINGS_EXT):
+        return None
+    return first.text or f"...{text} ({first.unknown})"
+
+
+def classify_script(path: str, *, named: bool = True) -> Classified:
+    """Which launch a shell script is: MindFormers (msrun / run_mindformer.py), a
+    Megatron-family training launch, an FSDP2 launch, another framework's training, or a
+    script that does not train. One found in a folder that bash would refuse and that
+    names no training entry script (Megatron-LM's evaluation templates with
+    ``VALID_DATA=<lambada path>``) is skipped with the reason, not an input error."""
+    from cfglint.load.shell import parse_script
 
     try:
         sh = parse_script(path)
     except InputError as exc:
-        return Detected(path, Kind.BROKEN, exc.message)
+        if named or _names_training_entry(path):
+            return _c(path, InputKind.BROKEN, exc.message, line=exc.line)
+        return _c(
+            path,
+            InputKind.OTHER,
+            f"does not parse as bash ({exc.message}, line "
+            f"{exc.line}) and names no training entry script",
+        )
     if not sh.invocations:
         if _MF_LAUNCHER_TEXT.search(sh.text):
-            return Detected(
-                path, Kind.MINDFORMERS_LAUNCH, "runs run_mindformer.py through msrun_launcher.sh"
-            )
-        return Detected(
-            path, Kind.NOT_TRAINING, "environment setup or helper: it runs no python or launcher"
-        )
-    roles = []
-    for inv in sh.invocations:
-        entry = inv.script.text if inv.script is not None else None
-        roles.append((inv, entry, script_role(entry)))
+            return _mf_launch(path, sh, None, "runs run_mindformer.py through msrun_launcher.sh")
+        return _c(path, InputKind.HELPER, "it runs no python or launcher")
+    own = script_role(os.path.basename(path).rsplit(".", 1)[0] + ".py")
+    seen = [_weigh(inv, own) for inv in sh.invocations]
+    for decide in (_as_mindformers, _as_fsdp2, _as_megatron, _as_unreadable, _as_other, _as_tool):
+        out = decide(path, sh, seen)
+        if out is not None:
+            return out
+    entry = next((s.entry for s in seen if s.entry), None)
+    return _c(
+        path,
+        InputKind.HELPER,
+        f"runs {entry or 'a command'}, not a known training entry point",
+        entry=entry,
+    )
+
+
+_PY_WORD = re.compile(r"[\w./-]+\.py\b")
+
+
+def _names_training_entry(path: str) -> bool:
+    from cfglint.load.safeio import read_text
+
+    try:
+        text = read_text(path, what="launch script")
+    except InputError:
+        return True
+    roles = {script_role(m.group(0)) for m in _PY_WORD.finditer(text)}
+    return bool(roles & {"training", "mindformers", "fsdp2"})
+
+
+def _as_mindformers(path: str, sh: Any, seen: list[_Seen]) -> Classified | None:
     # MindSpeed-LLM's MindSpore backend also starts pretrain_gpt.py with msrun: the entry
     # script, not the launcher, says whose arguments these are.
-    mf = [(i, e) for i, e, r in roles if r == "mindformers"] or [
-        (i, e)
-        for i, e, r in roles
-        if i.launcher == "msrun"
-        and r is None
-        and any((w.text or "").startswith("--config") for w in i.args)
+    for s in seen:
+        if s.role == "mindformers" or (
+            s.inv.launcher == "msrun"
+            and s.role is None
+            and any((w.text or "").startswith("--config") for w in s.inv.args)
+        ):
+            return _mf_launch(path, sh, s, f"{s.inv.launcher} runs {s.entry}")
+    return None
+
+
+def _mf_launch(path: str, sh: Any, s: _Seen | None, why: str) -> Classified:
+    return _c(
+        path, InputKind.MF_LAUNCH, why, entry=s.entry if s else None, config=_written_config(sh)
+    )
+
+
+def _written_config(sh: Any) -> str | None:
+    """The ``--config`` a MindFormers launch passes to run_mindformer.py, as written."""
+    for inv in sh.invocations:
+        words = [w.text for w in inv.args]
+        for i, t in enumerate(words):
+            m = _CONFIG_FLAG.match(t or "")
+            if not m:
+                continue
+            value = m.group(1) if m.group(1) else (words[i + 1] if i + 1 < len(words) else None)
+            if value:
+                return value
+    m = re.search(r"run_mindformer\.py[^\n\"']*?--config[ =]+(\S+\.ya?ml)", sh.text)
+    return m.group(1) if m else None
+
+
+def _as_fsdp2(path: str, sh: Any, seen: list[_Seen]) -> Classified | None:
+    dotted = any(_DOTTED_FLAG.match(w.text or "") for s in seen for w in s.inv.args)
+    if not dotted and not any(s.role == "fsdp2" for s in seen):
+        return None
+    entry = next((s.entry for s in seen if s.role == "fsdp2"), seen[0].entry)
+    return _c(
+        path,
+        InputKind.FSDP2,
+        f"runs {entry} with dotted flags (--training.*, --parallel.*): MindSpeed-LLM's FSDP2 "
+        "argument system, which cfglint does not read",
+        entry=entry,
+    )
+
+
+def _trains(s: _Seen) -> bool:
+    return s.role in ("training", None)
+
+
+def _as_megatron(path: str, sh: Any, seen: list[_Seen]) -> Classified | None:
+    hits = [s for s in seen if _trains(s) and s.megatron_args]
+    if not hits:
+        return None
+    s = max(hits, key=lambda x: len(x.megatron))
+    shown = ", ".join(s.megatron[:4])
+    evidence = [
+        f"{len(s.megatron)} of its {len(s.megatron) + len(s.foreign)} flags are "
+        f"Megatron arguments ({shown}, ...)"
     ]
-    if mf:
-        inv, entry = mf[0]
-        return Detected(path, Kind.MINDFORMERS_LAUNCH, f"{inv.launcher} runs {entry}", entry)
-    dotted = any(_DOTTED_FLAG.match(w.text or "") for inv, _, _ in roles for w in inv.args)
-    if dotted or any(r == "fsdp2" for _, _, r in roles):
-        entry = next((e for _, e, r in roles if r == "fsdp2"), roles[0][1])
-        return Detected(
-            path,
-            Kind.FSDP2_LAUNCH,
-            f"runs {entry} with dotted flags (--training.*, --parallel.*): MindSpeed-LLM's "
-            "FSDP2 argument system, which cfglint does not read",
-            entry,
-        )
-    training = [(inv, e) for inv, e, r in roles if r == "training"]
-    if training:
-        main = main_invocation(sh)
-        entry = main.script.text if main is not None and main.script is not None else None
-        return Detected(
-            path, Kind.MEGATRON_LAUNCH, f"{training[0][0].launcher} runs {entry}", entry
-        )
-    named = [(e, r) for _, e, r in roles if r is not None]
+    others = [o.entry for o in seen if o is not s and o.role not in ("training", None)]
+    if others:
+        evidence.append(f"also runs {', '.join(dict.fromkeys(e for e in others if e))}")
+    return _c(
+        path,
+        InputKind.MG_LAUNCH,
+        f"{s.inv.launcher} runs {s.entry or 'an unnamed script'}",
+        evidence=tuple(evidence),
+        entry=s.entry,
+    )
+
+
+def _as_unreadable(path: str, sh: Any, seen: list[_Seen]) -> Classified | None:
+    """A training entry (by name) whose arguments are all hidden behind unknown words
+    (``${gpt_options}`` from ``source $1``): linting it would compare Megatron's defaults."""
+    for s in seen:
+        if _trains(s) and s.settings_file is not None and len(s.megatron) < 3:
+            return _c(
+                path,
+                InputKind.UNREADABLE_LAUNCH,
+                f"runs {s.entry} with its settings in {s.settings_file}, a config file that "
+                "is not Megatron command-line arguments",
+                entry=s.entry,
+            )
+        if s.role == "training" and s.unknown and not s.megatron and not s.foreign:
+            word = next(w for w in s.inv.args if w.text is None)
+            return _c(
+                path,
+                InputKind.UNREADABLE_LAUNCH,
+                f"runs {s.entry}, but its arguments are not known statically ({word.unknown})",
+                entry=s.entry,
+            )
+    return None
+
+
+def _as_other(path: str, sh: Any, seen: list[_Seen]) -> Classified | None:
+    """Another framework's training: its signature, else a training entry passing mostly
+    flags Megatron does not define."""
+    found = [(s, f"runs {s.entry}: {name}") for s in seen if _trains(s) and (name := _framework(s))]
+    found += [
+        (s, f"runs {s.entry} with arguments that are mostly not Megatron's")
+        for s in seen
+        if s.role == "training" and s.foreign
+    ]
+    if not found:
+        return None
+    s, why = found[0]
+    return _c(path, InputKind.OTHER_FRAMEWORK, why, entry=s.entry, evidence=_flag_counts(s))
+
+
+def _flag_counts(s: _Seen) -> tuple[str, ...]:
+    out = []
+    if s.foreign:
+        shown = ", ".join(s.foreign[:3])
+        out.append(f"{len(s.foreign)} flags Megatron does not define ({shown}, ...)")
+    if s.megatron:
+        out.append(f"{len(s.megatron)} it does ({', '.join(s.megatron[:3])}, ...)")
+    return tuple(out)
+
+
+def _framework(s: _Seen) -> str | None:
+    base = (s.entry or "").rsplit("/", 1)[-1]
+    for fw in _launch_data()["frameworks"]:
+        if base in fw.get("entries", ()):
+            return f"{fw['name']}'s launcher"
+        sig = set(fw.get("flags", ()))
+        if len(sig & set(s.foreign)) >= 2 or set(fw.get("alone", ())) & set(s.foreign):
+            return f"{fw['name']} arguments"
+    return None
+
+
+def _as_tool(path: str, sh: Any, seen: list[_Seen]) -> Classified | None:
+    named = [(s.entry, s.role) for s in seen if s.role in _ROLE_KIND]
     if named:
         entry, role = named[0]
-        return Detected(path, Kind.NOT_TRAINING, f"runs {entry}: {role}", entry)
+        why = f"runs {entry}" if entry else f"its name: {os.path.basename(path)}"
+        return _c(path, _ROLE_KIND[role], why, entry=entry)
     # An entry the table does not know (often `torchrun ${SCRIPT}`): the launch script's
     # own name says what it does (Megatron-LM's post_training/modelopt/{convert,export,
     # mmlu,quantize,...}.sh share one launch line)
     own = script_role(os.path.basename(path).rsplit(".", 1)[0] + ".py")
-    if own is not None and own != "training" and own not in ("mindformers", "fsdp2"):
-        return Detected(path, Kind.NOT_TRAINING, f"{os.path.basename(path)}: {own}")
-    # else a training launch only if it passes Megatron flags.
-    main = main_invocation(sh)
-    entry = main.script.text if main is not None and main.script is not None else None
-    flags = sum(1 for w in (main.args if main else []) if (w.text or "").startswith("--"))
-    if main is not None and main.launcher != "python" and flags:
-        return Detected(path, Kind.MEGATRON_LAUNCH, f"{main.launcher} runs {entry}", entry)
-    if main is not None and flags >= 5:
-        return Detected(path, Kind.MEGATRON_LAUNCH, f"{main.launcher} runs {entry}", entry)
-    return Detected(
-        path,
-        Kind.NOT_TRAINING,
-        f"runs {entry or 'a command'}, not a known training entry point",
-        entry,
-    )
+    if own in _ROLE_KIND:
+        return _c(path, _ROLE_KIND[own], f"its name: {os.path.basename(path)}")
+    return None

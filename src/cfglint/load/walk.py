@@ -8,7 +8,7 @@ import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from cfglint.load.detect import YAML_EXT
+from cfglint.load.extensions import SHELL_EXT, YAML_EXT
 from cfglint.model.errors import InputError
 
 # Folders a walk never enters (ruff's default excludes, plus cfglint's own cache).
@@ -39,7 +39,7 @@ DEFAULT_EXCLUDE = (
     "venv",
 )
 # Files a directory walk considers; Python sources are scanned only through --source.
-WALK_EXT = (*YAML_EXT, ".sh", ".bash")
+WALK_EXT = (*YAML_EXT, *SHELL_EXT)
 
 
 class Ignore:

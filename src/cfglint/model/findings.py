@@ -24,6 +24,8 @@ SECTION_ORDER = (
     "standard",
 )
 SEVERITY_RANK: dict[str, int] = {"note": 0, "warning": 1, "error": 2}
+# what --fail-on accepts: a severity, or never
+FAIL_ON = (*sorted(SEVERITY_RANK, key=SEVERITY_RANK.__getitem__, reverse=True), "never")
 LocSide = Literal["mindformers", "megatron", "source"]
 
 # Findings and reports are assembled by our own engine and pipeline from typed fields, so

@@ -22,7 +22,7 @@ class RenderOptions(NamedTuple):
 
 
 # format name -> module under cfglint.report that defines render(report, options) -> str
-FORMATS = {"text": "text", "json": "json", "sarif": "sarif", "concise": "concise"}
+FORMATS = {"text": "text", "concise": "concise", "json": "json", "sarif": "sarif"}
 
 
 def render(fmt: str, report: Report, options: RenderOptions) -> str:

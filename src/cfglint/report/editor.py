@@ -87,7 +87,7 @@ class Workspace:
         self.select, self.ignore = select or [], ignore or []
         self.megatron_version = megatron_version
         self.texts: dict[str, str] = {}  # open documents: absolute path -> text
-        self._sides: dict[tuple[str, str, str | None], tuple[Any, Config]] = {}
+        self._sides: dict[tuple[str, str, str | None, str | None], tuple[Any, Config]] = {}
         self._last: dict[Job, _Linted] = {}
 
     @staticmethod
@@ -160,17 +160,17 @@ class Workspace:
                 linted.planned = plan.fixes
         return linted.planned
 
-    def _load(self, side: str, path: str, extra: str | None) -> Config:
+    def _load(self, side: str, path: str, extra: str | None, form: str | None = None) -> Config:
         """A side from memory when none of its files changed since it was normalized (its
         own text, its launch, its base_config or sourced files)."""
-        key = (side, path, extra)
+        key = (side, path, extra, form)
         own = [path, *([extra] if side == "mindformers" and extra else [])]
         hit = self._sides.get(key)
         if hit is not None:
             stamp, cfg = hit
             if stamp == self._stamp([*own, *cfg.files]):
                 return cfg
-        cfg = load_side(side, path, extra)
+        cfg = load_side(side, path, extra, form)
         self._sides[key] = (self._stamp([*own, *cfg.files]), cfg)
         return cfg
 

@@ -13,6 +13,7 @@ a flag is reported at; hence this small scanner of the POSIX quoting rules.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from cfglint.load.shell.pieces import snippet
@@ -34,6 +35,7 @@ class _Token:
     brace: bool = False  # an unquoted `{`
     redirect_target: bool = False
     fd_only: bool = True  # only digits so far (an fd before `>`)
+    known_from: int = 0  # chars from here on follow the last unknown part
 
     def add(self, ch: str, at: int, *, quoted: bool) -> None:
         if self.start < 0:
@@ -52,6 +54,7 @@ class _Token:
             self.start = at
         self.end = max(self.end, at)
         self.unknown = self.unknown or reason
+        self.known_from = len(self.chars)
 
 
 def eval_commands(words: list[Word]) -> tuple[list[list[Word]], list[str]]:
@@ -66,7 +69,7 @@ def eval_commands(words: list[Word]) -> tuple[list[list[Word]], list[str]]:
         if k:
             text_parts.append(" ")
             owner.append(k)
-        part = w.text if w.text is not None else _UNKNOWN
+        part = w.text if w.text is not None else _UNKNOWN + _plain(w.tail)
         text_parts.append(part)
         owner.extend([k] * len(part))
     text = "".join(text_parts)
@@ -164,6 +167,12 @@ def eval_commands(words: list[Word]) -> tuple[list[list[Word]], list[str]]:
     return out, warnings
 
 
+def _plain(tail: str) -> str:
+    """The known end of an unknown first-stage word (``${DIR}/../../pretrain_gpt.py``), kept
+    for the second parse when it holds nothing that parse would read differently."""
+    return tail if re.fullmatch(r"[\w./@%+,:=-]*", tail) else ""
+
+
 def _to_word(t: _Token, joined: str, words: list[Word], owner: list[int]) -> Word:
     first = words[owner[t.start]]
     spanned = {owner[k] for k in range(t.start, t.end + 1) if k < len(owner)}
@@ -185,4 +194,5 @@ def _to_word(t: _Token, joined: str, words: list[Word], owner: list[int]) -> Wor
         cond,
         choice=any(words[k].choice for k in spanned),
         alternatives=first.alternatives if same else (),
+        tail="".join(t.chars[t.known_from :]) if reason else "",
     )

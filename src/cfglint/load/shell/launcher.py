@@ -121,12 +121,12 @@ def find_launcher(words: list[Word]) -> tuple[str, int, dict[str, Word]] | None:
         # `$VENV_PREFIX torchrun ...`: an unknown prefix (a wrapper or an environment
         # activation) in front of a launcher; the launcher decides how the words split
         for i, w in enumerate(words[1:], start=1):
-            if w.text and w.text.endswith(".py"):
+            if names_script(w):
                 break
             kind = _launcher_kind(w.text)
             if kind is not None:
                 return kind, i, {}
-        if any(w.text and w.text.endswith(".py") for w in words[1:]):
+        if any(names_script(w) for w in words[1:]):
             return "?", 0, {}
         return None
     wrapper = words[0].text.rsplit("/", 1)[-1]
@@ -145,12 +145,18 @@ def find_launcher(words: list[Word]) -> tuple[str, int, dict[str, Word]] | None:
     return None
 
 
+def names_script(w: Word) -> bool:
+    """The word is a ``.py`` path, known or ending known (``${dir}/../../pretrain_gpt.py``)."""
+    text = w.text if w.text is not None else w.tail
+    return text.endswith(".py") and not text.startswith("-")
+
+
 def split_launch(kind: str, words: list[Word]) -> tuple[str, list[Word], Word | None, list[Word]]:
     """(launcher, launcher args, script, script args) for the words after the launcher."""
     if kind == "python":
         return _split_python(words)
     if kind == "?":
-        i = next(i for i, w in enumerate(words) if w.text and w.text.endswith(".py"))
+        i = next(i for i, w in enumerate(words) if names_script(w))
         return kind, words[:i], words[i], words[i + 1 :]
     flags = {"torchrun": _TORCHRUN_FLAGS, "deepspeed": _DEEPSPEED_FLAGS}.get(kind, frozenset())
     return (kind, *_split_options(words, flags))
@@ -188,7 +194,7 @@ def _split_options(
 ) -> tuple[list[Word], Word | None, list[Word]]:
     # The first .py token is the script; else skip options (with their values).
     for i, w in enumerate(words):
-        if w.text is not None and w.text.endswith(".py") and not w.text.startswith("-"):
+        if names_script(w):
             return words[:i], w, words[i + 1 :]
     i = 0
     while i < len(words):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 
 from tree_sitter import Tree
@@ -52,9 +53,23 @@ def _parse_tree(src: bytes, path: str) -> Tree:
     return tree
 
 
+# bash's extended globs (`rm -rf ./out/!(rank_*)` after `shopt -s extglob`, as MindFormers'
+# scripts/run_distribute.sh @ v1.3.2 does) are not in tree-sitter-bash's grammar. With extglob
+# on, each pattern is parsed as a plain word of the same length: node offsets stay those of
+# the real text, from which every word is read.
+_EXTGLOB_ON = re.compile(rb"^\s*shopt\s+-s\s+(\w+\s+)*extglob\b", re.M)
+_EXTGLOB = re.compile(rb"(?:[!@]|(?<=[\s/])[?*+])\([^()\n\s]*\)")
+
+
+def _parsable(src: bytes) -> bytes:
+    if not _EXTGLOB_ON.search(src):
+        return src
+    return _EXTGLOB.sub(lambda m: b"_" * len(m.group(0)), src)
+
+
 def parse_script_text(text: str, path: str) -> ShellScript:
     interp = Interpreter(text, path)
-    tree = _parse_tree(interp.src, path)
+    tree = _parse_tree(_parsable(interp.src), path)
     try:
         syntax_problems(interp, tree.root_node, path)
         interp.run(tree.root_node)

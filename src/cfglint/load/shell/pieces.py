@@ -223,6 +223,12 @@ def first_unknown(pieces: Iterable[Piece]) -> str:
     return next((p.unknown for p in pieces if p.unknown), "")
 
 
+def known_tail(pieces: Sequence[Piece]) -> str:
+    """The text after the last unknown piece of a word."""
+    last = max((k for k, p in enumerate(pieces) if p.unknown), default=-1)
+    return "".join(p.text for p in pieces[last + 1 :])
+
+
 def storable(pieces: Iterable[Piece]) -> Value:
     """A value as stored in a variable: no splitting marks; array breaks become blanks."""
     out = []

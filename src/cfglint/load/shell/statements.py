@@ -10,6 +10,7 @@ from dataclasses import replace
 
 from tree_sitter import Node
 
+from cfglint.load.extensions import SHELL_EXT
 from cfglint.load.shell.base import REDIRECTS, STATEMENTS
 from cfglint.load.shell.launcher import (
     LAUNCHERS,
@@ -31,6 +32,7 @@ from cfglint.load.shell.pieces import (
     ValueTooLarge,
     Var,
     first_unknown,
+    known_tail,
     merge_positions,
     snippet,
     split_words,
@@ -49,13 +51,13 @@ def _sourced_path(script: str, pieces: Sequence[Piece]) -> str | None:
     root: ``source examples/fsdp2/env_config.sh``)."""
     import os
 
-    last = max((i for i, p in enumerate(pieces) if p.unknown), default=-1)
-    tail = "".join(p.text for p in pieces[last + 1 :]).lstrip("/")
+    known = not any(p.unknown for p in pieces)
+    tail = known_tail(pieces).lstrip("/")
     # launch settings live in shell files; a virtualenv's `activate` or a ~/.bashrc does
     # not hold a training run's arguments
-    if not tail.endswith((".sh", ".bash")):
+    if not tail.endswith(SHELL_EXT):
         return None
-    if last < 0 and os.path.isabs(tail):
+    if known and os.path.isabs(tail):
         return tail if os.path.isfile(tail) else None
     here = os.path.dirname(os.path.abspath(script))
     while True:
@@ -411,7 +413,10 @@ class Statements:
         cond = ctx.cond or any(p.cond for p in pieces)
         choices = [k for k, p in enumerate(pieces) if p.pos in self.branch_choices]
         if not choices:
-            return Word(text, self.loc(at), tuple(self.loc(v) for v in via), reason, cond)
+            tail = known_tail(pieces) if reason else ""
+            return Word(
+                text, self.loc(at), tuple(self.loc(v) for v in via), reason, cond, tail=tail
+            )
         alternatives: tuple[tuple[str, Loc], ...] = ()
         alts = self.branch_choices[pieces[choices[0]].pos]
         if len(choices) == 1 and text is not None and pieces[choices[0]].text in dict(alts):

@@ -22,6 +22,9 @@ class Word:
     # the script runs one of them, cfglint cannot tell which.
     choice: bool = False
     alternatives: tuple[tuple[str, Loc], ...] = ()  # every branch's text, when each is known
+    # The known text after the last unknown part (``${dir}/../../pretrain_gpt.py`` with
+    # ``dir=`pwd` `` ends in ``/../../pretrain_gpt.py``): enough to name an entry script.
+    tail: str = ""
 
 
 @dataclass

@@ -157,36 +157,19 @@ def _detect(tokens: list[Any], script: str | None) -> tuple[str, str]:
     return "mindspeed-llm", ""
 
 
-def load_megatron(path: str, version: str | None = None) -> MegatronInput:
-    from cfglint.load.megatron_log import looks_like_log
-    from cfglint.load.safeio import check_regular
+def load_megatron(path: str, version: str | None = None, form: str | None = None) -> MegatronInput:
+    """Read the Megatron side in the ``form`` the input classifier found (``script``,
+    ``args``, ``log`` or ``yaml``); a library call without one classifies it here, the same
+    way."""
+    from cfglint.load.detect import MEGATRON_FORMS, InputKind, classify_megatron
 
-    if not os.path.lexists(path):
-        raise InputError(path, "no such file")
-    if os.path.isdir(path):
-        raise InputError(path, "is a directory, expected a launch script, args file or log")
-    # a FIFO or a device (/dev/zero) would block or never end while sniffing for a log
-    check_regular(path, what="launch script, args file or log")
-    lower = path.lower()
-    if lower.endswith((".yaml", ".yml")):
-        return _from_yaml_cfg(path, version)
-    if looks_like_log(path):
-        return _from_log(path, version)
-    from cfglint.load.safeio import read_text
-
-    text = read_text(path, what="launch script")
-    if _is_args_file(text, lower):
-        return _from_args_file(path, version)
-    return _from_script(path, version)
-
-
-def _is_args_file(text: str, lower: str) -> bool:
-    if lower.endswith((".sh", ".bash")):
-        return False
-    lines = [
-        ln.strip() for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("#")
-    ]
-    return bool(lines) and all(ln.startswith("-") for ln in lines[:1])
+    if form is None:
+        c = classify_megatron(path)
+        if c.kind is InputKind.BROKEN:
+            raise c.error()
+        form = MEGATRON_FORMS.get(c.kind, "script")
+    reader = {"yaml": _from_yaml_cfg, "log": _from_log, "args": _from_args_file}
+    return reader.get(form, _from_script)(path, version)
 
 
 def _from_script(path: str, version: str | None) -> MegatronInput:
