@@ -191,15 +191,10 @@ def add_export(text: str, path: str, name: str, value: Any, before: int | None) 
     if word is None:
         return None
     lines = text.split("\n")
-    limit = min(before or len(lines), len(lines))
-    after = 0
-    for i, ln in enumerate(lines[: limit - 1 if before else limit]):
-        if ln.startswith("export "):
-            after = i + 1
-    if after == 0:
-        while after < len(lines) - 1 and (lines[after].startswith("#") or not lines[after]):
-            if after and not lines[after]:
-                break
+    head = lines[: before - 1] if before else lines
+    after = max((i + 1 for i, ln in enumerate(head) if ln.startswith("export ")), default=0)
+    if after == 0:  # no export yet: after the shebang and the opening comments
+        while after < len(lines) - 1 and lines[after].startswith("#"):
             after += 1
     at = sum(len(ln) + 1 for ln in lines[:after])
     at = min(at, len(text))
