@@ -82,7 +82,8 @@ def _configs(repo: Path) -> None:
     configs.mkdir()
     good = GOOD.read_text()
     (configs / "good.yaml").write_text(good)
-    # eps 1e-8 is the string '1e-8' to MindFormers' YAML 1.1 reader: wrong in any run
+    # eps 1e-8 is the string '1e-8' to MindFormers' YAML 1.1 reader, on which its optimizer
+    # refuses to start (OPT018): wrong in any run
     (configs / "bad.yaml").write_text(good.replace("eps: 1.e-8", "eps: 1e-8"))
     (repo / "ci.yaml").write_text("on: [push]\njobs:\n  a:\n    steps:\n      - run: echo hi\n")
     (repo / "compose.yaml").write_text("services:\n  web:\n    image: nginx\n")
@@ -101,7 +102,7 @@ def test_mindformers_hook_fails_on_bad_and_passes_on_good(
 
     bad = pre_commit(repo, hook_repo, "configs/bad.yaml")
     assert bad.returncode == 1, bad.stdout + bad.stderr
-    assert "Failed" in bad.stdout and "OPT003" in bad.stdout
+    assert "Failed" in bad.stdout and "OPT018" in bad.stdout
     assert "configs/bad.yaml" in bad.stdout
 
 
@@ -110,7 +111,7 @@ def test_mindformers_hook_with_args(tmp_path: Path, hook_repo: tuple[Path, str, 
     selection reach the lint."""
     hooks = (
         "      - id: cfglint-mindformers\n"
-        "        args: [--ignore, OPT003, --output-format, concise]\n"
+        "        args: [--ignore, OPT018, --output-format, concise]\n"
     )
     repo = consumer(tmp_path / "consumer", hook_repo, hooks)
     _configs(repo)

@@ -309,6 +309,12 @@ def test_depth_cap(tmp_path: Path) -> None:
     )
     assert kinds(res, "train_shallow.py") == ["random"]
     assert kinds(res, "train_deep.py") == []
+    # the walk says where it stopped, and the finding says a seed beyond it is not seen
+    deep = res.entry("train_deep.py")
+    assert deep is not None and any(f"{MAX_DEPTH} calls deep" in s for s in deep.not_followed)
+    findings, _ = lint(res, only="DET010")
+    [det] = [f for f in findings if "train_deep.py" in f.message]
+    assert "not followed: f" in det.message
 
 
 def test_entry_hints_pick_the_launched_script() -> None:
@@ -316,7 +322,8 @@ def test_entry_hints_pick_the_launched_script() -> None:
     [entry] = res.entries
     assert not entry.has_main and entry.anchor.line == 1
     torch_seed = entry.of("torch")[0]
-    assert torch_seed.seed_value is None  # 1337 + seed_offset: computed
+    # 1337 + seed_offset: the base is compared, the offset shown as written
+    assert (torch_seed.seed_value, torch_seed.seed_offset) == (1337, "seed_offset")
     # without a hint, a folder with no main block has no entry point
     assert scan("nanogpt_like").entries == []
 
@@ -632,13 +639,30 @@ def _assign_lines(pos) -> set[int]:  # type: ignore[no-untyped-def]
 # -- more edges --------------------------------------------------------------------------------
 
 
-def test_calls_into_unscanned_modules_are_named() -> None:
+def test_a_script_named_alone_reads_its_siblings() -> None:
+    # `python pretrain_gpt.py` finds megatron_init/ through sys.path[0]: so does the scan
     res = scan_paths([fx("megatron_like", "pretrain_gpt.py")])  # helpers not given
     [entry] = res.entries
-    assert entry.effects == []
-    assert entry.unscanned == ["megatron_init.initialize", "megatron_init.model"]
+    assert entry.effects and entry.unscanned == []
+    assert any("megatron_init" in f for f in res.files)
+
+
+def test_calls_into_unscanned_modules_are_named(tmp_path: Path) -> None:
+    # a folder without __init__.py next to the script: not read (a namespace package
+    # may span several folders), and named as not scanned
+    write(
+        tmp_path,
+        {
+            "helpers/seeding.py": "import random\n\ndef seed_all(s):\n    random.seed(s)\n",
+            "train.py": "from helpers.seeding import seed_all\n\nif __name__ == '__main__':\n"
+            "    seed_all(1)\n",
+        },
+    )
+    res = scan_paths([str(tmp_path / "train.py")])
+    [entry] = res.entries
+    assert entry.effects == [] and entry.unscanned == ["helpers.seeding"]
     findings, _ = lint(res, only="DET010")
-    assert "not scanned (megatron_init.initialize, megatron_init.model)" in findings[0].message
+    assert "not scanned (helpers.seeding)" in findings[0].message
 
 
 def test_test_suites_are_not_training_code(tmp_path: Path) -> None:

@@ -197,8 +197,23 @@ def test_yaml11_string_is_flagged(tmp_path: Path) -> None:
     src = (FIXTURES / "pairs/llama2_dense/llama2_7b_align.yaml").read_text()
     p = tmp_path / "c.yaml"
     p.write_text(src.replace("eps: 1.e-8", "eps: 1e-8"))
-    eps = load_mindformers(str(p)).optimizer.eps
-    assert eps.yaml11_string and eps.value == "1e-8"
+    o = load_mindformers(str(p)).optimizer
+    # AdamW checks that eps is a float when the trainer builds it (adamw.py:74-84 @ v1.5.0):
+    # the run stops there, so no epsilon is compared and the refusal is said instead (OPT018)
+    assert not o.eps.known and "refuse to start" in o.eps.detail and o.eps.loc.line
+    assert o.build_error is not None and "'1e-8'" in o.build_error.value
+    assert o.build_error.locations()[0] == o.eps.loc
+    # every argument the constructor type-checks, in one message
+    p.write_text(
+        src.replace("eps: 1.e-8", "eps: 1e-8").replace("weight_decay: 0.1", "weight_decay: 1e-1")
+    )
+    o = load_mindformers(str(p)).optimizer
+    assert not o.weight_decay.known and "'1e-1'" in o.build_error.value
+    assert len(o.build_error.locations()) == 2
+    # a string where no constructor checks a type stays a value read as a string
+    p.write_text(src.replace("learning_rate: 1.e-5", "learning_rate: 1e-5", 1))
+    lr = load_mindformers(str(p)).optimizer.lr
+    assert lr.yaml11_string and lr.value == "1e-5"
 
 
 def test_unknown_model_class_is_a_warning_not_a_crash(tmp_path: Path) -> None:

@@ -262,19 +262,22 @@ def test_mindrecord_order_is_not_compared_by_seed(tmp_path: Path) -> None:
 
 
 # -- 5. initial weights -----------------------------------------------------------------------
-def test_placeholder_load_is_unknown_and_said(tmp_path: Path) -> None:
-    cfg = mg_cfg("llama2_7b_pretrain_msl", tmp_path)
-    assert not cfg.weight.load_checkpoint.known
-    assert "placeholder" in cfg.weight.load_checkpoint.detail
+def test_placeholder_load_loads_unless_the_directory_is_empty(tmp_path: Path) -> None:
+    """Issue 18: --load with the recipe's placeholder still loads whatever checkpoint the user
+    puts there; against a MindFormers side that starts from random weights the starts differ,
+    unless that directory is empty (Megatron then starts random too)."""
+    load = mg_cfg("llama2_7b_pretrain_msl", tmp_path).weight.load_checkpoint
+    assert load.known and "placeholder" in load.value
     r = lint_pair("llama2_7b_pretrain_msl", tmp_path / "pair")
-    assert "ALN011" not in rules(r)
-    assert "placeholder" in not_checked(r, "ALN011")
+    msg = finding(r, "ALN011").message
+    assert "MindFormers starts from random initialization" in msg
+    assert "unless that directory is empty" in msg and "checkpointing.py" in msg
 
 
-def test_positional_load_is_unknown(tmp_path: Path) -> None:
+def test_positional_load_loads_too(tmp_path: Path) -> None:
     r = lint_pair("mixtral_8x7b_pretrain_mlm", tmp_path)
-    assert "ALN011" not in rules(r)
-    assert "$1" in not_checked(r, "ALN011")
+    msg = finding(r, "ALN011").message
+    assert "$1" in msg and "unless that directory is empty" in msg
 
 
 def test_hf2mg_convert_loads_a_checkpoint(tmp_path: Path) -> None:
@@ -284,12 +287,20 @@ def test_hf2mg_convert_loads_a_checkpoint(tmp_path: Path) -> None:
     assert "WGT003" not in rules(r)
 
 
-def test_init_std_rule_names_the_unknown_load(tmp_path: Path) -> None:
-    r = lint_pair(
-        "llama2_7b_pretrain_msl", tmp_path, mg=("--init-method-std 0.01", "--init-method-std 0.02")
+def test_init_std_compared_only_when_both_start_random(tmp_path: Path) -> None:
+    edit = ("--init-method-std 0.01", "--init-method-std 0.02")
+    r = lint_pair("llama2_7b_pretrain_msl", tmp_path, mg=edit)
+    assert "WGT003" not in rules(r)  # Megatron loads the checkpoint at --load
+    no_load = lint_pair(
+        "llama2_7b_pretrain_msl", tmp_path / "random", mg=("--load $CKPT_LOAD_DIR \\\n", "")
     )
-    assert "WGT003" not in rules(r)
-    assert "weight.load_checkpoint" in not_checked(r, "WGT003")
+    assert "ALN011" not in rules(no_load)
+    assert "WGT003" not in rules(no_load)  # 0.01 on both sides
+    # both random, and the stds differ: now the init std is what each side starts from
+    d = tmp_path / "random" / "llama2_7b_pretrain_msl" / "megatron.sh"
+    d.write_text(d.read_text().replace(*edit))
+    both = lint(Options(mindformers=[str(d.parent / "mindformers.yaml")], megatron=str(d)))[0]
+    assert finding(both, "WGT003").values == {"mindformers": 0.01, "megatron": 0.02}
 
 
 def test_real_load_dir_counts_as_loading(tmp_path: Path) -> None:

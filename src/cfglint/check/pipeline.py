@@ -21,7 +21,7 @@ class Options:
     launch: str | None = None
     sources: list[str] = field(default_factory=list)
     # .py files named without --source (pre-commit's file list): scanned, and entry points
-    # only when they train
+    # only when they train (scan_paths' members); only --source FILE makes an entry point
     source_members: list[str] = field(default_factory=list)
     megatron_form: str | None = None  # script | args | log | yaml, as the classifier found
     profile: str = "default"
@@ -108,7 +108,12 @@ def lint(opts: Options, load: SideLoader = load_side) -> tuple[Report, Context]:
         for s in scanned:
             report.inputs.append(InputRef.model_construct(path=s, kind="source"))
         hints = _entry_hints(ctx)
-        ctx.sources = scan_paths(scanned, entry_hints=hints, use_cache=opts.scan_cache)
+        ctx.sources = scan_paths(
+            opts.sources,
+            entry_hints=hints,
+            use_cache=opts.scan_cache,
+            members=opts.source_members,
+        )
         for problem in ctx.sources.errors:
             (report.warnings if problem.level == "warning" else report.errors).append(problem)
     if opts.data:

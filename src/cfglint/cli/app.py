@@ -15,7 +15,7 @@ from cfglint.model.errors import InputError
 from cfglint.model.findings import FAIL_ON
 from cfglint.report import FORMATS
 
-SUBCOMMANDS = ("lint", "show", "rules", "explain", "lr", "probe", "cache", "server")
+SUBCOMMANDS = ("lint", "show", "rules", "explain", "lr", "probe", "cache", "logs", "server")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -216,6 +216,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_probe_options(probe)
     _color(probe)
+    from cfglint.cli.logs import add_parser as add_logs
+
+    add_logs(sub)
     from cfglint.cli.server import add_server_options
 
     add_server_options(sub)

@@ -12,6 +12,7 @@ import sys
 from typing import Any
 
 from cfglint.check.pipeline import Options, lint
+from cfglint.model import standard as std
 from cfglint.model.errors import InputError
 from cfglint.model.findings import Finding, Location, Report
 
@@ -31,6 +32,13 @@ def add_probe_options(p: Any, on_lint: bool = False) -> None:
     )
     p.add_argument("--device", choices=DEVICES, default="auto", help="probe device (default auto)")
     p.add_argument("--plot", metavar="FILE.png", help="write the probe's curves as a PNG")
+    if not on_lint:
+        p.add_argument(
+            "--log-dir",
+            metavar="DIR",
+            help="also write each side's curves as that framework's training log "
+            "(for `cfglint logs`)",
+        )
 
 
 class _Progress:
@@ -88,7 +96,7 @@ def standard_findings(result: Any, mf: Any, mg: Any) -> list[Finding]:
             finding(
                 rules["standard.first_loss"],
                 f"step-1 loss differs by {gap['first_loss_abs']:.3g} (relative "
-                f"{gap['first_loss_rel']:.2%}; limit 0.005 or 0.5%) {where}",
+                f"{gap['first_loss_rel']:.2%}; {std.FIRST_LOSS_LIMIT}) {where}",
                 {"first_loss_abs": gap["first_loss_abs"]},
                 locs,
             )
@@ -98,7 +106,7 @@ def standard_findings(result: Any, mf: Any, mg: Any) -> list[Finding]:
             finding(
                 rules["standard.mean_loss"],
                 f"mean loss error {gap['mean_loss_abs']:.3g} (relative {gap['mean_loss_rel']:.2%}"
-                f"; limit 0.01 or 1%) {where}",
+                f"; {std.MEAN_LOSS_LIMIT}) {where}",
                 {"mean_loss_abs": gap["mean_loss_abs"]},
                 locs,
             )
@@ -107,7 +115,8 @@ def standard_findings(result: Any, mf: Any, mg: Any) -> list[Finding]:
         out.append(
             finding(
                 rules["standard.global_norm"],
-                f"global-norm mean relative error {gap['global_norm_rel']:.1%} (limit 10%) {where}",
+                f"global-norm mean relative error {gap['global_norm_rel']:.1%} "
+                f"({std.GLOBAL_NORM_LIMIT}) {where}",
                 {"global_norm_rel": gap["global_norm_rel"]},
                 locs,
             )
@@ -188,6 +197,10 @@ def run_probe_command(args: Any, report: Report, ctx: Any) -> tuple[Report, Any]
         from cfglint.report.probe import plot
 
         plot(result, args.plot, (ctx.mf.path, ctx.mg.path))
+    if getattr(args, "log_dir", None):
+        from cfglint.evidence.probe.textlog import write_logs
+
+        write_logs(result, args.log_dir)
     return report, result
 
 

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import os
-import re
-from functools import cache
 from typing import Any
 
-from cfglint.load.datacache import DATA_DIR, load_data
 from cfglint.model.config import Config
 from cfglint.model.values import Value
+from cfglint.normalize.published import models, names_model, norm_name
 
-DATA = DATA_DIR / "reference_models.yaml"
 # depth and context length are shrunk on purpose in alignment runs; not compared
 FIELDS = {
     "hidden_size": "structure.hidden_size",
@@ -33,43 +30,6 @@ FIELDS = {
 }
 
 
-def _norm(s: str) -> str:
-    return re.sub(r"[^a-z0-9]", "", s.lower())
-
-
-def _tokens(s: str) -> list[str]:
-    """Identity tokens: runs of letters and runs of digits, separators dropped, so that
-    ``Qwen2.5-7B``, ``qwen2_5_7b`` and ``qwen2.5-7b`` agree (qwen 2 5 7 b) while
-    ``qwen2_57b`` (qwen 2 57 b) does not."""
-    return re.findall(r"[a-z]+|[0-9]+", s.lower())
-
-
-def names_model(text: str, alias: str) -> bool:
-    """``alias`` names the whole model in ``text``: its tokens appear in a row, and the
-    match is not part of a longer identity (no number right after it, as in gpt2 in
-    gpt2_13b, and no letters or number right before it glued to the name)."""
-    t, a = _tokens(text), _tokens(alias)
-    n = len(a)
-    if not n:
-        return False
-    for i in range(len(t) - n + 1):
-        if t[i : i + n] != a:
-            continue
-        after = t[i + n] if i + n < len(t) else ""
-        if a[-1].isdigit() and (after.isdigit() or after in ("b", "m", "k")):
-            # a name ending in a version continues: gpt2 in gpt2_13b, qwen2 in qwen2_7b
-            continue
-        return True
-    return False
-
-
-@cache
-def models() -> list[dict[str, Any]]:
-    if not DATA.exists():
-        return []
-    return list(load_data(DATA).get("models") or [])
-
-
 def _names(cfg: Config) -> list[tuple[str, str]]:
     """(text, where) that may name the model: file name, checkpoint, model type, tokenizer."""
     out = [(os.path.basename(cfg.path), f"file name {os.path.basename(cfg.path)}")]
@@ -86,7 +46,7 @@ def claimed_model(cfg: Config) -> tuple[dict[str, Any] | None, str]:
     for text, where in _names(cfg):
         for m in models():
             for alias in [m["name"], *(m.get("aliases") or [])]:
-                a = _norm(alias)
+                a = norm_name(alias)
                 if a and names_model(text, alias) and (best is None or len(a) > best[0]):
                     best = (len(a), m, f"{alias!r} in {where}")
     if best is None:

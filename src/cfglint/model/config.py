@@ -133,6 +133,9 @@ class Optimizer(_Section):
     clip_grad: V = None
     global_batch_size: V = None
     micro_batch_size: V = None
+    # why the optimizer cannot be built, so the job stops before its first step (a PyYAML
+    # string where MindFormers' optimizer checks for a float); None when it can be built
+    build_error: V = None
 
 
 class Weight(_Section):
@@ -198,6 +201,8 @@ class Determinism(_Section):
     deterministic: V = None
     # the seed that orders the training samples (Megatron: --seed through the dataset builder)
     data_seed: V = None
+    # whether the training samples are read in a shuffled order (False: in the file's order)
+    data_shuffle: V = None
 
 
 class Launch(_Section):

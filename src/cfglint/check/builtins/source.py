@@ -47,12 +47,10 @@ def _entries(rule: Rule, ctx: Context) -> list[EntryReport]:
     if res is None:
         return []
     if not res.entries:
-        not_checked(
-            ctx,
-            rule,
-            "no entry point among the sources (a module with "
-            '`if __name__ == "__main__":`, or the script the launch script starts)',
+        why = res.no_entry or (
+            'no module can be started (none has an `if __name__ == "__main__":` block)'
         )
+        not_checked(ctx, rule, f"no training entry point among the sources: {why}")
     return res.entries
 
 
@@ -64,7 +62,15 @@ def _side_word(entry: EntryReport) -> str:
     return f"{SIDE_WORDS[entry.side]} entry point" if entry.side else "entry point"
 
 
+def _name(entry: EntryReport) -> str:
+    """The entry point as a user starts it: the script, and the CLI command when it is one
+    (``litgpt/__main__.py pretrain``)."""
+    return f"{entry.path} {entry.command}" if entry.command else entry.path
+
+
 def _start(entry: EntryReport) -> str:
+    if entry.command:
+        return f"its `{entry.command}` command"
     if entry.has_main:
         return f'its `if __name__ == "__main__":` block (line {entry.anchor.line})'
     return "its top level"
@@ -156,7 +162,7 @@ def _undecided(rule: Rule, ctx: Context, entry: EntryReport, kinds: tuple[str, .
         not_checked(
             ctx,
             rule,
-            f"{entry.path}: seeded only when {e.condition} ({e.api} at {e.loc}): "
+            f"{_name(entry)}: seeded only when {e.condition} ({e.api} at {e.loc}): "
             "conditional on that flag",
         )
         return True
@@ -166,7 +172,7 @@ def _undecided(rule: Rule, ctx: Context, entry: EntryReport, kinds: tuple[str, .
         not_checked(
             ctx,
             rule,
-            f"{entry.path}: seeds through {h.api} at {h.loc}, a library helper or Trainer "
+            f"{_name(entry)}: seeds through {h.api} at {h.loc}, a library helper or Trainer "
             "cfglint has no model of: unknown",
         )
         return True
@@ -193,9 +199,12 @@ def _entry_finding(
             f"; it also calls into modules that were not scanned ({shown}): add them "
             "to --source if they may seed"
         )
+    if entry.not_followed:
+        shown = "; ".join(entry.not_followed[:2])
+        detail += f"; not followed: {shown}, so a seed set beyond it would not be seen"
     fields = {
         "title": rule.title,
-        "entry": entry.path,
+        "entry": _name(entry),
         "side": _side_word(entry),
         "what": what,
         "start": _start(entry),
@@ -290,7 +299,7 @@ def deterministic(rule: Rule, ctx: Context) -> list[Finding]:
     out = []
     for entry in _entries(rule, ctx):
         if entry.side is None:
-            not_checked(ctx, rule, f"{entry.path}: imports neither torch nor mindspore")
+            not_checked(ctx, rule, f"{_name(entry)}: imports neither torch nor mindspore")
             continue
         kind = "torch_deterministic" if entry.side == "megatron" else "mindspore_deterministic"
         switches = entry.of(kind)
@@ -303,7 +312,7 @@ def deterministic(rule: Rule, ctx: Context) -> list[Finding]:
             not_checked(
                 ctx,
                 rule,
-                f"{entry.path}: goes through {h.api} at {h.loc}, a library helper cfglint "
+                f"{_name(entry)}: goes through {h.api} at {h.loc}, a library helper cfglint "
                 "has no model of: whether it switches determinism on is unknown",
             )
             continue
@@ -389,13 +398,21 @@ def _effective_seed(
     return None, chosen, None
 
 
+def offset_words(offset: str) -> str:
+    """``fabric.global_rank`` -> "a rank-dependent offset (fabric.global_rank)"."""
+    kind = "a rank-dependent offset" if "rank" in offset.lower() else "an offset"
+    return f"{kind} ({offset})"
+
+
 def _seed_where(e: ReachedEffect, v: Value | None) -> str:
+    # `1337 + fabric.global_rank`: the base is what is compared, the offset is said
+    plus = f" plus {offset_words(e.seed_offset)}" if e.seed_offset else ""
     if v is not None:
-        return f"{e.api} at {e.loc}, from the config seed ({v.short_where()})"
+        return f"{e.api} at {e.loc}, from the config seed ({v.short_where()}){plus}"
     if e.seed_loc is not None and e.seed_loc != e.loc:
-        return f"{e.api} at {e.loc}, seed passed in at {e.seed_loc}"
+        return f"{e.api} at {e.loc}, seed passed in at {e.seed_loc}{plus}"
     via = f" via {e.via[-1]}" if e.via else ""
-    return f"{e.api} at {e.loc}{via}"
+    return f"{e.api} at {e.loc}{via}{plus}"
 
 
 def _seed_src(e: ReachedEffect) -> Location:
@@ -488,7 +505,7 @@ def seed_vs_config(rule: Rule, ctx: Context) -> list[Finding]:
         apis = ", ".join(sorted({e.api for e in odd}))
         fields = {
             "title": rule.title,
-            "entry": entry.path,
+            "entry": _name(entry),
             "apis": apis,
             "seed": first.seed_value,
             "where": str(first.loc),
@@ -605,6 +622,26 @@ def _source_policy(d: SourceDecay) -> _Policy:
     return _Policy(s.policy or "", s.names, what, locs, True, unknown_wd=unknown)
 
 
+def _merged(policies: list[_Policy]) -> list[_Policy]:
+    """One policy written in several places (eight optimizer branches, one script per
+    task) is one finding with every location, not one finding per place."""
+    groups: dict[tuple, list[_Policy]] = {}
+    for p in policies:
+        groups.setdefault((p.policy, tuple(p.names), p.unknown_wd), []).append(p)
+    out = []
+    for same in groups.values():
+        first = same[0]
+        if len(same) > 1:
+            where = ", ".join(str(p.locs[0].path) + f":{p.locs[0].line}" for p in same[1:4])
+            more = f" and {len(same) - 4} more" if len(same) > 4 else ""
+            n = len(same) - 1
+            places = "place" if n == 1 else "places"
+            first.what += f"; the same policy at {n} other {places} ({where}{more})"
+            first.locs = [loc for p in same for loc in p.locs]
+        out.append(first)
+    return out
+
+
 def _default_policy(side: str, cfg: Config | None) -> _Policy | None:
     base = MEGATRON_DEFAULT if side == "megatron" else MINDFORMERS_DEFAULT
     if cfg is None:
@@ -633,7 +670,7 @@ def _policies(ctx: Context, res: ScanResult) -> dict[str, list[_Policy]]:
     for side in ("megatron", "mindformers"):
         sites = [d for d in res.decays if d.side == side and _decays(d)]
         if sites:
-            out[side] = [_source_policy(d) for d in sites]
+            out[side] = _merged([_source_policy(d) for d in sites])
         else:
             p = _default_policy(side, ctx.side(side))
             out[side] = [p] if p is not None else []

@@ -13,6 +13,7 @@ from cfglint.check.context import (
     not_checked,
 )
 from cfglint.check.schema import Rule
+from cfglint.model import standard as std
 from cfglint.model.findings import Finding, Location
 
 
@@ -54,7 +55,7 @@ def _paired(rule: Rule, ctx: Context, series: str) -> tuple[Any, Any, list[int]]
 
 
 def _log_loc(log: Any, step: int, side: str) -> Location:
-    return Location.model_construct(path=log.path, line=log.first_line.get(step, 1), side=side)
+    return Location.model_construct(path=log.path, line=log.line_of(step), side=side)
 
 
 @builtin
@@ -66,11 +67,11 @@ def first_loss(rule: Rule, ctx: Context) -> list[Finding]:
     step = steps[0]
     x, y = a.loss[step], b.loss[step]
     err, rel = abs(x - y), abs(x - y) / max(abs(y), 1e-12)
-    if err < 0.005 or rel < 0.005:
+    if std.first_loss_ok(err, rel):
         return []
     detail = (
         f"step {step}: MindFormers loss {x:.6g} vs Megatron {y:.6g}, absolute error "
-        f"{err:.4g} (limit 0.005), relative {rel:.2%} (limit 0.5%)"
+        f"{err:.4g}, relative {rel:.2%} ({std.FIRST_LOSS_LIMIT})"
     )
     return [
         finding(
@@ -92,12 +93,12 @@ def mean_loss(rule: Rule, ctx: Context) -> list[Finding]:
     rel_err = sum(abs(a.loss[s] - b.loss[s]) / max(abs(b.loss[s]), 1e-12) for s in steps) / len(
         steps
     )
-    if abs_err < 0.01 or rel_err < 0.01:
+    if std.mean_loss_ok(abs_err, rel_err):
         return []
     worst = max(steps, key=lambda s: abs(a.loss[s] - b.loss[s]))
     detail = (
-        f"over {len(steps)} common steps the mean absolute loss error is {abs_err:.4g} (limit "
-        f"0.01) and the mean relative error {rel_err:.2%} (limit 1%); the largest gap is at "
+        f"over {len(steps)} common steps the mean absolute loss error is {abs_err:.4g} and the "
+        f"mean relative error {rel_err:.2%} ({std.MEAN_LOSS_LIMIT}); the largest gap is at "
         f"step {worst} ({a.loss[worst]:.6g} vs {b.loss[worst]:.6g})"
     )
     return [
@@ -122,13 +123,14 @@ def global_norm(rule: Rule, ctx: Context) -> list[Finding]:
     rel = sum(
         abs(a.grad_norm[s] - b.grad_norm[s]) / max(abs(b.grad_norm[s]), 1e-12) for s in steps
     ) / len(steps)
-    if rel <= 0.10:
+    if std.global_norm_ok(rel):
         return []
     mean_a = sum(a.grad_norm[s] for s in steps) / len(steps)
     mean_b = sum(b.grad_norm[s] for s in steps) / len(steps)
     detail = (
         f"over {len(steps)} common steps the mean relative error of the global norm is "
-        f"{rel:.1%} (limit 10%); mean global norm MindFormers {mean_a:.4g}, Megatron {mean_b:.4g}"
+        f"{rel:.1%} ({std.GLOBAL_NORM_LIMIT}); mean global norm MindFormers {mean_a:.4g}, "
+        f"Megatron {mean_b:.4g}"
     )
     return [
         finding(

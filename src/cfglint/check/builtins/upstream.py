@@ -16,7 +16,7 @@ from cfglint.check.context import (
 )
 from cfglint.check.schema import Rule
 from cfglint.model.findings import Finding, Location
-from cfglint.model.values import fmt
+from cfglint.model.values import Origin, fmt
 
 
 # -- environment and upstream ------------------------------------------------------------------
@@ -87,8 +87,11 @@ def same_weights(rule: Rule, ctx: Context) -> list[Finding]:
         loaded = a if la else b
         detail = (
             f"{who} loads {loaded.value} ({loaded.brief()}) but {other} starts from "  # type: ignore[union-attr]
-            "random initialization"
+            "random initialization: the starting weights differ"
         )
+        if loaded.detail and loaded.origin is Origin.FILE:  # type: ignore[union-attr]
+            # what a missing checkpoint does on the loading side (normalize/*/precision.py)
+            detail += f", {loaded.detail}"  # type: ignore[union-attr]
         return [
             finding(
                 rule,

@@ -33,6 +33,7 @@ from cfglint.evidence.probe.protocol import (
 )
 from cfglint.evidence.probe.spec import COMPANIONS, Spec, SpecPair, pair_specs
 from cfglint.evidence.probe.weights import init_weights, to_layout, tokens
+from cfglint.model import standard as std
 from cfglint.model.config import Config
 
 INSTALL_HINT = "pip install 'cfglint[probe]'"
@@ -183,6 +184,8 @@ class ProbeResult(BaseModel):
     # for the plot and the text report; kept out of JSON
     curves: dict[str, list[float]] = Field(default_factory=dict, exclude=True)
     local_norms: dict[str, dict[str, float]] = Field(default_factory=dict, exclude=True)
+    # per-step curves and lr of both sides, for --log-dir (evidence/probe/textlog.py)
+    side_runs: dict[str, Any] = Field(default_factory=dict, exclude=True)
 
 
 def available() -> dict[str, bool]:
@@ -666,15 +669,12 @@ class Probe:
             )
         else:
             residual["verdict"] = "near the floor: the confirmed findings explain the gap"
-        standard = {
-            "first_loss": "pass"
-            if gap["first_loss_abs"] < 0.005 or gap["first_loss_rel"] < 0.005
-            else "fail",
-            "mean_loss": "pass"
-            if gap["mean_loss_abs"] < 0.01 or gap["mean_loss_rel"] < 0.01
-            else "fail",
-            "global_norm": "pass" if gap["global_norm_rel"] <= 0.10 else "fail",
+        ok = {
+            "first_loss": std.first_loss_ok(gap["first_loss_abs"], gap["first_loss_rel"]),
+            "mean_loss": std.mean_loss_ok(gap["mean_loss_abs"], gap["mean_loss_rel"]),
+            "global_norm": std.global_norm_ok(gap["global_norm_rel"]),
         }
+        standard = {k: "pass" if v else "fail" for k, v in ok.items()}
         curves = {
             "megatron": t["mg"].curves["cfg"].loss,
             "mindformers": mf_run.curves["cfg"].loss,
@@ -714,6 +714,7 @@ class Probe:
             cross_framework=cross,
             curves=curves,
             local_norms={"megatron": t["mg"].local_norms, "mindformers": mf_run.local_norms},
+            side_runs={"megatron": (t["mg"], mg), "mindformers": (mf_run, mf, fw_other)},
             seconds=round(time.perf_counter() - t0, 1),
             timings=self.timings,
         )

@@ -17,16 +17,26 @@ def scan_paths(
     entry_hints: list[str] | None = None,
     jobs: int | None = None,
     use_cache: bool = True,
+    members: list[str] | None = None,
 ) -> ScanResult:
     """Scan Python training sources (files or folders) without importing or running them.
 
     ``entry_hints`` name the scripts a launch script starts (``pretrain_gpt.py``); without
-    them, modules with an ``if __name__ == "__main__":`` block are the entry points.
-    ``jobs`` caps the worker processes (default: all cores; 1 parses in this process).
+    them, a file named in ``paths`` is an entry point, and in folders (and ``members``:
+    files named without being asked to be entry points, as pre-commit passes them) a
+    module is one when it trains (reaches a backward pass, an optimizer step or a
+    framework training call). ``jobs`` caps the worker processes (default: all cores,
+    started only when the parsing pays for them; 1 parses in this process).
     """
     from cfglint.evidence.scan.runner import scan
 
-    return scan(list(paths), entry_hints=entry_hints, jobs=jobs, use_cache=use_cache)
+    return scan(
+        list(paths),
+        entry_hints=entry_hints,
+        jobs=jobs,
+        use_cache=use_cache,
+        members=list(members or []),
+    )
 
 
 __all__ = ["scan_paths"]

@@ -39,6 +39,10 @@ _MATMUL_FUNCS = frozenset(
     }
 )
 _MATMUL_PRIMS = ("MatMul", "BatchMatMul")
+# input + mat1 @ mat2: the two matrix operands are the 2nd and 3rd arguments (torch.addmm
+# (input, mat1, mat2, *, beta, alpha); tensor.addmm(mat1, mat2) on the input itself)
+_ADD_MATMUL_FUNCS = frozenset({"torch.addmm", "torch.baddbmm", "torch.addbmm"})
+_ADD_MATMUL_METHODS = frozenset({"addmm", "addmm_", "baddbmm", "baddbmm_", "addbmm", "addbmm_"})
 
 
 class BackwardMixin:
@@ -74,6 +78,10 @@ class BackwardMixin:
         operands: Sequence[cst.BaseExpression] = ()
         positional = [a.value for a in node.args if a.keyword is None and not a.star]
         if qual in _MATMUL_FUNCS:
+            operands = positional[:2]
+        elif qual in _ADD_MATMUL_FUNCS:
+            operands = positional[1:3]
+        elif isinstance(func, cst.Attribute) and func.attr.value in _ADD_MATMUL_METHODS:
             operands = positional[:2]
         elif isinstance(func, cst.Attribute) and func.attr.value in _MATMUL_METHODS:
             if isinstance(func.value, cst.Name) and func.value.value == "self":

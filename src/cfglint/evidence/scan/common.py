@@ -9,6 +9,7 @@ from typing import Any
 import libcst as cst
 
 from cfglint.evidence.scan.model import Arg, FunctionSummary, GroupEvidence, SrcLoc
+from cfglint.evidence.scan.triage import annotation_class
 
 NO = object()  # "not a literal"
 
@@ -136,6 +137,8 @@ class Frame:
         self.if_counted: list[bool] = []  # per enclosing `if`: does it make code conditional
         # `trainer = Trainer(...)`: trainer.train() calls Trainer.train
         self.instances: dict[str, str] = {}
+        # `trainer: Trainer | None = None`: the class a variable is declared to hold
+        self.declared: dict[str, str] = {}
         # `optimizer_cls = torch.optim.AdamW`: name -> qualified class
         self.aliases: dict[str, str] = {}
         # every value a name is given, with the condition it is given under
@@ -146,3 +149,21 @@ class Frame:
         self.branches: list[str | None] = []
         # tuples of module classes: name -> class names (minGPT's blacklist)
         self.type_tuples: dict[str, list[str]] = {}
+
+
+def annotated_class(annotation: cst.Annotation | None) -> str | None:
+    """``fabric: L.Fabric``, ``Optional[Trainer]``, ``Trainer | None`` -> the class."""
+    if annotation is None:
+        return None
+    node: cst.BaseExpression = annotation.annotation
+    if isinstance(node, cst.Subscript) and dotted(node.value) in ("Optional", "typing.Optional"):
+        inner = node.slice[0].slice if len(node.slice) == 1 else None
+        if not isinstance(inner, cst.Index):
+            return None
+        node = inner.value
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
+        sides = [x for x in (node.left, node.right) if dotted(x) != "None"]
+        if len(sides) != 1:
+            return None
+        node = sides[0]
+    return annotation_class(dotted(node))

@@ -177,7 +177,9 @@ class DecayMixin:
         expr = params
         if isinstance(expr, cst.Name):
             if expr.value in fn.summary.params:
-                return []  # built by the caller; its own optimizer call is what counts
+                # a helper: what its callers pass decides (linked per call)
+                fn.summary.builds = site.model_copy(update={"params_text": expr.value})
+                return []
             values = fn.assign_all.get(expr.value, [])
             if len(values) > 1:
                 # assigned in branches: one site per branch, each with its condition
@@ -205,7 +207,7 @@ class DecayMixin:
         qual: str,
         framework: str,
     ) -> DecaySite | None:
-        if _all_params(expr):
+        if all_params(expr):
             # mindspore.nn optimizers (and MindFormers', built on them) filter ungrouped
             # parameters; the torch-like mindspore.mint.optim ones do not
             if framework == "mindspore" and not qual.startswith("mindspore.mint."):
@@ -257,7 +259,7 @@ def _is_shape_test(left: cst.BaseExpression, right: cst.BaseExpression) -> bool:
     return any(_shape_expr(a) and literal(b) in (1, 2) for a, b in ((left, right), (right, left)))
 
 
-def _all_params(node: cst.BaseExpression) -> bool:
+def all_params(node: cst.BaseExpression) -> bool:
     """``model.parameters()`` and the wrappers that keep every parameter."""
     if isinstance(node, cst.Call):
         func = node.func
@@ -265,11 +267,11 @@ def _all_params(node: cst.BaseExpression) -> bool:
             return True
         if dotted(func) in ("list", "filter", "tuple") and node.args:
             # filter(lambda p: p.requires_grad, model.parameters()) keeps every trainable one
-            return _all_params(node.args[-1].value)
+            return all_params(node.args[-1].value)
     if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
         comp = node.for_in
         only_grad = all(_requires_grad_test(i.test) for i in comp.ifs)
-        return comp.inner_for_in is None and only_grad and _all_params(comp.iter)
+        return comp.inner_for_in is None and only_grad and all_params(comp.iter)
     return False
 
 

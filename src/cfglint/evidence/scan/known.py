@@ -153,14 +153,31 @@ _TRAINING_SUFFIXES = (
     "training.train_step",
 )
 _STEP_RECEIVERS = frozenset({"opt", "optim", "engine", "model_engine", "trainer"})
+# MindSpore's functional training: gradients come from value_and_grad/grad (its backward
+# pass), then `optimizer(grads)` applies them (mindcv's train_with_func.py). MindSpore
+# 2.x python/mindspore/ops/composite/base.py exports both under mindspore and ops.
+GRADIENT_CALLS = frozenset(
+    {
+        "mindspore.value_and_grad",
+        "mindspore.ops.value_and_grad",
+        "mindspore.grad",
+        "mindspore.ops.grad",
+    }
+)
 
 
-def is_training_call(name: str, nargs: int) -> bool:
+def is_training_call(name: str, nargs: int, inference: bool = False) -> bool:
     """``name``: the call as written or qualified (``optimizer.step``, ``loss.backward``,
-    ``transformers.Trainer.train``); ``nargs``: how many arguments it is given."""
+    ``transformers.Trainer.train``); ``nargs``: how many arguments it is given;
+    ``inference``: the file imports a serving library (INFERENCE_ROOTS), whose engines
+    have a ``step()`` that generates."""
+    if name in GRADIENT_CALLS:
+        return True
     head, _, last = name.rpartition(".")
     if not head:
         return False
+    if inference and last == "step" and "optim" not in head.lower():
+        return False  # vLLM's engine.step(): one generation step
     if last in ("backward", "manual_backward"):
         return True  # loss.backward(), accelerator.backward(loss), engine.backward(loss)
     if last == "step":
@@ -438,3 +455,25 @@ EXTERNAL_ROOTS = frozenset(sys.stdlib_module_names) | frozenset(
         "flash_attn",
     }
 )
+
+# Calls that run a function handed to them, with arguments of their own in front: the
+# function is followed with those bound. (index of the function argument, what is passed
+# first: "receiver" = the object the method is called on.) lightning 2.6.2
+# src/lightning/fabric/fabric.py Fabric.launch(function, *args, **kwargs) calls
+# function(self, *args, **kwargs) (the `_wrap_and_launch` path).
+LAUNCHERS: dict[str, tuple[int, str]] = {
+    "lightning.Fabric.launch": (0, "receiver"),
+    "lightning.fabric.Fabric.launch": (0, "receiver"),
+    "lightning.fabric.fabric.Fabric.launch": (0, "receiver"),
+    "lightning_fabric.Fabric.launch": (0, "receiver"),
+}
+
+# CLI dispatchers that run one function picked from a table of commands on the command
+# line: a dict handed to them maps command names to the functions (jsonargparse 4.x
+# CLI(components) / auto_cli; fire.Fire(component) with a dict). A dict handed to any
+# other call (an activation table, a registry) is not a set of commands.
+CLI_DISPATCHERS = frozenset({"jsonargparse.CLI", "jsonargparse.auto_cli", "fire.Fire", "typer.run"})
+
+# Libraries that serve or generate with a model: a `.step()` or `.generate()` on what they
+# build is inference, never a training step (vLLM's LLMEngine.step(), SGLang's engine).
+INFERENCE_ROOTS = frozenset({"vllm", "sglang", "tensorrt_llm", "lmdeploy"})

@@ -2,12 +2,21 @@
 
 Works on the cached summaries only, so following calls across files never re-parses.
 Module names are not known (there is no sys.path), so every file is indexed under each
-dotted suffix of its path (``a/b/c.py`` -> ``c``, ``b.c``, ``a.b.c``) and an import picks
-the candidate nearest to the importing file.
+dotted suffix of its path (``a/b/c.py`` -> ``c``, ``b.c``, ``a.b.c``: ``src/`` layouts and
+sibling scripts included) and an import picks the candidate nearest to the importing file.
+
+A name is bound as Python binds it (:meth:`Linker.locate`): local defs, imports, re-exports
+and star imports, methods along the bases (:meth:`Linker.method`), ``super()``; then what a
+parameter holds (:meth:`Linker.bound`): an instance or a class the caller handed in, or its
+annotation, and the class of ``self.attr``. Code under the scanned roots is never a library;
+a name that leads into a library gets the library's model (known.FRAMEWORK_INITS,
+known.LAUNCHERS) or nothing. The walk is bounded (MAX_DEPTH, MAX_VISITS) and says where it
+stopped (EntryReport.not_followed).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
@@ -27,6 +36,7 @@ from cfglint.evidence.scan.model import (
     SourceBackward,
     SourceDecay,
     SourceDropout,
+    SrcLoc,
 )
 from cfglint.evidence.scan.policy import classify
 from cfglint.evidence.scan.seed_helpers import SEEDISH_NAMES
@@ -48,12 +58,38 @@ class SourceFile:
 
 
 @dataclass(frozen=True)
+class Def:
+    """What a name is bound to: a function or class of a scanned file, or a library
+    name (``name`` qualified: "lightning.Fabric.seed_everything")."""
+
+    kind: str  # "func", "class", "lib"
+    file: SourceFile
+    name: str
+
+
+_EMPTY: dict[str, FunctionSummary] = {}
+
+
+def _no_code(cls: str) -> FunctionSummary:
+    """The constructor of a class that defines none (a dataclass, a plain container):
+    calling it runs no code of the project's, which is known, not unresolved."""
+    fn = _EMPTY.get(cls)
+    if fn is None:
+        fn = _EMPTY[cls] = FunctionSummary(qualname=f"{cls}.__init__", loc=SrcLoc(line=1))
+    return fn
+
+
+@dataclass(frozen=True)
 class _Resolved:
     value: int | None = None
     text: str = ""
     from_config: bool = False
     # where a literal was written (the call that passed it), for locating findings
     loc: Loc | None = None
+    # an instance or a function/class handed in: ("instance"|"ref", file it is written
+    # in, the name as written there)
+    ref: tuple[str, str, str] | None = None
+    offset: str = ""  # added to the base seed `value`, as written
 
 
 def side_of(frameworks: list[str]) -> Side | None:
@@ -73,6 +109,7 @@ class Linker:
         self._no_training: set[tuple[str, str]] = set()
         self._resolved: dict[tuple[str, str, str], tuple[SourceFile, FunctionSummary] | None] = {}
         self.last_reached: set[tuple[str, str]] = set()
+        self.last_commands: dict[str, CallSite] = {}
         for f in self.files:
             for key in _module_keys(f.abspath):
                 self.index[key].append(f)
@@ -122,45 +159,25 @@ class Linker:
         return self.find_relative(ref.level, ref.module, frm)
 
     # -- functions ----------------------------------------------------------------------
-    def lookup(
-        self, f: SourceFile, parts: list[str], depth: int
-    ) -> tuple[SourceFile, FunctionSummary] | None:
-        """A function (or a class's __init__) named ``parts`` inside module ``f``."""
-        s = f.summary
-        name = ".".join(parts)
-        if name in s.functions:
-            return f, s.functions[name]
-        if name in s.classes:
-            init = s.functions.get(f"{name}.__init__")
-            return (f, init) if init is not None else None
-        if parts[0] in s.imports and depth < MAX_DEPTH:
-            return self.resolve(f, name, "<module>", depth + 1)  # re-exported name
-        return None
-
-    def resolve(
-        self, f: SourceFile, target: str, scope: str, depth: int = 0
-    ) -> tuple[SourceFile, FunctionSummary] | None:
-        """The function a call to ``target`` made inside ``scope`` of ``f`` runs."""
+    def locate(self, f: SourceFile, target: str, scope: str, depth: int = 0) -> Def | None:
+        """What ``target`` names when written inside ``scope`` of ``f``, bound the way
+        Python binds it: an enclosing function's local def, a module-level def or class,
+        an import (absolute, relative, re-exported, star), a method along the bases."""
+        if depth > MAX_DEPTH:
+            return None
         parts = target.split(".")
         s = f.summary
+        if parts[0] == "super()":
+            return self._super(f, scope, parts[1:], depth)
         if not scope.startswith("<"):
             outer = scope.split(".")
             for i in range(len(outer), 0, -1):
                 cand = ".".join(outer[:i] + parts)
                 if cand in s.functions:
-                    return f, s.functions[cand]
+                    return Def("func", f, cand)
         ref = s.imports.get(parts[0])
         if ref is None:
-            local = self.lookup_local(f, parts)
-            if local is not None:
-                return local
-            for star in s.star_imports:
-                m = self.module_of_import(star, f)
-                if m is not None and m is not f and depth < MAX_DEPTH:
-                    found = self.lookup(m, parts, depth + 1)
-                    if found is not None:
-                        return found
-            return None
+            return self.lookup(f, parts, depth, imports=False)
         rest = parts[1:]
         mod = ref.module.split(".") if ref.module else []
         full = mod + ([ref.name] if ref.name else []) + rest
@@ -173,22 +190,131 @@ class Linker:
                 else self.find_relative(ref.level, dotted, f)
             )
             if m is not None and not (m is f and ".".join(full[i:]) == target):
-                found = self.lookup(m, full[i:], depth)
+                found = self.lookup(m, full[i:], depth + 1)
+                if found is not None:
+                    return found
+        if ref.level == 0 and not self._own_root(ref.module, f):
+            return Def("lib", f, ".".join(full))  # an installed library: modelled or not
+        return None
+
+    def lookup(
+        self, f: SourceFile, parts: list[str], depth: int, imports: bool = True
+    ) -> Def | None:
+        """``parts`` defined in module ``f``: a function, a class, a method (inherited
+        ones included), or a name the module imports (re-exports, star imports)."""
+        s = f.summary
+        name = ".".join(parts)
+        if name in s.functions:
+            return Def("func", f, name)
+        if name in s.classes:
+            return Def("class", f, name)
+        if len(parts) >= 2 and ".".join(parts[:-1]) in s.classes:
+            return self.method(Def("class", f, ".".join(parts[:-1])), parts[-1], depth + 1)
+        if imports and parts[0] in s.imports and depth < MAX_DEPTH:
+            return self.locate(f, name, "<module>", depth + 1)  # re-exported name
+        for star in s.star_imports:
+            m = self.module_of_import(star, f)
+            if m is not None and m is not f and depth < MAX_DEPTH:
+                found = self.lookup(m, parts, depth + 1)
                 if found is not None:
                     return found
         return None
 
-    def lookup_local(
-        self, f: SourceFile, parts: list[str]
-    ) -> tuple[SourceFile, FunctionSummary] | None:
-        s = f.summary
-        name = ".".join(parts)
-        if name in s.functions:
-            return f, s.functions[name]
-        if name in s.classes:
-            init = s.functions.get(f"{name}.__init__")
-            return (f, init) if init is not None else None
+    def method(self, cls: Def, name: str, depth: int = 0) -> Def | None:
+        """``name`` looked up on class ``cls`` along its bases, as Python's MRO would
+        (depth-first, which agrees with C3 for the single-inheritance trainers seen in
+        practice). A base from a library gives a "lib" Def of ``Base.name``."""
+        seen: set[tuple[str, str]] = set()
+        todo = [cls]
+        while todo and depth <= MAX_DEPTH:
+            c = todo.pop(0)
+            if c.kind == "lib":
+                return Def("lib", c.file, f"{c.name}.{name}")
+            if (c.file.abspath, c.name) in seen:
+                continue
+            seen.add((c.file.abspath, c.name))
+            qual = f"{c.name}.{name}"
+            if qual in c.file.summary.functions:
+                return Def("func", c.file, qual)
+            for base in c.file.summary.bases.get(c.name, []):
+                b = self.locate(c.file, base, "<module>", depth + 1)
+                if b is not None and b.kind in ("class", "lib"):
+                    todo.append(b)
+            depth += 1
         return None
+
+    def _super(self, f: SourceFile, scope: str, rest: list[str], depth: int) -> Def | None:
+        """``super().name`` inside a method of class C: ``name`` on C's bases."""
+        owner = scope.rsplit(".", 1)[0] if "." in scope else ""
+        if owner not in f.summary.classes or len(rest) != 1:
+            return None
+        for base in f.summary.bases.get(owner, []):
+            b = self.locate(f, base, "<module>", depth + 1)
+            if b is not None and b.kind in ("class", "lib"):
+                found = self.method(b, rest[0], depth + 1)
+                if found is not None:
+                    return found
+        return None
+
+    def _own_root(self, module: str, f: SourceFile) -> bool:
+        """Is ``module`` (absolutely imported) the project's own code? Its top package or
+        module is among the scanned files: code under the scanned roots is never a library."""
+        root = module.split(".")[0]
+        return bool(root) and root not in known.EXTERNAL_ROOTS and bool(self.index.get(root))
+
+    def callable_of(self, d: Def) -> tuple[SourceFile, FunctionSummary] | Def | None:
+        """What calling ``d`` runs: a function's body, a class's ``__init__`` (found
+        along its bases; a class without one runs no code of its own), or a library."""
+        if d.kind == "func":
+            return d.file, d.file.summary.functions[d.name]
+        if d.kind == "lib":
+            return d
+        init = self.method(d, "__init__")
+        if init is None:
+            return d.file, _no_code(d.name)
+        if init.kind == "lib":
+            return Def("lib", init.file, init.name.rsplit(".", 1)[0])  # the library class
+        return init.file, init.file.summary.functions[init.name]
+
+    def bound(
+        self, f: SourceFile, fn: FunctionSummary, target: str, env: dict[str, _Resolved]
+    ) -> Def | None:
+        """``target`` called inside ``fn``: bound by name (:meth:`locate`), or through
+        what a parameter holds (an instance or a class handed in by the caller, or its
+        annotation), or through the class of ``self.attr`` (``self.fabric.x()``)."""
+        d = self.locate(f, target, fn.qualname)
+        if d is not None:
+            return d
+        head, _, rest = target.partition(".")
+        r = env.get(head)
+        if r is not None and r.ref is not None:
+            kind, where, name = r.ref
+            g = self.by_abs.get(where)
+            value = self.locate(g, name, "<module>") if g is not None else None
+            if value is None:
+                return None
+            if kind == "ref" and not rest:
+                return value  # trainer_cls(config): the class handed in
+            if kind == "instance" and rest and "." not in rest and value.kind in ("class", "lib"):
+                return self.method(value, rest)
+            return None
+        if head in fn.param_types and rest and "." not in rest:
+            cls = self.locate(f, fn.param_types[head], "<module>")
+            return self.method(cls, rest) if cls is not None and cls.kind != "func" else None
+        owner, _, meth = target.rpartition(".")
+        held = f.summary.attr_types.get(owner)
+        if held is not None:
+            cls = self.locate(f, held, "<module>")
+            return self.method(cls, meth) if cls is not None and cls.kind != "func" else None
+        return None
+
+    def resolve(
+        self, f: SourceFile, target: str, scope: str, depth: int = 0
+    ) -> tuple[SourceFile, FunctionSummary] | None:
+        """The scanned function a call to ``target`` made inside ``scope`` of ``f`` runs."""
+        d = self.locate(f, target, scope, depth)
+        got = self.callable_of(d) if d is not None else None
+        return got if isinstance(got, tuple) else None
 
     def reaches_training(self, f: SourceFile, fn: FunctionSummary) -> bool:
         """Does ``fn`` train, or call (through scanned code) something that does?
@@ -211,6 +337,8 @@ class Linker:
                     continue  # a modelled framework call: its own `trains` is on cur already
                 found = self.resolve_cached(g, call.target, cur.qualname)
                 if found is None:
+                    found = self._launched(g, call, cur.qualname)
+                if found is None:
                     continue
                 nxt = (found[0].abspath, found[1].qualname)
                 if nxt not in seen:
@@ -218,6 +346,19 @@ class Linker:
                     queue.append(found)
         self._no_training |= seen
         return False
+
+    def _launched(
+        self, f: SourceFile, call: CallSite, scope: str
+    ) -> tuple[SourceFile, FunctionSummary] | None:
+        """The function a launcher runs (``fabric.launch(main)`` -> ``main``)."""
+        d = self.locate(f, call.target, scope)
+        if d is None or d.kind != "lib" or d.name not in known.LAUNCHERS:
+            return None
+        index = known.LAUNCHERS[d.name][0]
+        a = call.args[index] if index < len(call.args) else None
+        if a is None or a.kind != "ref":
+            return None
+        return self.resolve(f, a.text, "<module>")
 
     def resolve_cached(
         self, f: SourceFile, target: str, scope: str
@@ -243,9 +384,10 @@ class Linker:
         return marker is not None and not os.path.isfile(os.path.join(root, marker, "__init__.py"))
 
     # -- entry points -------------------------------------------------------------------
-    def analyse(self, entry: SourceFile) -> EntryReport:
-        w = _Walk(self)
+    def analyse(self, entry: SourceFile, command: str | None = None) -> EntryReport:
+        w = _Walk(self, command=command)
         self.last_reached = w.reached
+        self.last_commands = w.commands
         w.module(entry)
         s = entry.summary
         if s.main is not None:
@@ -268,6 +410,8 @@ class Linker:
             files_reached=sorted(self.by_abs[p].display for p in w.files),
             unresolved=sorted(w.unresolved)[:50],
             unscanned=sorted(w.unscanned)[:20],
+            not_followed=w.not_followed,
+            command=command or "",
         )
 
 
@@ -285,6 +429,10 @@ class _Walk:
     trains: bool = False
     # (file, function) of every body walked, for reachability of findings
     reached: set[tuple[str, str]] = field(default_factory=set)
+    # the CLI command followed (None: all of them), and the commands met on the way
+    command: str | None = None
+    commands: dict[str, CallSite] = field(default_factory=dict)
+    not_followed: list[str] = field(default_factory=list)
 
     def module(self, f: SourceFile) -> None:
         """Import-time effects: the module bodies of everything ``f`` imports, then its own."""
@@ -332,15 +480,34 @@ class _Walk:
                 continue
             if item.modelled and not self.linker.impersonates(f, item.target):
                 continue  # the real framework: modelled, never followed
+            if self.command is not None and item.command:
+                if item.command != self.command:
+                    continue  # another command of the CLI table
+                # the command this entry runs: it always runs
+                item = item.model_copy(update={"conditional": False, "condition": ""})
+            if item.command:
+                self.commands.setdefault(item.command, item)
             if self.visits >= MAX_VISITS or depth >= MAX_DEPTH:
+                limit = (
+                    f"the budget of {MAX_VISITS} function bodies is spent"
+                    if self.visits >= MAX_VISITS
+                    else f"{MAX_DEPTH} calls deep"
+                )
+                self._stop(f"{item.target} at {f.display}:{item.loc.line} ({limit})")
                 continue
-            found = self.linker.resolve(f, item.target, fn.qualname)
-            if found is None:
+            d = self.linker.bound(f, fn, item.target, env)
+            got = self.linker.callable_of(d) if d is not None else None
+            if isinstance(got, Def):  # a library: modelled, or nothing to say
+                if self._note_unscanned(f, item.target):
+                    continue  # the project's own code, not given: "not scanned" says so
+                self._library(f, item, got.name, env, via, cond, condition)
+                continue
+            if got is None:
                 self.unresolved.add(item.target)
                 self._note_unscanned(f, item.target)
                 self._unknown_helper(f, item, via, cond or item.conditional)
                 continue
-            g, callee = found
+            g, callee = got
             if f"{g.abspath}::{callee.qualname}" in stack:
                 continue  # recursion: already on the way here
             if g.abspath not in self.modules_done:
@@ -358,19 +525,100 @@ class _Walk:
                 item.condition or condition,  # the innermost `if` on the way
             )
 
-    def _unknown_helper(self, f: SourceFile, call: CallSite, via: list[str], cond: bool) -> None:
+    def _launch(
+        self,
+        f: SourceFile,
+        call: CallSite,
+        qual: str,
+        env: dict[str, _Resolved],
+        via: list[str],
+        cond: bool,
+        condition: str,
+    ) -> None:
+        """``fabric.launch(main, a, b)`` runs ``main(fabric, a, b)``: follow it so bound."""
+        index, first = known.LAUNCHERS[qual]
+        if index >= len(call.args):
+            return
+        fn_arg = call.args[index]
+        if fn_arg.kind == "param":
+            r = env.get(fn_arg.text)
+            d = self._value_of(r)
+        elif fn_arg.kind == "ref":
+            d = self.linker.locate(f, fn_arg.text, "<module>")
+        else:
+            d = None
+        got = self.linker.callable_of(d) if d is not None else None
+        if not isinstance(got, tuple):
+            self._stop(f"{call.target} at {f.display}:{call.loc.line} (the function it runs)")
+            return
+        g, callee = got
+        head, _, _ = call.target.rpartition(".")
+        receiver = env.get(head) if head in env else None
+        if receiver is None:
+            receiver = _Resolved(text=head, ref=("instance", f.abspath, head))
+        rest = call.model_copy(update={"args": call.args[index + 1 :]})
+        bound = _bind(callee, rest, env, f, first=[receiver] if first == "receiver" else [])
+        if g.abspath not in self.modules_done:
+            self.module(g)
+        step = f"{call.target}({fn_arg.text}, ...) at {f.display}:{call.loc.line}"
+        self.walk(
+            g, callee, bound, [*via, step], len(via) + 1, cond or call.conditional, (), condition
+        )
+
+    def _value_of(self, r: _Resolved | None) -> Def | None:
+        if r is None or r.ref is None:
+            return None
+        g = self.linker.by_abs.get(r.ref[1])
+        return self.linker.locate(g, r.ref[2], "<module>") if g is not None else None
+
+    def _stop(self, what: str) -> None:
+        if len(self.not_followed) < 20:
+            self.not_followed.append(what)
+
+    def _library(
+        self,
+        f: SourceFile,
+        call: CallSite,
+        qual: str,
+        env: dict[str, _Resolved],
+        via: list[str],
+        cond: bool,
+        condition: str,
+    ) -> None:
+        """A call into a library, found by binding (a method on an instance passed in,
+        a base class's constructor): the library's model, when there is one, applies."""
+        if known.is_training_call(qual, len(call.args) + len(call.kwargs)):
+            self.trains = True
+        if qual in known.LAUNCHERS:
+            self._launch(f, call, qual, env, via, cond, condition)
+            return
+        init = known.FRAMEWORK_INITS.get(qual)
+        if init is None:
+            self._unknown_helper(f, call, via, cond or call.conditional, qual)
+            return
+        for e in model_effects(qual, init, call):
+            self.effects.append(
+                _reach(e, f, env, via, cond or call.conditional, call.condition or condition)
+            )
+
+    def _unknown_helper(
+        self, f: SourceFile, call: CallSite, via: list[str], cond: bool, qual: str = ""
+    ) -> None:
         """A seeding helper of a library that is neither modelled nor scanned, or a
         library's Trainer class (TRL's SFTTrainer and the like seed in their constructor,
-        through transformers.Trainer): the seeding is unknown, not missing."""
+        through transformers.Trainer): the seeding is unknown, not missing. The project's
+        own code (anything under the scanned roots) is never such a library."""
         last = call.target.rsplit(".", 1)[-1]
         trainer = last.endswith("Trainer") and "." not in call.target
         if last not in SEEDISH_NAMES and not trainer:
             return
-        ref = f.summary.imports.get(call.target.split(".")[0])
-        if ref is None or ref.level:
-            return  # the project's own code that was not scanned: "not scanned" says so
-        rest = call.target.split(".")[1:]
-        api = ".".join([ref.module, *([ref.name] if ref.name else []), *rest])
+        api = qual
+        if not api:
+            ref = f.summary.imports.get(call.target.split(".")[0])
+            if ref is None or ref.level or self.linker._own_root(ref.module, f):
+                return  # the project's own code that was not found: "not followed" says so
+            rest = call.target.split(".")[1:]
+            api = ".".join([ref.module, *([ref.name] if ref.name else []), *rest])
         self.effects.append(
             ReachedEffect(
                 kind="seed_helper",
@@ -385,11 +633,12 @@ class _Walk:
             )
         )
 
-    def _note_unscanned(self, f: SourceFile, target: str) -> None:
-        """A call into an imported module that is not among the scanned files."""
+    def _note_unscanned(self, f: SourceFile, target: str) -> bool:
+        """A call into an imported module that is not among the scanned files: noted,
+        and True, when that module is the project's own code (it sits next to the script)."""
         ref = f.summary.imports.get(target.split(".")[0])
         if ref is None:
-            return
+            return False
         root = ref.module.split(".")[0]
         if ref.level == 0:
             if (
@@ -397,22 +646,72 @@ class _Walk:
                 or root in known.TORCH_ROOTS
                 or root in known.MINDSPORE_ROOTS
             ):
-                return  # a library, modelled or irrelevant
+                return False  # a library, modelled or irrelevant
             # the project's own code sits next to a script; an installed library does not.
             # Inside a package an absolute import never means a sibling file (the file
             # itself may share the library's name: megatron/core/optimizer/
             # emerging_optimizers.py imports the emerging_optimizers distribution).
             here = os.path.dirname(f.abspath)
             if os.path.isfile(os.path.join(here, "__init__.py")):
-                return
+                return False
             sibling = os.path.join(here, root + ".py")
             if not (
                 os.path.isdir(os.path.join(here, root))
                 or (os.path.isfile(sibling) and sibling != f.abspath)
             ):
-                return
+                return False
         if self.linker.module_of_import(ref, f) is None:
             self.unscanned.add("." * ref.level + ref.module if ref.module else ref.name or "")
+            return True
+        return False
+
+
+def model_effects(qual: str, init: known.FrameworkInit, call: CallSite) -> list[Effect]:
+    """The effects of a modelled library call found only when linking (a method on an
+    instance handed in, a library base class's constructor), read from the call's
+    arguments the way the scanner reads a call it recognises itself."""
+
+    def arg(index: int, keyword: str) -> Arg | None:
+        if keyword in call.kwargs:
+            return call.kwargs[keyword]
+        return call.args[index] if index < len(call.args) else None
+
+    seed: Arg | None = None
+    if init.seed and init.seed[0] == "config":
+        seed = Arg(kind="config", text=init.seed[1])
+    elif init.seed:
+        seed = arg(init.seed[1], init.seed[2])
+    at = call.loc
+    out = [
+        Effect(
+            kind=kind,  # type: ignore[arg-type]
+            api=qual,
+            loc=at,
+            seed=seed,
+            needs_nonzero_seed=init.needs_nonzero_seed,
+            conditional=init.conditional,
+            note=init.note,
+        )
+        for kind in init.kinds
+    ]
+    if init.deterministic:
+        out.append(
+            Effect(
+                kind=init.deterministic,  # type: ignore[arg-type]
+                api=qual,
+                loc=at,
+                enabled=None,
+                config_field="determinism.deterministic",
+                note=init.deterministic_note,
+            )
+        )
+    det = arg(*init.deterministic_kw) if init.deterministic_kw is not None else None
+    if det is not None and det.kind == "literal" and det.value is True:
+        out.append(Effect(kind="torch_deterministic", api=qual, loc=at, note=init.note))
+    if init.deterministic_always:
+        for kind in ("torch_deterministic", "cudnn_deterministic"):
+            out.append(Effect(kind=kind, api=qual, loc=at, note=init.note))  # type: ignore[arg-type]
+    return out
 
 
 def _reach(
@@ -432,6 +731,7 @@ def _reach(
         loc=Loc.model_construct(path=f.display, line=e.loc.line),
         seed_value=r.value,
         seed_text=r.text,
+        seed_offset=r.offset,
         seed_from_config=r.from_config,
         enabled=e.enabled,
         config_field=e.config_field,
@@ -442,7 +742,16 @@ def _reach(
     )
 
 
-def _eval(a: Arg | None, env: dict[str, _Resolved]) -> _Resolved:
+def _eval(a: Arg | None, env: dict[str, _Resolved], where: str = "") -> _Resolved:
+    r = _eval_base(a, env, where)
+    if a is not None and a.offset:
+        offset = f"{r.offset} + {a.offset}" if r.offset else a.offset
+        text = f"{r.text} + {a.offset}" if r.text else a.offset
+        return dataclasses.replace(r, offset=offset, text=text)
+    return r
+
+
+def _eval_base(a: Arg | None, env: dict[str, _Resolved], where: str = "") -> _Resolved:
     if a is None:
         return _Resolved()
     if a.kind in ("literal", "default"):
@@ -456,26 +765,37 @@ def _eval(a: Arg | None, env: dict[str, _Resolved]) -> _Resolved:
         return env.get(a.text, _Resolved(text=a.text))
     if a.kind == "config":
         return _Resolved(text=a.text, from_config=True)
+    if a.kind in ("instance", "ref"):
+        return _Resolved(text=a.text, ref=(a.kind, where, a.text) if where else None)
     last = a.text.rsplit(".", 1)[-1].lower()
     # args.seed, config.seed, cfg.training.seed: the run's configured seed
     return _Resolved(text=a.text, from_config="." in a.text and "seed" in last)
 
 
 def _bind(
-    callee: FunctionSummary, call: CallSite, env: dict[str, _Resolved], caller: SourceFile
+    callee: FunctionSummary,
+    call: CallSite,
+    env: dict[str, _Resolved],
+    caller: SourceFile,
+    first: list[_Resolved] | None = None,
 ) -> dict[str, _Resolved]:
+    """The callee's parameters bound to what the call passes (``first``: values a
+    launcher passes before the call's own arguments)."""
     params = list(callee.params)
     if params and params[0] in ("self", "cls") and "." in callee.qualname:
         params = params[1:]
+    out: dict[str, _Resolved] = {}
+    for name, r in zip(params, first or [], strict=False):
+        out[name] = r
+    params = params[len(first or []) :]
     here = Loc.model_construct(path=caller.display, line=call.loc.line)
 
     def ev(a: Arg) -> _Resolved:
-        r = _eval(a, env)
+        r = _eval(a, env, caller.abspath)
         if r.value is not None and r.loc is None:
-            r = _Resolved(value=r.value, text=r.text, from_config=r.from_config, loc=here)
+            r = dataclasses.replace(r, loc=here)
         return r
 
-    out: dict[str, _Resolved] = {}
     for name, a in zip(params, call.args, strict=False):
         out[name] = ev(a)
     for k, a in call.kwargs.items():
@@ -584,9 +904,40 @@ def choose_entries(
         starts = [x for x in (s.main, s.module) if x is not None]
         if any(linker.reaches_training(f, x) for x in starts):
             report = linker.analyse(f)
-            if report.trains:
+            if linker.last_commands:
+                out.extend(_commands(linker, f, reached))
+            elif report.trains:
                 out.append(report)
                 reached.update(linker.last_reached)
+    return out
+
+
+def _no_entry_reason(linker: Linker) -> str:
+    """Which criterion for an entry point no module met, naming the modules it was tried on."""
+    runnable = _candidates(linker.files)
+    if not runnable:
+        return (
+            'no module can be started: none has an `if __name__ == "__main__":` block or '
+            "training statements at top level"
+        )
+    names = ", ".join(f.display for f in runnable[:3]) + (", ..." if len(runnable) > 3 else "")
+    return (
+        f"{len(runnable)} module{'s' if len(runnable) != 1 else ''} can be started ({names}), "
+        "but none reaches a backward pass, an optimizer step or a framework training call "
+        "through the scanned code"
+    )
+
+
+def _commands(linker: Linker, f: SourceFile, reached: set[tuple[str, str]]) -> list[EntryReport]:
+    """A script that hands a table of commands to a CLI dispatcher (``python -m pkg
+    pretrain`` -> jsonargparse.CLI({"pretrain": pretrain.setup, ...})): each command that
+    trains is an entry point of its own; generation, chat and conversion commands are not."""
+    out = []
+    for command in sorted(linker.last_commands):
+        report = linker.analyse(f, command)
+        if report.trains:
+            out.append(report)
+            reached.update(linker.last_reached)
     return out
 
 
@@ -597,6 +948,8 @@ def link(files: list[SourceFile], hints: list[str]) -> ScanResult:
     result = ScanResult(files=[f.display for f in files], sides=sides)
     reached_fns: set[tuple[str, str]] = set()
     result.entries = choose_entries(linker, files, hints, reached_fns)
+    if not result.entries:
+        result.no_entry = _no_entry_reason(linker)
     by_display = {f.display: f for f in ok}
     # code no entry point reaches is not the training job's: its literals are not reported
     reached = reached_fns if result.entries else None
@@ -619,7 +972,43 @@ def link(files: list[SourceFile], hints: list[str]) -> ScanResult:
             resolved = _resolve_decay(linker, f, site)
             if resolved is not None:
                 result.decays.append(resolved.model_copy(update={"side": side}))
+        result.decays.extend(d.model_copy(update={"side": side}) for d in _helper_decays(linker, f))
     return result
+
+
+def _helper_decays(linker: Linker, f: SourceFile) -> list[SourceDecay]:
+    """Calls handing every parameter of a model to a helper that builds the optimizer over
+    that argument (``instantiate_torch_optimizer(optimizer, model.parameters())``): the
+    call decays every parameter, whatever class the helper picks."""
+    out: list[SourceDecay] = []
+    s = f.summary
+    fns = [x for x in (s.module, s.main) if x is not None] + list(s.functions.values())
+    for fn in fns:
+        for call in fn.calls:
+            if not call.all_params:
+                continue
+            found = linker.resolve(f, call.target, fn.qualname)
+            if found is None or found[1].builds is None:
+                continue
+            g, helper = found
+            params = [p for p in helper.params if p not in ("self", "cls")]
+            name = helper.builds.params_text
+            slot = str(params.index(name)) if name in params else ""
+            if slot not in call.all_params and name not in call.all_params:
+                continue
+            built = helper.builds
+            site = built.model_copy(
+                update={
+                    "loc": call.loc,
+                    "function": fn.qualname,
+                    "policy": "decay_all",
+                    "params_text": f"every parameter, handed to {call.target}()",
+                    "detail": f"{helper.qualname}() builds {built.optimizer} over its "
+                    f"{name!r} argument (at {g.display}:{built.loc.line})",
+                }
+            )
+            out.append(SourceDecay(path=f.display, site=site, policy_path=g.display))
+    return out
 
 
 def _backward_helpers(

@@ -22,7 +22,7 @@ from cfglint.model.findings import InputProblem
 from cfglint.model.values import Loc
 
 # Bump when the scanner's output for the same text changes: it is part of the cache key.
-SCANNER_VERSION = "3"
+SCANNER_VERSION = "4"
 
 # Which side of a migration a file belongs to, judged by what it imports.
 Side = Literal["mindformers", "megatron"]
@@ -66,10 +66,14 @@ class Arg(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    kind: Literal["literal", "param", "config", "expr", "default"]
+    kind: Literal["literal", "param", "config", "expr", "default", "instance", "ref"]
     value: Any = None
-    # the source text (expr), the parameter name (param) or the config knob (config)
+    # the source text (expr), the parameter name (param), the config knob (config), the
+    # class of an instance as written (instance: `fabric` after `fabric = L.Fabric()`), or
+    # a function or class handed over as a value (ref: `trainer_cls=MyTrainer`)
     text: str = ""
+    # `1337 + fabric.global_rank`: the base is the literal or parameter, this the rest
+    offset: str = ""
 
 
 class Effect(BaseModel):
@@ -110,6 +114,12 @@ class CallSite(BaseModel):
     # a modelled framework call: followed only when it resolves to a scanned package
     # that merely shares the framework's name (gpt-neox's own `megatron/`)
     modelled: bool = False
+    # one value of a table of commands handed to a CLI dispatcher (jsonargparse.CLI(dict),
+    # fire.Fire(dict)): the command name that selects it
+    command: str = ""
+    # arguments (positional index as a string, or keyword) that hold every parameter of
+    # a model (`model.parameters()`): an optimizer helper given one decays what it builds on
+    all_params: list[str] = Field(default_factory=list)
 
 
 class Evidence(BaseModel):
@@ -141,6 +151,8 @@ class FunctionSummary(BaseModel):
     loc: SrcLoc
     params: list[str] = Field(default_factory=list)
     defaults: dict[str, Arg] = Field(default_factory=dict)
+    # parameter -> class as annotated (`fabric: L.Fabric`), resolved in this file when linking
+    param_types: dict[str, str] = Field(default_factory=dict)
     effects: list[Effect] = Field(default_factory=list)
     calls: list[CallSite] = Field(default_factory=list)
     groups: GroupEvidence | None = None
@@ -151,6 +163,10 @@ class FunctionSummary(BaseModel):
     # transposed operands fed to a matmul outside a backward: reported when a backward
     # calls this function
     tmatmuls: list[BackwardSite] = Field(default_factory=list)
+    # an optimizer built over one of this function's parameters (litgpt's
+    # instantiate_torch_optimizer(optimizer, model_parameters)): params_text names that
+    # parameter; the callers' arguments say which parameters are decayed
+    builds: DecaySite | None = None
 
 
 class LazyFunctions(dict):  # type: ignore[type-arg]
@@ -236,6 +252,10 @@ class FileSummary(BaseModel):
     imports: dict[str, ImportRef] = Field(default_factory=dict)
     star_imports: list[ImportRef] = Field(default_factory=list)
     classes: list[str] = Field(default_factory=list)
+    # class -> its bases as written (`DistributedTrainer`, `trainer.Trainer`)
+    bases: dict[str, list[str]] = Field(default_factory=dict)
+    # "Class.attr" -> the class of the instance assigned to self.attr (`self.fabric = L.Fabric()`)
+    attr_types: dict[str, str] = Field(default_factory=dict)
     module: FunctionSummary | None = None  # top-level statements
     main: FunctionSummary | None = None  # the `if __name__ == "__main__":` block
     functions: dict[str, FunctionSummary] = Field(default_factory=dict)
@@ -257,6 +277,8 @@ class ReachedEffect(BaseModel):
     loc: Loc
     seed_value: int | None = None  # a literal seed after binding arguments
     seed_text: str = ""  # how the seed is written when not a literal
+    # what is added to the base seed (seed_value), as written: "fabric.global_rank"
+    seed_offset: str = ""
     seed_from_config: bool = False
     enabled: bool | None = True
     config_field: str | None = None
@@ -283,6 +305,10 @@ class EntryReport(BaseModel):
     unresolved: list[str] = Field(default_factory=list)
     # modules the entry point calls into that were not among the scanned files
     unscanned: list[str] = Field(default_factory=list)
+    # calls the walk stopped at, with the reason ("depth limit of 12 calls reached at ...")
+    not_followed: list[str] = Field(default_factory=list)
+    # the command of a CLI dispatcher this entry runs (`python -m litgpt pretrain`)
+    command: str = ""
 
     def of(self, *kinds: str) -> list[ReachedEffect]:
         return [e for e in self.effects if e.kind in kinds]
@@ -328,6 +354,8 @@ class ScanResult(BaseModel):
     backwards: list[SourceBackward] = Field(default_factory=list)
     # side of each scanned file (None: imports neither framework)
     sides: dict[str, Side | None] = Field(default_factory=dict)
+    # with no entry point: which criterion no module met, in words
+    no_entry: str = ""
     stats: ScanStats = Field(default_factory=ScanStats)
 
     def entry(self, path_suffix: str) -> EntryReport | None:
@@ -342,3 +370,4 @@ class ScanResult(BaseModel):
 
 
 FunctionSummary.model_rebuild()
+CallSite.model_rebuild()

@@ -66,47 +66,34 @@ def scan(
     entry_hints: list[str] | None = None,
     jobs: int | None = None,
     use_cache: bool = True,
+    members: list[str] | None = None,
 ) -> ScanResult:
     t0 = time.perf_counter()
     problems: list[InputProblem] = []
     found = list(discover(paths, problems))
-    texts: dict[str, str] = {}
-    keys: dict[str, str] = {}
+    seen = {real for _, real, _ in found}
+    for display, real, _ in discover(list(members or []), problems):
+        if real not in seen:  # named, not chosen: an entry point only if it trains
+            seen.add(real)
+            found.append((display, real, False))
+    folders = [os.path.realpath(p) for p in paths if os.path.isdir(p)]
     summaries: dict[str, FileSummary] = {}
-    # test suites get the call graph only (never an entry point, nor the job's layers)
-    deep = {display: explicit or not is_test_file(display) for display, _, explicit in found}
-    for display, _, _ in found:
-        try:
-            text = read_text(display, max_bytes=MAX_SOURCE_BYTES, what="Python file")
-        except TooLarge as exc:
-            # generated or vendored giants: libcst needs ~1 GB and tens of seconds per MB
-            problems.append(
-                InputProblem.model_construct(
-                    path=display, level="warning", message=f"{exc.message}; not scanned"
-                )
-            )
-            continue
-        except InputError as exc:
-            problems.append(
-                InputProblem.model_construct(path=display, message=exc.message, line=exc.line)
-            )
-            continue
-        texts[display] = text
-        keys[display] = _key(text, deep[display])
     cache = Cache(cache_dir() / "scan") if use_cache else None
     misses: list[str] = []
-    for display, key in keys.items():
-        s = cache.get(key) if cache is not None else None
-        if s is None:
-            misses.append(display)
-        else:
-            summaries[display] = s
-    workers = _parse(misses, texts, summaries, jobs, deep)
-    if cache is not None:
-        for display in misses:
-            cache.put(keys[display], summaries[display])
-        if misses:
-            cache.prune()
+    cached = 0
+    workers = 0
+    batch = found
+    while batch:
+        parsed, hits, used = _summarize_batch(batch, summaries, problems, cache, jobs)
+        misses += parsed
+        cached += hits
+        workers = max(workers, used)
+        # a file named alone imports its siblings as `python file.py` would (its folder
+        # is sys.path[0]): read those too, as members, within a budget
+        batch = _siblings(batch, summaries, folders, seen)
+        found += batch
+    if cache is not None and misses:
+        cache.prune()
     files: list[SourceFile] = []
     for display, abspath, explicit in found:
         s = summaries.get(display)
@@ -124,11 +111,116 @@ def scan(
     st.parsed = len(misses)
     st.full = sum(1 for d in misses if d in summaries and not summaries[d].light)
     st.parsed_paths = sorted(misses)
-    st.cached = len(keys) - len(misses)
+    st.cached = cached
     st.failed = len(problems)
     st.workers = workers
     st.seconds = round(time.perf_counter() - t0, 4)
     return result
+
+
+def _summarize_batch(
+    batch: list[tuple[str, str, bool]],
+    summaries: dict[str, FileSummary],
+    problems: list[InputProblem],
+    cache: Cache | None,
+    jobs: int | None,
+) -> tuple[list[str], int, int]:
+    """Read, look up in the cache and parse ``batch`` into ``summaries``: (the files
+    parsed, how many came from the cache, the worker processes used)."""
+    texts: dict[str, str] = {}
+    keys: dict[str, str] = {}
+    # test suites get the call graph only (never an entry point, nor the job's layers)
+    deep = {display: explicit or not is_test_file(display) for display, _, explicit in batch}
+    for display, _, _ in batch:
+        try:
+            text = read_text(display, max_bytes=MAX_SOURCE_BYTES, what="Python file")
+        except TooLarge as exc:
+            # generated or vendored giants: libcst needs ~1 GB and tens of seconds per MB
+            problems.append(
+                InputProblem.model_construct(
+                    path=display, level="warning", message=f"{exc.message}; not scanned"
+                )
+            )
+            continue
+        except InputError as exc:
+            problems.append(
+                InputProblem.model_construct(path=display, message=exc.message, line=exc.line)
+            )
+            continue
+        texts[display] = text
+        keys[display] = _key(text, deep[display])
+    misses: list[str] = []
+    for display, key in keys.items():
+        s = cache.get(key) if cache is not None else None
+        if s is None:
+            misses.append(display)
+        else:
+            summaries[display] = s
+    workers = _parse(misses, texts, summaries, jobs, deep)
+    if cache is not None:
+        for display in misses:
+            cache.put(keys[display], summaries[display])
+    return misses, len(keys) - len(misses), workers
+
+
+# Sibling modules read for files named alone, at most (a script imports a handful).
+MAX_SIBLINGS = 200
+
+
+def _siblings(
+    batch: list[tuple[str, str, bool]],
+    summaries: dict[str, FileSummary],
+    folders: list[str],
+    seen: set[str],
+) -> list[tuple[str, str, bool]]:
+    """Modules the files of ``batch`` import from their own folder (``from train import
+    main`` next to train.py, ``import utils``, a sibling package) or by relative import,
+    when no scanned folder holds them already: Python finds them through sys.path[0]."""
+    out: list[tuple[str, str, bool]] = []
+    for display, real, _ in batch:
+        s = summaries.get(display)
+        if s is None or s.error is not None or _inside(real, folders):
+            continue
+        here = os.path.dirname(display)
+        for ref in [*s.imports.values(), *s.star_imports]:
+            for cand in _module_files(here, ref.level, ref.module, ref.name):
+                rc = os.path.realpath(cand)
+                if rc in seen or len(seen) >= MAX_WALK_FILES or len(out) >= MAX_SIBLINGS:
+                    continue
+                seen.add(rc)
+                out.append((cand, rc, False))
+    return out
+
+
+def _inside(real: str, folders: list[str]) -> bool:
+    return any(real.startswith(f.rstrip(os.sep) + os.sep) for f in folders)
+
+
+def _module_files(here: str, level: int, module: str, name: str | None) -> list[str]:
+    """Files an import loads, looked up from ``here`` (the importing file's folder): the
+    packages' __init__.py on the way and the module itself (or ``name`` as a submodule)."""
+    base = here
+    for _ in range(max(level - 1, 0)):
+        base = os.path.dirname(base)
+    parts = [p for p in module.split(".") if p] if module else []
+    if name and name != "*":
+        parts.append(name)
+    out: list[str] = []
+    d = base
+    for i, part in enumerate(parts):
+        pkg = os.path.join(d, part)
+        mod = pkg + ".py"
+        if os.path.isfile(mod):
+            out.append(mod)
+            break
+        init = os.path.join(pkg, "__init__.py")
+        if not os.path.isfile(init):
+            break  # `name` may be an attribute of the last module, not a file
+        out.append(init)
+        d = pkg
+        if i == len(parts) - 1:
+            break
+    return out
 
 
 def _key(text: str, deep: bool = True) -> str:

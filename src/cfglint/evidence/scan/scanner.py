@@ -15,7 +15,7 @@ from typing import Any
 
 import libcst as cst
 
-from cfglint.evidence.scan import known, triage
+from cfglint.evidence.scan import common, known, triage
 from cfglint.evidence.scan.backward import BackwardMixin
 from cfglint.evidence.scan.common import (
     NO,
@@ -27,7 +27,7 @@ from cfglint.evidence.scan.common import (
     short,
     strings,
 )
-from cfglint.evidence.scan.decay import DECAY_LIST_HINTS, DecayMixin
+from cfglint.evidence.scan.decay import DECAY_LIST_HINTS, DecayMixin, all_params
 from cfglint.evidence.scan.dropout import DropoutMixin
 from cfglint.evidence.scan.model import (
     Arg,
@@ -59,7 +59,7 @@ def summarize(text: str, deep: bool = True) -> FileSummary:
             light = triage.summarize_tree(tree, triage=deep)
             if light is not None:
                 return light
-        return _summarize(text)
+        return _summarize(text, tree)
     except Exception as exc:  # a scanner bug on exotic input: report the file, go on
         return FileSummary(error=f"could not be analysed ({type(exc).__name__}: {exc})")
 
@@ -99,10 +99,11 @@ def _ast_parse(text: str) -> ast.Module:
         return ast.parse(text)
 
 
-def nesting_problem(text: str) -> str | None:
-    """Why ``text`` is too deeply nested to hand to libcst, or None."""
+def nesting_problem(text: str, tree: ast.Module | None = None) -> str | None:
+    """Why ``text`` is too deeply nested to hand to libcst, or None (``tree``: CPython's
+    parse of it when the caller has one already)."""
     try:
-        tree = _ast_parse(text)
+        tree = tree if tree is not None else _ast_parse(text)
     except SyntaxError as err:
         if "too many nested parentheses" in str(err.msg):
             return "too deeply nested to parse (more than 200 nested brackets)"
@@ -156,8 +157,8 @@ def _bracket_problem(text: str) -> str | None:
     return None
 
 
-def _summarize(text: str) -> FileSummary:
-    problem = nesting_problem(text)
+def _summarize(text: str, tree: ast.Module | None = None) -> FileSummary:
+    problem = nesting_problem(text, tree)
     if problem is not None:
         return FileSummary(error=problem)
     try:
@@ -264,6 +265,14 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
         self.dropouts: list[DropoutSite] = []
         self.decays: list[DecaySite] = []
         self.backwards: list[BackwardSite] = []
+        self.bases: dict[str, list[str]] = {}
+        self.attr_types: dict[str, str] = {}
+        # per enclosing indented block: early `if ...: return` conditions still open
+        self.blocks: list[int] = []
+        # names the module defines at top level: a bare name handed to a call may be one
+        self.defined = {
+            s.name.value for s in module.body if isinstance(s, (cst.FunctionDef, cst.ClassDef))
+        }
 
     # -- traversal plumbing -------------------------------------------------------------
     def walk(self, node: cst.CSTNode) -> None:
@@ -340,6 +349,20 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
         v = literal(node)
         if v is not NO:
             return Arg(kind="literal", value=v)
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+            # `1337 + fabric.global_rank`: the base seed and an offset on top of it
+            for base, rest in ((node.left, node.right), (node.right, node.left)):
+                a = self.arg(base, depth + 1, keep_text)
+                if (
+                    a is not None
+                    and not a.offset
+                    and (
+                        a.kind == "param"
+                        or (a.kind == "literal" and isinstance(a.value, int))
+                        or (a.kind == "expr" and "seed" in a.text.lower())
+                    )
+                ):
+                    return a.model_copy(update={"offset": self.code(rest)})
         if isinstance(node, cst.Name):
             name = node.value
             fn = self.cur
@@ -349,6 +372,11 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
                 return Arg(kind="literal", value=fn.literals[name])
             if name in self.top.literals:
                 return Arg(kind="literal", value=self.top.literals[name])
+            for frame in (fn, self.top):
+                if name in frame.instances:
+                    return Arg(kind="instance", text=frame.instances[name])
+            if name not in fn.assigns and (name in self.imports or name in self.defined):
+                return Arg(kind="ref", text=name)  # a function or class handed over
             value = fn.assigns.get(name)
             # `seed = seed_ + 100 * rank`: Megatron's per-stage offset; the seed is seed_'s
             if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add):
@@ -400,6 +428,8 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         qual = ".".join([*self.scope, node.name.value])
         self.classes.append(qual)
+        written = [dotted(b.value) for b in node.bases if b.keyword is None]
+        self.bases[qual] = [b for b in written if b and b != "object"]
         for base in node.bases:
             raw, q = self.qualify(base.value)
             full = q or raw or ""
@@ -420,8 +450,12 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
         defaults: dict[str, Arg] = {}
         str_lists: dict[str, list[str]] = {}
         p = node.params
+        types: dict[str, str] = {}
         for param in (*p.posonly_params, *p.params, *p.kwonly_params):
             params.append(param.name.value)
+            cls = common.annotated_class(param.annotation)
+            if cls is not None:
+                types[param.name.value] = cls
             if param.default is not None:
                 a = self.arg(param.default)
                 if a is not None:
@@ -435,6 +469,8 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
         elif in_class and name == "bprop":
             backward = "mindspore"
         fn = Frame(qual, self.line, params, defaults, backward)
+        fn.summary.param_types = types
+        fn.instances.update(types)  # `fabric: L.Fabric`: fabric.x() is L.Fabric.x
         fn.summary.backward = name in ("backward", "bprop") and backward is not None
         fn.str_lists.update(str_lists)
         self.want[id(node.name)] = lambda line, s=fn.summary: setattr(s, "loc", SrcLoc(line=line))
@@ -487,6 +523,20 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
             fn.cond -= 1
             fn.conds.pop()
         fn.branches.pop()
+        if self.blocks and original_node.orelse is None and _returns(original_node.body):
+            # `if world_size == 1: ...; return`: the rest of the block runs only otherwise
+            fn.cond += 1
+            fn.conds.append(f"not ({short(self.module.code_for_node(original_node.test), 80)})")
+            self.blocks[-1] += 1
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self.blocks.append(0)
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock) -> None:
+        fn = self.cur
+        for _ in range(self.blocks.pop()):
+            fn.cond -= 1
+            fn.conds.pop()
 
     def visit_For(self, node: cst.For) -> None:
         self._bind(node.target, node.iter)
@@ -530,8 +580,33 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
             self._assign(t.target, node.value)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        cls = common.annotated_class(node.annotation)
+        if cls is not None and isinstance(node.target, cst.Name):
+            self.cur.declared[node.target.value] = cls
         if node.value is not None:
             self._assign(node.target, node.value)
+        if cls is not None and isinstance(node.target, cst.Name):
+            self.cur.instances.setdefault(node.target.value, cls)
+
+    def _declared_build(self, fn: Frame, name: str, value: cst.BaseExpression) -> None:
+        """``trainer = config.build()`` where ``trainer: Trainer`` is declared: a factory
+        call that returns the declared class builds one (torchtitan's Configurable
+        configs): its constructor runs, and ``trainer.x()`` is ``Trainer.x``."""
+        cls = fn.declared.get(name)
+        if cls is None or not isinstance(value, cst.Call):
+            return
+        func = dotted(value.func)
+        if func is None or func == cls or func.rsplit(".", 1)[-1][:1].isupper():
+            return  # built by name: the constructor call itself is followed
+        fn.instances[name] = cls
+        fn.summary.calls.append(
+            CallSite(
+                target=cls,
+                loc=SrcLoc(line=self.line),
+                conditional=fn.cond > 0,
+                condition=fn.conds[-1] if fn.cond > 0 and fn.conds else "",
+            )
+        )
 
     def _assign(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         fn = self.cur
@@ -541,6 +616,7 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
             fn.assigns[name] = value
             fn.assign_all.setdefault(name, []).append((value, fn.conds[-1] if fn.conds else ""))
             self._track_value(fn, name, value)
+            self._declared_build(fn, name, value)
             lit = literal(value)
             if lit is not NO:
                 fn.literals[name] = lit
@@ -560,6 +636,7 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
                 fn.tainted.discard(name)
         elif isinstance(target, (cst.Subscript, cst.Attribute)):
             self._assign_switch(target, value, line)
+            self._attr_type(target, value)
         elif isinstance(target, (cst.Tuple, cst.List)):
             for el in target.elements:
                 if isinstance(el.value, cst.Name):
@@ -598,6 +675,28 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
             if all(names):
                 fn.type_tuples[name] = [n.rsplit(".", 1)[-1] for n in names]  # type: ignore[union-attr]
 
+    def _attr_type(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        """``self.fabric = L.Fabric(...)`` (or a parameter annotated with a class): the
+        class of what ``self.fabric`` holds, for ``self.fabric.seed_everything()``."""
+        if not (
+            isinstance(target, cst.Attribute)
+            and isinstance(target.value, cst.Name)
+            and target.value.value == "self"
+        ):
+            return
+        cls = self._enclosing_class()
+        if cls is None:
+            return
+        held: str | None = None
+        if isinstance(value, cst.Call):
+            func = dotted(value.func)
+            if func and func.rsplit(".", 1)[-1][:1].isupper():
+                held = func
+        elif isinstance(value, cst.Name):
+            held = self.cur.instances.get(value.value)
+        if held is not None:
+            self.attr_types[f"{cls}.{target.attr.value}"] = held
+
     def resolve_call_name(self, raw: str) -> str:
         """``trainer.train`` -> ``Trainer.train`` when ``trainer = Trainer(...)``; an alias
         of an optimizer class -> that class."""
@@ -622,15 +721,19 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
             f = node.func
             if isinstance(f, cst.Attribute) and f.attr.value == "backward":
                 fn.summary.trains = True  # scaler.scale(loss).backward()
+            self._unnamed_call(node, line)
             return  # `ops.MatMul()(a, b)`-style calls have no dotted name to follow
-        if known.is_training_call(qual or raw, len(node.args)) or (
-            qual is not None and known.is_training_call(raw, len(node.args))
+        serving = not known.INFERENCE_ROOTS.isdisjoint(self.roots)
+        if known.is_training_call(qual or raw, len(node.args), serving) or (
+            qual is not None and known.is_training_call(raw, len(node.args), serving)
         ):
             fn.summary.trains = True
         if qual is not None and self._known_call(node, qual, line, raw):
             return
         last = raw.rsplit(".", 1)[-1]
-        if last in known.OPTIMIZER_NAMES and call_arg(node, 0, "params") is not None:
+        if (last in known.OPTIMIZER_NAMES or triage.runtime_optimizer_class(raw)) and call_arg(
+            node, 0, "params"
+        ) is not None:
             fn.optimizers.append((node, line, qual or raw))
         if (qual or "") in known.OPTIMIZER_FACTORIES:
             fn.optimizers.append((node, line, qual or raw))
@@ -646,21 +749,80 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
                 fn.groups.name_evidence.append(
                     Evidence(loc=SrcLoc(line=line), text=self.code(node))
                 )
-        self._passed_functions(node, line)
+        if qual in known.LAUNCHERS:
+            # Fabric.launch(main, ...): main is run with the Fabric first; the linker binds it
+            fn.summary.calls.append(self._callsite(node, raw, line))
+            return
+        self._passed_functions(node, line, qual in known.CLI_DISPATCHERS)
         if raw in known.BUILTIN_CALLS or (
             qual is not None and qual.split(".")[0] in known.EXTERNAL_ROOTS
         ):
             return
         fn.summary.calls.append(self._callsite(node, raw, line))
 
-    def _passed_functions(self, node: cst.Call, line: int) -> None:
-        """Bare names handed to a call may be functions it runs: mp.spawn(worker, ...)."""
+    def _unnamed_call(self, node: cst.Call, line: int) -> None:
+        """Calls whose callee is an expression: ``super().__init__(...)``,
+        ``Trainer(cfg).fit()``, ``TRAINERS[name](cfg)`` (a table of classes)."""
+        f = node.func
+        fn = self.cur
+        if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Call):
+            inner = dotted(f.value.func)
+            target = None
+            if inner == "super":
+                target = f"super().{f.attr.value}"
+            elif inner and inner.rsplit(".", 1)[-1][:1].isupper() and not self._external(inner):
+                target = f"{inner}.{f.attr.value}"  # Trainer(cfg).fit(): Trainer's fit
+            if target is not None:
+                fn.summary.calls.append(self._callsite(node, target, line))
+            return
+        if isinstance(f, cst.Subscript) and isinstance(f.value, cst.Name):
+            for key, name in self._table(f.value.value):
+                site = self._callsite(node, name, line)
+                fn.summary.calls.append(
+                    site.model_copy(update={"conditional": True, "condition": f"key {key!r}"})
+                )
+
+    def _external(self, raw: str) -> bool:
+        """A name from a library never followed (torch.Generator(): its seed is its own)."""
+        _, q = self.qualify_name(raw)
+        return q is not None and q.split(".")[0] in known.EXTERNAL_ROOTS
+
+    def _table(self, name: str) -> list[tuple[str, str]]:
+        """(key, dotted value) of a dict of functions or classes assigned to ``name``."""
+        value = self.cur.assigns.get(name) or self.top.assigns.get(name)
+        if not isinstance(value, cst.Dict):
+            return []
+        out = []
+        for el in value.elements:
+            if isinstance(el, cst.DictElement):
+                key, target = literal(el.key), dotted(el.value)
+                if target is not None:
+                    out.append((str(key), target))
+        return out
+
+    def _passed_functions(self, node: cst.Call, line: int, dispatcher: bool = False) -> None:
+        """Bare names handed to a call may be functions it runs: mp.spawn(worker, ...);
+        a dict of them handed to a CLI dispatcher is a table of commands."""
         fn = self.cur
         for a in node.args:
             v = a.value
             if a.star or not isinstance(v, cst.Name):
                 continue
             name = v.value
+            table = self._table(name) if dispatcher else []
+            if table:
+                for key, target in table:
+                    fn.summary.calls.append(
+                        CallSite(
+                            target=target,
+                            loc=SrcLoc(line=line),
+                            conditional=True,
+                            condition=f"command {key!r}",
+                            indirect=True,
+                            command=key,
+                        )
+                    )
+                continue
             if name in fn.summary.params or name in fn.assigns or name in known.BUILTIN_CALLS:
                 continue  # a variable, not a function defined or imported here
             _, q = self.qualify_name(name)
@@ -680,16 +842,20 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
     def _callsite(self, node: cst.Call, raw: str, line: int) -> CallSite:
         # `self.x()` inside a method means this class's x
         head, _, rest = raw.partition(".")
-        if head in ("self", "cls") and rest and "." not in rest:
+        if head in ("self", "cls") and rest and rest.count(".") <= 1:
             cls = self._enclosing_class()
             if cls:
-                raw = f"{cls}.{rest}"
+                raw = f"{cls}.{rest}"  # self.x() and self.fabric.x() (attr_types)
         args: list[Arg] = []
         kwargs: dict[str, Arg] = {}
+        every: list[str] = []
         for a in node.args:
             if a.star:
                 continue
             v = self.arg(a.value) or Arg(kind="expr")
+            slot = str(len(args)) if a.keyword is None else a.keyword.value
+            if all_params(a.value):
+                every.append(slot)
             if a.keyword is None:
                 args.append(v)
             else:
@@ -700,6 +866,7 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
             loc=SrcLoc(line=line),
             args=args,
             kwargs=kwargs,
+            all_params=every,
             conditional=fn.cond > 0,
             condition=fn.conds[-1] if fn.cond > 0 and fn.conds else "",
         )
@@ -726,6 +893,8 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
             imports=self.imports,
             star_imports=self.star,
             classes=self.classes,
+            bases=self.bases,
+            attr_types=self.attr_types,
             module=self.top.summary,
             main=self.main.summary if self.main else None,
             functions=self.functions,
@@ -740,6 +909,16 @@ def _seedish(text: str) -> str:
     """Expression text is kept only when it may name a seed: the rest is never used, and
     keeping it would bloat every cached summary."""
     return text if "seed" in text.lower() else ""
+
+
+def _returns(body: cst.BaseSuite) -> bool:
+    """Does an `if` body end with ``return``?"""
+    if not isinstance(body, cst.IndentedBlock) or not body.body:
+        return False
+    last = body.body[-1]
+    return isinstance(last, cst.SimpleStatementLine) and any(
+        isinstance(x, cst.Return) for x in last.body
+    )
 
 
 def _else_raises(node: cst.If) -> bool:

@@ -50,7 +50,9 @@ for _q, _style in known.DROPOUT_APIS.items():
     _last = _q.rsplit(".", 1)[-1]
     _DROPOUT_P[_last] = (1, ("p",)) if _style in ("func", "torchfn") else (0, ("p", "keep_prob"))
 _TRANSPOSE = frozenset({"t", "transpose", "permute", "swapaxes", "swapdims", "T", "mT", "mH", "H"})
-_MATMUL = frozenset({"mm", "matmul", "bmm", "MatMul", "BatchMatMul"})
+_MATMUL = frozenset(
+    {"mm", "matmul", "bmm", "MatMul", "BatchMatMul", "addmm", "addmm_", "baddbmm", "addbmm"}
+)
 _SWITCH_ATTRS = frozenset({"deterministic", "benchmark"})
 
 
@@ -127,6 +129,8 @@ class _Fn:
         self.assigned: set[str] = set()
         self.instances: dict[str, str] = {}
         self.conds: list[ast.expr] = []  # enclosing `if` tests, innermost last
+        self.dicts: dict[str, ast.Dict] = {}  # name -> a dict literal assigned to it
+        self.declared: dict[str, str] = {}  # `trainer: Trainer | None`: declared class
 
 
 class CallGraph:
@@ -149,6 +153,9 @@ class CallGraph:
         self.top = _Fn(FunctionSummary(qualname="<module>", loc=SrcLoc(line=1)))
         self.main: _Fn | None = None
         self.stack: list[_Fn] = [self.top]
+        self.bases: dict[str, list[str]] = {}
+        self.attr_types: dict[str, str] = {}
+        self.defined: set[str] = set()  # top-level def and class names
 
     @property
     def cur(self) -> _Fn:
@@ -197,7 +204,9 @@ class CallGraph:
 
     def visit_Constant(self, node: ast.Constant) -> None:
         v = node.value
-        if self.triage and v.__class__ is str and "decay" in v and len(v) < 80:
+        # a group key or a name fragment ("weight_decay", "no_decay"); help text and
+        # docstrings that mention weight decay hold spaces and matter to nothing here
+        if self.triage and v.__class__ is str and "decay" in v and len(v) < 80 and " " not in v:
             raise NeedsFullScan
 
     def _skip(self, node: ast.AST) -> None:
@@ -230,15 +239,20 @@ class CallGraph:
             self.visit(d)
         for b in node.bases:
             self.visit(b)
-        self.classes.append(".".join([*(n for n, _ in self.scope), node.name]))
+        qual = ".".join([*(n for n, _ in self.scope), node.name])
+        self.classes.append(qual)
+        written = [_dotted(b) for b in node.bases]
+        self.bases[qual] = [b for b in written if b and b != "object"]
         self.scope.append((node.name, True))
         for stmt in node.body:
             self.visit(stmt)
         self.scope.pop()
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-        if self.triage and node.name in ("backward", "bprop"):
-            raise NeedsFullScan
+        # A custom backward alone needs no libcst: a transposed operand fed to a matmul is
+        # what is reported, and a file holding both transposes and matmuls gets the full
+        # scan anyway; the call graph marks the backward so its helpers are checked.
+        backward = self._custom_backward(node.name)
         for d in node.decorator_list:
             self.visit(d)
         qual = ".".join([*(n for n, _ in self.scope), node.name])
@@ -254,11 +268,22 @@ class CallGraph:
             v = _literal(d)
             if d is not None and v is not _NO:
                 defaults[p.arg] = Arg(kind="literal", value=v)
+        types: dict[str, str] = {}
+        for p in (*a.posonlyargs, *a.args, *a.kwonlyargs):
+            cls = _annotated_class(p.annotation)
+            if cls is not None:
+                types[p.arg] = cls
         fn = _Fn(
             FunctionSummary(
-                qualname=qual, loc=SrcLoc(line=node.lineno), params=params, defaults=defaults
+                qualname=qual,
+                loc=SrcLoc(line=node.lineno),
+                params=params,
+                defaults=defaults,
+                param_types=types,
             )
         )
+        fn.instances.update(types)  # `fabric: L.Fabric`: fabric.x() is L.Fabric.x
+        fn.summary.backward = backward
         self.stack.append(fn)
         self.scope.append((node.name, False))
         for stmt in node.body:
@@ -266,6 +291,15 @@ class CallGraph:
         self.scope.pop()
         self.stack.pop()
         self.functions[qual] = fn.summary
+
+    def _custom_backward(self, name: str) -> bool:
+        """``backward`` of a torch.autograd.Function subclass, or a MindSpore ``bprop``."""
+        if name not in ("backward", "bprop") or not self.scope or not self.scope[-1][1]:
+            return False
+        if name == "bprop":
+            return True
+        owner = ".".join(n for n, _ in self.scope)
+        return any(b.endswith("Function") for b in self.bases.get(owner, []))
 
     def visit_If(self, node: ast.If) -> None:
         if self.main is None and len(self.stack) == 1 and not self.scope and _is_main(node.test):
@@ -310,9 +344,34 @@ class CallGraph:
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         if self.triage:
             self._switch_targets([node.target])
+        cls = _annotated_class(node.annotation)
+        named = isinstance(node.target, ast.Name)
+        if cls is not None and named:
+            self.cur.declared[node.target.id] = cls  # type: ignore[union-attr]
         if node.value is not None:
             self.visit(node.value)
             self._assign(node.target, node.value)
+        if cls is not None and named:
+            self.cur.instances.setdefault(node.target.id, cls)  # type: ignore[union-attr]
+
+    def _declared_build(self, fn: _Fn, name: str, value: ast.expr) -> None:
+        """``trainer = config.build()`` with ``trainer: Trainer`` declared: the factory
+        builds the declared class (its constructor runs; trainer.x() is Trainer.x)."""
+        cls = fn.declared.get(name)
+        if cls is None or not isinstance(value, ast.Call):
+            return
+        func = _dotted(value.func)
+        if func is None or func == cls or func.rsplit(".", 1)[-1][:1].isupper():
+            return
+        fn.instances[name] = cls
+        fn.summary.calls.append(
+            CallSite(
+                target=cls,
+                loc=SrcLoc(line=value.lineno),
+                conditional=fn.cond > 0,
+                condition=_condition(fn),
+            )
+        )
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         if self.triage:
@@ -342,11 +401,35 @@ class CallGraph:
                 fn.instances[target.id] = cls
             else:
                 fn.instances.pop(target.id, None)
+            if isinstance(value, ast.Dict):
+                fn.dicts[target.id] = value
+            else:
+                fn.dicts.pop(target.id, None)
+            self._declared_build(fn, target.id, value)
+        elif (
+            isinstance(target, ast.Attribute)
+            and isinstance(target.value, ast.Name)
+            and target.value.id == "self"
+        ):
+            self._attr_type(target.attr, value)
         elif isinstance(target, (ast.Tuple, ast.List)):
             for el in target.elts:
                 if isinstance(el, ast.Name):
                     fn.assigned.add(el.id)
                     fn.instances.pop(el.id, None)
+
+    def _attr_type(self, attr: str, value: ast.expr) -> None:
+        """``self.fabric = L.Fabric(...)``: what ``self.fabric`` holds, by class."""
+        cls = self._enclosing_class()
+        held: str | None = None
+        if isinstance(value, ast.Call):
+            func = _dotted(value.func)
+            if func and func.rsplit(".", 1)[-1][:1].isupper():
+                held = func
+        elif isinstance(value, ast.Name):
+            held = self.cur.instances.get(value.id)
+        if cls is not None and held is not None:
+            self.attr_types[f"{cls}.{attr}"] = held
 
     # calls --------------------------------------------------------------------------
     def visit_Call(self, node: ast.Call) -> None:
@@ -355,39 +438,83 @@ class CallGraph:
         self.generic_visit(node)
         raw = _dotted(node.func)
         fn = self.cur
+        if raw is None:
+            self._unnamed_call(node)
         if raw is not None:
             target = self._target(raw)  # trainer.train() -> Trainer.train
             named = (raw, target, self._qualify(target) or target)
-            if any(_trains(node, n) for n in named):
+            serving = not known.INFERENCE_ROOTS.isdisjoint(self.roots)
+            if any(_trains(node, n, serving) for n in named):
                 fn.summary.trains = True
         elif _chained_backward(node):
             fn.summary.trains = True
         if raw is not None:
-            self._passed(node)
+            target = self._target(raw)
+            if self._qualify(target) in known.LAUNCHERS:
+                # Fabric.launch(main, ...): main is run with the Fabric first
+                fn.summary.calls.append(self._site(node, target))
+                return
+            self._passed(node, self._qualify(raw) in known.CLI_DISPATCHERS)
             if raw in known.BUILTIN_CALLS:
                 return
             q = self._qualify(raw)
             if q is not None and q.split(".")[0] in known.EXTERNAL_ROOTS:
                 return
-            target = self._target(raw)
-            args = [self._arg(a) for a in node.args if not isinstance(a, ast.Starred)]
-            kwargs = {k.arg: self._arg(k.value) for k in node.keywords if k.arg is not None}
-            fn.summary.calls.append(
-                CallSite(
-                    target=target,
-                    loc=SrcLoc(line=node.lineno),
-                    args=args,
-                    kwargs=kwargs,
-                    conditional=fn.cond > 0,
-                    condition=_condition(fn),
+            fn.summary.calls.append(self._site(node, target))
+
+    def _site(self, node: ast.Call, target: str, **kw: Any) -> CallSite:
+        fn = self.cur
+        positional = [a for a in node.args if not isinstance(a, ast.Starred)]
+        args = [self._arg(a) for a in positional]
+        kwargs = {k.arg: self._arg(k.value) for k in node.keywords if k.arg is not None}
+        every = [str(i) for i, a in enumerate(positional) if _all_params(a)]
+        every += [k.arg for k in node.keywords if k.arg is not None and _all_params(k.value)]
+        kw.setdefault("conditional", fn.cond > 0)
+        kw.setdefault("condition", _condition(fn))
+        return CallSite(
+            target=target,
+            loc=SrcLoc(line=node.lineno),
+            args=args,
+            kwargs=kwargs,
+            all_params=every,
+            **kw,
+        )
+
+    def _unnamed_call(self, node: ast.Call) -> None:
+        """``super().__init__(...)``, ``Trainer(cfg).fit()``, ``TRAINERS[name](cfg)``."""
+        f = node.func
+        fn = self.cur
+        if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Call):
+            inner = _dotted(f.value.func)
+            if inner == "super":
+                fn.summary.calls.append(self._site(node, f"super().{f.attr}"))
+            elif inner and inner.rsplit(".", 1)[-1][:1].isupper():
+                q = self._qualify(inner)
+                if q is None or q.split(".")[0] not in known.EXTERNAL_ROOTS:
+                    fn.summary.calls.append(self._site(node, f"{inner}.{f.attr}"))
+        elif isinstance(f, ast.Subscript) and isinstance(f.value, ast.Name):
+            for key, target in self._table(f.value.id):
+                fn.summary.calls.append(
+                    self._site(node, target, conditional=True, condition=f"key {key!r}")
                 )
-            )
+
+    def _table(self, name: str) -> list[tuple[str, str]]:
+        """(key, dotted value) of a dict of functions or classes assigned to ``name``."""
+        d = self.cur.dicts.get(name) or self.top.dicts.get(name)
+        if d is None:
+            return []
+        out = []
+        for k, v in zip(d.keys, d.values, strict=False):
+            target = _dotted(v)
+            if k is not None and target is not None:
+                out.append((str(_literal(k)) if _literal(k) is not _NO else "?", target))
+        return out
 
     def _triage_call(self, node: ast.Call) -> None:
         last = _last(node.func)
         if last is None:
             return
-        if last in _KNOWN_LAST or last == "putenv":
+        if last in _KNOWN_LAST or last == "putenv" or runtime_optimizer_class(last):
             raise NeedsFullScan
         if last in _DROPOUT_P and _dropout_matters(node, last):
             raise NeedsFullScan
@@ -412,10 +539,10 @@ class CallGraph:
 
     def _target(self, raw: str) -> str:
         head, _, rest = raw.partition(".")
-        if head in ("self", "cls") and rest and "." not in rest:
+        if head in ("self", "cls") and rest and rest.count(".") <= 1:
             cls = self._enclosing_class()
             if cls:
-                return f"{cls}.{rest}"
+                return f"{cls}.{rest}"  # self.x() and self.fabric.x() (attr_types)
         if rest and "." not in rest:
             for fn in (self.cur, self.top):
                 inst = fn.instances.get(head)
@@ -430,7 +557,7 @@ class CallGraph:
                 return ".".join(names[: i + 1])
         return None
 
-    def _passed(self, node: ast.Call) -> None:
+    def _passed(self, node: ast.Call, dispatcher: bool = False) -> None:
         fn = self.cur
         values = [a for a in node.args if not isinstance(a, ast.Starred)]
         values += [k.value for k in node.keywords if k.arg is not None]
@@ -438,6 +565,20 @@ class CallGraph:
             if not isinstance(v, ast.Name):
                 continue
             name = v.id
+            table = self._table(name) if dispatcher else []
+            if table:  # a dict of commands handed to a CLI dispatcher
+                for key, target in table:
+                    fn.summary.calls.append(
+                        CallSite(
+                            target=target,
+                            loc=SrcLoc(line=node.lineno),
+                            conditional=True,
+                            condition=f"command {key!r}",
+                            indirect=True,
+                            command=key,
+                        )
+                    )
+                continue
             if name in fn.summary.params or name in fn.assigned or name in known.BUILTIN_CALLS:
                 continue
             fn.summary.calls.append(
@@ -463,6 +604,16 @@ class CallGraph:
         v = _literal(node)
         if v is not _NO:
             return Arg(kind="literal", value=v)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            # `1337 + fabric.global_rank`: the base seed and an offset on top of it
+            for base, rest in ((node.left, node.right), (node.right, node.left)):
+                a = self._arg(base, depth + 1)
+                if not a.offset and (
+                    a.kind == "param"
+                    or (a.kind == "literal" and isinstance(a.value, int))
+                    or (a.kind == "expr" and "seed" in a.text.lower())
+                ):
+                    return a.model_copy(update={"offset": ast.unparse(rest)[:80]})
         fn = self.cur
         if isinstance(node, ast.Name):
             if node.id in fn.summary.params:
@@ -470,6 +621,11 @@ class CallGraph:
             for scope in (fn, self.top):
                 if node.id in scope.literals:
                     return Arg(kind="literal", value=scope.literals[node.id])
+            for scope in (fn, self.top):
+                if node.id in scope.instances:
+                    return Arg(kind="instance", text=scope.instances[node.id])
+            if node.id not in fn.assigned and (node.id in self.imports or node.id in self.defined):
+                return Arg(kind="ref", text=node.id)  # a function or class handed over
             return Arg(kind="expr", text=_seedish(node.id))
         dotted = _dotted(node)
         if dotted is not None:
@@ -487,31 +643,44 @@ class CallGraph:
             imports=self.imports,
             star_imports=self.star,
             classes=self.classes,
+            bases=self.bases,
+            attr_types=self.attr_types,
             module=self.top.summary,
             main=self.main.summary if self.main else None,
             functions=self.functions,
+            backward_fns=[q for q, f in self.functions.items() if f.backward],
             light=True,
         )
 
 
 def prune_calls(summaries: list[Any], v: Any, *, class_attrs: bool) -> None:
-    """Keep only the calls that can lead to scanned code: imported names, and the first and
-    last name parts of module-level and nested functions and classes. ``Class.attr`` is kept
-    when it names a known function, or (``class_attrs``, the looser triage pass) whenever the
-    class is local. ``v`` is either visitor: it has imports, star, functions and classes."""
+    """Keep only the calls that can lead to scanned code: imported names, the first and
+    last name parts of module-level and nested functions and classes, ``super()`` calls,
+    and method calls on a parameter (its class is known only where the caller passes an
+    instance in). ``Class.attr`` is kept when it names a known function, a method a base
+    class may define, or a method of an attribute whose class is known
+    (``self.fabric.seed_everything``); with ``class_attrs`` (the looser triage pass)
+    whenever the class is local. ``v`` is either visitor: it has imports, star, functions,
+    classes, bases and attr_types."""
     local = {p for q in [*v.functions, *v.classes] for p in (q.split(".")[0], q.split(".")[-1])}
     keep = set(v.imports) | local
+    derived = {c for c, bases in v.bases.items() if bases}
 
-    def followable(target: str) -> bool:
-        head = target.split(".")[0]
-        if head in v.imports or v.star:
+    def followable(target: str, params: list[str]) -> bool:
+        head, _, rest = target.partition(".")
+        if head in v.imports or v.star or target.startswith("super()."):
+            return True
+        if head in params and head not in ("self", "cls") and rest:
             return True
         if head not in keep:
             return False
-        return "." not in target or target in v.functions or (class_attrs and head in v.classes)
+        if "." not in target or target in v.functions or (class_attrs and head in v.classes):
+            return True
+        owner = target.rsplit(".", 1)[0]
+        return owner in derived or owner in v.attr_types
 
     for s in summaries:
-        s.calls = [c for c in s.calls if followable(c.target)]
+        s.calls = [c for c in s.calls if followable(c.target, s.params)]
 
 
 def frameworks_of(roots: set[str] | list[str]) -> list[str]:
@@ -534,10 +703,10 @@ def _is_main(test: ast.expr) -> bool:
     return sides == {"__name__", "__main__"}
 
 
-def _trains(node: ast.Call, raw: str) -> bool:
+def _trains(node: ast.Call, raw: str, serving: bool = False) -> bool:
     """Evidence that the code around this call trains: a backward pass, an optimizer
     step, or a framework training call."""
-    return known.is_training_call(raw, len(node.args) + len(node.keywords))
+    return known.is_training_call(raw, len(node.args) + len(node.keywords), serving)
 
 
 _DISPATCH: dict[type, Any] = {
@@ -571,6 +740,63 @@ def _condition(fn: _Fn) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
+# Annotations that name a container or a typing construct, not the class of the value.
+TYPING_NAMES = frozenset(
+    {
+        *("Any", "Callable", "Dict", "List", "Tuple", "Set", "Type", "Union", "Iterable"),
+        *("Iterator", "Sequence", "Mapping", "Literal", "Path", "Tensor", "Module", "Self"),
+        *("TypeVar", "Generator", "Protocol", "Namespace", "Parameter", "Optional"),
+    }
+)
+
+
+def annotation_class(text: str | None) -> str | None:
+    """The class an annotation names (``L.Fabric``), or None for builtins, containers
+    and typing constructs: only a class name can say which methods a value has."""
+    if not text:
+        return None
+    last = text.rsplit(".", 1)[-1]
+    if not last[:1].isupper() or last in TYPING_NAMES or last.isupper():
+        return None
+    return text
+
+
+def runtime_optimizer_class(name: str) -> bool:
+    """``optimizer_cls(params, ...)``: an optimizer class picked at run time (litgpt's
+    instantiate_torch_optimizer looks the class up by name)."""
+    low = name.rsplit(".", 1)[-1].lower()
+    return "optim" in low and ("cls" in low or "class" in low)
+
+
+def _all_params(node: ast.expr) -> bool:
+    """``model.parameters()`` (and list()/filter() of it): every parameter of a model."""
+    if isinstance(node, ast.Call):
+        f = node.func
+        if isinstance(f, ast.Attribute) and f.attr in known.ALL_PARAMS_METHODS:
+            return True
+        if _dotted(f) in ("list", "filter", "tuple") and node.args:
+            return _all_params(node.args[-1])
+    return False
+
+
+def _annotated_class(node: ast.expr | None) -> str | None:
+    """``fabric: L.Fabric``, ``Optional[Trainer]``, ``Trainer | None`` -> the class."""
+    if node is None:
+        return None
+    if isinstance(node, ast.Subscript) and _dotted(node.value) in ("Optional", "typing.Optional"):
+        node = node.slice
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        sides = [x for x in (node.left, node.right) if not _is_none(x)]
+        if len(sides) != 1:
+            return None
+        node = sides[0]
+    return annotation_class(_dotted(node))
+
+
+def _is_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
 def _chained_backward(node: ast.Call) -> bool:
     """``scaler.scale(loss).backward()``, ``model(x).sum().backward()``: no dotted name."""
     f = node.func
@@ -580,6 +806,8 @@ def _chained_backward(node: ast.Call) -> bool:
 def summarize_tree(tree: ast.Module, triage: bool = False) -> FileSummary | None:
     """The call-graph summary; with ``triage``, None when the file needs libcst."""
     v = CallGraph(triage=triage)
+    defs = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    v.defined = {s.name for s in tree.body if isinstance(s, defs)}
     try:
         for stmt in tree.body:
             v.visit(stmt)

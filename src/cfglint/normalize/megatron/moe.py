@@ -70,16 +70,26 @@ def read_moe(m: MegatronInput, cfg: Config) -> None:
             "MindSpeed-LLM: n_shared_experts x expert FFN size",
             [e.num_shared_experts, eff],
         )
+    e.load_balancing_type = _first(m.arg("moe_router_load_balancing_type"))
     e.router_pre_softmax = m.arg("moe_router_pre_softmax")
     e.score_function = m.arg("moe_router_score_function")
-    e.norm_topk_prob = _sigmoid_normalized(m, e.score_function, e.router_topk) or _normalized(
-        m, e.router_pre_softmax
+    e.norm_topk_prob = (
+        _softmax_topk_normalized(m, e.load_balancing_type)
+        or _sigmoid_normalized(m, e.score_function, e.router_topk)
+        or _normalized(m, e.router_pre_softmax)
     )
+    if _is_softmax_topk(m, e.load_balancing_type):
+        e.router_pre_softmax = Value.derived(
+            True,
+            "--moe-router-load-balancing-type",
+            "softmax_topk takes the softmax over all experts before the top-k "
+            "(--moe-router-pre-softmax is not read)",
+            [e.load_balancing_type],
+        )
     sf = m.arg("moe_router_topk_scaling_factor")
     if sf.known and sf.value is None:
         sf = sf.model_copy(update={"value": 1.0, "detail": sf.detail + " (no scaling)"})
     e.topk_scaling_factor = sf
-    e.load_balancing_type = _first(m.arg("moe_router_load_balancing_type"))
     e.expert_bias = m.arg("moe_router_enable_expert_bias")
     if (
         "first_k_dense_replace" in m.table.by_dest
@@ -96,6 +106,75 @@ def read_moe(m: MegatronInput, cfg: Config) -> None:
     else:
         e.first_k_dense = _dense_prefix(m.arg("moe_layer_freq"))
     _group_routing(m, cfg)
+    # after the group routing, which reads the routing type itself
+    _effective_balancing(m, cfg)
+
+
+# routing types whose router adds no load-balancing loss, whatever --moe-aux-loss-coeff
+# says: Megatron core computes the aux loss only in aux_loss_load_balancing /
+# seq_aux_loss_load_balancing (router.py routing(), core_v0.12.1 lines 393-399; core_v0.19.0
+# the same dispatch); "none" is a plain top-k, sinkhorn balances by routing, not by a loss.
+# MindSpeed-LLM's softmax_topk is a softmax, a top-k and nothing else (mindspeed_llm/core/
+# transformer/moe/router.py:567-584 @ c77308a1, :488-494 @ v2.1.0 3186197).
+_NO_BALANCING_LOSS = ("none", "softmax_topk", "sinkhorn")
+# what a router adds when its weight is positive; weight 0 leaves no balancing at all
+_LOSS_TYPES = ("aux_loss", "seq_aux_loss", "global_aux_loss", "pai_megatron_aux_loss")
+
+
+def _effective_balancing(m: MegatronInput, cfg: Config) -> None:
+    """The balancing loss that really reaches the gradients: weight 0 for a routing type
+    that adds none, and the type "none" when no loss is added (a loss type with weight 0),
+    so that a side without any balancing loss compares against one with it (MOE017)."""
+    e = cfg.moe
+    lb, coeff = e.load_balancing_type, e.aux_loss_coeff
+    if not cfg.is_moe or lb is None or not lb.known:
+        return
+    if lb.value in _NO_BALANCING_LOSS and coeff is not None and coeff.known and coeff.value:
+        e.aux_loss_coeff = Value.derived(
+            0.0,
+            coeff.knob or "--moe-aux-loss-coeff",
+            f"the {lb.value} routing type adds no load-balancing loss "
+            f"({coeff.knob or '--moe-aux-loss-coeff'} is not read)",
+            [lb, coeff],
+        )
+        coeff = e.aux_loss_coeff
+    if lb.value == "sinkhorn" or coeff is None or not coeff.known:
+        return
+    if lb.value in _NO_BALANCING_LOSS or (lb.value in _LOSS_TYPES and not coeff.value):
+        e.load_balancing_type = Value.derived(
+            "none",
+            lb.knob or "--moe-router-load-balancing-type",
+            f"no load-balancing loss reaches the loss ({lb.value}"
+            + (", weight 0)" if lb.value in _LOSS_TYPES else ")"),
+            [lb, coeff],
+        )
+
+
+def _is_softmax_topk(m: MegatronInput, lb: Value | None) -> bool:
+    return (
+        m.kind.startswith("mindspeed")
+        and lb is not None
+        and lb.known
+        and lb.value == "softmax_topk"
+    )
+
+
+def _softmax_topk_normalized(m: MegatronInput, lb: Value | None) -> Value | None:
+    """MindSpeed-LLM's softmax_topk routing keeps the full-softmax probabilities of the
+    chosen experts, divided by their sum only with --norm-topk-prob (router.py:567-580 @
+    c77308a1); --moe-router-pre-softmax is not read there."""
+    if not _is_softmax_topk(m, lb):
+        return None
+    flag = m.arg("norm_topk_prob") if "norm_topk_prob" in m.table.by_dest else None
+    if flag is not None and flag.known and flag.value:
+        return flag
+    return Value.derived(
+        False,
+        "--moe-router-load-balancing-type",
+        "softmax_topk keeps the full-softmax probabilities of the chosen experts"
+        + (" (no --norm-topk-prob)" if flag is not None else ""),
+        [lb] + ([flag] if flag is not None else []),  # type: ignore[list-item]
+    )
 
 
 # MindSpeed-LLM routing types that never read the group flags: softmax_topk (router.py

@@ -42,7 +42,38 @@ def read_other(m: MegatronInput, cfg: Config) -> None:
         "Megatron shuffles the dataset samples with --seed (GPTDataset random_seed)",
         [d.seed],
     )
+    d.data_shuffle = _data_shuffle(m, d.seed)
     det = m.arg("deterministic_mode")
     if "npu_deterministic" in m.table.by_dest and m.arg("npu_deterministic").value:
         det = m.arg("npu_deterministic")
     d.deterministic = det
+
+
+def _data_shuffle(m: MegatronInput, seed: Value) -> Value:
+    """Whether the training samples are read shuffled. Megatron's GPTDataset always reads
+    through a shuffle index drawn from --seed (megatron/core/datasets/gpt_dataset.py:555,
+    595-601 @ core_v0.19.0; :408, 452-458 @ core_v0.12.1). MindSpeed-LLM's instruction
+    datasets (--is-instruction-dataset) shuffle the same way unless --no-shuffle, which reads
+    the documents in order (mindspeed_llm/tasks/preprocess/decoder_packed_mtf_dataset.py:148,
+    449-454 @ c77308a1); --no-shuffle does not reach the GPT dataset."""
+    sft = m.arg("is_instruction_dataset") if "is_instruction_dataset" in m.table.by_dest else None
+    off = m.arg("no_shuffle") if "no_shuffle" in m.table.by_dest else None
+    if sft is not None and off is not None:
+        if not sft.known:
+            return Value.derived(None, "--no-shuffle", "", [sft])
+        if sft.value:
+            if not off.known:
+                return Value.derived(None, "--no-shuffle", "", [off])
+            return Value.derived(
+                not off.value,
+                "--no-shuffle",
+                "MindSpeed-LLM's instruction dataset "
+                + ("reads the documents in order" if off.value else "shuffles them with --seed"),
+                [sft, off],
+            )
+    return Value.derived(
+        True,
+        "--seed",
+        "Megatron's GPT dataset always reads through a shuffle index drawn from --seed",
+        [seed],
+    )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from cfglint.model.config import Config
 from cfglint.model.values import Value
 from cfglint.normalize.init_std import scaled_output_std
@@ -74,9 +76,7 @@ def read_precision(m: MegatronInput, cfg: Config) -> None:
         pr.softmax_dtype = soft.model_copy(
             update={"value": compute.value, "branch_choice": compute.branch_choice}
         )
-    pr.rotary_dtype = implementation_fact(
-        "float32", "rotary", "Megatron builds rotary frequencies in float32"
-    )
+    pr.rotary_dtype = _rotary_dtype(m, cfg, compute)
     res = m.arg("fp32_residual_connection")
     # a dtype taken from a branch-chosen --bf16/--fp16 is a branch choice too
     pr.residual_dtype = res.model_copy(
@@ -91,17 +91,89 @@ def read_precision(m: MegatronInput, cfg: Config) -> None:
     pr.cross_entropy_fusion = m.arg("cross_entropy_loss_fusion")
 
 
+def _rotary_dtype(m: MegatronInput, cfg: Config, compute: Value) -> Value | None:
+    """The dtype the rotation itself runs in (the frequencies are always float32).
+
+    - MindSpeed (MindSpeed-LLM on NPU) patches rope_utils._apply_rotary_pos_emb_bshd: cos and
+      sin are cast to the query's dtype before the fused npu_rotary_position_embedding kernel
+      or the plain formula (mindspeed/core/fusions/fused_rope.py:65-72 @ 26.1.0_core_r0.12.1
+      57a33053; mindspeed_llm/core/models/common/embeddings/rotary_pos_embedding.py:259-264 @
+      c77308a1), and Apex's fused RoPE does not exist there (fused_rope.py:104-111), so the
+      rotation runs in the compute dtype.
+    - Megatron-LM with --apply-rope-fusion (the default) runs Transformer Engine's fused
+      kernel, which takes float32 frequencies and rotates in float32 (TransformerEngine
+      common/fused_rope/fused_rope.cu fused_rope_block_forward), except where it falls back
+      to the unfused path: a YaRN cos/sin mscale other than 1 and MLA's interleaving
+      (rope_utils.py:292-319 @ core_v0.19.0). The unfused path casts cos/sin to the query's
+      dtype (rope_utils.py:133-134 @ core_v0.19.0, :119-120 @ core_v0.12.1)."""
+    knob = "rotary"
+    pe = cfg.structure.position_embedding_type
+    if pe is not None and pe.known and pe.value not in ("rope", "yarn", "mrope"):
+        return None  # no rotary embedding at all
+    if m.kind.startswith("mindspeed"):
+        return Value.derived(
+            compute.value,
+            knob,
+            "MindSpeed casts cos/sin to the query's dtype before its rotary kernel",
+            [compute],
+        )
+    fusion = m.arg("apply_rope_fusion") if "apply_rope_fusion" in m.table.by_dest else None
+    mla, yarn = cfg.structure.multi_latent_attention, cfg.structure.yarn_mscale
+    fallback = ""
+    if mla is not None and mla.known and mla.value:
+        fallback = "multi-latent attention's interleaving"
+    elif yarn is not None and not yarn.known:
+        return Value.derived(None, knob, "", [yarn])
+    elif yarn is not None and _cos_sin_scale(yarn.value) not in (None, 1.0):
+        fallback = "YaRN's cos/sin mscale"
+    if fusion is not None and fusion.known and fusion.value and not fallback:
+        return Value.derived(
+            "float32",
+            knob,
+            "Transformer Engine's fused RoPE (--apply-rope-fusion) rotates in float32",
+            [fusion],
+        )
+    if fusion is not None and not fusion.known:
+        return Value.derived(None, knob, "", [fusion])
+    why = (
+        f"the fused RoPE falls back to the unfused path for {fallback}"
+        if fallback
+        else "without rope fusion"
+    )
+    return Value.derived(
+        compute.value,
+        knob,
+        f"{why}, Megatron casts cos/sin to the query's dtype before rotating",
+        [v for v in (compute, fusion) if v is not None],
+    )
+
+
+def _cos_sin_scale(text: object) -> float | None:
+    """The cos/sin multiplier of a YaRN magnitude ("cos/sin x1.13863, softmax scale x1",
+    normalize/rope.py magnitude); None when it cannot be read."""
+    hit = re.match(r"cos/sin x([0-9.eE+-]+)", str(text))
+    try:
+        return float(hit.group(1)) if hit else None
+    except ValueError:
+        return None
+
+
 def initial_weights(m: MegatronInput) -> Value:
     """What the run starts from: the checkpoint it loads (a path or a description), "" for
     random weights, unknown when that cannot be told from the script.
 
-    - ``--load DIR``: Megatron loads DIR's checkpoint; a directory without one starts from
-      random weights with a warning (Megatron-LM megatron/training/checkpointing.py:1845,
-      "could not find the metadata file"), which only the file system can tell.
+    - ``--load DIR``: Megatron loads DIR's checkpoint whenever --load is given
+      (setup_model_and_optimizer calls load_checkpoint for any args.load); a directory without
+      one starts from random weights with a warning (megatron/training/checkpointing.py:
+      1690-1691 @ core_v0.19.0, :926-927 @ core_v0.12.1, "could not find the metadata file
+      ... will start from random"), which only the file system can tell. So a path the script
+      leaves for the user (the recipe's placeholder) or one only known at run time still
+      means "loads a checkpoint, unless that directory is empty".
     - MindSpeed-LLM ``--enable-hf2mg-convert``: refuses to start unless --load holds
       Hugging Face safetensors, which it converts and loads
       (mindspeed_llm/features_manager/convert_checkpoint/convert_checkpoint.py:137 @ c77308a1).
-    - ``--finetune`` / ``--stage sft``: a fine-tuning run loads the model it tunes.
+    - ``--finetune`` / ``--stage sft`` without --load: the checkpoint may come from
+      --pretrained-checkpoint or the run starts random.
     """
     load = m.arg("load")
     placeholder = as_placeholder(load, "--load")
@@ -117,23 +189,40 @@ def initial_weights(m: MegatronInput) -> Value:
             "to start without them",
             [hf2mg],
         )
-    if placeholder is not None and not placeholder.known:
-        if tune:
-            return Value.unknown(
-                "--load",
-                f"a fine-tuning run ({tune[0].knob}) loads the checkpoint at --load, but "
-                f"{placeholder.detail}",
-                loc=load.loc,
-                via=load.via,
-            )
-        return placeholder
+    if placeholder is not None and not placeholder.known and placeholder.loc is not None:
+        if load.branch_choice or load.conditional:
+            return placeholder  # whether the branch that passes --load runs is not known
+        what = (
+            f"the recipe's placeholder {placeholder.raw!r}"
+            + (" split into words, unquoted" if str(placeholder.raw).lower() == "your" else "")
+            + ", to be filled in"
+            if placeholder is not load
+            else f"a path not known statically: {placeholder.detail}"
+        )
+        return Value.written(
+            f"the checkpoint in the --load directory ({what})",
+            "--load",
+            placeholder.loc,
+            via=placeholder.via,
+            detail=LOAD_UNLESS_EMPTY,
+        )
     if load.known and not load.value and tune:
         return Value.unknown(
             "--load",
             f"a fine-tuning run ({tune[0].knob}) without --load: the checkpoint may come from "
             "--pretrained-checkpoint or start random",
         )
+    if load.known and load.value:
+        return load.model_copy(update={"detail": LOAD_UNLESS_EMPTY})
     return load
+
+
+# what a --load directory means for the starting weights (see initial_weights)
+LOAD_UNLESS_EMPTY = (
+    "unless that directory is empty: with no checkpoint there Megatron warns and starts from "
+    "random weights (megatron/training/checkpointing.py:1690-1691 @ core_v0.19.0, :926-927 @ "
+    "core_v0.12.1)"
+)
 
 
 def _output_init_std(m: MegatronInput, cfg: Config) -> Value | None:

@@ -493,6 +493,17 @@ def _moe_mcore(view: MFView, cfg: Config) -> None:
     # MindFormers' name for Megatron's global-batch auxiliary loss
     if lb.known and lb.value == "gbs_aux_loss":
         lb = lb.model_copy(update={"value": Spelled("global_aux_loss", "gbs_aux_loss")})
+    coeff = e.aux_loss_coeff
+    if cfg.is_moe and lb.known and lb.value != "none" and coeff.known and not coeff.value:
+        # the mcore router multiplies every balancing loss by moe_aux_loss_coeff
+        # (training_graph/transformer/moe/router.py:388-417 @ 477621fd): weight 0 is no
+        # balancing at all, which is what a side without the loss is compared with (MOE017)
+        lb = Value.derived(
+            "none",
+            lb.knob,
+            f"no load-balancing loss reaches the loss ({lb.value}, weight 0)",
+            [lb, coeff],
+        )
     e.load_balancing_type = lb
     e.expert_bias = f("moe_router_enable_expert_bias", "bool")
     fk = f("first_k_dense_replace", "int")

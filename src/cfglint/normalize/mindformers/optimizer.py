@@ -74,10 +74,46 @@ def read_optimizer(view: MFView, cfg: Config) -> None:
     o.wd_to_qk_layernorm = Value.default(
         False, "weight decay grouping", "MindFormers (1-D parameters and biases get no decay)"
     )
+    _type_checks(view, cfg, info.get("class", name))
     # the batch first: total_steps -1 is derived from the dataset size and the global batch
     _batch(view, cfg)
     _schedule(view, cfg)
     _clip(view, cfg)
+
+
+def _type_checks(view: MFView, cfg: Config, cls: str) -> None:
+    """A PyYAML string where the optimizer's constructor checks for a float (``eps: 1e-8``)
+    does not train with another epsilon: the constructor raises TypeError when the trainer
+    builds it, before the first step (data: optimizer_type_checks). The field becomes
+    unknown with that reason, so no rule compares a value the run never uses, and
+    ``optimizer.build_error`` says why the job cannot start (OPT018)."""
+    check = view.d.knobs.get("optimizer_type_checks", {}).get(cls)
+    if not check:
+        return
+    o = cfg.optimizer
+    bad = [
+        (f, v)
+        for f in check["fields"]
+        if (v := getattr(o, f)) is not None and v.known and v.yaml11_string
+    ]
+    if not bad:
+        return
+    what = "; ".join(f"{v.knob} is the string {v.raw!r}, not a float" for _, v in bad)
+    refuse = f"{cls} raises TypeError when the trainer builds it: {what}"
+    for f, v in bad:
+        setattr(
+            o,
+            f,
+            Value.unknown(
+                v.knob, f"MindFormers will refuse to start: {refuse}", loc=v.loc, raw=v.raw
+            ),
+        )
+    o.build_error = Value.derived(
+        refuse,
+        bad[0][1].knob,
+        f"type checks of its constructor, {check['where']}",
+        [v for _, v in bad],
+    )
 
 
 def _schedule(view: MFView, cfg: Config) -> None:

@@ -56,6 +56,7 @@ def read_other(view: MFView, cfg: Config) -> None:
     use_par = view.key("use_parallel", view.comp("GeneralConfig", "top_level"), kind="bool")
     mode = parallel_mode(view)
     d.data_seed = _data_seed(view, cfg)
+    d.data_shuffle = _data_shuffle(view)
     if d.seed is not None and d.seed.known and not d.seed.value:
         d.seed_applied = Value.derived(
             False, "seed", "MindFormers skips set_seed when seed is 0", [d.seed]
@@ -127,6 +128,64 @@ def training_stage(view: MFView) -> Value:
     if rm is not None and isinstance(rm.value, str):
         return view.value(rm, "run_mode").model_copy(update={"value": "pretrain"})
     return Value.default("pretrain", "run_mode", "MindFormers (run_mode train)")
+
+
+# what a data loader does without a `shuffle` key: HFDataLoader reads in order
+# (hf_dataloader.py:402, shuffle = kwargs.pop('shuffle', False) @ f52743ca); MindSpore's
+# MindDataset and GeneratorDataset default to shuffle=None, a global shuffle every epoch
+# (mindspore.dataset MindDataset, MindSpore 2.10 docs: "Default: None, performs
+# Shuffle.ADAPTIVE", global up to 100 million samples)
+_LOADER_SHUFFLE_DEFAULT = {
+    "HFDataLoader": (False, "MindFormers HFDataLoader (hf_dataloader.py:402)"),
+    "MindDataset": (True, "MindSpore MindDataset (shuffle=None: a global shuffle)"),
+}
+
+
+def _data_shuffle(view: MFView) -> Value | None:
+    """Whether the training samples are read shuffled. MindFormers' Megatron-dataset loader
+    always orders them by GPTDataset's shuffle index drawn from its seed (blended_datasets/
+    gpt_dataset.py:405, 447-451 @ f52743ca); the other loaders follow their `shuffle` key, an
+    HFDataLoader also its `shuffle` handler."""
+    loader = view.node("train_dataset.data_loader.type")
+    if loader is None or not isinstance(loader.value, str):
+        return None
+    knob = "train_dataset.data_loader.shuffle"
+    kind = view.value(loader, "train_dataset.data_loader.type")
+    if loader.value in _MEGATRON_DATASETS:
+        return Value.derived(
+            True,
+            "train_dataset.data_loader.type",
+            "the Megatron GPT dataset reads its samples through a shuffle index drawn from its "
+            "seed",
+            [kind],
+        )
+    handler = _shuffle_handler(view)
+    if loader.value == "HFDataLoader" and handler is not None:
+        return Value.derived(
+            True, handler.knob, "a shuffle handler reorders the samples", [handler]
+        )
+    sh = view.node(knob)
+    if sh is not None:
+        return view.value(sh, knob, "bool")
+    default = _LOADER_SHUFFLE_DEFAULT.get(loader.value)
+    if default is None:
+        return Value.unknown(knob, f"not set, and the default of {loader.value} is not known")
+    return Value.default(default[0], knob, default[1])
+
+
+def _shuffle_handler(view: MFView) -> Value | None:
+    """The HFDataLoader handler that shuffles the dataset (``shuffle: {seed: 42}`` or a list
+    entry ``type: shuffle``), None when there is none."""
+    knob = "train_dataset.data_loader.handler"
+    handler = view.node(knob)
+    if handler is None:
+        return None
+    spec = handler.plain()
+    found = (isinstance(spec, dict) and "shuffle" in spec) or (
+        isinstance(spec, list)
+        and any(isinstance(h, dict) and h.get("type") == "shuffle" for h in spec)
+    )
+    return view.value(handler, knob) if found else None
 
 
 def _data_seed(view: MFView, cfg: Config) -> Value | None:

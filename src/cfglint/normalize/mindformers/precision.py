@@ -214,13 +214,31 @@ def _gigabytes(text: object) -> float | None:
     return None
 
 
+MF_LOAD_OR_REFUSE = (
+    "MindFormers refuses to start when no checkpoint is there (FileNotFoundError, "
+    "mindformers/trainer/utils.py:466 @ v1.5.0)"
+)
+
+
 def _initial_weights(view: MFView) -> Value:
     """The checkpoint the run starts from ("" for random weights), unknown for a placeholder
     or for the empty path a published fine-tuning config leaves for the user to fill in."""
     v = first_written(view, ["load_checkpoint", "checkpoint_config.load_checkpoint"], "str")
     if v is None:
         v = Value.default("", "load_checkpoint", "MindFormers template")
-    v = as_placeholder(v, "load_checkpoint") or v
+    held = as_placeholder(v, "load_checkpoint")
+    if held is not None and held is not v and v.loc is not None:
+        # a path for the user to fill in still loads a checkpoint: MindFormers refuses to
+        # start when none is there (FileNotFoundError, trainer/utils.py:466 @ v1.5.0)
+        return Value.written(
+            f"the checkpoint at load_checkpoint (the recipe's placeholder {held.raw!r}, to be "
+            "filled in)",
+            v.knob,
+            v.loc,
+            detail=MF_LOAD_OR_REFUSE,
+        )
+    if v.known and v.value:
+        v = v.model_copy(update={"detail": MF_LOAD_OR_REFUSE})
     if v.known and not v.value:
         stage = training_stage(view)
         if stage.known and stage.value == "sft":

@@ -19,6 +19,7 @@ from cfglint.normalize.mindformers.defaults import (
     MFDefaults,
     coerce,
 )
+from cfglint.normalize.published import named_model
 
 MAX_HF_CONFIG = 1024 * 1024
 
@@ -303,11 +304,42 @@ class MFView:
             f"not in the YAML; MindFormers reads it from {base}/config.json "
             f"(pretrained_model_dir, {n.path}:{n.line}), which is not available here"
         )
+        published = self._published_hf(n, base)
         self.warnings.append(
-            f"{n.path}:{n.line}: pretrained_model_dir {base!r} is not here; the model settings "
-            "MindFormers would read from its config.json are unknown"
+            f"{n.path}:{n.line}: pretrained_model_dir {base!r} is not here; "
+            + (
+                f"the architecture is read from the published {published[0]} config.json it "
+                "names, the other settings MindFormers would read from it are unknown"
+                if published[1]
+                else "the model settings MindFormers would read from its config.json are unknown"
+            )
         )
-        return {}
+        return published[1]
+
+    def _published_hf(self, n: Node, base: str) -> tuple[str, dict[str, Value]]:
+        """The config.json keys of the published model a missing pretrained_model_dir names
+        ("/path/to/Qwen3-32B"), from data/reference_models.yaml: MindFormers builds an HF-style
+        model from that file (precedence YAML model_config > config.json > the config class's
+        own defaults, data/mindformers.yaml default_notes), and the published file is what the
+        directory holds for a model of that name. Only the architecture keys the table
+        records; anything else stays unknown (hf_missing)."""
+        hit = named_model(os.path.basename(base.rstrip("/")))
+        if hit is None:
+            return "", {}
+        ref, alias = hit
+        where = self.value(n, "pretrained_model_dir")
+        out: dict[str, Value] = {}
+        for key, hf_key in _PUBLISHED_HF_KEYS.items():
+            if key not in ref or (key == "norm_epsilon" and ref.get("normalization") != "RMSNorm"):
+                continue
+            out[hf_key] = Value.derived(
+                ref[key],
+                f"config.json {hf_key}",
+                f"the published {ref['name']} config.json ({ref.get('source', '')}), which "
+                f"pretrained_model_dir names ({alias!r}); the file itself is not here",
+                [where],
+            )
+        return ref["name"], out
 
 
 def as_int(v: Value | None) -> int | None:
@@ -330,6 +362,23 @@ def _wrong_type(v: Any, kind: str | None) -> str:
     if kind == "dtype" and not isinstance(v, str):
         return f"{v!r}, not a dtype name"
     return ""
+
+
+# reference_models.yaml keys -> the config.json key an HF-style MindFormers model reads
+_PUBLISHED_HF_KEYS = {
+    "num_layers": "num_hidden_layers",
+    "hidden_size": "hidden_size",
+    "num_heads": "num_attention_heads",
+    "num_query_groups": "num_key_value_heads",
+    "kv_channels": "head_dim",
+    "ffn_hidden_size": "intermediate_size",
+    "vocab_size": "vocab_size",
+    "norm_epsilon": "rms_norm_eps",
+    "rope_theta": "rope_theta",
+    "max_position_embeddings": "max_position_embeddings",
+    "tied_embeddings": "tie_word_embeddings",
+    "hidden_act": "hidden_act",
+}
 
 
 def _read_hf_config(path: str) -> dict[str, Value]:

@@ -1,0 +1,147 @@
+"""``cfglint logs MF_LOG MG_LOG``: the guide's Stage 3, two long runs compared step by step.
+
+Each log is a training log in its framework's text format or TensorBoard event files (a
+file or the run's folder). ``--baseline`` adds more runs of the reference (Megatron) for the
+benchmark band; ``--config MF.yaml --megatron ARGS`` lints the pair and links the findings
+the guide names for a gap or a divergence, and checks each logged lr against its config.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+from cfglint.model.errors import InputError
+
+PLOT_KINDS = (".png", ".html")
+NAMES = {"mindformers": "MindFormers", "megatron": "Megatron"}
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "logs",
+        help="compare a MindFormers and a Megatron training run step by step (Stage 3)",
+    )
+    p.add_argument(
+        "mf_log", metavar="MF_LOG", help="MindFormers training log or TensorBoard events"
+    )
+    p.add_argument(
+        "mg_log", metavar="MG_LOG", help="Megatron / MindSpeed-LLM training log or events"
+    )
+    p.add_argument(
+        "--baseline",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="MG_LOG2",
+        help="more runs of the reference (determinism off) for the benchmark band",
+    )
+    p.add_argument("--config", metavar="MF.yaml", help="the MindFormers config of the run")
+    p.add_argument("--megatron", metavar="ARGS", help="the Megatron arguments of the run")
+    p.add_argument("--launch", metavar="SCRIPT", help=argparse_suppress())
+    p.add_argument("--megatron-version", help=argparse_suppress())
+    p.add_argument("--plot", metavar="FILE.png|FILE.html", help="write the picture")
+    p.add_argument("--format", choices=("text", "json", "sarif"), default="text")
+    p.add_argument("--output", "-o", metavar="FILE", help="write the report here")
+    p.add_argument("--no-color", action="store_true", help="plain text")
+
+
+def argparse_suppress() -> str:
+    import argparse
+
+    return argparse.SUPPRESS
+
+
+def read_side(path: str, framework: str) -> Any:
+    from cfglint.load.tbevents import is_event_path, read_events
+
+    if is_event_path(path):
+        return read_events(path, framework)
+    if os.path.isdir(path):
+        raise InputError(path, "is a folder without TensorBoard event files; give the log file")
+    from cfglint.load.losslog import read_run_log
+
+    try:
+        return read_run_log(path, framework)
+    except InputError as exc:
+        try:  # the other framework's log in this slot: say so
+            other = read_run_log(path).framework
+        except InputError:
+            raise exc from None
+        slot = "MF_LOG" if framework == "mindformers" else "MG_LOG"
+        raise InputError(
+            path,
+            f"is a {NAMES[other]} training log, given as {slot}: the MindFormers log comes "
+            "first, then the Megatron one",
+        ) from None
+
+
+def _lint(args: Any) -> tuple[Any, list[Any], dict[str, Any]]:
+    """The lint report of the pair, its findings and both configured lr schedules."""
+    from cfglint.check.pipeline import Options, lint
+    from cfglint.model.findings import Report
+
+    if not (args.config or args.megatron):
+        return Report(), [], {}
+    from cfglint.load.classify import one_pair
+
+    job = one_pair([args.config] if args.config else [], args.megatron, args.launch, "logs")
+    opts = Options(
+        mindformers=[job.mindformers] if job.mindformers else [],
+        megatron=job.megatron,
+        megatron_form=job.megatron_form,
+        launch=job.launch,
+        megatron_version=args.megatron_version,
+    )
+    report, ctx = lint(opts)
+    if report.errors:
+        e = report.errors[0]
+        raise InputError(e.path, e.message, line=e.line)
+    schedules: dict[str, Any] = {}
+    from cfglint.evidence.lr.bridge import schedule_of
+
+    for cfg in (ctx.mf, ctx.mg):
+        if cfg is None:
+            continue
+        try:
+            schedules[cfg.side] = schedule_of(cfg)
+        except (ValueError, InputError) as exc:
+            report.not_checked.append((f"lr.configured.{cfg.side}", str(exc)))
+    return report, report.findings, schedules
+
+
+def cmd_logs(args: Any) -> int:
+    from cfglint.evidence.runs.judge import judge
+
+    if args.plot and not args.plot.lower().endswith(PLOT_KINDS):
+        raise InputError(args.plot, "--plot writes a .png or an .html file")
+    a = read_side(args.mf_log, "mindformers")
+    b = read_side(args.mg_log, "megatron")
+    bases = [read_side(p, "megatron") for p in args.baseline]
+    lint_report, findings, schedules = _lint(args)
+    judged = judge(a, b, bases, findings if (args.config or args.megatron) else None, schedules)
+    if args.plot:
+        from cfglint.report import runs_plot
+
+        if args.plot.lower().endswith(".png"):
+            runs_plot.write_png(judged, args.plot)
+        else:
+            runs_plot.write_html(judged, args.plot)
+    from cfglint.cli.terminal import write_output
+    from cfglint.report import runs
+
+    if args.format == "json":
+        text = runs.render_json(lint_report, judged.report)
+    elif args.format == "sarif":
+        text = runs.render_sarif(lint_report, judged.report)
+    else:
+        color = (
+            args.output is None
+            and not args.no_color
+            and sys.stdout.isatty()
+            and "NO_COLOR" not in os.environ
+        )
+        text = runs.render_text(judged.report, color=color)
+    write_output(text, args.output)
+    return 1 if judged.report.failing else 0

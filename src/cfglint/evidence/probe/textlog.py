@@ -1,0 +1,95 @@
+"""``cfglint probe ... --log-dir DIR``: each side's probe curves as that framework's own
+training log, so that ``cfglint logs`` reads runs whose cause is known.
+
+Four files: ``mindformers.log`` / ``megatron.log`` (the configured learning rates) and
+``mindformers_lr0.log`` / ``megatron_lr0.log`` (lr = 0, the guide's forward/backward check).
+Each line is what the framework prints, with its precision:
+
+- MindFormers ``MFLossMonitor`` in sink mode (callback.py:485-488@fd4deebc): ``loss: %5.3f``,
+  the lr as numpy prints a float32 scalar, the global norm as a one-element tensor.
+- Megatron ``training_log`` (training.py:3567-3641@d98e8a64): loss ``.6E``, lr ``.6E``,
+  grad norm ``.3f``, loss scale ``.1f``.
+
+Both print, at step ``i``, the rate of step ``i + 1`` (the scheduler has stepped; see
+evidence/lr/schedule.py). Times are not measured: a fixed clock keeps the files
+reproducible.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime, timedelta
+from typing import Any
+
+import numpy as np
+
+MODES = {"cfg": "", "zero": "_lr0"}
+CLOCK = datetime(2026, 1, 1)
+
+
+def write_logs(result: Any, log_dir: str) -> list[str]:
+    """Write the four logs atomically; returns their paths."""
+    os.makedirs(log_dir, exist_ok=True)
+    runs = result.side_runs
+    mg_run, mg_spec = runs["megatron"]
+    mf_run, mf_spec, mf_framework = runs["mindformers"]
+    written = []
+    for mode, suffix in MODES.items():
+        if mode not in mg_run.curves or mode not in mf_run.curves:
+            continue
+        for name, text in (
+            ("mindformers", mindformers_log(mf_run.curves[mode], mf_spec, mode, mf_framework)),
+            ("megatron", megatron_log(mg_run.curves[mode], mg_spec, mode)),
+        ):
+            path = os.path.join(log_dir, f"{name}{suffix}.log")
+            _write(path, text)
+            written.append(path)
+    return written
+
+
+def _write(path: str, text: str) -> None:
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
+
+
+def _printed_lr(spec: Any, mode: str, step: int) -> float:
+    return 0.0 if mode == "zero" else float(spec.lr_at(step + 1))
+
+
+def mindformers_log(curve: Any, spec: Any, mode: str, framework: str) -> str:
+    n = len(curve.loss)
+    out = [
+        f"{_stamp(0, ',')} - mindformers - INFO - cfglint probe: {n} steps of the MindFormers "
+        f"spec in {framework}, lr {'0' if mode == 'zero' else 'as configured'}\n"
+    ]
+    for i, (loss, gn) in enumerate(zip(curve.loss, curve.grad_norm, strict=True), 1):
+        lr = np.array2string(np.float32(_printed_lr(spec, mode, i)))
+        norm = np.array2string(np.array([gn], dtype=np.float32))
+        out.append(
+            f"{_stamp(i, ',')} - mindformers[mindformers/core/callback/callback.py:485] - INFO - "
+            f"{{ Epoch:[  1/  1], step:[{i:5d}/{n:5d}], loss: {loss:5.3f}, per_step_time: 0ms, "
+            f"lr: {lr}, overflow cond: False, loss_scale: 1.0, global_norm: {norm}\n"
+        )
+    return "".join(out)
+
+
+def megatron_log(curve: Any, spec: Any, mode: str) -> str:
+    n = len(curve.loss)
+    gbs = int(spec.batch)
+    out = [f"cfglint probe: {n} steps of the Megatron spec in torch\n"]
+    for i, (loss, gn) in enumerate(zip(curve.loss, curve.grad_norm, strict=True), 1):
+        out.append(
+            f" [{_stamp(i, '.')}] iteration {i:8d}/{n:8d} | consumed samples: {i * gbs:12d} | "
+            f"elapsed time per iteration (ms): 0.0 | learning rate: "
+            f"{_printed_lr(spec, mode, i):.6E} | global batch size: {gbs:5d} | lm loss: "
+            f"{loss:.6E} | loss scale: 1.0 | grad norm: {gn:.3f} | number of skipped "
+            f"iterations:   0 | number of nan iterations:   0 |\n"
+        )
+    return "".join(out)
+
+
+def _stamp(i: int, sep: str) -> str:
+    t = CLOCK + timedelta(seconds=i)
+    return t.strftime("%Y-%m-%d %H:%M:%S") + f"{sep}000"

@@ -1,0 +1,1 @@
+"""Stage 3 of the accuracy guide: two long runs compared step by step."""
