@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from cfglint.check.engine import Context, run_rules
@@ -75,7 +76,18 @@ def single_side_filter(findings: list[Finding], rules: tuple[Rule, ...]) -> list
     return out
 
 
-def lint(opts: Options) -> tuple[Report, Context]:
+# (side, path, launch or Megatron version, MindFormers release or Megatron input form) -> the
+# normalized side; the editor server passes one that keeps unchanged sides in memory
+SideLoader = Callable[[str, str, "str | None", "str | None"], Config]
+
+
+def load_side(side: str, path: str, extra: str | None, form: str | None = None) -> Config:
+    if side == "mindformers":
+        return load_mindformers_side(path, extra, form)
+    return load_megatron_side(path, extra, form)
+
+
+def lint(opts: Options, load: SideLoader = load_side) -> tuple[Report, Context]:
     report = Report.model_construct()
     ctx = Context(profile=opts.profile)
     mf_path = opts.mindformers[0] if opts.mindformers else None
@@ -88,14 +100,14 @@ def lint(opts: Options) -> tuple[Report, Context]:
         ctx.mf = _guarded(
             report,
             mf_path,
-            lambda: load_mindformers_side(mf_path, opts.launch, opts.mindformers_version),
+            lambda: load("mindformers", mf_path, opts.launch, opts.mindformers_version),
         )
     if opts.megatron:
         report.inputs.append(InputRef.model_construct(path=opts.megatron, kind="megatron"))
         ctx.mg = _guarded(
             report,
             opts.megatron,
-            lambda: load_megatron_side(opts.megatron, opts.megatron_version, opts.megatron_form),
+            lambda: load("megatron", opts.megatron, opts.megatron_version, opts.megatron_form),
         )
     for cfg in (ctx.mf, ctx.mg):
         if cfg is not None:

@@ -97,6 +97,76 @@ def equal(a: Any, b: Any, rel: float = 1e-6) -> bool:
     return a == b
 
 
+class SideFix(BaseModel):
+    """How one side's setting is written when a fix moves that side.
+
+    MindFormers: ``keys`` are the dotted key paths the setting may be written under (a
+    value already in the file is edited where it is, whichever of them it came from); the
+    first one is added when the setting is not written. Megatron: ``keys`` are the flag and
+    its aliases (``--seq-length``); the first is added when missing. ``switch`` marks a
+    store_true flag: true is the flag present, false the flag absent. ``values`` maps a
+    normalized value to its spelling on this side (``adamw`` -> ``AdamW``); a value it does
+    not list is written as it is, unless ``only_mapped`` (an enumeration whose other values
+    have no spelling here: no fix is offered for them).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+
+    keys: tuple[str, ...] = Field(min_length=1)
+    switch: bool = False
+    values: dict[str, Any] = Field(default_factory=dict)
+    only_mapped: bool = False
+
+    def spelling(self, v: Any) -> tuple[bool, Any]:
+        """(writable, the value as this side writes it)."""
+        key = _fix_key(v)
+        if key in self.values:
+            return True, self.values[key]
+        return not self.only_mapped, v
+
+
+def _fix_key(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v).lower() if isinstance(v, str) else str(v)
+
+
+class FixAction(BaseModel):
+    """Whether and how a finding of the rule is fixed (``--fix``, ``--diff``, the editor's
+    code actions). ``safety``: ``safe`` fixes change only the finding's value; ``unsafe``
+    ones change more of the run (the device layout, the data read, the model's shape) and
+    need ``--unsafe-fixes``. A compare rule moves one side to the other's value; a recommend
+    rule writes ``expect``'s value on the side it flags; an env rule exports ``export`` in
+    the side's launch script."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+
+    safety: Literal["safe", "unsafe"]
+    mindformers: SideFix | None = None
+    megatron: SideFix | None = None
+    export: str | None = None
+
+    @model_validator(mode="after")
+    def _some(self) -> FixAction:
+        if self.mindformers is None and self.megatron is None and self.export is None:
+            raise ValueError("fix_action needs mindformers, megatron or export")
+        for side in (self.mindformers, self.megatron):
+            if side is None:
+                continue
+            if side is self.megatron and not all(k.startswith("--") for k in side.keys):
+                raise ValueError("megatron keys are flags (--name)")
+            if side is self.mindformers and not all(_KEY_PATH.match(k) for k in side.keys):
+                raise ValueError("mindformers keys are dotted paths (a.b[1].c)")
+        return self
+
+
+# a recommend rule's fix writes the value its expectation names
+FIXABLE_OPS = ("eq", "truthy", "falsy")
+_KEY_PATH = re.compile(
+    r"^[A-Za-z_][A-Za-z0-9_]*(\[[0-9]+\])?(\.[A-Za-z_][A-Za-z0-9_]*(\[[0-9]+\])?)*$"
+)
+
+
 class RuleBase(BaseModel):
     """What every rule has, whatever decides it."""
 
@@ -126,6 +196,7 @@ class RuleBase(BaseModel):
     # is wrong in any run. Recommendations and environment rules are advice by their kind.
     advice: bool = False
     section: str = ""  # filled from the file
+    fix_action: FixAction | None = None
 
     @property
     def general_fix(self) -> str:
@@ -190,6 +261,18 @@ class RuleBase(BaseModel):
         for f in named:
             if f is not None and f not in fields:
                 raise ValueError(f"field {f!r} is not in the normalized model")
+        fa = self.fix_action
+        if fa is not None:
+            kind = getattr(self, "kind", "")
+            if kind in ("consistency", "builtin"):
+                raise ValueError(f"a {kind} rule has no single value to fix: no fix_action")
+            if (fa.export is not None) != (kind == "env"):
+                raise ValueError("fix_action.export is for env rules, and env rules need it")
+            expect = getattr(self, "expect", None)
+            if kind == "recommend" and expect is not None and expect.op not in FIXABLE_OPS:
+                raise ValueError(
+                    f"a recommend rule's fix writes expect's value: op must be one of {FIXABLE_OPS}"
+                )
         return self
 
 

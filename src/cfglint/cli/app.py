@@ -79,6 +79,7 @@ COMMAND_HELP = {
     "(needs the probe extra)",
     "cache": "the cache (parsed data, rules, source scans): clear it, or show its size",
     "logs": "compare a MindFormers and a Megatron training run step by step (Stage 3)",
+    "server": "language server for editors (stdio; needs the server extra)",
 }
 
 
@@ -206,6 +207,9 @@ def lint_parser() -> argparse.ArgumentParser:
     from cfglint.cli.probe import add_probe_options
 
     add_probe_options(lint, on_lint=True)
+    from cfglint.cli.fix import add_fix_options
+
+    add_fix_options(lint)
     # kept for hook configurations written before detection: other YAML is always skipped now
     lint.add_argument("--skip-unrecognized-yaml", action="store_true", help=argparse.SUPPRESS)
     lint.add_argument(
@@ -304,6 +308,14 @@ def _logs_parser() -> argparse.ArgumentParser:
     return logs
 
 
+def _server_parser() -> argparse.ArgumentParser:
+    from cfglint.cli.server import add_arguments
+
+    server = _sub("server")
+    add_arguments(server)
+    return server
+
+
 PARSERS = {
     "lint": lint_parser,
     "show": _show_parser,
@@ -313,6 +325,7 @@ PARSERS = {
     "lr": _lr_parser,
     "probe": _probe_parser,
     "logs": _logs_parser,
+    "server": _server_parser,
 }
 
 

@@ -113,6 +113,8 @@ def cmd_lint(args: Any) -> int:
     version = args.megatron_version or cfg.get("megatron_version")
     _check_selectors(args, cfg)
     _check_paths(args)
+    if "-" in args.files and (getattr(args, "fix", False) or getattr(args, "diff", False)):
+        raise InputError(STDIN_NAME, "--fix and --diff edit files; standard input is not one")
     args.files, stdin_path = _stdin_file(list(args.files))
     try:
         todo = _planned_jobs(args, cfg)
@@ -156,7 +158,15 @@ def cmd_lint(args: Any) -> int:
                 len(todo.jobs) > 1,
             )
         return 2
+    if getattr(args, "diff", False):  # the diff is the output (ruff's --diff)
+        from cfglint.cli.fix import finish
+
+        return finish(args, total, fail_on)
     _emit(total, fmt_name, args, len(todo.jobs) > 1)
+    if getattr(args, "fix", False):
+        from cfglint.cli.fix import finish
+
+        return finish(args, total, fail_on)
     from cfglint.check.engine import failing
 
     return 1 if failing(total.findings, fail_on) else 0
@@ -166,6 +176,7 @@ def _run_jobs(
     todo: Plan, args: Any, cfg: dict[str, Any], profile: str, version: str | None
 ) -> Report:
     total = Report.model_construct()
+    fix_wanted = getattr(args, "fix", False) or getattr(args, "diff", False)
     for job in todo.jobs:
         opts = Options(
             mindformers=[job.mindformers] if job.mindformers else [],
@@ -187,6 +198,10 @@ def _run_jobs(
             settings_base=str(cfg.get("_base") or "."),
         )
         report, ctx = lint(opts)
+        if fix_wanted:
+            from cfglint.cli.fix import fix_job
+
+            report, ctx = fix_job(args, opts, report, ctx)
         if getattr(args, "probe", False) and not report.errors:
             from cfglint.cli.probe import run_probe_command
 

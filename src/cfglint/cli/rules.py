@@ -41,6 +41,15 @@ def cmd_rules(args: Any) -> int:
     return 0
 
 
+def _fixable(rule: Any) -> str:
+    fa = rule.fix_action
+    if fa is None:
+        return ""
+    if fa.safety == "safe":
+        return "  `--fix` writes it (a safe fix: only this value changes).\n"
+    return "  `--fix --unsafe-fixes` writes it (unsafe: it changes more of the run).\n"
+
+
 def cmd_explain(args: Any) -> int:
     from cfglint.check.rulebook import load_rules
 
@@ -53,7 +62,7 @@ def cmd_explain(args: Any) -> int:
                 f"row: {r.row}   severity: {paint(r.severity, SEVERITY_ANSI[r.severity])}   "
                 f"kind: {r.kind}   profiles: {', '.join(r.profiles)}\n\n"
                 f"{paint('Why it matters:', '1')}\n  {' '.join(r.rationale.split())}\n\n"
-                f"{paint('How to fix:', '1')}\n  {' '.join(r.general_fix.split())}\n"
+                f"{paint('How to fix:', '1')}\n  {' '.join(r.general_fix.split())}\n" + _fixable(r)
             )
             return 0
     import difflib

@@ -16,6 +16,7 @@ import os
 import stat
 import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import BinaryIO
 
 from cfglint.model.errors import InputError
@@ -153,10 +154,34 @@ def iter_lines(
         yield n, raw, False
 
 
+# Unsaved editor buffers (``cfglint server``): absolute path -> text, read in place of the
+# file on disk, so that a lint sees what the user is typing. Empty outside the server.
+_BUFFERS: dict[str, str] = {}
+
+
+@contextmanager
+def buffers(texts: dict[str, str]) -> Iterator[None]:
+    """Read ``texts`` (absolute path -> text) instead of those files while inside."""
+    saved = dict(_BUFFERS)
+    _BUFFERS.update(texts)
+    try:
+        yield
+    finally:
+        _BUFFERS.clear()
+        _BUFFERS.update(saved)
+
+
 def read_bytes(
     path: str, *, max_bytes: int = MAX_BYTES, what: str = "file", follow: bool = True
 ) -> bytes:
     """The bytes of a regular file no larger than ``max_bytes``, or one :class:`InputError`."""
+    if _BUFFERS:
+        text = _BUFFERS.get(os.path.abspath(path))
+        if text is not None:
+            data = text.encode("utf-8")
+            if len(data) > max_bytes:
+                raise TooLarge(path, f"{what} is larger than the {max_bytes}-byte limit")
+            return data
     with open_regular(path, what=what, follow=follow) as fh:
         size = os.fstat(fh.fileno()).st_size
         if size > max_bytes:

@@ -6,6 +6,8 @@ from typing import Any
 
 from cfglint.model.findings import SECTION_ORDER
 
+_UNSAFE = " `--unsafe-fixes` (it changes more of the run)"
+
 
 def rules_page(rules: Any) -> str:
     """docs/rules.md: every rule under its own anchor (the SARIF helpUri points there)."""
@@ -23,12 +25,16 @@ def rules_page(rules: Any) -> str:
             section = r.section
             out += ["", f"## {section}"]
         only = " *(align profile)*" if r.profiles == ("align",) else ""
+        fa = getattr(r, "fix_action", None)
+        fixed = (
+            "" if fa is None else f" · fixed by `--fix`{_UNSAFE if fa.safety == 'unsafe' else ''}"
+        )
         out += [
             "",
             f'<a id="{r.id.lower()}"></a>',
             f"### {r.id}: {r.title}{only}",
             "",
-            f"Row `{r.row}` · severity {r.severity} · kind {r.kind}",
+            f"Row `{r.row}` · severity {r.severity} · kind {r.kind}{fixed}",
             "",
             " ".join(r.rationale.split()),
             "",

@@ -1,0 +1,329 @@
+"""Fixes: the edits that make a finding go away, planned from the rules' ``fix_action``.
+
+A compare rule moves one side to the other's value (``fix_to`` names the side whose value
+is kept: by default the Megatron reference run, so MindFormers follows it); a recommend
+rule writes its expected value on the side it flags; an env rule exports its variable in
+the side's launch script. A value typed in a file is edited where it was typed (the file a
+``base_config`` value came from, the variable a flag expands); a value that is a default
+is added (a MindFormers key under its mapping, a Megatron flag next to the other flags). A
+derived or unknown value, a value set inside an undecided script branch, or a value whose
+spelling on the moving side the rule does not know is not fixed, and the reason says why.
+
+Planning reads each file once and keeps its text and hash: a writer refuses to write a
+file that changed since.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from cfglint.check.context import Context
+from cfglint.check.schema import FixAction, Rule, SideFix
+from cfglint.model.config import Config
+from cfglint.model.edits import TextEdit, digest, overlaps
+from cfglint.model.findings import Finding
+from cfglint.model.values import Origin, Value, fmt
+
+SIDES = ("mindformers", "megatron")
+# Megatron inputs a fix may edit: launch scripts and plain argument files (a training log
+# records a past run; Megatron's own YAML config is not handled yet)
+EDITABLE_MEGATRON = frozenset({"megatron-script", "mindspeed-script", "megatron-args"})
+
+
+@dataclass
+class Fix:
+    rule: str
+    finding: Finding
+    side: str  # the side whose file changes
+    safety: str
+    title: str  # "set optimizer.betas[1] to 0.95 (mindformers.yaml:69)"
+    edits: list[TextEdit]
+
+
+@dataclass
+class FixPlan:
+    fixes: list[Fix] = field(default_factory=list)
+    # fixes left out: (rule, why)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    # every file read while planning: path -> (text, sha256 of it)
+    texts: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    def edits_by_file(self) -> dict[str, list[TextEdit]]:
+        out: dict[str, list[TextEdit]] = {}
+        for f in self.fixes:
+            for e in f.edits:
+                out.setdefault(e.path, []).append(e)
+        return out
+
+
+class _Texts:
+    """Each file's text, read once (or given: the editor's unsaved buffers)."""
+
+    def __init__(self, plan: FixPlan, given: dict[str, str] | None) -> None:
+        self.plan = plan
+        self.given = given or {}
+
+    def get(self, path: str) -> str | None:
+        if path not in self.plan.texts:
+            text = self.given.get(path)
+            if text is None:
+                from cfglint.load.safeio import read_text
+
+                try:
+                    text = read_text(path)
+                except Exception:  # unreadable now: nothing to fix in it
+                    return None
+            self.plan.texts[path] = (text, digest(text))
+        return self.plan.texts[path][0]
+
+
+def plan_fixes(
+    findings: list[Finding],
+    ctx: Context,
+    rules: tuple[Rule, ...],
+    *,
+    fix_to: str = "megatron",
+    unsafe: bool = False,
+    texts: dict[str, str] | None = None,
+) -> FixPlan:
+    plan = FixPlan()
+    reader = _Texts(plan, texts)
+    by_id = {r.id: r for r in rules}
+    # aligned fields: a recommendation on a field that a compare fix aligns is left alone
+    # (it would pull the pair apart again); compare and env fixes are planned first
+    aligned: set[str] = set()
+    todo = [(by_id[f.rule], f) for f in findings if f.rule in by_id]
+    todo.sort(key=lambda rf: rf[0].kind == "recommend")
+    for rule, f in todo:
+        # a MindFormers number PyYAML reads as a string is written as a number, whatever
+        # the rule (a safe fix: the value meant is the value written)
+        why = ""
+        misread = _misread_number(f, reader)
+        if misread is not None:
+            fix: Fix | None = Fix(rule.id, f, "mindformers", "safe", misread[0], [misread[1]])
+        elif rule.fix_action is None:
+            continue
+        elif rule.kind == "recommend" and rule.field in aligned:  # type: ignore[union-attr]
+            plan.skipped.append((f.rule, "the pair is aligned on this setting instead"))
+            continue
+        elif rule.fix_action.safety == "unsafe" and not unsafe:
+            plan.skipped.append((f.rule, "unsafe fix: needs --unsafe-fixes"))
+            continue
+        else:
+            fix, why = _plan_one(rule, f, ctx, fix_to, reader)
+        if fix is None:
+            plan.skipped.append((f.rule, why))
+            continue
+        if rule.kind == "compare":
+            aligned.add(rule.field)  # type: ignore[union-attr]
+        if any(_same(fix, other) for other in plan.fixes):
+            continue  # the same edit, asked for by two rules
+        if any(overlaps(e, o) for other in plan.fixes for o in other.edits for e in fix.edits):
+            plan.skipped.append((f.rule, f"{fix.title}: conflicts with another fix"))
+        else:
+            plan.fixes.append(fix)
+    _both_or_neither(plan, [(r, f) for r, f in todo if r.fix_action is not None])
+    return plan
+
+
+def _both_or_neither(plan: FixPlan, todo: list[tuple[Rule, Finding]]) -> None:
+    """A recommendation flagged on both sides is fixed on both or on neither: one side
+    alone would make the pair differ where it agreed."""
+    flagged: dict[str, int] = {}
+    for rule, _ in todo:
+        if rule.kind == "recommend":
+            flagged[rule.id] = flagged.get(rule.id, 0) + 1
+    for rid, n in flagged.items():
+        mine = [f for f in plan.fixes if f.rule == rid]
+        if mine and len(mine) < n:
+            plan.fixes = [f for f in plan.fixes if f.rule != rid]
+            plan.skipped.append((rid, "the other side cannot be fixed the same way"))
+
+
+def _same(a: Fix, b: Fix) -> bool:
+    key = [(e.path, e.start, e.end, e.text) for e in a.edits]
+    return key == [(e.path, e.start, e.end, e.text) for e in b.edits]
+
+
+def _plan_one(
+    rule: Rule, f: Finding, ctx: Context, fix_to: str, texts: _Texts
+) -> tuple[Fix | None, str]:
+    fa: FixAction = rule.fix_action  # type: ignore[assignment]
+    if rule.kind == "env":
+        side = next(iter(f.values), "")
+        cfg = ctx.side(side)
+        if cfg is None:
+            return None, "no such side"
+        return _env_fix(rule, f, cfg, fa, texts)
+    if rule.kind == "compare":
+        mover = "mindformers" if fix_to == "megatron" else "megatron"
+        keep = ctx.side(fix_to)
+        target = keep.get(rule.field) if keep is not None else None  # type: ignore[attr-defined]
+        if target is None or not target.known:
+            return None, f"the {fix_to} value is not known"
+        if target.branch_choice or target.conditional:
+            return None, f"the {fix_to} value is set in a script branch: which runs is unknown"
+        want = target.value
+    else:  # recommend: the flagged side takes the expected value
+        mover = next(iter(f.values), "")
+        want = _expected(rule)
+    cfg = ctx.side(mover)
+    how = getattr(fa, mover, None) if mover in SIDES else None
+    if cfg is None or how is None:
+        return None, f"not fixable on the {mover} side"
+    current = cfg.get(rule.field)  # type: ignore[attr-defined]
+    if current is None:
+        return None, f"{mover} has no such setting"
+    ok, spelled = how.spelling(want)
+    if not ok:
+        return None, f"{fmt(want)} has no spelling in {mover} that the rule knows"
+    edit, why = _edit_side(cfg, how, current, spelled, texts)
+    if edit is None:
+        return None, why
+    title = _title(how, current, spelled, edit)
+    return Fix(rule.id, f, mover, fa.safety, title, [edit]), ""
+
+
+def _misread_number(f: Finding, texts: _Texts) -> tuple[str, TextEdit] | None:
+    """A MindFormers number that PyYAML reads as a string (``1e-8``) where ``f`` points:
+    whichever side moves, the first fix is to write it as the number it was meant to be."""
+    from cfglint.load.edit_yaml import misread_number_at
+
+    for loc in f.locations:
+        if loc.side != "mindformers" or loc.anchor:
+            continue
+        text = texts.get(loc.path)
+        edit = misread_number_at(text, loc.path, loc.line, loc.column) if text else None
+        if edit is not None:
+            old = text[edit.start : edit.end].strip()  # type: ignore[index]
+            return f"write {old} as the number {edit.text.strip()} ({_at(edit)})", edit
+    return None
+
+
+def _expected(rule: Rule) -> Any:
+    exp = rule.expect  # type: ignore[union-attr]
+    return {"truthy": True, "falsy": False}.get(exp.op, exp.value)
+
+
+def _edit_side(
+    cfg: Config, how: SideFix, current: Value, value: Any, texts: _Texts
+) -> tuple[TextEdit | None, str]:
+    if current.branch_choice or current.conditional:
+        return None, f"{current.knob} is set inside a script branch: edit it by hand"
+    if current.origin is Origin.DERIVED:
+        return None, f"{current.knob} is derived ({current.detail}): edit its inputs by hand"
+    if current.origin is Origin.UNKNOWN:
+        return None, f"{current.knob} is unknown: {current.detail}"
+    if cfg.side == "megatron" and cfg.kind not in EDITABLE_MEGATRON:
+        return None, f"{cfg.path} is a {cfg.kind}, not a script or argument file to edit"
+    if current.origin is Origin.FILE:
+        return _edit_written(cfg, how, current, value, texts)
+    return _add_default(cfg, how, current.knob, value, texts)
+
+
+def _edit_written(
+    cfg: Config, how: SideFix, current: Value, value: Any, texts: _Texts
+) -> tuple[TextEdit | None, str]:
+    loc = current.loc
+    if loc is None or current.knob not in how.keys:
+        return None, f"{current.knob} is not one of the settings the fix writes"
+    text = texts.get(loc.path)
+    if text is None:
+        return None, f"cannot read {loc.path}"
+    if cfg.side == "mindformers":
+        from cfglint.load.edit_yaml import set_scalar_at
+
+        edit = set_scalar_at(text, loc.path, loc.line, loc.column, value)
+    elif how.switch:
+        from cfglint.load.edit_shell import remove_flag_at
+
+        if value:
+            return None, f"{current.knob} is on already"
+        edit = remove_flag_at(text, loc.path, loc, current.knob)
+    else:
+        from cfglint.load.edit_shell import set_value_at
+
+        edit = set_value_at(text, loc.path, loc, current.via, value, current.knob, current.raw)
+    return edit, "" if edit else f"cannot edit {current.knob} at {loc} in place"
+
+
+def _add_default(
+    cfg: Config, how: SideFix, knob: str, value: Any, texts: _Texts
+) -> tuple[TextEdit | None, str]:
+    text = texts.get(cfg.path)
+    if text is None:
+        return None, f"cannot read {cfg.path}"
+    if knob not in how.keys:
+        # the default's knob names where this dialect reads the setting; a key the rule
+        # does not list might be one this config's class never reads
+        return None, f"{knob} is not one of the settings the fix writes"
+    if cfg.side == "mindformers":
+        from cfglint.load.edit_yaml import set_or_add
+
+        edit = set_or_add(text, cfg.path, knob, value)
+        return edit, "" if edit else f"no place for {knob} in {cfg.path}"
+    from cfglint.load.edit_shell import add_flag
+
+    if how.switch and not value:
+        return None, f"{knob} is off already"
+    anchors = _flag_lines(cfg)
+    edit = add_flag(text, cfg.path, anchors, knob, None if how.switch else value)
+    return edit, "" if edit else f"no flag line in {cfg.path} to add {knob} next to"
+
+
+def _flag_lines(cfg: Config) -> list[int]:
+    """Lines of the script's own training flags, last first: a new flag goes among them."""
+    lines = set()
+    for section in ("structure", "moe", "optimizer", "weight", "precision", "parallel"):
+        for _, v in getattr(cfg, section).items():
+            written = v.origin is Origin.FILE and v.loc is not None and not v.conditional
+            if written and v.knob.startswith("--") and v.loc.path == cfg.path:  # type: ignore[union-attr]
+                lines.add(v.loc.line)  # type: ignore[union-attr]
+    return sorted(lines, reverse=True)
+
+
+def _env_fix(
+    rule: Rule, f: Finding, cfg: Config, fa: FixAction, texts: _Texts
+) -> tuple[Fix | None, str]:
+    from cfglint.load.edit_shell import add_export, set_export_at
+
+    name = rule.env  # type: ignore[union-attr]
+    script = cfg.launch_script
+    if not script:
+        return None, "no launch script to export it in"
+    current = cfg.env.get(name)
+    if current is not None and current.loc is not None:
+        text = texts.get(current.loc.path)
+        edit = set_export_at(text, current.loc, name, fa.export) if text is not None else None
+        where = str(current.loc)
+    else:
+        text = texts.get(script)
+        before = _command_line(cfg)
+        edit = add_export(text, script, name, fa.export, before) if text is not None else None
+        where = script
+    if edit is None:
+        return None, f"cannot export {name} in {where}"
+    title = f"export {name}={fa.export} ({_at(edit)})"
+    return Fix(rule.id, f, cfg.side, fa.safety, title, [edit]), ""
+
+
+def _command_line(cfg: Config) -> int | None:
+    launcher = cfg.launch.launcher
+    return launcher.loc.line if launcher is not None and launcher.loc is not None else None
+
+
+def _at(edit: TextEdit) -> str:
+    import os
+
+    return f"{os.path.basename(edit.path)}:{edit.line}"
+
+
+def _title(how: SideFix, current: Value, value: Any, edit: TextEdit) -> str:
+    if how.switch and not value:
+        return f"remove {current.knob} ({_at(edit)})"
+    if how.switch:
+        return f"add {how.keys[0]} ({_at(edit)})"
+    knob = current.knob if current.origin is Origin.FILE else how.keys[0]
+    verb = "set" if current.origin is Origin.FILE else "add"
+    return f"{verb} {knob} to {fmt(value)} ({_at(edit)})"

@@ -1,0 +1,151 @@
+"""``--fix``, ``--diff``, ``--unsafe-fixes`` and ``--fix-to`` on the lint call.
+
+As ruff does: ``--fix`` writes the fixes, then the lint runs again and reports what
+remains (exit 0 when nothing at or above ``--fail-on`` remains); ``--diff`` prints the
+unified diff of the fixes, writes nothing, and exits 1 when there is something to fix.
+Unsafe fixes (they change more of the run than the finding's value) are applied only
+with ``--unsafe-fixes``.
+
+Files are written whole or not at all (a temporary file in the same folder, renamed over
+the original), and a file whose content changed since the fix was planned is not written.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TYPE_CHECKING, Any
+
+from cfglint.model.edits import apply_edits, digest
+from cfglint.model.errors import InputError
+
+if TYPE_CHECKING:  # the parser imports this module: planning is imported when it runs
+    from cfglint.check.context import Context
+    from cfglint.check.fixes import FixPlan
+    from cfglint.check.pipeline import Options
+    from cfglint.model.findings import Report
+
+
+def add_fix_options(p: Any) -> None:
+    p.add_argument(
+        "--fix",
+        action="store_true",
+        help="write the fixes of fixable findings (MindFormers YAML and launch scripts, "
+        "comments and layout kept), then report what remains",
+    )
+    p.add_argument(
+        "--diff",
+        action="store_true",
+        help="print the fixes as a unified diff and write nothing (exit 1 when there are fixes)",
+    )
+    p.add_argument(
+        "--unsafe-fixes",
+        action="store_true",
+        help="also apply fixes that change more than the finding's value (parallel layout, "
+        "model shape, sequence length, recommended values)",
+    )
+    p.add_argument(
+        "--fix-to",
+        choices=("megatron", "mindformers"),
+        default="megatron",
+        help="the side whose values are kept; the other side is edited to match "
+        "(default: megatron, the reference run: MindFormers follows it)",
+    )
+
+
+def wants_fix(args: Any) -> bool:
+    return bool(getattr(args, "fix", False) or getattr(args, "diff", False))
+
+
+def fix_job(args: Any, opts: Options, report: Report, ctx: Context) -> tuple[Report, Context]:
+    """Plan one job's fixes; print them (--diff) or write them and lint again (--fix).
+    Returns the lint to show (and probe): what remains after writing."""
+    if report.errors:
+        return report, ctx
+    from cfglint.check.fixes import plan_fixes
+    from cfglint.check.pipeline import lint
+    from cfglint.check.rulebook import load_rules
+
+    plan = plan_fixes(
+        report.findings, ctx, load_rules(), fix_to=args.fix_to, unsafe=args.unsafe_fixes
+    )
+    _tally(args, plan)
+    if args.diff:
+        sys.stdout.write(render_diff(plan))
+        return report, ctx
+    if not plan.fixes:
+        return report, ctx
+    write_plan(plan)
+    return lint(opts)
+
+
+def _tally(args: Any, plan: FixPlan) -> None:
+    state = args.__dict__.setdefault("fix_state", {"fixed": 0, "files": set(), "skipped": []})
+    state["fixed"] += len(plan.fixes)
+    state["files"].update(plan.edits_by_file())
+    state["skipped"].extend(plan.skipped)
+
+
+def render_diff(plan: FixPlan) -> str:
+    import difflib
+
+    out = []
+    for path, edits in plan.edits_by_file().items():
+        old = plan.texts[path][0]
+        new = apply_edits(old, edits)
+        out.extend(
+            difflib.unified_diff(
+                old.splitlines(keepends=True), new.splitlines(keepends=True), path, path
+            )
+        )
+    text = "".join(out)
+    return text if not text or text.endswith("\n") else text + "\n"
+
+
+def write_plan(plan: FixPlan) -> None:
+    """Every edited file, checked unchanged first, then each written atomically."""
+    from cfglint.load.safeio import read_text
+
+    edits = plan.edits_by_file()
+    for path in edits:
+        if digest(read_text(path)) != plan.texts[path][1]:
+            raise InputError(path, "changed since it was read; not fixed (run again)")
+    for path, file_edits in edits.items():
+        write_atomic(path, apply_edits(plan.texts[path][0], file_edits))
+
+
+def write_atomic(path: str, text: str) -> None:
+    import tempfile
+
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        mode = os.stat(path).st_mode & 0o7777
+        fd, tmp = tempfile.mkstemp(prefix=".cfglint-fix-", dir=folder)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+                fh.write(text)
+            os.chmod(tmp, mode)
+            os.replace(tmp, path)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+    except OSError as exc:
+        raise InputError(path, f"cannot write the fix: {exc.strerror}") from None
+
+
+def finish(args: Any, report: Report, fail_on: str) -> int:
+    """The exit code and summary line of a --fix or --diff run (ruff's)."""
+    from cfglint.check.engine import failing
+
+    state = getattr(args, "fix_state", {"fixed": 0, "files": set(), "skipped": []})
+    if args.diff:
+        return 1 if state["fixed"] else 0
+    unsafe = sum(1 for _, why in state["skipped"] if why.startswith("unsafe fix"))
+    line = f"cfglint: fixed {state['fixed']} finding(s) in {len(state['files'])} file(s)"
+    if unsafe:
+        line += f"; {unsafe} more fixable with --unsafe-fixes"
+    print(line, file=sys.stderr)
+    if args.verbose:
+        for rule, why in state["skipped"]:
+            print(f"  not fixed: {rule}: {why}", file=sys.stderr)
+    return 1 if failing(report.findings, fail_on) else 0

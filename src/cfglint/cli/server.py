@@ -1,0 +1,199 @@
+"""``cfglint server``: a language server over stdio (pygls).
+
+Diagnostics for MindFormers YAML, launch scripts and training sources as they are edited
+(paired through ``[tool.cfglint] pairs`` of the workspace's pyproject.toml, else each file
+alone), code actions from the fixes (one per finding, and one that applies every safe fix
+of a pair), and hover on a setting with both sides' values and where each came from. The
+protocol lives here; what is shown comes from :mod:`cfglint.report.editor`. pygls and
+lsprotocol come with the ``server`` extra and are imported by nothing else.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from cfglint.model.errors import InputError
+
+SEVERITY = {"error": 1, "warning": 2, "note": 3}
+_FROZEN: list[bool] = []
+# path -> the diagnostics last sent for it
+_PUBLISHED: dict[str, Any] = {}
+
+
+def add_arguments(p: Any) -> None:
+    p.add_argument("--config", metavar="PYPROJECT", help="pyproject.toml with [tool.cfglint]")
+    p.add_argument(
+        "--fix-to",
+        choices=("megatron", "mindformers"),
+        default="megatron",
+        help="the side code actions keep (default: megatron, the reference run)",
+    )
+
+
+def cmd_server(args: Any) -> int:
+    try:
+        from lsprotocol import types as t
+        from pygls.server import LanguageServer
+    except ImportError:
+        raise InputError(
+            None, "cfglint server needs pygls: pip install 'cfglint[server]'"
+        ) from None
+    from cfglint import __version__
+
+    server = LanguageServer("cfglint", __version__)
+    state: dict[str, Any] = {}
+
+    def workspace() -> Any:
+        if "ws" not in state:
+            state["ws"] = _workspace(args, state.get("root"))
+        return state["ws"]
+
+    @server.feature(t.INITIALIZED)
+    def initialized(ls: Any, params: Any) -> None:
+        state["root"] = ls.workspace.root_path
+
+    @server.feature(t.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: Any, params: Any) -> None:
+        _refresh(ls, workspace(), params.text_document.uri)
+
+    @server.feature(t.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: Any, params: Any) -> None:
+        _refresh(ls, workspace(), params.text_document.uri)
+
+    @server.feature(t.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls: Any, params: Any) -> None:
+        _refresh(ls, workspace(), params.text_document.uri)
+
+    @server.feature(t.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: Any, params: Any) -> None:
+        from pygls.uris import to_fs_path
+
+        workspace().close(to_fs_path(params.text_document.uri))
+
+    @server.feature(
+        t.TEXT_DOCUMENT_CODE_ACTION,
+        t.CodeActionOptions(code_action_kinds=[t.CodeActionKind.QuickFix]),
+    )
+    def code_action(ls: Any, params: Any) -> list[Any]:
+        from pygls.uris import to_fs_path
+
+        path = to_fs_path(params.text_document.uri)
+        actions = _guard(
+            ls,
+            lambda: workspace().code_actions(path, params.range.start.line, params.range.end.line),
+        )
+        return [_lsp_action(t, a) for a in actions or []]
+
+    @server.feature(t.TEXT_DOCUMENT_HOVER)
+    def hover(ls: Any, params: Any) -> Any:
+        from pygls.uris import to_fs_path
+
+        path = to_fs_path(params.text_document.uri)
+        text = _guard(
+            ls, lambda: workspace().hover(path, params.position.line, params.position.character)
+        )
+        if not text:
+            return None
+        return t.Hover(contents=t.MarkupContent(kind=t.MarkupKind.Markdown, value=text))
+
+    server.start_io()
+    return 0
+
+
+def _workspace(args: Any, root: str | None) -> Any:
+    from cfglint.cli.settings import find_pyproject, load_settings
+    from cfglint.report.editor import Workspace
+
+    if args.config:
+        pyproject: Path | None = Path(args.config)
+    else:
+        pyproject = find_pyproject(root or os.getcwd())
+    cfg = load_settings(pyproject) if pyproject else {}
+    return Workspace(
+        cfg.get("pairs") or [],
+        profile=cfg.get("profile", "default"),
+        select=list(cfg.get("select", [])),
+        ignore=list(cfg.get("ignore", [])),
+        megatron_version=cfg.get("megatron_version"),
+        fix_to=args.fix_to,
+    )
+
+
+def _refresh(ls: Any, ws: Any, uri: str) -> None:
+    """Take the document's current text, lint what it belongs to, publish every file."""
+    from lsprotocol import types as t
+    from pygls.uris import from_fs_path, to_fs_path
+
+    path = to_fs_path(uri)
+    ws.open(path, ls.workspace.get_text_document(uri).source)
+    found = _guard(ls, lambda: ws.diagnostics(path)) or {}
+    if not _FROZEN:
+        # the rules, the imported modules and the first sides live as long as the server:
+        # kept out of the cyclic collector's walks, they stop costing every later re-lint
+        import gc
+
+        gc.freeze()
+        _FROZEN.append(True)
+    for file, diags in found.items():
+        # the other files of a pair are sent only when their diagnostics changed:
+        # serializing them is a good part of a keystroke's cost
+        if file != os.path.abspath(path) and _PUBLISHED.get(file) == diags:
+            continue
+        _PUBLISHED[file] = diags
+        ls.publish_diagnostics(
+            from_fs_path(file),
+            [
+                t.Diagnostic(
+                    range=t.Range(
+                        start=t.Position(line=d.line, character=d.column),
+                        end=t.Position(line=d.line, character=d.end_column),
+                    ),
+                    severity=t.DiagnosticSeverity(SEVERITY[d.severity]),
+                    code=d.code,
+                    source="cfglint",
+                    message=d.message,
+                    data={"fixable": d.fixable},
+                )
+                for d in diags
+            ],
+        )
+
+
+def _lsp_action(t: Any, a: Any) -> Any:
+    from pygls.uris import from_fs_path
+
+    changes = {
+        from_fs_path(path): [
+            t.TextEdit(
+                range=t.Range(
+                    start=t.Position(line=r[0], character=r[1]),
+                    end=t.Position(line=r[2], character=r[3]),
+                ),
+                new_text=r[4],
+            )
+            for r in ranges
+        ]
+        for path, ranges in a.edits.items()
+    }
+    return t.CodeAction(
+        title=a.title,
+        kind=t.CodeActionKind.QuickFix,
+        is_preferred=a.safe and bool(a.rule),
+        edit=t.WorkspaceEdit(changes=changes),
+    )
+
+
+def _guard(ls: Any, work: Any) -> Any:
+    """An input the lint cannot read is a diagnostic; anything else is logged, and the
+    server keeps serving."""
+    try:
+        return work()
+    except InputError as exc:
+        ls.show_message_log(f"cfglint: {exc.one_line()}")
+    except Exception as exc:  # a bug must not take the editor's server down
+        if os.environ.get("CFGLINT_DEBUG"):
+            raise
+        ls.show_message_log(f"cfglint: internal error ({type(exc).__name__}: {exc})")
+    return None
