@@ -299,3 +299,15 @@ def test_an_unparsable_template_in_a_folder_is_an_error_only_when_it_trains(
     assert classify(str(evaluate)).kind is InputKind.BROKEN
     broken = classify(str(pretrain), named=False)
     assert broken.kind is InputKind.BROKEN and broken.line == 3
+
+
+def test_a_megatron_family_launch_names_its_dialect(tmp_path: Path) -> None:
+    # Megatron-DeepSpeed's GQA flag (--num-key-value-heads) is not Megatron-LM's
+    script = tmp_path / "ds_pretrain_llama.sh"
+    script.write_text(
+        "#!/bin/bash\ndeepspeed pretrain_gpt.py " + MEGATRON_FLAGS + " --num-key-value-heads 4 "
+        "--deepspeed --deepspeed_config ds.json\n"
+    )
+    c = classify(str(script))
+    assert c.kind is InputKind.MG_LAUNCH and c.dialect == "megatron-deepspeed", c
+    assert "dialect Megatron-DeepSpeed" in c.describe()

@@ -90,6 +90,7 @@ class Classified(BaseModel):
     evidence: tuple[str, ...] = ()  # further facts, for -v
     entry: str | None = None  # the entry script a launch runs
     config: str | None = None  # the --config a MindFormers launch passes, as written
+    dialect: str | None = None  # the Megatron-family dialect a launch is written for
     line: int | None = None  # where a broken file breaks
 
     def error(self) -> InputError:
@@ -323,8 +324,10 @@ def megatron_dests() -> frozenset[str]:
 
 def _table_entries() -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
-    for p in sorted(DATA_DIR.glob("*.yaml")):
-        data = load_data(p) if p.stem.startswith(("megatron", "mindspeed")) else None
+    tables = [p for p in DATA_DIR.glob("*.yaml") if p.stem.startswith(("megatron", "mindspeed"))]
+    # the dialects' own tables (data/dialects/: forks, MindSpeed releases, MindSpeed-MM)
+    for p in sorted([*tables, *(DATA_DIR / "dialects").glob("*.yaml")]):
+        data = load_data(p)
         if isinstance(data, dict) and isinstance(data.get("args"), list):
             out += [e for e in data["args"] if isinstance(e, dict) and e.get("flags")]
     return out
@@ -549,12 +552,18 @@ def _as_megatron(path: str, sh: Any, seen: list[_Seen]) -> Classified | None:
     others = [o.entry for o in seen if o is not s and o.role not in ("training", None)]
     if others:
         evidence.append(f"also runs {', '.join(dict.fromkeys(e for e in others if e))}")
+    from cfglint.load.dialects import detect_dialect
+
+    found = detect_dialect([*s.megatron, *s.foreign], s.entry, path, sh.text)
+    why = f" ({'; '.join(found.evidence[:2])})" if found.evidence else ""
+    evidence.append(f"dialect {found.dialect.label}{why}")
     return _c(
         path,
         InputKind.MG_LAUNCH,
         f"{s.inv.launcher} runs {s.entry or 'an unnamed script'}",
         evidence=tuple(evidence),
         entry=s.entry,
+        dialect=found.dialect.name,
     )
 
 
