@@ -182,6 +182,26 @@ def test_sources_hook_with_args(tmp_path: Path, hook_repo: tuple[Path, str, Path
     assert "train_plain.py:9" in run.stdout  # AdamW over model.parameters(): decays everything
 
 
+def test_sources_hook_passes_files_that_do_not_train(
+    tmp_path: Path, hook_repo: tuple[Path, str, Path]
+) -> None:
+    # pre-commit names every changed .py file: a file named so is a folder member (an entry
+    # point only when it trains), not an entry point that must seed (issue 17)
+    repo = consumer(tmp_path / "consumer", hook_repo, "      - id: cfglint-sources\n")
+    (repo / "json_helper.py").write_text(
+        "import json\n\n\ndef load(path):\n    with open(path) as fh:\n"
+        "        return json.load(fh)\n"
+    )
+    (repo / "test_small.py").write_text(
+        "from json_helper import load\n\n\ndef test_load(tmp_path):\n"
+        "    (tmp_path / 'a.json').write_text('1')\n    assert load(tmp_path / 'a.json') == 1\n"
+    )
+    git(repo, "add", "-A")
+    run = pre_commit(repo, hook_repo, "json_helper.py", "test_small.py")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "DET013" not in run.stdout and "SRC002" not in run.stdout
+
+
 def _pair_repo(tmp: Path, hook_repo: tuple[Path, str, Path]) -> Path:
     repo = consumer(tmp / "consumer", hook_repo, "      - id: cfglint-pairs\n")
     (repo / "configs").mkdir()
