@@ -9,7 +9,14 @@ DISTRIBUTION = "cfglint-align"
 # Must equal [project.urls] Homepage in pyproject.toml (tests check it, and that the README
 # names the same repository): SARIF helpUri and every install hint derive from it.
 HOMEPAGE = "https://github.com/cfglint/cfglint"
-INSTALL_PROBE = (
-    f"pip install '{DISTRIBUTION}[probe] @ git+{HOMEPAGE}' "
-    "(in a checkout: pip install -e '.[probe]')"
-)
+
+
+def install_hint(extra: str) -> str:
+    """How to install this project with one of its extras (probe, logs, server)."""
+    return (
+        f"pip install '{DISTRIBUTION}[{extra}] @ git+{HOMEPAGE}' "
+        f"(in a checkout: pip install -e '.[{extra}]')"
+    )
+
+
+INSTALL_PROBE = install_hint("probe")

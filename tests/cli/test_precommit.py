@@ -129,19 +129,19 @@ def test_hook_with_the_ruff_style_surface(
     reason (in any case) that the hook honours."""
     hooks = (
         "      - id: cfglint-mindformers\n"
-        "        args: [--quiet, --output-format, github, --select, opt003]\n"
+        "        args: [--quiet, --output-format, github, --select, opt018]\n"
     )
     repo = consumer(tmp_path / "consumer", hook_repo, hooks)
     _configs(repo)
     git(repo, "add", "-A")
     bad = pre_commit(repo, hook_repo, "configs/bad.yaml")
     assert bad.returncode == 1, bad.stdout + bad.stderr
-    assert "::error file=configs/bad.yaml,line=" in bad.stdout and "title=OPT003" in bad.stdout
+    assert "::error file=configs/bad.yaml,line=" in bad.stdout and "title=OPT018" in bad.stdout
     assert "Found " not in bad.stdout  # --quiet: no summary
     text = (repo / "configs" / "bad.yaml").read_text()
     (repo / "configs" / "bad.yaml").write_text(
         text.replace(
-            "eps: 1e-8", "eps: 1e-8  # CFGLINT: disable=Opt003 -- read as a string on purpose"
+            "eps: 1e-8", "eps: 1e-8  # CFGLINT: disable=Opt018 -- read as a string on purpose"
         )
     )
     git(repo, "add", "-A")

@@ -155,4 +155,4 @@ def test_without_the_server_extra_one_line_and_exit_2(
     monkeypatch.setitem(sys.modules, "pygls.server", None)
     assert main(["server"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "pip install 'cfglint[server]'" in err
+    assert err.count("\n") == 1 and "pip install -e '.[server]'" in err

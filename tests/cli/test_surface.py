@@ -120,10 +120,10 @@ def test_per_file_ignores(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     args = (str(mf), "--megatron", EX_MG, "--format", "json", "--config", pyproject)
     found = rules_of(run(capsys, *args)[1])
     # findings located in the matching file are gone; the Megatron script's own stay
-    assert "OPT002" not in found and "DET001" not in found and "STR004" in found
+    assert "OPT018" not in found and "DET001" not in found and "STR004" in found
     assert "OPT008" in found  # located in the script only
     # --select of the exact id is more specific than the pattern's prefix
-    assert rules_of(run(capsys, *args, "--select", "OPT002")[1]) == ["OPT002"]
+    assert rules_of(run(capsys, *args, "--select", "OPT018")[1]) == ["OPT018"]
     (tmp_path / "pyproject.toml").write_text(
         '[tool.cfglint]\nper-file-ignores = {"configs/*.yaml" = ["OPT0006"]}\n'
     )
@@ -334,7 +334,8 @@ def test_one_cause_one_finding(capsys: pytest.CaptureFixture[str]) -> None:
         for f in json.loads(out)["findings"]
         if any(loc["line"] == 26 and loc["path"] == EX_MF for loc in f["locations"])
     ]
-    assert on_eps == ["OPT002"]  # the comparison, not also ALN005 / OPT003 on the same string
+    # the job cannot start (OPT018), said once: not also OPT002 / ALN005 / OPT003 on the string
+    assert on_eps == ["OPT018"]
 
 
 def test_lr_says_what_it_assumed_instead_of_curves_agree() -> None:

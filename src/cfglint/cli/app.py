@@ -90,6 +90,8 @@ def _failed_report(argv: list[str], exc: InputError) -> None:
     output = _option(argv, ("--output", "-o"))
     if not output or (argv and argv[0] in PARSERS and argv[0] not in ("lint", "probe")):
         return
+    if exc.path and os.path.abspath(exc.path) == os.path.abspath(output):
+        return  # the report file itself failed (a full disk): the previous one stays whole
     from cfglint.cli.terminal import report_format
 
     fmt = report_format(_option(argv, ("--format", "--output-format")), output)

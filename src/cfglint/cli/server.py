@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from cfglint import install_hint
 from cfglint.model.errors import InputError
 
 SEVERITY = {"error": 1, "warning": 2, "note": 3}
@@ -37,9 +38,7 @@ def cmd_server(args: Any) -> int:
         from lsprotocol import types as t
         from pygls.server import LanguageServer
     except ImportError:
-        raise InputError(
-            None, "cfglint server needs pygls: pip install 'cfglint[server]'"
-        ) from None
+        raise InputError(None, f"cfglint server needs pygls: {install_hint('server')}") from None
     from cfglint import __version__
 
     server = LanguageServer("cfglint", __version__)

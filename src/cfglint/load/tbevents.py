@@ -14,11 +14,12 @@ import os
 
 import numpy as np
 
+from cfglint import install_hint
 from cfglint.load.losslog import SERIES, RunLog
 from cfglint.load.safeio import check_regular
 from cfglint.model.errors import InputError
 
-INSTALL = "pip install 'cfglint[logs]'"
+INSTALL = install_hint("logs")
 MAX_EVENTS = 20_000_000
 TAGS: dict[str, dict[str, str]] = {
     "megatron": {

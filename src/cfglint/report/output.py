@@ -158,7 +158,10 @@ def stdout_error(exc: OSError) -> InputError:
 
 def flush_stdout() -> None:
     """Flush standard output now, so a failure is one line and exit 2 (not a message from
-    the interpreter at exit)."""
+    the interpreter at exit). A command that handed stdout over and closed it (the
+    language server's stream) has nothing left to flush."""
+    if sys.stdout.closed:
+        return
     try:
         sys.stdout.flush()
     except BrokenPipeError:
