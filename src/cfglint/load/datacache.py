@@ -177,29 +177,9 @@ def _subfolders(folder: Path) -> list[Path]:
         return []
 
 
-def clear_part(folder: Path) -> tuple[int, int]:
-    """Remove every file of one part (entries and temporary files): (files, bytes)."""
-    n = freed = 0
-    for d in (folder, *_subfolders(folder)):
-        try:
-            entries = list(os.scandir(d))
-        except OSError:
-            continue
-        for e in entries:
-            try:
-                if e.is_dir(follow_symlinks=False):
-                    continue
-                size = e.stat(follow_symlinks=False).st_size
-                os.unlink(e.path)
-            except OSError:
-                continue
-            n, freed = n + 1, freed + size
-    return n, freed
-
-
-def part_usage(folder: Path) -> tuple[int, int]:
-    """(files, bytes) of one part of the cache."""
-    n = size = 0
+def _part_files(folder: Path) -> list[tuple[str, int]]:
+    """(path, bytes) of every file of one part of the cache, links not followed."""
+    out = []
     for d in (folder, *_subfolders(folder)):
         try:
             entries = list(os.scandir(d))
@@ -208,8 +188,25 @@ def part_usage(folder: Path) -> tuple[int, int]:
         for e in entries:
             try:
                 if not e.is_dir(follow_symlinks=False):
-                    size += e.stat(follow_symlinks=False).st_size
-                    n += 1
+                    out.append((e.path, e.stat(follow_symlinks=False).st_size))
             except OSError:
                 continue
-    return n, size
+    return out
+
+
+def clear_part(folder: Path) -> tuple[int, int]:
+    """Remove every file of one part (entries and temporary files): (files, bytes)."""
+    n = freed = 0
+    for path, size in _part_files(folder):
+        try:
+            os.unlink(path)
+        except OSError:
+            continue
+        n, freed = n + 1, freed + size
+    return n, freed
+
+
+def part_usage(folder: Path) -> tuple[int, int]:
+    """(files, bytes) of one part of the cache."""
+    files = _part_files(folder)
+    return len(files), sum(size for _, size in files)
