@@ -275,9 +275,10 @@ def _same(a: str, b: str) -> bool:
 def one_pair(files: list[str], megatron: str | None, launch: str | None, what: str) -> Job:
     """The single pair a ``show`` / ``lr`` / ``probe`` call names, classified as the lint's
     inputs are: at most one MindFormers config and one Megatron side."""
+    folder = next((f for f in files if os.path.isdir(f)), None)
+    if folder is not None:
+        raise InputError(folder, f"is a directory; {what} takes files")
     p = plan(files, megatron=megatron, launch=launch)
-    if p.walked:
-        raise InputError(None, f"{what} takes files, not folders")
     if p.skipped:
         raise InputError(p.skipped[0].path, f"{p.skipped[0].describe()}: nothing to {what}")
     configs = {j.mindformers for j in p.jobs if j.mindformers}
