@@ -130,11 +130,96 @@ def _rows(doc: dict) -> dict[str, dict]:
 
 
 def test_probe_runs_of_the_same_config_are_noise(capsys) -> None:
-    doc = _logs_json(capsys, str(RUNS / "same/mindformers.log"), str(RUNS / "same/megatron.log"))
+    # through the installed entry point's code path, with the pair linted as well
+    doc = _logs_json(
+        capsys,
+        str(RUNS / "same/mindformers.log"),
+        str(RUNS / "same/megatron.log"),
+        "--config",
+        str(RUNS / "base.yaml"),
+        "--megatron",
+        str(RUNS / "base.sh"),
+    )
     rows = _rows(doc)
+    # six printed decimals show the frameworks' float32 rounding (about 1e-6, one-signed):
+    # within float arithmetic, so noise
     assert rows["drift"]["verdict"] == "noise"
     assert doc["logs"]["divergence_step"] is None
+    assert rows["divergence"]["verdict"] == "none"
     assert rows["late_gap"]["verdict"] == "pass"
+    assert doc["code"] == 0
+
+
+def _named(doc: dict, row: str) -> set[str]:
+    return {f["rule"] for r in doc["logs"]["rows"] if r["row"] == row for f in r["findings"]}
+
+
+def test_probe_runs_with_a_weight_decay_difference_part_early_and_name_it(capsys) -> None:
+    d = RUNS / "wd"
+    doc = _logs_json(
+        capsys,
+        str(d / "mindformers.log"),
+        str(d / "megatron.log"),
+        "--config",
+        str(RUNS / "wd.yaml"),
+        "--megatron",
+        str(RUNS / "base.sh"),
+    )
+    rows = _rows(doc)
+    assert doc["code"] == 1
+    # weight decay 0.1 on Megatron only pulls its weights from the first update: the curves
+    # part within the first tens of steps, then the loss floor of the probe's tokens holds both
+    step = doc["logs"]["divergence_step"]
+    assert rows["divergence"]["verdict"] in ("departs", "diverges") and 2 <= step <= 30
+    assert "OPT008" in _named(doc, "divergence")
+    # later, a small one-signed gap remains (the decayed side sits slightly higher)
+    assert rows["drift"]["verdict"] in ("offset", "drift")
+    assert float(rows["drift"]["numbers"]["late_offset"]) < 0
+    assert rows["lr.logged"]["verdict"] == "pass"  # nothing else differs
+
+
+def test_probe_runs_with_bf16_weights_drift_late_and_name_it(capsys) -> None:
+    d = RUNS / "prec"
+    doc = _logs_json(
+        capsys,
+        str(d / "mindformers.log"),
+        str(d / "megatron.log"),
+        "--config",
+        str(RUNS / "prec.yaml"),
+        "--megatron",
+        str(RUNS / "low.sh"),
+    )
+    rows = _rows(doc)
+    assert doc["code"] == 1
+    # the same start: bfloat16 weights keep the first losses (updates of 1e-4 still land)
+    assert rows["standard.first_loss"]["verdict"] == "pass"
+    # once the updates shrink below half a bfloat16 step they are lost: the gap opens late
+    step = doc["logs"]["divergence_step"]
+    assert step is not None and step > 100
+    assert rows["drift"]["verdict"] == "drift"
+    assert rows["late_gap"]["verdict"] == "fail"
+    for row in ("drift", "divergence", "late_gap"):
+        assert {"WGT002", "PRC005"} <= _named(doc, row), row
+    assert rows["lr.logged"]["verdict"] == "pass"
+
+
+@pytest.mark.slow
+def test_fixture_runs_regenerate_the_same(tmp_path: Path) -> None:
+    """scripts/make_run_fixtures.py writes what fixtures/runs holds (the probe is seeded and
+    deterministic): the committed logs are the probe's, not edited."""
+    pytest.importorskip("torch")
+    pytest.importorskip("mindspore")
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "scripts/make_run_fixtures.py"), "lr", "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    for name in ("mindformers", "megatron", "mindformers_lr0", "megatron_lr0"):
+        new = (tmp_path / "lr" / f"{name}.log").read_text(encoding="utf-8")
+        assert new == (RUNS / "lr" / f"{name}.log").read_text(encoding="utf-8"), name
 
 
 def test_probe_runs_with_an_lr_difference_part_at_step_2_and_name_it(capsys) -> None:

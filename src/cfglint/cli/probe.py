@@ -152,13 +152,16 @@ def check_probe_args(args: Any) -> None:
     """What the command line alone decides, before the lint and any framework process."""
     from cfglint.evidence.probe.devices import DeviceMissing, preflight
     from cfglint.evidence.probe.runner import available
-    from cfglint.evidence.probe.spec import MAX_STEPS
+    from cfglint.evidence.probe.spec import MAX_LOG_STEPS, MAX_STEPS
 
-    if not 3 <= args.steps <= MAX_STEPS:
+    log_run = bool(getattr(args, "log_dir", None))
+    top = MAX_LOG_STEPS if log_run else MAX_STEPS
+    if not 3 <= args.steps <= top:
+        longer = "" if log_run else f", up to {MAX_LOG_STEPS} with --log-dir"
         raise InputError(
             None,
-            f"--steps must be between 3 and {MAX_STEPS} (a beta mismatch shows from step 3; "
-            "the probe's size is for short runs)",
+            f"--steps must be between 3 and {top} (a beta mismatch shows from step 3; "
+            f"the probe's size is for short runs{longer})",
         )
     fw = available()
     if not fw["torch"]:
@@ -196,6 +199,7 @@ def run_probe_command(args: Any, report: Report, ctx: Any) -> Report:
             data=data,
             frameworks=available(),
             progress=progress,
+            log_run=bool(getattr(args, "log_dir", None)),
         )
     except ProbeUnavailable as exc:
         raise InputError(None, str(exc)) from None

@@ -26,10 +26,12 @@ from __future__ import annotations
 import itertools
 import os
 import re
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from cfglint.load.losslog_scan import WS, Field, StepForm, scan
 from cfglint.load.safeio import iter_lines, open_regular
 from cfglint.model.errors import InputError
 
@@ -55,35 +57,39 @@ SERIES = (
     "step_time_ms",
     "throughput",
 )
-_NUM = rb"([-+]?(?:[0-9.]+(?:[eE][-+]?\d+)?|nan|NAN|NaN|inf|INF|Inf))"
-
 # Step numbers are bounded to 18 digits: int() of a 5,000-digit run would raise.
 _MG_STEP = re.compile(rb"iteration\s+(\d{1,18})\s*/\s*\d{1,18}\s*\|")
-_MG_FIELDS: dict[str, re.Pattern[bytes]] = {
-    "loss": re.compile(rb"\| lm loss: " + _NUM),
-    "grad_norm": re.compile(rb"\| grad norm: " + _NUM),
-    "lr": re.compile(rb"\| learning rate: " + _NUM),
-    "loss_scale": re.compile(rb"\| loss scale: " + _NUM),
-    "skipped": re.compile(rb"\| number of skipped iterations:\s*" + _NUM),
-    "nan": re.compile(rb"\| number of nan iterations:\s*" + _NUM),
-    "step_time_ms": re.compile(rb"\| elapsed time per iteration \(ms\): " + _NUM),
-    "throughput": re.compile(rb"\| throughput per GPU \(TFLOP/s/GPU\): " + _NUM),
+_MG_FORM = StepForm(b"iteration", b"|", gap=True)
+_MG_SCAN: dict[str, Field] = {
+    "loss": Field(b"| lm loss: ", varying=True),
+    "grad_norm": Field(b"| grad norm: ", varying=True),
+    "lr": Field(b"| learning rate: "),
+    "loss_scale": Field(b"| loss scale: "),
+    "skipped": Field(b"| number of skipped iterations:", ((WS, None),)),
+    "nan": Field(b"| number of nan iterations:", ((WS, None),)),
+    "step_time_ms": Field(b"| elapsed time per iteration (ms): "),
+    "throughput": Field(b"| throughput per GPU (TFLOP/s/GPU): "),
 }
 _MF_STEP = re.compile(
     rb"Epoch:\[\s*(\d{1,9})\s*/\s*\d{1,9}\s*\],\s*step:\[\s*(\d{1,18})\s*/\s*(\d{1,18})\s*\]"
 )
 # older MindFormers (and some callbacks) print "step:[N/M]" without the epoch
 _MF_STEP_ONLY = re.compile(rb"step:\[\s*(\d{1,18})\s*/\s*(\d{1,18})\s*\]")
-_MF_FIELDS: dict[str, re.Pattern[bytes]] = {
-    "loss": re.compile(rb"\], loss: ?\[?\s*" + _NUM),
-    "lm_loss": re.compile(rb", lm_loss: " + _NUM),
-    "grad_norm": re.compile(rb"global_norm: \[?\s*" + _NUM),
-    "lr": re.compile(rb", lr: \[?\s*" + _NUM),
-    "loss_scale": re.compile(rb"loss_scale: \[?\s*" + _NUM),
-    "overflow": re.compile(rb"overflow cond: (True|False)"),
-    "step_time_ms": re.compile(rb"per_step_time: " + _NUM + rb"ms"),
-    "throughput": re.compile(rb"train_throughput_per_npu: " + _NUM + rb"T"),
+_MF_FORM = StepForm(b"step:[", b"]", epoch_label=b"Epoch:[", epoch_close=b"]")
+_BRACKET = ((b"[", 1), (WS, None))  # a value printed as a one-element array: "[1.5]"
+_MF_SCAN: dict[str, Field] = {
+    # sink mode "loss: 10.1", otherwise "loss:[10.1/10.2]" (the step's, then the mean)
+    "loss": Field(b"], loss:", ((b" ", 1), *_BRACKET), varying=True),
+    "lm_loss": Field(b", lm_loss: ", varying=True),
+    "grad_norm": Field(b"global_norm: ", _BRACKET, varying=True),
+    "lr": Field(b", lr: ", _BRACKET),
+    "loss_scale": Field(b"loss_scale: ", _BRACKET),
+    "overflow": Field(b"overflow cond: ", words=(b"True", b"False")),
+    "step_time_ms": Field(b"per_step_time: ", suffix=b"ms"),
+    "throughput": Field(b"train_throughput_per_npu: ", suffix=b"T"),
 }
+_MG_FIELDS = {k: f.pattern for k, f in _MG_SCAN.items()}
+_MF_FIELDS = {k: f.pattern for k, f in _MF_SCAN.items()}
 # which framework's step line a chunk has: cheap substring tests first
 _MARKS = {"megatron": b"iteration", "mindformers": b"step:["}
 
@@ -272,6 +278,19 @@ def _restarts(raw: np.ndarray) -> list[tuple[int, int]]:
 
 
 def _parse_chunk(chunk: bytes, framework: str) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    fast = (
+        scan(chunk, _MG_FORM, _MG_SCAN)
+        if framework == "megatron"
+        else scan(chunk, _MF_FORM, _MF_SCAN)
+    )
+    if fast is not None:
+        return fast
+    return _parse_lines(chunk, framework)
+
+
+def _parse_lines(chunk: bytes, framework: str) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """The chunk by one pattern pass per field (the scan could not decide a step
+    counter)."""
     if framework == "megatron":
         steps = np.array(_MG_STEP.findall(chunk), dtype=np.int64)
         fields = _MG_FIELDS
@@ -343,8 +362,14 @@ _WORDS = {b"True": b"1", b"False": b"0", b"": b"nan"}
 def _floats(vals: list[bytes]) -> np.ndarray:
     if vals[0] in _WORDS:
         vals = [_WORDS.get(v, v) for v in vals]
-    # numpy's text parser is C: a token it cannot read ends the array early
-    a = np.fromstring(b" ".join(vals), sep=" ")
+    # numpy's text parser is C: a token it cannot read ends the array early, and one it
+    # reads only in part ("1.2.3") warns, which is turned into the one-by-one reading
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        try:
+            a = np.fromstring(b" ".join(vals), sep=" ")
+        except (DeprecationWarning, ValueError):
+            a = np.zeros(0)
     if a.size == len(vals):
         return a
     return np.array([_float(_WORDS.get(v, v)) for v in vals], dtype=np.float64)

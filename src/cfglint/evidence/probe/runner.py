@@ -31,7 +31,14 @@ from cfglint.evidence.probe.measure import (
 )
 from cfglint.evidence.probe.plan import Confirmation, plain, plan, same_math
 from cfglint.evidence.probe.protocol import PROBE_LR, Job, Run, RunResult
-from cfglint.evidence.probe.spec import DTYPES, MAX_STEPS, Spec, SpecPair, pair_specs
+from cfglint.evidence.probe.spec import (
+    DTYPES,
+    MAX_LOG_STEPS,
+    MAX_STEPS,
+    Spec,
+    SpecPair,
+    pair_specs,
+)
 from cfglint.evidence.probe.weights import (
     canonical_shapes,
     conform,
@@ -735,16 +742,19 @@ def check_has_model(cfg: Config) -> None:
         )
 
 
-def check_request(steps: int, device: str, fw: dict[str, bool]) -> None:
-    """What can be refused before any process starts (one line each)."""
+def check_request(steps: int, device: str, fw: dict[str, bool], log_run: bool = False) -> None:
+    """What can be refused before any process starts (one line each). ``log_run``: the
+    curves become training logs (``--log-dir``), which allows longer runs."""
     if not fw.get("torch"):
         raise ProbeUnavailable(f"the runtime probe needs torch and mindspore: {INSTALL_PROBE}")
     if device == "npu" and not fw.get("mindspore"):
         raise ProbeUnavailable(f"--device npu needs mindspore: {INSTALL_PROBE}")
-    if not 3 <= steps <= MAX_STEPS:
+    top = MAX_LOG_STEPS if log_run else MAX_STEPS
+    if not 3 <= steps <= top:
+        longer = "" if log_run else f", up to {MAX_LOG_STEPS} with --log-dir"
         raise ValueError(
-            f"--steps must be between 3 and {MAX_STEPS} (a beta2 mismatch shows from step 3; "
-            "the probe's size is for short runs)"
+            f"--steps must be between 3 and {top} (a beta2 mismatch shows from step 3; "
+            f"the probe's size is for short runs{longer})"
         )
     try:
         preflight(device)
@@ -762,11 +772,12 @@ def probe(
     frameworks: dict[str, bool] | None = None,
     progress: Callable[[str], None] | None = None,
     keep_dir: str | None = None,
+    log_run: bool = False,
 ) -> ProbeResult:
     """Run the probe. Raises :class:`ProbeUnavailable` (one line) when torch is missing or
     a requested device is absent, :class:`InputError` when a side has no model."""
     fw = frameworks if frameworks is not None else available()
-    check_request(steps, device, fw)
+    check_request(steps, device, fw, log_run)
     check_has_model(mf)
     check_has_model(mg)
     pair = pair_specs(mf, mg, steps, wd_scope_from(findings))

@@ -45,6 +45,9 @@ VOCAB = 128
 SEQ = 32
 BATCH = 4
 MAX_STEPS = 50
+# with --log-dir the probe writes training logs for `cfglint logs`, whose causes need a long
+# run to show (fixtures/runs); the model stays the probe's tiny one
+MAX_LOG_STEPS = 1000
 
 
 class Spec(BaseModel):

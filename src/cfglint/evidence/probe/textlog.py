@@ -5,8 +5,12 @@ Four files: ``mindformers.log`` / ``megatron.log`` (the configured learning rate
 ``mindformers_lr0.log`` / ``megatron_lr0.log`` (lr = 0, the guide's forward/backward check).
 Each line is what the framework prints, with its precision:
 
-- MindFormers ``MFLossMonitor`` in sink mode (callback.py:485-488@fd4deebc): ``loss: %5.3f``,
-  the lr as numpy prints a float32 scalar, the global norm as a one-element tensor.
+- MindFormers ``MFLossMonitor`` in sink mode as the v1.7.0 release prints it
+  (mindformers/core/callback/callback.py:532,544-547@8ccc49b3): ``loss: %5.6f``, the lr as
+  numpy prints a float32 scalar, the global norm as a one-element tensor. Releases up to
+  v1.6.0 print three decimals (``loss: %5.3f``, callback.py:489@68fa8494); v1.7.0 and the
+  later branches six (r1.8.0 callback.py:604@1a72d558), which shows the small differences a
+  weight-decay or precision cause makes.
 - Megatron ``training_log`` (training.py:3567-3641@d98e8a64): loss ``.6E``, lr ``.6E``,
   grad norm ``.3f``, loss scale ``.1f``.
 
@@ -24,6 +28,8 @@ from typing import Any
 import numpy as np
 
 MODES = {"cfg": "", "zero": "_lr0"}
+# decimals of MindFormers' loss print (v1.7.0, callback.py:532@8ccc49b3)
+MF_LOSS_DECIMALS = 6
 CLOCK = datetime(2026, 1, 1)
 
 
@@ -68,9 +74,10 @@ def mindformers_log(curve: Any, spec: Any, mode: str, framework: str) -> str:
         lr = np.array2string(np.float32(_printed_lr(spec, mode, i)))
         norm = np.array2string(np.array([gn], dtype=np.float32))
         out.append(
-            f"{_stamp(i, ',')} - mindformers[mindformers/core/callback/callback.py:485] - INFO - "
-            f"{{ Epoch:[  1/  1], step:[{i:5d}/{n:5d}], loss: {loss:5.3f}, per_step_time: 0ms, "
-            f"lr: {lr}, overflow cond: False, loss_scale: 1.0, global_norm: {norm}\n"
+            f"{_stamp(i, ',')} - mindformers[mindformers/core/callback/callback.py:544] - INFO - "
+            f"{{ Epoch:[  1/  1], step:[{i:5d}/{n:5d}], loss: {loss:5.{MF_LOSS_DECIMALS}f}, "
+            f"per_step_time: 0ms, lr: {lr}, overflow cond: False, loss_scale: 1.0, "
+            f"global_norm: {norm}\n"
         )
     return "".join(out)
 

@@ -56,7 +56,8 @@ def align(a: RunLog, b: RunLog) -> Pair:
         if res >= 5e-4:
             notes.append(
                 f"the {NAMES[log.framework]} log prints the loss to {res:.2g} "
-                f"(MindFormers' loss monitor prints three decimals): a difference below "
+                "(MindFormers' loss monitor prints three decimals up to v1.6.0, six from "
+                f"v1.7.0): a difference below "
                 f"{res / 2:.2g} cannot show"
             )
     la, lb = a.series["loss"][ia], b.series["loss"][ib]

@@ -1,0 +1,407 @@
+"""Vectorized reading of a chunk of step lines: every label found and every number parsed
+by numpy over the chunk's bytes at once, with no Python work per line.
+
+A label is found from its rarest byte (one pass over the chunk per distinct byte, shared
+by the labels that use it), then checked byte by byte on the few candidates left. A number
+is parsed column by column across all rows at once: the digits make an exact integer
+mantissa and the value is that integer times or divided by an exact power of ten, one
+correctly rounded operation, so it equals Python's ``float()`` of the same text. Rows this
+cannot decide (``nan``, more than 15 digits, a far exponent, a malformed token) are read
+by the caller's regular expression, one row at a time; they are rare.
+
+Each field is placed on the step line it occurs on (the first occurrence when a line has
+two); a step line without it reads NaN, a field on another line is ignored.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+# whitespace as ``\\s`` in a bytes pattern reads it, except the newline that ends a line
+WS = b" \t\x0b\x0c\r"
+# bytes every chunk is padded with, so that a window read past a line's end stays inside
+PAD = 128
+# a token longer than this is read by the caller's pattern
+MAX_TOKEN = 40
+_P10 = 10.0 ** np.arange(23)
+_INT_LIMIT = 15  # digits: below 2**53, exact as a float64
+
+
+NUM = rb"([-+]?(?:[0-9.]+(?:[eE][-+]?\d+)?|nan|NAN|NaN|inf|INF|Inf))"
+Skip = tuple[tuple[bytes, int | None], ...]
+
+
+@dataclass(frozen=True)
+class Field:
+    """One printed field: its literal label, the optional bytes between the label and the
+    value (each ``(bytes, at most)``; ``None`` for any number), what must follow the
+    number, or the words it prints instead of a number (read as 1.0, 0.0: True, False)."""
+
+    label: bytes
+    skip: Skip = ()
+    suffix: bytes = b""
+    words: tuple[bytes, ...] = ()
+    varying: bool = False  # changes every step: never tested for a constant first
+
+    @property
+    def pattern(self) -> re.Pattern[bytes]:
+        """The same field as a regular expression (group 1 the value): the line-by-line
+        reader's, and the scan's for a row it cannot decide (matched at the label)."""
+        return _pattern(self)
+
+
+def _pattern(f: Field) -> re.Pattern[bytes]:
+    rx = re.escape(f.label)
+    for chars, most in f.skip:
+        rx += b"[" + re.escape(chars) + b"]" + (b"?" if most == 1 else b"*")
+    value = b"(" + b"|".join(f.words) + b")" if f.words else NUM
+    return re.compile(rx + value + re.escape(f.suffix))
+
+
+@dataclass(frozen=True)
+class StepForm:
+    """A step line's counter: ``label N / M close`` (MindFormers' ``step:[N/M]``,
+    Megatron's ``iteration N/ M |``; ``gap``: at least one blank after the label), and
+    optionally an epoch counter ``label E / NE close`` on the same line; the global step is
+    ``N + (E - 1) * M``."""
+
+    label: bytes
+    close: bytes
+    gap: bool = False
+    epoch_label: bytes = b""
+    epoch_close: bytes = b""
+
+
+class Chunk:
+    """The chunk's bytes as an array, with its line ends and the positions of each byte
+    already searched for."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.a = np.frombuffer(data + b"\n" * PAD, np.uint8)
+        self.size = len(data)
+        # every line's end, the last one's too when the chunk does not end with a newline
+        last = self.size + (not data.endswith(b"\n") and self.size > 0)
+        self.ends = np.flatnonzero(self.a[:last] == 10)
+        self.sample = min(self.size, 1 << 18)
+        self.freq = np.bincount(self.a[: self.sample], minlength=256)
+        self._hits: dict[int, np.ndarray] = {}
+
+    def hits(self, byte: int) -> np.ndarray:
+        if byte not in self._hits:
+            self._hits[byte] = np.flatnonzero(self.a[: self.size] == byte)
+        return self._hits[byte]
+
+    def find(self, label: bytes) -> np.ndarray:
+        """Start positions of every occurrence of ``label``, ascending: from one of its
+        bytes (a rare one, or one already searched for: a pass over the chunk costs about
+        as much as filtering half its length), filtered by the two bytes that
+        rule out most candidates in the chunk's first part, then checked whole."""
+        arr = np.frombuffer(label, np.uint8)
+        est = self.freq[arr] * (self.size / max(1, self.sample))
+        searched = np.array([int(b) in self._hits for b in arr])
+        anchor = int(np.argmin(est + np.where(searched, 0, self.size / 2)))
+        cand = self.hits(int(arr[anchor])) - anchor
+        cand = cand[(cand >= 0) & (cand + len(label) <= self.size)]
+        if len(label) == 1 or not cand.size:
+            return cand
+        early = cand[: np.searchsorted(cand, self.sample)]
+        rate = np.array(
+            [(self.a[early + j] == b).mean() if early.size else 0.0 for j, b in enumerate(arr)]
+        )
+        rate[anchor] = 2.0
+        for j in np.argsort(rate)[:2]:
+            if j != anchor:
+                cand = cand[self.a[cand + j] == arr[j]]
+        if len(label) <= 3 or not cand.size:
+            return cand
+        view = np.lib.stride_tricks.sliding_window_view(self.a, len(label))
+        return cand[(view[cand] == arr).all(axis=1)]
+
+    def line(self, pos: np.ndarray) -> np.ndarray:
+        """The index of the line each position is on."""
+        return np.searchsorted(self.ends, pos)
+
+
+def _overlaps(label: bytes) -> bool:
+    return any(label[:k] == label[-k:] for k in range(1, len(label)))
+
+
+def skip(c: Chunk, pos: np.ndarray, rules: Skip) -> np.ndarray:
+    """``pos`` moved past each rule's bytes (at most its count; ``None``: any number below
+    MAX_TOKEN, at which the row reads as undecided, -1)."""
+    pos = pos.copy()
+    for chars, most in rules:
+        allowed = np.zeros(256, bool)
+        allowed[np.frombuffer(chars, np.uint8)] = True
+        move = allowed[c.a[np.maximum(pos, 0)]] & (pos >= 0)
+        if most == 1 or not move.any():
+            pos += move
+            continue
+        rows = np.flatnonzero(move)
+        start = pos[rows]
+        at = start + 1
+        while rows.size:
+            more = allowed[c.a[at]]
+            done = ~more
+            pos[rows[done]] = at[done]
+            rows, start, at = rows[more], start[more], at[more] + 1
+            long = at - start > MAX_TOKEN
+            pos[rows[long]] = -1
+            rows, start, at = rows[~long], start[~long], at[~long]
+    return pos
+
+
+@dataclass
+class Numbers:
+    """Parsed tokens: value, the position after the token, and which rows the scan could
+    not decide (to be read by the caller's pattern)."""
+
+    value: np.ndarray
+    end: np.ndarray
+    undecided: np.ndarray
+    integral: np.ndarray  # no dot and no exponent
+
+
+_TOKEN = re.compile(rb"[0-9.]*(?:[eE][-+]?[0-9]+)?")
+
+
+def numbers(c: Chunk, pos: np.ndarray) -> Numbers:
+    """The tokens ``[-+]?[0-9.]+([eE][-+]?[0-9]+)?`` starting at ``pos`` (-1: undecided)."""
+    undecided = pos < 0
+    p = np.where(undecided, 0, pos)
+    first = c.a[p]
+    neg = first == 45
+    p = p + (neg | (first == 43))
+    if p.size > 1:
+        # a column that prints the same text on every row (loss scale, a constant rate,
+        # the skipped counts): the first row's token and the byte after it, compared
+        p0 = int(p[0])
+        text = c.a[p0 : p0 + len(_TOKEN.match(c.data, p0).group(0)) + 1]
+        same = True
+        for j, b in enumerate(text):
+            if not (c.a[p + j] == b).all():
+                same = False
+                break
+        if same:
+            one = _parse(c, p[:1])
+            return Numbers(
+                np.where(neg, -one.value[0], one.value[0]),
+                p - p0 + one.end[0],
+                undecided | one.undecided[0],
+                np.full(p.size, one.integral[0]),
+            )
+    out = _parse(c, p)
+    value = np.where(neg, -out.value, out.value)
+    return Numbers(value, out.end, undecided | out.undecided, out.integral)
+
+
+def _parse(c: Chunk, p: np.ndarray) -> Numbers:
+    """Each row's unsigned token at ``p``: value, end position, undecided, integral."""
+    a = c.a
+    n = p.size
+    mant = np.zeros(n, np.int64)
+    digits = np.zeros(n, np.int64)
+    frac = np.zeros(n, np.int64)
+    dots = np.zeros(n, np.int64)
+    length = np.zeros(n, np.int64)
+    going = np.ones(n, bool)
+    for j in range(MAX_TOKEN):
+        d = a[p + j] - np.uint8(48)
+        isd = (d < 10) & going
+        isdot = (d == 254) & going  # "." - "0", wrapped
+        going = isd | isdot
+        if not going.any():
+            break
+        mant = np.where(isd, mant * 10 + d, mant)
+        frac += isd & (dots > 0)
+        digits += isd
+        dots += isdot
+        length += going
+    end = p + length
+    # an exponent counts only with a digit after it (as the pattern reads it)
+    ch = a[end]
+    has_e = (ch == 101) | (ch == 69)
+    sch = a[end + 1]
+    esign = np.where(sch == 45, -1, 1)
+    dstart = end + 1 + ((sch == 45) | (sch == 43))
+    expo = np.zeros(n, np.int64)
+    elen = np.zeros(n, np.int64)
+    more = has_e
+    for j in range(4):
+        e = a[dstart + j] - np.uint8(48)
+        more = more & (e < 10)
+        if not more.any():
+            break
+        expo = np.where(more, expo * 10 + e, expo)
+        elen += more
+    has_e &= elen > 0
+    end = np.where(has_e, dstart + elen, end)
+    scale = np.where(has_e, esign * expo, 0) - frac
+    undecided = (
+        (length == MAX_TOKEN)
+        | (elen > 3)
+        | (digits == 0)
+        | (dots > 1)
+        | (digits > _INT_LIMIT)
+        | (np.abs(scale) > 22)
+    )
+    s = np.clip(scale, -22, 22)
+    m = mant.astype(np.float64)
+    value = np.where(s >= 0, m * _P10[np.maximum(s, 0)], m / _P10[np.maximum(-s, 0)])
+    return Numbers(value, end, undecided, (dots == 0) & ~has_e)
+
+
+def starts_with(c: Chunk, pos: np.ndarray, text: bytes) -> np.ndarray:
+    ok = pos >= 0
+    for j, b in enumerate(text):
+        ok &= c.a[np.maximum(pos, 0) + j] == b
+    return ok
+
+
+def counter(
+    c: Chunk, label: bytes, close: bytes, gap: bool = False
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
+    """``label N / M close`` everywhere in the chunk (N and M plain integers, blanks
+    around the slash): the label positions where it is one, N, M, and whether a row could
+    not be decided. Other text that holds the label is left out."""
+    at = c.find(label)
+    p0 = at + len(label)
+    p = skip(c, p0, ((WS, None),))
+    keep = _digit_at(c, p) & ((p > p0) if gap else True)
+    undecided = bool((p < 0).any())
+    at, p = at[keep], p[keep]
+    first = numbers(c, p)
+    undecided |= bool(first.undecided.any())
+    keep = first.integral & ~first.undecided
+    at, n_in, q = at[keep], first.value[keep], first.end[keep]
+    q = skip(c, q, ((WS, None),))
+    keep = starts_with(c, q, b"/")
+    at, n_in, q = at[keep], n_in[keep], skip(c, q[keep] + 1, ((WS, None),))
+    keep = _digit_at(c, q)
+    at, n_in, q = at[keep], n_in[keep], q[keep]
+    second = numbers(c, q)
+    undecided |= bool(second.undecided.any())
+    keep = second.integral & ~second.undecided
+    at, n_in, total, r = at[keep], n_in[keep], second.value[keep], second.end[keep]
+    keep = starts_with(c, skip(c, r, ((WS, None),)), close)
+    return at[keep], n_in[keep], total[keep], undecided
+
+
+def _digit_at(c: Chunk, pos: np.ndarray) -> np.ndarray:
+    return (pos >= 0) & (c.a[np.maximum(pos, 0)] - np.uint8(48) < 10)
+
+
+class _Lines:
+    """The step lines of a chunk: where each begins and ends, to place a field on its
+    line."""
+
+    def __init__(self, c: Chunk, at: np.ndarray) -> None:
+        self.c = c
+        # one step per line: the first counter on it
+        self.index, first = np.unique(c.line(at), return_index=True)
+        self.first = first
+        self.hi = c.ends[self.index]
+        self.lo = np.where(self.index > 0, c.ends[np.maximum(self.index - 1, 0)] + 1, 0)
+        # every line of the chunk is a step line (nothing else can hold a field's text)
+        self.only = self.index.size == c.ends.size
+
+    def place(self, at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(which occurrences to keep, the step each is on): the first on each step
+        line, none elsewhere."""
+        n = self.index.size
+        if at.size == n and (at >= self.lo).all() and (at < self.hi).all():
+            return np.arange(n), np.arange(n)  # one on every step line, in order
+        lines = self.c.line(at)
+        idx = np.searchsorted(self.index, lines)
+        sel = np.flatnonzero(idx < n)
+        sel = sel[self.index[idx[sel]] == lines[sel]]
+        idx, first = np.unique(idx[sel], return_index=True)
+        return sel[first], idx
+
+
+def scan(
+    data: bytes, form: StepForm, fields: dict[str, Field]
+) -> tuple[np.ndarray, dict[str, np.ndarray]] | None:
+    """Steps (in file order) and each field's values on the step lines, or ``None`` when a
+    step counter cannot be decided here (the caller reads the chunk line by line)."""
+    c = Chunk(data)
+    at, n_in, per, undecided = counter(c, form.label, form.close, form.gap)
+    if undecided:
+        return None
+    lines = _Lines(c, at)
+    steps, per = n_in[lines.first], per[lines.first]
+    if form.epoch_label:
+        e_at, epoch, _total, e_undecided = counter(c, form.epoch_label, form.epoch_close)
+        if e_undecided:
+            return None
+        sel, idx = lines.place(e_at)
+        steps = steps.copy()
+        steps[idx] += (epoch[sel] - 1) * per[idx]
+    cols: dict[str, np.ndarray] = {}
+    for name, f in fields.items():
+        col = _field(c, f, lines)
+        if col is not None:
+            cols[name] = col
+    return steps.astype(np.int64), cols
+
+
+def _field(c: Chunk, f: Field, lines: _Lines) -> np.ndarray | None:
+    if lines.only and not f.varying:
+        const = _constant(c, f, lines)
+        if const is not None:
+            return np.full(lines.index.size, const)
+    at = c.find(f.label)
+    if not at.size:
+        return None
+    sel, idx = lines.place(at)
+    if not sel.size:
+        return None
+    at = at[sel]
+    out = np.full(lines.index.size, np.nan)
+    p = skip(c, at + len(f.label), f.skip)
+    if f.words:
+        val = np.full(at.size, np.nan)
+        for k, word in enumerate(f.words):
+            val[starts_with(c, p, word)] = 1.0 - k
+        out[idx] = val
+        return out
+    num = numbers(c, p)
+    val = num.value
+    bad = num.undecided
+    if f.suffix:
+        bad = bad | ~starts_with(c, np.where(bad, -1, num.end), f.suffix)
+    if bad.any():
+        val = val.copy()
+        for i in np.flatnonzero(bad):
+            m = f.pattern.match(c.data, int(at[i]))
+            val[i] = _float(m.group(1)) if m else np.nan
+    out[idx] = val
+    return out
+
+
+def _constant(c: Chunk, f: Field, lines: _Lines) -> float | None:
+    """The field's value when every step line prints the same text for it (loss scale,
+    skipped counts, a constant rate): the first line's text, and the byte after it,
+    counted in the chunk (all of whose lines are step lines), instead of a search."""
+    m = f.pattern.search(c.data, int(lines.lo[0]), int(lines.hi[0]))
+    if m is None:
+        return None
+    if c.data.count(c.data[m.start() : m.end() + 1]) != lines.index.size:
+        return None
+    return _float(m.group(1))
+
+
+_WORDS = {b"True": 1.0, b"False": 0.0}
+
+
+def _float(v: bytes) -> float:
+    if v in _WORDS:
+        return _WORDS[v]
+    try:
+        return float(v)
+    except ValueError:
+        return float("nan")

@@ -1,0 +1,146 @@
+"""The vectorized chunk scan (load/losslog_scan.py) reads what the line-by-line patterns
+read: hypothesis writes chunks of both frameworks' step lines with odd numbers, missing
+fields, padding and other lines between them, and both readers must agree on every step
+and every value (NaN where a line prints none). ``CFGLINT_FUZZ_EXAMPLES`` sets how many
+chunks (80 in CI)."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from cfglint.load import losslog  # noqa: E402
+from cfglint.load.losslog import SERIES  # noqa: E402
+from cfglint.load.losslog_scan import Chunk, numbers, scan  # noqa: E402
+
+ODD = ["nan", "NAN", "inf", "-inf", "1.2.3", "-", "1e", "1e400", ".5", "5.", "+3",
+       "12345678901234567", "0.30000000000000004", "1E-05", "9.999999E+22", "abc", ""]  # fmt: skip
+
+
+@st.composite
+def number(draw) -> str:
+    kind = draw(st.integers(0, 5))
+    x = draw(st.floats(-1e6, 1e6, allow_nan=False))
+    if kind == 0:
+        return f"{x:.6E}"
+    if kind == 1:
+        return f"{x:.3f}"
+    if kind == 2:
+        return repr(x)
+    if kind == 3:
+        return str(draw(st.integers(0, 10**6)))
+    if kind == 4:
+        return f"{abs(x):g}"
+    return draw(st.sampled_from(ODD))
+
+
+def _mg_line(draw, step: int) -> str:
+    parts = [f" [2026-01-01 00:00:00.000000] iteration {step:{draw(st.sampled_from(['', '8']))}}"
+             f"/{draw(st.sampled_from(['  100', '100']))} |"]  # fmt: skip
+    for label in (
+        "consumed samples:",
+        "elapsed time per iteration (ms):",
+        "learning rate:",
+        "lm loss:",
+        "loss scale:",
+        "grad norm:",
+        "number of skipped iterations:",
+        "number of nan iterations:",
+    ):
+        if draw(st.integers(0, 9)):  # most lines print every field
+            pad = "   " if "number" in label and draw(st.booleans()) else " "
+            parts.append(f" {label}{pad}{draw(number())} |")
+    return "".join(parts) + "\n"
+
+
+def _mf_line(draw, step: int, epoch: bool) -> str:
+    head = f"{{ Epoch:[  1/  2], step:[{step:5d}/ 9999], " if epoch else f"step:[{step}/9999], "
+    loss = draw(number())
+    loss_text = f"loss: {loss}" if draw(st.booleans()) else f"loss:[{loss}/{draw(number())}]"
+    if not epoch:
+        loss_text = "x], " + loss_text
+    fields = [
+        f"per_step_time: {draw(number())}ms",
+        f"lr: {draw(st.sampled_from(['', '[']))}{draw(number())}{draw(st.sampled_from(['', ']']))}",
+        f"overflow cond: {draw(st.sampled_from(['True', 'False', 'Maybe']))}",
+        f"loss_scale: {draw(number())}",
+        f"global_norm: [{draw(number())}]",
+        f"train_throughput_per_npu: {draw(number())}T",
+    ]
+    kept = [f for f in fields if draw(st.integers(0, 9))]
+    return f"2026 - INFO - {head}{loss_text}, " + ", ".join(kept) + "\n"
+
+
+OTHER = [
+    " validation loss at iteration 7000 | lm loss value: 7.174200E+00 |\n",
+    "note | grad norm: 99.0 | from something else\n",
+    "- INFO -    0.0% |        | 0.00600 samples/s/p  25 days, 2:07:47 }\n",
+    "Current global norm [44.313248] of step 1 has been 1 consecutive times\n",
+    "\n",
+]
+
+
+@st.composite
+def chunk(draw) -> tuple[bytes, str]:
+    framework = draw(st.sampled_from(["megatron", "mindformers"]))
+    epoch = draw(st.booleans())
+    out = []
+    for i in range(draw(st.integers(1, 12))):
+        if draw(st.integers(0, 5)) == 0:
+            out.append(draw(st.sampled_from(OTHER)))
+        step = draw(st.integers(0, 10**6)) if draw(st.integers(0, 7)) == 0 else i + 1
+        out.append(_mg_line(draw, step) if framework == "megatron" else _mf_line(draw, step, epoch))
+    text = "".join(out)
+    if draw(st.booleans()):
+        text = text.rstrip("\n")
+    return text.encode(), framework
+
+
+def _same(a: np.ndarray | None, b: np.ndarray | None, n: int) -> bool:
+    a = np.full(n, np.nan) if a is None else a
+    b = np.full(n, np.nan) if b is None else b
+    return np.array_equal(a, b, equal_nan=True)
+
+
+EXAMPLES = int(os.environ.get("CFGLINT_FUZZ_EXAMPLES", "80"))
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+@given(chunk())
+def test_scan_reads_what_the_patterns_read(case: tuple[bytes, str]) -> None:
+    data, framework = case
+    form, fields = (
+        (losslog._MG_FORM, losslog._MG_SCAN)
+        if framework == "megatron"
+        else (losslog._MF_FORM, losslog._MF_SCAN)
+    )
+    fast = scan(data, form, fields)
+    slow = losslog._parse_lines(data, framework)
+    if fast is None:
+        return  # a counter the scan cannot decide: the caller reads line by line
+    assert fast[0].tolist() == slow[0].tolist()
+    for name in SERIES:
+        assert _same(fast[1].get(name), slow[1].get(name), fast[0].size), name
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["1.000243E+01", "0.1", "44.313248", "6.000E-05", "95313.572", "1e-05", "0", "7.", ".25",
+     "123456789012345", "2.2250738585072014E-10", "9.999999E+22", "5E+22", "3e-22"],
+)  # fmt: skip
+def test_numbers_equal_python_float(text: str) -> None:
+    for data, at in (
+        (f" {text} |\n" * 3, [1, len(text) + 5, 2 * len(text) + 9]),  # one text: parsed once
+        (f" {text} |\n 1.5 |\n", [1, len(text) + 5]),  # varying: every row parsed
+    ):
+        num = numbers(Chunk(data.encode()), np.array(at))
+        assert not num.undecided[0] or len(text.replace(".", "")) > 15
+        if not num.undecided[0]:
+            assert num.value[0] == float(text)
+            assert num.end[0] == 1 + len(text)
