@@ -252,14 +252,17 @@ class _Acc:
         if not self.steps:
             return RunLog(path, framework)
         raw = np.concatenate(self.steps)
-        restarts = _restarts(raw)
-        # a resumed run repeats steps: the later print is the run that went on
-        rev = raw[::-1]
-        uniq, first_in_rev = np.unique(rev, return_index=True)
-        keep = raw.size - 1 - first_in_rev
+        if raw.size < 2 or bool((raw[1:] > raw[:-1]).all()):
+            uniq, keep, restarts = raw, None, []  # in order, each step once: no sort
+        else:
+            restarts = _restarts(raw)
+            # a resumed run repeats steps: the later print is the run that went on
+            uniq, first_in_rev = np.unique(raw[::-1], return_index=True)
+            keep = raw.size - 1 - first_in_rev
         series = {}
         for k in SERIES:
-            col = np.concatenate(self.cols[k])[keep]
+            col = np.concatenate(self.cols[k])
+            col = col if keep is None else col[keep]
             if np.isfinite(col).any():
                 series[k] = col
         return RunLog(

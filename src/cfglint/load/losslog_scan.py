@@ -74,6 +74,22 @@ class StepForm:
     epoch_label: bytes = b""
     epoch_close: bytes = b""
 
+    @property
+    def epoch_pattern(self) -> re.Pattern[bytes]:
+        """The epoch counter (group 1 the epoch) as a regular expression."""
+        ws = b"[" + re.escape(WS) + b"]*"
+        return re.compile(
+            re.escape(self.epoch_label)
+            + ws
+            + rb"(\d{1,18})"
+            + ws
+            + b"/"
+            + ws
+            + rb"\d{1,18}"
+            + ws
+            + re.escape(self.epoch_close)
+        )
+
 
 class Chunk:
     """The chunk's bytes as an array, with its line ends and the positions of each byte
@@ -335,25 +351,61 @@ def scan(
     lines = _Lines(c, at)
     steps, per = n_in[lines.first], per[lines.first]
     if form.epoch_label:
-        e_at, epoch, _total, e_undecided = counter(c, form.epoch_label, form.epoch_close)
-        if e_undecided:
-            return None
-        sel, idx = lines.place(e_at)
-        steps = steps.copy()
-        steps[idx] += (epoch[sel] - 1) * per[idx]
-    cols: dict[str, np.ndarray] = {}
+        same = _constants(c, {"epoch": form.epoch_pattern}, lines)
+        if "epoch" in same:  # one epoch throughout the chunk
+            steps = steps + (same["epoch"] - 1) * per
+        else:
+            e_at, epoch, _total, e_undecided = counter(c, form.epoch_label, form.epoch_close)
+            if e_undecided:
+                return None
+            sel, idx = lines.place(e_at)
+            steps = steps.copy()
+            steps[idx] += (epoch[sel] - 1) * per[idx]
+    same = _constants(c, {k: f.pattern for k, f in fields.items() if not f.varying}, lines)
+    cols = {name: np.full(steps.size, v) for name, v in same.items()}
     for name, f in fields.items():
-        col = _field(c, f, lines)
-        if col is not None:
+        if name not in same and (col := _field(c, f, lines)) is not None:
             cols[name] = col
-    return steps.astype(np.int64), cols
+    return steps.astype(np.int64), {k: cols[k] for k in fields if k in cols}
+
+
+def _constants(c: Chunk, patterns: dict[str, re.Pattern[bytes]], lines: _Lines) -> dict[str, float]:
+    """The fields whose text is the same on every step line (loss scale, skipped counts, a
+    constant rate), when every line of the chunk is a step line: the first line's text of
+    each, with the byte after it, counted in the chunk instead of searched field by field.
+    Fields printed next to each other are counted as one stretch of text first."""
+    if not lines.only or not lines.index.size:
+        return {}
+    lo, hi = int(lines.lo[0]), int(lines.hi[0])
+    spans = []
+    for name, pattern in patterns.items():
+        m = pattern.search(c.data, lo, hi)
+        if m is not None:
+            spans.append((m.start(), m.end() + 1, name, _float(m.group(1))))
+    spans.sort()
+    groups: list[list[tuple[int, int, str, float]]] = []
+    for sp in spans:
+        prev = groups[-1][-1] if groups else None
+        if prev and prev[1] <= sp[0] <= prev[1] + 16 and not _DIGIT.search(c.data, prev[1], sp[0]):
+            groups[-1].append(sp)
+        else:
+            groups.append([sp])
+    n = lines.index.size
+    out: dict[str, float] = {}
+    for g in groups:
+        if len(g) > 1 and c.data.count(c.data[g[0][0] : g[-1][1]]) == n:
+            out.update((name, v) for _a, _b, name, v in g)
+            continue
+        for a, b, name, v in g:
+            if c.data.count(c.data[a:b]) == n:
+                out[name] = v
+    return out
+
+
+_DIGIT = re.compile(rb"[0-9]")
 
 
 def _field(c: Chunk, f: Field, lines: _Lines) -> np.ndarray | None:
-    if lines.only and not f.varying:
-        const = _constant(c, f, lines)
-        if const is not None:
-            return np.full(lines.index.size, const)
     at = c.find(f.label)
     if not at.size:
         return None
@@ -381,18 +433,6 @@ def _field(c: Chunk, f: Field, lines: _Lines) -> np.ndarray | None:
             val[i] = _float(m.group(1)) if m else np.nan
     out[idx] = val
     return out
-
-
-def _constant(c: Chunk, f: Field, lines: _Lines) -> float | None:
-    """The field's value when every step line prints the same text for it (loss scale,
-    skipped counts, a constant rate): the first line's text, and the byte after it,
-    counted in the chunk (all of whose lines are step lines), instead of a search."""
-    m = f.pattern.search(c.data, int(lines.lo[0]), int(lines.hi[0]))
-    if m is None:
-        return None
-    if c.data.count(c.data[m.start() : m.end() + 1]) != lines.index.size:
-        return None
-    return _float(m.group(1))
 
 
 _WORDS = {b"True": 1.0, b"False": 0.0}

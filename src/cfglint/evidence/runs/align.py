@@ -37,7 +37,12 @@ class Pair:
 
 def align(a: RunLog, b: RunLog) -> Pair:
     """Common steps (by iteration number), with notes on intervals, gaps and restarts."""
-    steps, ia, ib = np.intersect1d(a.steps, b.steps, assume_unique=True, return_indices=True)
+    if np.array_equal(a.steps, b.steps):  # both logged the same steps: no sort
+        steps, ia, ib = a.steps, np.arange(a.steps.size), np.arange(b.steps.size)
+    else:
+        steps, ia, ib = np.intersect1d(
+            a.steps, b.steps, assume_unique=True, return_indices=True
+        )
     notes = [*describe(a), *describe(b)]
     if a.interval() != b.interval():
         notes.append(
