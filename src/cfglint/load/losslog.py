@@ -59,7 +59,7 @@ SERIES = (
 )
 # Step numbers are bounded to 18 digits: int() of a 5,000-digit run would raise.
 _MG_STEP = re.compile(rb"iteration\s+(\d{1,18})\s*/\s*\d{1,18}\s*\|")
-_MG_FORM = StepForm(b"iteration", b"|", gap=True)
+_MG_FORM = StepForm(b"iteration", b"|", gap=True, pattern=_MG_STEP)
 _MG_SCAN: dict[str, Field] = {
     "loss": Field(b"| lm loss: ", varying=True),
     "grad_norm": Field(b"| grad norm: ", varying=True),
@@ -70,12 +70,30 @@ _MG_SCAN: dict[str, Field] = {
     "step_time_ms": Field(b"| elapsed time per iteration (ms): "),
     "throughput": Field(b"| throughput per GPU (TFLOP/s/GPU): "),
 }
-_MF_STEP = re.compile(
-    rb"Epoch:\[\s*(\d{1,9})\s*/\s*\d{1,9}\s*\],\s*step:\[\s*(\d{1,18})\s*/\s*(\d{1,18})\s*\]"
-)
+
+
+def _mf_step(groups: tuple[bool, bool]) -> re.Pattern[bytes]:
+    """MindFormers' ``Epoch:[E/NE], step:[N/M]``, N always a group, E and M as asked."""
+    epoch, per = (rb"(\d{1,9})" if g else rb"\d{1,9}" for g in groups)
+    return re.compile(
+        rb"Epoch:\[\s*"
+        + epoch
+        + rb"\s*/\s*\d{1,9}\s*\],\s*step:\[\s*(\d{1,18})\s*/\s*"
+        + per.replace(b"9", b"18")
+        + rb"\s*\]"
+    )
+
+
+_MF_STEP = _mf_step((True, True))
 # older MindFormers (and some callbacks) print "step:[N/M]" without the epoch
 _MF_STEP_ONLY = re.compile(rb"step:\[\s*(\d{1,18})\s*/\s*(\d{1,18})\s*\]")
-_MF_FORM = StepForm(b"step:[", b"]", epoch_label=b"Epoch:[", epoch_close=b"]")
+_MF_FORM = StepForm(
+    b"step:[",
+    b"]",
+    epoch_label=b"Epoch:[",
+    epoch_close=b"]",
+    pattern=_mf_step((False, False)),
+)
 _BRACKET = ((b"[", 1), (WS, None))  # a value printed as a one-element array: "[1.5]"
 _MF_SCAN: dict[str, Field] = {
     # sink mode "loss: 10.1", otherwise "loss:[10.1/10.2]" (the step's, then the mean)
@@ -221,10 +239,12 @@ def _read_range(
                 nl = chunk.find(b"\n", max(0, end - pos - 1))
                 chunk = chunk[: nl + 1] if nl >= 0 else chunk
             if chunk:
-                lines += chunk.count(b"\n")
+                counted = None
                 for fw in out:
                     if framework in (None, fw) and _MARKS[fw] in chunk:
-                        out[fw].append(_parse_chunk(chunk, fw))
+                        steps, cols, counted = _parse_chunk(chunk, fw)
+                        out[fw].append((steps, cols))
+                lines += chunk.count(b"\n") if counted is None else counted
             pos += len(chunk)
             if not buf:
                 break
@@ -280,15 +300,13 @@ def _restarts(raw: np.ndarray) -> list[tuple[int, int]]:
     return out
 
 
-def _parse_chunk(chunk: bytes, framework: str) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    fast = (
-        scan(chunk, _MG_FORM, _MG_SCAN)
-        if framework == "megatron"
-        else scan(chunk, _MF_FORM, _MF_SCAN)
-    )
+def _parse_chunk(chunk: bytes, framework: str) -> tuple[np.ndarray, dict[str, np.ndarray], int]:
+    """Steps, series and the chunk's newlines (the scan has found them already)."""
+    form, fields = (_MG_FORM, _MG_SCAN) if framework == "megatron" else (_MF_FORM, _MF_SCAN)
+    fast = scan(chunk, form, fields)
     if fast is not None:
         return fast
-    return _parse_lines(chunk, framework)
+    return (*_parse_lines(chunk, framework), chunk.count(b"\n"))
 
 
 def _parse_lines(chunk: bytes, framework: str) -> tuple[np.ndarray, dict[str, np.ndarray]]:

@@ -73,6 +73,9 @@ class StepForm:
     gap: bool = False
     epoch_label: bytes = b""
     epoch_close: bytes = b""
+    # the counter as a pattern (group 1: N; with the epoch counter before it, when the form
+    # has one): its matches are the steps when there is one a line (in the first epoch)
+    pattern: re.Pattern[bytes] | None = None
 
     @property
     def epoch_pattern(self) -> re.Pattern[bytes]:
@@ -315,11 +318,13 @@ class _Lines:
     """The step lines of a chunk: where each begins and ends, to place a field on its
     line."""
 
-    def __init__(self, c: Chunk, at: np.ndarray) -> None:
+    def __init__(self, c: Chunk, at: np.ndarray | None) -> None:
+        """``at``: the counters' positions (``None``: one on every line, in order)."""
         self.c = c
-        # one step per line: the first counter on it
-        self.index, first = np.unique(c.line(at), return_index=True)
-        self.first = first
+        if at is None:
+            self.index = self.first = np.arange(c.ends.size)
+        else:  # one step per line: the first counter on it
+            self.index, self.first = np.unique(c.line(at), return_index=True)
         self.hi = c.ends[self.index]
         self.lo = np.where(self.index > 0, c.ends[np.maximum(self.index - 1, 0)] + 1, 0)
         # every line of the chunk is a step line (nothing else can hold a field's text)
@@ -341,10 +346,24 @@ class _Lines:
 
 def scan(
     data: bytes, form: StepForm, fields: dict[str, Field]
-) -> tuple[np.ndarray, dict[str, np.ndarray]] | None:
-    """Steps (in file order) and each field's values on the step lines, or ``None`` when a
-    step counter cannot be decided here (the caller reads the chunk line by line)."""
+) -> tuple[np.ndarray, dict[str, np.ndarray], int] | None:
+    """Steps (in file order), each field's values on the step lines and the chunk's
+    newlines, or ``None`` when a step counter cannot be decided here (the caller reads the
+    chunk line by line)."""
     c = Chunk(data)
+    if form.pattern is not None:
+        # the step pattern's own reading, when it finds one counter a line: the line-by-line
+        # reader takes the steps from the same pattern
+        found = form.pattern.findall(data)
+        if len(found) == c.ends.size:
+            lines = _Lines(c, None)
+            # with an epoch counter: only when every line is in the first epoch (N is the
+            # global step)
+            first = not form.epoch_label or _constants(c, {"epoch": form.epoch_pattern}, lines) == {
+                "epoch": 1.0
+            }
+            if first:
+                return _fields(c, np.array(found, dtype=np.int64), lines, fields)
     at, n_in, per, undecided = counter(c, form.label, form.close, form.gap)
     if undecided:
         return None
@@ -361,12 +380,19 @@ def scan(
             sel, idx = lines.place(e_at)
             steps = steps.copy()
             steps[idx] += (epoch[sel] - 1) * per[idx]
+    return _fields(c, steps, lines, fields)
+
+
+def _fields(
+    c: Chunk, steps: np.ndarray, lines: _Lines, fields: dict[str, Field]
+) -> tuple[np.ndarray, dict[str, np.ndarray], int]:
     same = _constants(c, {k: f.pattern for k, f in fields.items() if not f.varying}, lines)
     cols = {name: np.full(steps.size, v) for name, v in same.items()}
     for name, f in fields.items():
         if name not in same and (col := _field(c, f, lines)) is not None:
             cols[name] = col
-    return steps.astype(np.int64), {k: cols[k] for k in fields if k in cols}
+    newlines = c.ends.size - (c.size > 0 and not c.data.endswith(b"\n"))
+    return steps.astype(np.int64), {k: cols[k] for k in fields if k in cols}, newlines
 
 
 def _constants(c: Chunk, patterns: dict[str, re.Pattern[bytes]], lines: _Lines) -> dict[str, float]:
