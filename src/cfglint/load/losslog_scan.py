@@ -412,7 +412,10 @@ def _constants(c: Chunk, patterns: dict[str, re.Pattern[bytes]], lines: _Lines) 
     groups: list[list[tuple[int, int, str, float]]] = []
     for sp in spans:
         prev = groups[-1][-1] if groups else None
-        if prev and prev[1] <= sp[0] <= prev[1] + 16 and not _DIGIT.search(c.data, prev[1], sp[0]):
+        # the next field's text starts at the byte after the previous value, or a few
+        # bytes (no digits) later
+        near = prev is not None and prev[1] - 1 <= sp[0] <= prev[1] + 16
+        if near and not _DIGIT.search(c.data, prev[1], sp[0]):
             groups[-1].append(sp)
         else:
             groups.append([sp])
@@ -432,6 +435,8 @@ _DIGIT = re.compile(rb"[0-9]")
 
 
 def _field(c: Chunk, f: Field, lines: _Lines) -> np.ndarray | None:
+    if f.label not in c.data:  # a field this log does not print: no pass over the chunk
+        return None
     at = c.find(f.label)
     if not at.size:
         return None
