@@ -22,8 +22,6 @@ import numpy as np
 
 # whitespace as ``\\s`` in a bytes pattern reads it, except the newline that ends a line
 WS = b" \t\x0b\x0c\r"
-# bytes every chunk is padded with, so that a window read past a line's end stays inside
-PAD = 128
 # a token longer than this is read by the caller's pattern
 MAX_TOKEN = 40
 _P10 = 10.0 ** np.arange(23)
@@ -94,24 +92,44 @@ class StepForm:
         )
 
 
+_SCRATCH = np.zeros(0, bool)
+
+
+def _equal(a: np.ndarray, byte: int) -> np.ndarray:
+    """``a == byte`` into one reused buffer: a fresh array the chunk's size costs a page
+    fault every few kilobytes, each time."""
+    global _SCRATCH
+    if _SCRATCH.size < a.size:
+        _SCRATCH = np.zeros(a.size, bool)
+    out = _SCRATCH[: a.size]
+    np.equal(a, byte, out=out)
+    return out
+
+
 class Chunk:
     """The chunk's bytes as an array, with its line ends and the positions of each byte
     already searched for."""
 
     def __init__(self, data: bytes) -> None:
         self.data = data
-        self.a = np.frombuffer(data + b"\n" * PAD, np.uint8)
         self.size = len(data)
+        # reads past the end are clipped to the last byte, a newline, which ends every
+        # token (a chunk without one, a file's last line, gets one in a copy)
+        self.a = np.frombuffer(data if data.endswith(b"\n") else data + b"\n", np.uint8)
         # every line's end, the last one's too when the chunk does not end with a newline
         last = self.size + (not data.endswith(b"\n") and self.size > 0)
-        self.ends = np.flatnonzero(self.a[:last] == 10)
+        self.ends = np.flatnonzero(_equal(self.a[:last], 10))
         self.sample = min(self.size, 1 << 18)
         self.freq = np.bincount(self.a[: self.sample], minlength=256)
         self._hits: dict[int, np.ndarray] = {}
 
+    def at(self, pos: np.ndarray) -> np.ndarray:
+        """The byte at each position (past the end: the final newline)."""
+        return np.take(self.a, pos, mode="clip")
+
     def hits(self, byte: int) -> np.ndarray:
         if byte not in self._hits:
-            self._hits[byte] = np.flatnonzero(self.a[: self.size] == byte)
+            self._hits[byte] = np.flatnonzero(_equal(self.a[: self.size], byte))
         return self._hits[byte]
 
     def find(self, label: bytes) -> np.ndarray:
@@ -129,12 +147,12 @@ class Chunk:
             return cand
         early = cand[: np.searchsorted(cand, self.sample)]
         rate = np.array(
-            [(self.a[early + j] == b).mean() if early.size else 0.0 for j, b in enumerate(arr)]
+            [(self.at(early + j) == b).mean() if early.size else 0.0 for j, b in enumerate(arr)]
         )
         rate[anchor] = 2.0
         for j in np.argsort(rate)[:2]:
             if j != anchor:
-                cand = cand[self.a[cand + j] == arr[j]]
+                cand = cand[self.at(cand + j) == arr[j]]
         if len(label) <= 3 or not cand.size:
             return cand
         view = np.lib.stride_tricks.sliding_window_view(self.a, len(label))
@@ -156,7 +174,7 @@ def skip(c: Chunk, pos: np.ndarray, rules: Skip) -> np.ndarray:
     for chars, most in rules:
         allowed = np.zeros(256, bool)
         allowed[np.frombuffer(chars, np.uint8)] = True
-        move = allowed[c.a[np.maximum(pos, 0)]] & (pos >= 0)
+        move = allowed[c.at(pos)] & (pos >= 0)
         if most == 1 or not move.any():
             pos += move
             continue
@@ -164,7 +182,7 @@ def skip(c: Chunk, pos: np.ndarray, rules: Skip) -> np.ndarray:
         start = pos[rows]
         at = start + 1
         while rows.size:
-            more = allowed[c.a[at]]
+            more = allowed[c.at(at)]
             done = ~more
             pos[rows[done]] = at[done]
             rows, start, at = rows[more], start[more], at[more] + 1
@@ -192,7 +210,7 @@ def numbers(c: Chunk, pos: np.ndarray) -> Numbers:
     """The tokens ``[-+]?[0-9.]+([eE][-+]?[0-9]+)?`` starting at ``pos`` (-1: undecided)."""
     undecided = pos < 0
     p = np.where(undecided, 0, pos)
-    first = c.a[p]
+    first = c.at(p)
     neg = first == 45
     p = p + (neg | (first == 43))
     if p.size > 1:
@@ -202,7 +220,7 @@ def numbers(c: Chunk, pos: np.ndarray) -> Numbers:
         text = c.a[p0 : p0 + len(_TOKEN.match(c.data, p0).group(0)) + 1]
         same = True
         for j, b in enumerate(text):
-            if not (c.a[p + j] == b).all():
+            if not (c.at(p + j) == b).all():
                 same = False
                 break
         if same:
@@ -220,7 +238,6 @@ def numbers(c: Chunk, pos: np.ndarray) -> Numbers:
 
 def _parse(c: Chunk, p: np.ndarray) -> Numbers:
     """Each row's unsigned token at ``p``: value, end position, undecided, integral."""
-    a = c.a
     n = p.size
     mant = np.zeros(n, np.int64)
     digits = np.zeros(n, np.int64)
@@ -229,7 +246,7 @@ def _parse(c: Chunk, p: np.ndarray) -> Numbers:
     length = np.zeros(n, np.int64)
     going = np.ones(n, bool)
     for j in range(MAX_TOKEN):
-        d = a[p + j] - np.uint8(48)
+        d = c.at(p + j) - np.uint8(48)
         isd = (d < 10) & going
         isdot = (d == 254) & going  # "." - "0", wrapped
         going = isd | isdot
@@ -242,16 +259,16 @@ def _parse(c: Chunk, p: np.ndarray) -> Numbers:
         length += going
     end = p + length
     # an exponent counts only with a digit after it (as the pattern reads it)
-    ch = a[end]
+    ch = c.at(end)
     has_e = (ch == 101) | (ch == 69)
-    sch = a[end + 1]
+    sch = c.at(end + 1)
     esign = np.where(sch == 45, -1, 1)
     dstart = end + 1 + ((sch == 45) | (sch == 43))
     expo = np.zeros(n, np.int64)
     elen = np.zeros(n, np.int64)
     more = has_e
     for j in range(4):
-        e = a[dstart + j] - np.uint8(48)
+        e = c.at(dstart + j) - np.uint8(48)
         more = more & (e < 10)
         if not more.any():
             break
@@ -277,7 +294,7 @@ def _parse(c: Chunk, p: np.ndarray) -> Numbers:
 def starts_with(c: Chunk, pos: np.ndarray, text: bytes) -> np.ndarray:
     ok = pos >= 0
     for j, b in enumerate(text):
-        ok &= c.a[np.maximum(pos, 0) + j] == b
+        ok &= c.at(pos + j) == b
     return ok
 
 
@@ -311,7 +328,7 @@ def counter(
 
 
 def _digit_at(c: Chunk, pos: np.ndarray) -> np.ndarray:
-    return (pos >= 0) & (c.a[np.maximum(pos, 0)] - np.uint8(48) < 10)
+    return (pos >= 0) & (c.at(pos) - np.uint8(48) < 10)
 
 
 class _Lines:
@@ -434,16 +451,37 @@ def _constants(c: Chunk, patterns: dict[str, re.Pattern[bytes]], lines: _Lines) 
 _DIGIT = re.compile(rb"[0-9]")
 
 
+def _column(c: Chunk, f: Field, lines: _Lines) -> np.ndarray | None:
+    """The label's positions when every step line prints it where the first one does
+    (counted from the line's start: logs that pad their numbers keep their columns), else
+    ``None``."""
+    if not lines.index.size:
+        return None
+    lo = int(lines.lo[0])
+    m = f.pattern.search(c.data, lo, int(lines.hi[0]))
+    if m is None:
+        return None
+    at = lines.lo + (m.start() - lo)
+    inside = at + len(f.label) <= lines.hi
+    if not inside.all() or not starts_with(c, at, f.label).all():
+        return None
+    return at
+
+
 def _field(c: Chunk, f: Field, lines: _Lines) -> np.ndarray | None:
     if f.label not in c.data:  # a field this log does not print: no pass over the chunk
         return None
-    at = c.find(f.label)
-    if not at.size:
-        return None
-    sel, idx = lines.place(at)
-    if not sel.size:
-        return None
-    at = at[sel]
+    at = _column(c, f, lines)
+    if at is not None:
+        idx = np.arange(at.size)
+    else:
+        at = c.find(f.label)
+        if not at.size:
+            return None
+        sel, idx = lines.place(at)
+        if not sel.size:
+            return None
+        at = at[sel]
     out = np.full(lines.index.size, np.nan)
     p = skip(c, at + len(f.label), f.skip)
     if f.words:

@@ -40,9 +40,7 @@ def align(a: RunLog, b: RunLog) -> Pair:
     if np.array_equal(a.steps, b.steps):  # both logged the same steps: no sort
         steps, ia, ib = a.steps, np.arange(a.steps.size), np.arange(b.steps.size)
     else:
-        steps, ia, ib = np.intersect1d(
-            a.steps, b.steps, assume_unique=True, return_indices=True
-        )
+        steps, ia, ib = np.intersect1d(a.steps, b.steps, assume_unique=True, return_indices=True)
     notes = [*describe(a), *describe(b)]
     if a.interval() != b.interval():
         notes.append(
