@@ -137,6 +137,8 @@ class RunLog:
         if self.steps.size < 2:
             return 1
         d = np.diff(self.steps)
+        if bool((d == d[0]).all()):  # one interval throughout: no sort
+            return int(d[0])
         vals, counts = np.unique(d, return_counts=True)
         return int(vals[np.argmax(counts)])
 

@@ -22,11 +22,15 @@ class Pair:
     ia: np.ndarray  # index into a.steps of each common step
     ib: np.ndarray
     notes: list[str] = field(default_factory=list)
+    # both logs printed the same steps, every loss finite: the indices are the identity
+    whole: bool = False
 
     def series(self, side: str, name: str) -> np.ndarray | None:
         log, idx = (self.a, self.ia) if side == "a" else (self.b, self.ib)
         col = log.series.get(name)
-        return None if col is None else col[idx]
+        if col is None:
+            return None
+        return col if self.whole else col[idx]
 
     @property
     def diff(self) -> np.ndarray:
@@ -70,6 +74,9 @@ def align(a: RunLog, b: RunLog) -> Pair:
             f"{int((~both).sum())} common steps where a side printed a NaN or infinite loss "
             "are left out of the statistics (listed as events)"
         )
+    if both.all():
+        same = steps.size == a.steps.size == b.steps.size
+        return Pair(a, b, steps, ia, ib, notes, whole=same)
     return Pair(a, b, steps[both], ia[both], ib[both], notes)
 
 
