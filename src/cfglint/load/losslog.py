@@ -207,12 +207,15 @@ def _ranges(size: int) -> list[tuple[int, int]]:
     return list(itertools.pairwise(cuts))
 
 
+_Part = tuple[np.ndarray, dict[str, np.ndarray | float]]
+
+
 def _read_range(
     path: str, start: int, end: int, framework: str | None
-) -> tuple[dict[str, list[tuple[np.ndarray, dict[str, np.ndarray]]]], int]:
+) -> tuple[dict[str, list[_Part]], int]:
     """The parsed chunks of the lines that start in [start, end), per framework, and the
     number of lines read."""
-    out: dict[str, list[tuple[np.ndarray, dict[str, np.ndarray]]]] = {
+    out: dict[str, list[_Part]] = {
         "megatron": [],
         "mindformers": [],
     }
@@ -245,12 +248,21 @@ def _read_range(
                 for fw in out:
                     if framework in (None, fw) and _MARKS[fw] in chunk:
                         steps, cols, counted = _parse_chunk(chunk, fw)
-                        out[fw].append((steps, cols))
+                        out[fw].append((steps, _compact(cols)))
                 lines += chunk.count(b"\n") if counted is None else counted
             pos += len(chunk)
             if not buf:
                 break
     return out, lines
+
+
+def _compact(cols: dict[str, np.ndarray]) -> dict[str, np.ndarray | float]:
+    """A series with one value throughout the chunk as that value: a worker process sends
+    its chunks' series through a pipe, most of them constant (loss scale, skipped counts)."""
+    out: dict[str, np.ndarray | float] = {}
+    for k, col in cols.items():
+        out[k] = float(col[0]) if col.size and bool((col == col[0]).all()) else col
+    return out
 
 
 class _Acc:
@@ -261,14 +273,15 @@ class _Acc:
         self.cols: dict[str, list[np.ndarray]] = {k: [] for k in SERIES}
         self.count = 0
 
-    def add(self, part: tuple[np.ndarray, dict[str, np.ndarray]]) -> None:
+    def add(self, part: _Part) -> None:
         steps, cols = part
         if not steps.size:
             return
         self.count += steps.size
         self.steps.append(steps)
         for k in SERIES:
-            self.cols[k].append(cols.get(k, np.full(steps.size, np.nan)))
+            col = cols.get(k, np.nan)
+            self.cols[k].append(col if isinstance(col, np.ndarray) else np.full(steps.size, col))
 
     def finish(self, path: str, framework: str) -> RunLog:
         if not self.steps:
