@@ -73,6 +73,23 @@ def read_side(path: str, framework: str) -> Any:
         ) from None
 
 
+def _read_sides(args: Any) -> list[Any]:
+    """Both logs and the baselines: text logs read together (one pool of processes for
+    all), event files and anything that fails one by one (its own message)."""
+    sides = [(args.mf_log, "mindformers"), (args.mg_log, "megatron")]
+    sides += [(p, "megatron") for p in args.baseline]
+    from cfglint.load.tbevents import is_event_path
+
+    if not any(is_event_path(p) or os.path.isdir(p) for p, _ in sides):
+        from cfglint.load.losslog import read_run_logs
+
+        try:
+            return read_run_logs([(p, fw) for p, fw in sides])
+        except InputError:
+            pass  # read again one by one: the error names its side
+    return [read_side(p, fw) for p, fw in sides]
+
+
 def _lint(args: Any) -> tuple[Any, list[Any], dict[str, Any]]:
     """The lint report of the pair, its findings and both configured lr schedules."""
     from cfglint.check.pipeline import Options, lint
@@ -112,9 +129,7 @@ def cmd_logs(args: Any) -> int:
 
     if args.plot and not args.plot.lower().endswith(PLOT_KINDS):
         raise InputError(args.plot, "--plot writes a .png or an .html file")
-    a = read_side(args.mf_log, "mindformers")
-    b = read_side(args.mg_log, "megatron")
-    bases = [read_side(p, "megatron") for p in args.baseline]
+    a, b, *bases = _read_sides(args)
     lint_report, findings, schedules = _lint(args)
     judged = judge(a, b, bases, findings if (args.config or args.megatron) else None, schedules)
     if args.plot:

@@ -156,25 +156,50 @@ class RunLog:
         return _find_line(self.path, self.framework, step)
 
 
+# one chunk's steps and series (a series constant over the chunk sent as one number)
+_Part = tuple[np.ndarray, dict[str, np.ndarray | float]]
+
+
 def read_run_log(path: str, framework: str | None = None) -> RunLog:
     """The text log at ``path``; ``framework`` when the caller knows which side wrote it
     (else the kind with more step lines). A large log is read in byte ranges by several
     processes, each range owning the lines that start in it."""
-    with open_regular(path, what="training log") as fh:
-        size = os.fstat(fh.fileno()).st_size
-    end = min(size, MAX_BYTES)
-    ranges = _ranges(end)
-    if len(ranges) > 1:
+    return read_run_logs([(path, framework)])[0]
+
+
+def read_run_logs(logs: list[tuple[str, str | None]]) -> list[RunLog]:
+    """Several text logs (path, framework or ``None``), their byte ranges read by one pool
+    of processes: no pool started per log, and no core idle between two logs."""
+    sizes = []
+    for path, _fw in logs:
+        with open_regular(path, what="training log") as fh:
+            sizes.append(os.fstat(fh.fileno()).st_size)
+    tasks = [
+        (i, path, a, b, fw)
+        for i, ((path, fw), size) in enumerate(zip(logs, sizes, strict=True))
+        for a, b in _ranges(min(size, MAX_BYTES))
+    ]
+    if len(tasks) > len(logs):
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
         ctx = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(len(ranges), mp_context=ctx) as pool:
-            n = len(ranges)
-            starts, ends = [a for a, _ in ranges], [b for _, b in ranges]
-            parts = list(pool.map(_read_range, [path] * n, starts, ends, [framework] * n))
+        workers = min(os.cpu_count() or 1, MAX_WORKERS)
+        with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
+            cols = list(zip(*tasks, strict=True))
+            parts = list(pool.map(_read_range, *cols[1:]))
     else:
-        parts = [_read_range(path, 0, end, framework)]
+        parts = [_read_range(path, a, b, fw) for _i, path, a, b, fw in tasks]
+    out = []
+    for i, ((path, fw), size) in enumerate(zip(logs, sizes, strict=True)):
+        mine = [part for task, part in zip(tasks, parts, strict=True) if task[0] == i]
+        out.append(_assemble(path, fw, mine, size))
+    return out
+
+
+def _assemble(
+    path: str, framework: str | None, parts: list[tuple[dict[str, list[_Part]], int]], size: int
+) -> RunLog:
     acc = {fw: _Acc() for fw in ("megatron", "mindformers")}
     lines = 0
     for part, n in parts:
@@ -205,9 +230,6 @@ def _ranges(size: int) -> list[tuple[int, int]]:
     n = min(cpus, -(-size // (PARALLEL_MIN // 2)))
     cuts = [size * i // n for i in range(n + 1)]
     return list(itertools.pairwise(cuts))
-
-
-_Part = tuple[np.ndarray, dict[str, np.ndarray | float]]
 
 
 def _read_range(
