@@ -183,3 +183,37 @@ def test_hf_style_eps_from_the_config_class(tmp_path: Path) -> None:
     f = _finding(_lint(mf, mg), "STR008")
     assert f.values == {"mindformers": 1e-6, "megatron": 1e-5}
     assert "Qwen3Config" in f.message
+
+
+# -- the dataset seed of MindFormers' Megatron-dataset loader ------------------------------------
+DENSE = FIXTURES / "pairs" / "llama2_dense"
+
+
+def _dense_with(tmp_path: Path, old: str, new: str) -> Path:
+    """The aligned dense pair's MindFormers side with its global seed 42 and one edit."""
+    mf = _edited(DENSE / "llama2_7b_align.yaml", tmp_path, "seed: 1234\n", "seed: 42\n")
+    return _edited(mf, tmp_path, old, new)
+
+
+def test_loader_without_a_seed_key_orders_with_1234_not_the_global_seed(tmp_path: Path) -> None:
+    """BlendedMegatronDatasetDataLoader passes ``config.get("seed", 1234)`` to GPTDataset
+    (blended_megatron_dataloader.py:197): a run seeded 42 on both sides still orders its
+    samples with 1234 on MindFormers when the loader's config has no seed."""
+    mf = _dense_with(tmp_path, "      seed: 1234\n", "")
+    mg = _edited(DENSE / "pretrain_llama2_align.sh", tmp_path, "--seed 1234", "--seed 42")
+    r = _lint(mf, mg)
+    assert "DET001" not in _rules(r)
+    f = _finding(r, "DET007")
+    assert "1234" in f.message and "42" in f.message, f.message
+
+
+def test_random_seed_key_is_not_read_and_says_so(tmp_path: Path) -> None:
+    """The DeepSeek-V3 recipe writes ``random_seed: 1234`` in the loader's config with a
+    global seed of 0: the loader ignores the key and uses its default 1234, which is what
+    Megatron's --seed 1234 orders with. The global seeds differ (DET001); the data order
+    does not (no DET007), and the ignored key is an input warning."""
+    mf = _dense_with(tmp_path, "      seed: 1234\n", "      random_seed: 7\n")
+    r = _lint(mf, DENSE / "pretrain_llama2_align.sh")
+    assert "DET001" in _rules(r)
+    assert "DET007" not in _rules(r)
+    assert any("random_seed" in w.message for w in r.warnings), r.warnings

@@ -17,8 +17,17 @@ _PARALLEL_MODES = {
     "stand_alone": "stand_alone",
 }
 # dataset loaders that build Megatron's GPTDataset, whose sample order is a function of its
-# seed exactly as in Megatron
-_MEGATRON_DATASETS = ("BlendedMegatronDatasetDataLoader",)
+# seed exactly as in Megatron, with the seed each gives GPTDataset when its ``config:`` has no
+# ``seed`` key. The loader reads ``config.get("seed", 1234)`` and nothing else: not the global
+# seed, not ``random_seed`` (blended_megatron_dataloader.py:197, unchanged from the loader's
+# first commit d9f53e5f4 to fd4deebc1)
+_MEGATRON_DATASETS = {
+    "BlendedMegatronDatasetDataLoader": (
+        1234,
+        "MindFormers BlendedMegatronDatasetDataLoader (its config has no seed key; "
+        "blended_megatron_dataloader.py:197)",
+    ),
+}
 
 
 def read_other(view: MFView, cfg: Config) -> None:
@@ -55,7 +64,7 @@ def read_other(view: MFView, cfg: Config) -> None:
         d.seed = view.key("seed", view.comp("GeneralConfig", "top_level"), kind="int")
     use_par = view.key("use_parallel", view.comp("GeneralConfig", "top_level"), kind="bool")
     mode = parallel_mode(view)
-    d.data_seed = _data_seed(view, cfg)
+    d.data_seed = _data_seed(view)
     d.data_shuffle = _data_shuffle(view)
     if d.seed is not None and d.seed.known and not d.seed.value:
         d.seed_applied = Value.derived(
@@ -188,7 +197,7 @@ def _shuffle_handler(view: MFView) -> Value | None:
     return view.value(handler, knob) if found else None
 
 
-def _data_seed(view: MFView, cfg: Config) -> Value | None:
+def _data_seed(view: MFView) -> Value | None:
     """The seed that orders the samples. Only MindFormers' Megatron-dataset loader draws the
     same order as Megatron for the same seed (its GPTDataset config.seed); a MindRecord
     dataset is shuffled by MindSpore's sampler, whose order no Megatron seed reproduces."""
@@ -198,14 +207,16 @@ def _data_seed(view: MFView, cfg: Config) -> Value | None:
         # side reproduces that order, so there is no comparable knob (the data-set rows
         # compare what is read instead)
         return None
-    for key in ("train_dataset.data_loader.config.seed", "train_dataset.seed"):
-        n = view.node(key)
-        if n is not None:
-            return view.value(n, key, "int")
-    seed = cfg.determinism.seed
-    return Value.derived(
-        seed.value if seed is not None else None,
-        "seed",
-        "the dataset config has no seed: the global seed is used",
-        [seed],
-    )
+    knob = "train_dataset.data_loader.config.seed"
+    n = view.node(knob)
+    if n is not None:
+        return view.value(n, knob, "int")
+    ignored = view.node("train_dataset.data_loader.config.random_seed")
+    if ignored is not None:
+        view.warnings.append(
+            f"{ignored.path}:{ignored.line}: {loader.value} does not read config.random_seed "
+            "(it passes config.seed to GPTDataset): the dataset is ordered with the default "
+            "seed instead"
+        )
+    default, source = _MEGATRON_DATASETS[loader.value]
+    return Value.default(default, knob, source)
