@@ -217,3 +217,51 @@ def test_random_seed_key_is_not_read_and_says_so(tmp_path: Path) -> None:
     assert "DET001" in _rules(r)
     assert "DET007" not in _rules(r)
     assert any("random_seed" in w.message for w in r.warnings), r.warnings
+
+
+# -- MindSpeed-LLM's --seq-aux (the DeepSeek-V3 recipe: routing type none, --seq-aux) ----------
+QWEN3_MOE = FIXTURES / "pairs" / "qwen3_moe"
+
+
+DEEPSEEK3 = ("research__deepseek3__deepseek3_671b__pretrain_deepseek3_671b.yaml",)
+
+
+def _seq_aux_pair(tmp_path: Path, mg_flags: str, batch: int) -> Report:
+    """The published DeepSeek-V3 MindFormers recipe (legacy TopkRouterV2, an "expert"
+    balancing loss of 1e-4 over one sequence per micro-batch) against the aligned
+    MindSpeed-LLM MoE script with routing type and flags ``mg_flags``, a 1e-4 weight and
+    ``batch`` sequences per micro-batch."""
+    mf = need_shared("corpus", "mindformers", *DEEPSEEK3)
+    if batch != 1:
+        mf = _edited(mf, tmp_path, "batch_size: 1\n", f"batch_size: {batch}\n")
+    mg = _edited(
+        QWEN3_MOE / "pretrain_qwen3_moe_align.sh",
+        tmp_path,
+        "--moe-router-load-balancing-type aux_loss \\\n    --moe-aux-loss-coeff 0 \\",
+        f"--moe-router-load-balancing-type {mg_flags} \\\n    --moe-aux-loss-coeff 0.0001 \\",
+    )
+    mg = _edited(mg, tmp_path, "--micro-batch-size 2", f"--micro-batch-size {batch}")
+    return _lint(mf, mg)
+
+
+def test_seq_aux_on_routing_none_adds_the_loss(tmp_path: Path) -> None:
+    """MindSpeed-LLM's none routing with --seq-aux adds the sequence-wise loss weighted by
+    --moe-aux-loss-coeff (router.py:627-632 @ c77308a1); with one sequence per micro-batch it
+    is the micro-batch loss MindFormers adds. Nothing about balancing differs (before: a
+    false MOE020 error, "MindSpeed-LLM adds no loss")."""
+    r = _seq_aux_pair(tmp_path, "none --seq-aux", batch=1)
+    assert not {"MOE017", "MOE020"} & _rules(r), [f.message for f in r.findings]
+
+
+def test_seq_aux_over_several_sequences_is_another_method(tmp_path: Path) -> None:
+    """With two sequences per micro-batch the per-sequence loss is not the micro-batch one:
+    the method differs (MOE017), the weights do not (no MOE020)."""
+    r = _seq_aux_pair(tmp_path, "none --seq-aux", batch=2)
+    f = _finding(r, "MOE017")
+    assert "seq_aux_loss" in f.message and "--seq-aux" in f.message, f.message
+    assert "MOE020" not in _rules(r)
+
+
+def test_routing_none_without_seq_aux_adds_no_loss(tmp_path: Path) -> None:
+    r = _seq_aux_pair(tmp_path, "none", batch=1)
+    assert {"MOE017", "MOE020"} <= _rules(r)
