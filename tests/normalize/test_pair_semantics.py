@@ -265,3 +265,33 @@ def test_seq_aux_over_several_sequences_is_another_method(tmp_path: Path) -> Non
 def test_routing_none_without_seq_aux_adds_no_loss(tmp_path: Path) -> None:
     r = _seq_aux_pair(tmp_path, "none", batch=1)
     assert {"MOE017", "MOE020"} <= _rules(r)
+
+
+# -- MindSpeed's --noop-layers (the DeepSeek-V3 recipe pads 61 layers to 64 with no-op ones) ---
+def _noop_pair(tmp_path: Path, layers: int, noop: str) -> Report:
+    mg = _edited(
+        QWEN3_MOE / "pretrain_qwen3_moe_align.sh",
+        tmp_path,
+        "NUM_LAYERS=${NUM_LAYERS:-2}",
+        f"NUM_LAYERS={layers}",
+    )
+    mg = _edited(
+        mg,
+        tmp_path,
+        "--num-layers ${NUM_LAYERS} \\",
+        f"--num-layers ${{NUM_LAYERS}} --noop-layers {noop} \\",
+    )
+    return _lint(QWEN3_MOE / "qwen3_moe_align.yaml", mg)
+
+
+def test_noop_layers_do_not_count_as_layers(tmp_path: Path) -> None:
+    """Two computing layers on each side: MindSpeed-LLM's four with layers 2 and 3 no-op
+    (NoopTransformerLayer returns its input) are not a layer-count difference."""
+    assert "STR001" not in _rules(_noop_pair(tmp_path, 4, "2,3"))
+
+
+def test_noop_layers_listed_twice_count_once(tmp_path: Path) -> None:
+    """MindSpeed keeps the no-op layer numbers as a set: "3,3" is one no-op layer, so four
+    layers leave three computing ones against MindFormers' two."""
+    f = _finding(_noop_pair(tmp_path, 4, "3,3"), "STR001")
+    assert "3" in f.message and "no-op" in f.message, f.message
