@@ -108,17 +108,8 @@ def read_structure(view: MFView, cfg: Config) -> None:
             [f"{view.model_path}.seq_length", "train_dataset.data_loader.config.seq_length"],
             "int",
         ) or view.mcore_field("seq_length", "int")
-        if (
-            cfg.model_class in ("Qwen3Config", "Qwen3MoeConfig")
-            and s.qk_norm is not None
-            and s.qk_norm.origin.value != "file"
-        ):
-            s.qk_norm = Value.default(
-                True,
-                "qk_layernorm",
-                f"{view.model_cls.label} "  # type: ignore[union-attr]
-                "(Qwen3 always builds q/k layernorm)",
-            )
+        if cfg.model_class in ("Qwen3Config", "Qwen3MoeConfig") and s.qk_norm is not None:
+            s.qk_norm = _qwen3_qk_norm(view, s.qk_norm)
     else:
         s.normalization = class_fact(view, facts, "normalization", "normalization")
         s.activation = class_fact(view, facts, "activation", "hidden_act")
@@ -316,3 +307,23 @@ def _mcore_activation(view: MFView) -> Value:
     if name == "gelu" and as_bool(glu):
         return Value.derived("geglu", "hidden_act", "GeLU with a gated linear unit", [act, glu])
     return act.model_copy(update={"value": name})
+
+
+def _qwen3_qk_norm(view: MFView, written: Value) -> Value:
+    """Qwen3's training models build q/k layernorm whatever qk_layernorm says: they pass
+    qk_layernorm=True to the layer spec (models/qwen3/modeling_qwen3_train.py:46,
+    models/qwen3_moe/modeling_qwen3_moe_train.py:54 @ f52743ca)."""
+    if written.origin.value == "file" and written.value is not True:
+        return Value.derived(
+            True,
+            written.knob,
+            "Qwen3 always builds q/k layernorm; the YAML's value is ignored",
+            [written],
+        )
+    if written.origin.value == "file":
+        return written
+    return Value.default(
+        True,
+        "qk_layernorm",
+        f"{view.model_cls.label} (Qwen3 always builds q/k layernorm)",  # type: ignore[union-attr]
+    )
