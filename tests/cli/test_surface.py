@@ -210,15 +210,23 @@ def test_input_warnings_reach_json_and_sarif(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     mf = tmp_path / "mf.yaml"
-    mf.write_text(Path(EX_MF).read_text() + "seed: 1\n")  # a duplicate key
+    text = Path(EX_MF).read_text()
+    mf.write_text(text + "seed: 1\n")  # a duplicate key
+    line = len(text.splitlines()) + 1
     _, out, _ = run(capsys, str(mf), "--format", "json")
     warnings = json.loads(out)["warnings"]
-    assert warnings and any("seed" in w["message"] for w in warnings)
+    # the line is a field (not only words in the message), so every output can point at it
+    dup = [w for w in warnings if "duplicate key 'seed'" in w["message"]]
+    assert [(w["path"], w.get("line")) for w in dup] == [(str(mf), line)]
+    assert not dup[0]["message"].startswith(str(mf))
     _, out, _ = run(capsys, str(mf), "--format", "sarif")
     run_ = json.loads(out)["runs"][0]
     notes = run_["invocations"][0]["toolExecutionNotifications"]
-    assert any(n["level"] == "warning" and "seed" in n["message"]["text"] for n in notes)
+    seed = [n for n in notes if n["level"] == "warning" and "seed" in n["message"]["text"]]
+    assert seed[0]["locations"][0]["physicalLocation"]["region"]["startLine"] == line
     assert run_["invocations"][0]["executionSuccessful"] is True
+    _, out, _ = run(capsys, str(mf), "--output-format", "github")
+    assert f"::warning file={mf},line={line},title=cfglint input warning::" in out
 
 
 def test_the_summary_says_how_many_rows_were_not_checked_and_why(
