@@ -304,6 +304,61 @@ def test_one_repository_url_for_readme_sarif_and_pyproject(
     assert driver["rules"][0]["helpUri"].startswith(f"{HOMEPAGE}/blob/main/docs/rules.md#")
 
 
+def test_the_everyday_surface_through_python_m_cfglint(tmp_path: Path) -> None:
+    """The items above that the in-process tests cover, once more as a user starts the
+    program: a settings file found from the working directory, per-file-ignores, suppression
+    comments (any case, a reason, an unused one), input warnings in JSON, SARIF and GitHub
+    output, --exit-zero, --quiet, --statistics in JSON and the SARIF helpUri."""
+    from cfglint import HOMEPAGE
+
+    (tmp_path / "configs").mkdir()
+    mf = tmp_path / "configs" / "llama.yaml"
+    text = Path(EX_MF).read_text()
+    text = text.replace(
+        "  beta2: 0.95\n", "  beta2: 0.95  # CFGLINT: Disable=opt006 -- from ckpt\n"
+    )
+    text = text.replace("  beta1: 0.9\n", "  beta1: 0.9  # cfglint: disable=OPT004 -- stale\n")
+    mf.write_text(text + "seed: 1234\n")  # a duplicate key: an input warning
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.cfglint]\nper-file-ignores = {"configs/*.yaml" = ["determinism"]}\n'
+    )
+    dup_line = len(text.splitlines()) + 1
+    # options after the positionals, settings from the working directory
+    proc = cli("configs/llama.yaml", "--format", "json", EX_MG, "--exit-zero", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    found = {f["rule"] for f in data["findings"]}
+    # DET001 / DET002 point into the ignored file; DET006 (both sides at defaults) nowhere
+    assert not {"OPT006", "DET001", "DET002"} & found and "DET006" in found
+    assert {"OPT001", "STR004"} <= found
+    warned = {(w["line"], w["message"].split(":")[0]) for w in data["warnings"]}
+    assert (24, "`disable=OPT004` suppresses nothing") in warned
+    assert (dup_line, "duplicate key 'seed'; the last one wins (as in PyYAML)") in warned
+    sarif = tmp_path / "r.sarif"
+    proc = cli("configs/llama.yaml", "--megatron", EX_MG, "-o", str(sarif), cwd=tmp_path)
+    assert proc.returncode == 1 and proc.stdout == ""
+    run_ = json.loads(sarif.read_text())["runs"][0]
+    lines = [
+        n["locations"][0]["physicalLocation"]["region"]["startLine"]
+        for n in run_["invocations"][0]["toolExecutionNotifications"]
+    ]
+    assert sorted(lines) == [24, dup_line]
+    assert run_["tool"]["driver"]["rules"][0]["helpUri"].startswith(f"{HOMEPAGE}/blob/main/")
+    proc = cli("configs/llama.yaml", "--megatron", EX_MG, "--output-format", "github", cwd=tmp_path)
+    assert f"::warning file=configs/llama.yaml,line={dup_line}," in proc.stdout
+    assert "title=OPT001 optimizer.type::" in proc.stdout and "title=OPT006" not in proc.stdout
+    proc = cli(
+        "configs/llama.yaml", "--megatron", EX_MG, "--statistics", "--format", "json", cwd=tmp_path
+    )
+    stats = {s["rule"]: s["count"] for s in json.loads(proc.stdout)}
+    assert set(stats) == found and sum(stats.values()) == len(data["findings"])
+    proc = cli(
+        "configs/llama.yaml", "--megatron", EX_MG, "--quiet", "--format", "concise", cwd=tmp_path
+    )
+    assert proc.returncode == 1 and "Found " not in proc.stdout and "warning" not in proc.stdout
+    assert len(proc.stdout.splitlines()) == len(data["findings"])
+
+
 # -- messages and findings -------------------------------------------------------------------
 def test_opt006_reads_right_when_megatron_holds_the_recipe_value(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
