@@ -108,8 +108,7 @@ def read_structure(view: MFView, cfg: Config) -> None:
             [f"{view.model_path}.seq_length", "train_dataset.data_loader.config.seq_length"],
             "int",
         ) or view.mcore_field("seq_length", "int")
-        if cfg.model_class in ("Qwen3Config", "Qwen3MoeConfig") and s.qk_norm is not None:
-            s.qk_norm = _qwen3_qk_norm(view, s.qk_norm)
+        _train_fixed(view, cfg)
     else:
         s.normalization = class_fact(view, facts, "normalization", "normalization")
         s.activation = class_fact(view, facts, "activation", "hidden_act")
@@ -309,21 +308,17 @@ def _mcore_activation(view: MFView) -> Value:
     return act.model_copy(update={"value": name})
 
 
-def _qwen3_qk_norm(view: MFView, written: Value) -> Value:
-    """Qwen3's training models build q/k layernorm whatever qk_layernorm says: they pass
-    qk_layernorm=True to the layer spec (models/qwen3/modeling_qwen3_train.py:46,
-    models/qwen3_moe/modeling_qwen3_moe_train.py:54 @ f52743ca)."""
-    if written.origin.value == "file" and written.value is not True:
-        return Value.derived(
-            True,
-            written.knob,
-            "Qwen3 always builds q/k layernorm; the YAML's value is ignored",
-            [written],
-        )
-    if written.origin.value == "file":
-        return written
-    return Value.default(
-        True,
-        "qk_layernorm",
-        f"{view.model_cls.label} (Qwen3 always builds q/k layernorm)",  # type: ignore[union-attr]
-    )
+def _train_fixed(view: MFView, cfg: Config) -> None:
+    """Settings the model's training class fixes whatever the YAML says
+    (data/mindformers_knobs.yaml: mcore_train_fixed)."""
+    fixed_by = view.d.knobs["mcore_train_fixed"].get(cfg.model_class) or {}
+    for field, (value, why) in fixed_by.items():
+        cur = cfg.get(field)
+        if cur is None:  # not a setting of this model (no rotary embedding, ...)
+            continue
+        if cur.origin.value != "file":
+            label = view.model_cls.label  # type: ignore[union-attr]
+            cfg.set(field, Value.default(value, cur.knob, f"{label} ({why})"))
+        elif cur.value != value:
+            ignored = f"{why}; the YAML's value is ignored"
+            cfg.set(field, Value.derived(value, cur.knob, ignored, [cur]))
