@@ -203,3 +203,123 @@ def test_megatron_llama_overlapped_optimizer_shards_state(tmp_path: Path) -> Non
     m = load_megatron(str(p))
     v = m.arg("use_distributed_optimizer")
     assert v.value is True and "overlapped" in v.detail.lower()
+
+
+# -- the repository's own parser, read by content (load/tree_parser.py) ---------------------
+
+
+def _parser_module(path: Path, flags: list[str], deepspeed: bool = False) -> None:
+    """A parser module registering ``flags``, shaped as Megatron's arguments.py is."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    body = "".join(f"    group.add_argument({f!r}, type=str, default=None)\n" for f in flags)
+    if deepspeed:
+        body += "    parser = deepspeed.add_config_arguments(parser)\n"
+    path.write_text(
+        "import argparse\n\ndef parse_args():\n    parser = argparse.ArgumentParser()\n"
+        f"    group = parser.add_argument_group(title='all')\n{body}"
+        "    return parser.parse_args()\n",
+        encoding="utf-8",
+    )
+
+
+def _flags_of(table: str) -> list[str]:
+    from cfglint.load.dialects import table_flags
+
+    return sorted(table_flags(table))
+
+
+def test_inherited_example_runs_the_forks_code(tmp_path: Path) -> None:
+    # alibaba/Megatron-LLaMA keeps Megatron-LM's examples/pretrain_gpt.sh (torchrun
+    # pretrain_gpt.py ... --data-impl mmap): the flags look like Megatron-LM's, but the tree's
+    # megatron/arguments.py is the fork's, so its table and defaults apply
+    _parser_module(tmp_path / "megatron" / "arguments.py", _flags_of("megatron-llama"))
+    (tmp_path / "pretrain_gpt.py").write_text("print('entry')\n", encoding="utf-8")
+    p = _script(
+        tmp_path / "examples" / "gpt.sh",
+        "torchrun pretrain_gpt.py --num-layers 4 --hidden-size 64 --num-attention-heads 4 "
+        "--data-impl mmap --DDP-impl local --fp16\n",
+    )
+    m = load_megatron(str(p))
+    assert m.dialect is not None and m.dialect.name == "megatron-llama"
+    assert any("megatron/arguments.py" in e for e in m.evidence)
+    assert [v.knob for v in m.unknown] == []  # both flags are the fork's (OTH011 was false)
+    cfg = normalize_megatron(m)
+    # a default that differs from Megatron-LM's newest (apply_query_key_layer_scaling True)
+    assert "Megatron-LLaMA" in cfg.structure.hidden_dropout.detail
+    # without that parser beside it the same script is Megatron-LM's, and --data-impl is
+    # refused by core_v0.19.0's argparse
+    (tmp_path / "megatron" / "arguments.py").unlink()
+    m2 = load_megatron(str(p))
+    assert m2.dialect is not None and m2.dialect.name == "megatron-lm"
+    assert "--data-impl" in [v.knob for v in m2.unknown]
+
+
+def test_flat_fork_parser_accepts_its_own_flags(tmp_path: Path) -> None:
+    # THUDM/GLM: arguments.py at the root registers Megatron's --num-layers beside its own
+    # --block-lm / --experiment-name; scripts/*.sh run finetune_*.py from the root
+    own = [f"--glm-knob-{i}" for i in range(40)] + ["--experiment-name", "--block-lm"]
+    _parser_module(
+        tmp_path / "arguments.py", ["--num-layers", "--hidden-size", "--lr", *own], deepspeed=True
+    )
+    (tmp_path / "finetune_thing.py").write_text("import arguments\n", encoding="utf-8")
+    p = _script(
+        tmp_path / "scripts" / "ft.sh",
+        "python -m torch.distributed.launch finetune_thing.py --num-layers 4 --hidden-size 64 "
+        "--lr 1e-5 --experiment-name x --block-lm --deepspeed --no-such-flag 1\n",
+    )
+    m = load_megatron(str(p))
+    assert m.dialect is not None and not m.dialect.modelled
+    assert "arguments.py" in m.dialect.label
+    # --deepspeed came from DeepSpeed's add_config_arguments: not Megatron-DeepSpeed
+    assert m.dialect.name != "megatron-deepspeed"
+    # only the flag its own parser does not register is refused
+    assert [v.knob for v in m.unknown] == ["--no-such-flag"]
+    cfg = normalize_megatron(m)
+    assert cfg.optimizer.lr.value == 1e-5  # written values still read
+    assert not cfg.structure.hidden_dropout.known  # its defaults are not decided
+
+
+def test_fork_without_its_parser_refuses_nothing(tmp_path: Path) -> None:
+    # the same launch with the fork's tree absent: its own flags cannot be told from typos
+    p = _script(
+        tmp_path / "ft.sh",
+        "python finetune_thing.py --num-layers 4 --hidden-size 64 --num-attention-heads 4 "
+        "--experiment-name x --block-lm --cloze-eval\n",
+    )
+    m = load_megatron(str(p))
+    assert m.dialect is not None and not m.dialect.modelled
+    assert m.unknown == []
+    assert any("is not decided" in w and "--block-lm" in w for w in m.warnings)
+
+
+def test_entry_script_registers_task_flags(tmp_path: Path) -> None:
+    # Megatron's tasks/main.py adds --task, --epochs, --pretrained-checkpoint through
+    # extra_args_provider: a launch of it passes them legitimately
+    tasks = tmp_path / "tasks" / "main.py"
+    tasks.parent.mkdir(parents=True)
+    tasks.write_text(
+        "def get_tasks_args(parser):\n    group = parser.add_argument_group(title='tasks')\n"
+        "    group.add_argument('--task', type=str)\n"
+        "    group.add_argument('--pretrained-checkpoint', type=str)\n    return parser\n",
+        encoding="utf-8",
+    )
+    p = _script(
+        tmp_path / "examples" / "ft.sh",
+        "python -m torch.distributed.launch ./tasks/main.py --task MNLI --pretrained-checkpoint "
+        "c --num-layers 4 --hidden-size 64 --num-attention-heads 4 --activations-checkpoint-x\n",
+    )
+    m = load_megatron(str(p))
+    assert [v.knob for v in m.unknown] == ["--activations-checkpoint-x"]
+
+
+def test_megatron_release_tree_picks_its_table(tmp_path: Path) -> None:
+    # a checkout of Megatron-LM core_v0.12.1: its own parser says which release's defaults
+    _parser_module(tmp_path / "megatron" / "training" / "arguments.py", _flags_of("core_v0.12.1"))
+    (tmp_path / "pretrain_gpt.py").write_text("print('entry')\n", encoding="utf-8")
+    p = _script(
+        tmp_path / "run.sh",
+        "torchrun pretrain_gpt.py --num-layers 4 --hidden-size 64 --num-attention-heads 4\n",
+    )
+    m = load_megatron(str(p))
+    assert m.dialect is not None and m.dialect.name == "core_v0.12.1"
+    assert "core_v0.12.1" in normalize_megatron(m).structure.hidden_dropout.detail

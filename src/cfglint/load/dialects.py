@@ -18,6 +18,7 @@ from functools import cache
 from typing import Any
 
 from cfglint.load.datacache import DATA_DIR, load_data
+from cfglint.load.tree_parser import TreeParser, entry_flags, find_tree_parser
 
 DATA = DATA_DIR
 DIALECT_DIR = DATA_DIR / "dialects"
@@ -76,6 +77,11 @@ class Detection:
     dialect: Dialect
     evidence: list[str] = field(default_factory=list)
     note: str = ""  # a warning when the choice is not certain
+    # the flags the repository's own parser registers, when an unmodelled fork's was read:
+    # only a flag outside them is one its argparse refuses
+    accepts: frozenset[str] | None = None
+    # the flags the entry script registers itself (an extra_args_provider)
+    extra: frozenset[str] = frozenset()
 
 
 @cache
@@ -158,6 +164,82 @@ def _has(folders: list[str], rel: str) -> str | None:
 
 
 def detect_dialect(
+    flags: list[str],
+    entry_script: str | None,
+    script_path: str | None = None,
+    text: str = "",
+) -> Detection:
+    """Which Megatron dialect a launch is written for (see :func:`_detect_by_launch`), then
+    checked against the argument parser of the repository that holds its entry script: a
+    tree whose parser is a fork's runs that fork's code, whatever flags the script passes."""
+    found = _detect_by_launch(flags, entry_script, script_path, text)
+    if found.dialect.kind not in _PATCHING_KINDS:
+        tree = find_tree_parser(entry_script, script_path)
+        found = found if tree is None else _by_tree(found, tree, entry_script)
+    found.extra = entry_flags(entry_script, script_path)
+    return found
+
+
+# MindSpeed patches Megatron's parser at import: a vendored megatron/ in its tree is not the
+# whole parser, so the flags decide there
+_PATCHING_KINDS = frozenset({"mindspeed-llm", "mindspeed-core", "mindspeed-mm"})
+# the share of a tree parser's flags a table must hold (and of its own the tree must hold)
+# to be the same code: a fork's table extracted from that very file matches at 1.0, another
+# project sharing Megatron's ancestry at most ~0.87 (Megatron-LLaMA against bigcode's)
+_SAME_PARSER = 0.95
+# the share of a tree parser's flags our Megatron-LM tables hold for the tree to be a
+# Megatron-LM release (core_r0.5.0-core_v0.19.0 trees: 0.95-1.0; forks: 0.29-0.90)
+_MEGATRON_RELEASE = 0.95
+
+
+def _by_tree(found: Detection, tree: TreeParser, entry_script: str | None) -> Detection:
+    where = f"{tree.rel} beside {entry_script}"
+    same = _same_parser(tree.flags)
+    if same is not None:
+        if same == found.dialect.name:
+            return found
+        label = get_dialect(same).label
+        return Detection(get_dialect(same), [f"{where} registers the flags of {label}"])
+    mlm: set[str] = set()
+    for v in megatron_versions():
+        mlm |= table_flags(v)
+    accepts = tree.flags
+    if not found.dialect.modelled:
+        # named already (a fork's layout or flags): the tree's parser says what it accepts
+        return Detection(found.dialect, [*found.evidence, f"its parser: {where}"], accepts=accepts)
+    if len(tree.flags & mlm) >= _MEGATRON_RELEASE * len(tree.flags):
+        return found  # Megatron-LM itself at a release we have no table for
+    if found.dialect.kind == "fork" and _jaccard(tree.flags, table_flags(found.dialect.name)) > 0.8:
+        return found  # the same fork at another commit: its own flags chose it
+    own = sorted(tree.flags - mlm)
+    project = f"Megatron-derived trainer ({tree.rel})"
+    return Detection(
+        get_dialect(f"unmodelled:{project}"),
+        [
+            f"{where} is the repository's parser: {len(own)} of its {len(tree.flags)} flags "
+            f"are in no Megatron-LM release cfglint models ({', '.join(own[:3])}, ...)"
+        ],
+        accepts=accepts,
+    )
+
+
+def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    return len(a & b) / len(a | b) if a or b else 0.0
+
+
+def _same_parser(flags: frozenset[str]) -> str | None:
+    """The table extracted from the same parser as ``flags`` (a fork's or a Megatron-LM
+    release's), if one is."""
+    names = [
+        *megatron_versions(),
+        *(n for n in dialect_names() if dialect_data(n)["kind"] == "fork"),
+    ]
+    scored = [(_jaccard(flags, table_flags(n)), n) for n in names]
+    best = max(scored, default=(0.0, ""))
+    return best[1] if best[0] >= _SAME_PARSER else None
+
+
+def _detect_by_launch(
     flags: list[str],
     entry_script: str | None,
     script_path: str | None = None,

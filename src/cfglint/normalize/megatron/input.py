@@ -250,6 +250,7 @@ def _from_script(path: str, version: str | None) -> MegatronInput:
             f"{inv.loc}: {det.dialect.label} ({'; '.join(det.evidence)}): its flags are read "
             "with the Megatron-LM table and settings it does not set are not decided",
         )
+    res.unknown = _refused(res.unknown, det, res.warnings)
     kind = _KIND.get(det.dialect.kind, "megatron-script")
     m = MegatronInput(
         path=path,
@@ -273,6 +274,25 @@ def _from_script(path: str, version: str | None) -> MegatronInput:
     if det.dialect.model_json:
         m.model_file = _mm_model(m, det.dialect.model_json, path)
     return m
+
+
+def _refused(unknown: list[Value], det: Detection, warnings: list[str]) -> list[Value]:
+    """The flags the run's argparse refuses: not in the table, nor registered by the entry
+    script (``det.extra``) or, for an unmodelled fork, by its own parser (``det.accepts``,
+    read from the repository). Without that parser a fork's flag the table lacks may be its
+    own: not decided, said once."""
+    unknown = [v for v in unknown if v.knob not in det.extra]
+    if det.dialect.modelled:
+        return unknown
+    if det.accepts is not None:
+        return [v for v in unknown if v.knob not in det.accepts]
+    if unknown:
+        names = ", ".join(dict.fromkeys(v.knob for v in unknown))
+        warnings.append(
+            f"{det.dialect.label}: whether its parser accepts {names} is not decided "
+            "(its argument parser was not found beside the entry script)"
+        )
+    return []
 
 
 def _mm_model(m: MegatronInput, dest: str, path: str) -> ModelFile:
