@@ -323,3 +323,32 @@ def test_megatron_release_tree_picks_its_table(tmp_path: Path) -> None:
     m = load_megatron(str(p))
     assert m.dialect is not None and m.dialect.name == "core_v0.12.1"
     assert "core_v0.12.1" in normalize_megatron(m).structure.hidden_dropout.detail
+
+
+def test_nested_fork_parser_from_a_run_time_entry_path(tmp_path: Path) -> None:
+    # THUDM/CodeGeeX scripts/pretrain_*.sh: MAIN_DIR=$(dirname "$(dirname "$(realpath "$0")")")
+    # and `deepspeed $MAIN_DIR/pkg/megatron/tools/pretrain_x.py ...`; the fork's parser is
+    # pkg/megatron/arguments.py, a folder above the entry script. Its own --ln-fp16 and
+    # --load-state are not refused (they were false OTH011 against Megatron-DeepSpeed)
+    own = [f"--pkg-knob-{i}" for i in range(40)] + ["--ln-fp16", "--load-state"]
+    own.append("--deepspeed-activation-checkpointing")
+    _parser_module(
+        tmp_path / "pkg" / "megatron" / "arguments.py",
+        ["--num-layers", "--hidden-size", "--num-attention-heads", *own],
+        deepspeed=True,
+    )
+    entry = tmp_path / "pkg" / "megatron" / "tools" / "pretrain_x.py"
+    entry.parent.mkdir(parents=True)
+    entry.write_text("from pkg.megatron import arguments\n", encoding="utf-8")
+    p = _script(
+        tmp_path / "scripts" / "pretrain.sh",
+        'MAIN_DIR=$(dirname "$(dirname "$(realpath "$0")")")\n'
+        "deepspeed --hostfile h $MAIN_DIR/pkg/megatron/tools/pretrain_x.py --num-layers 4 "
+        "--hidden-size 64 --num-attention-heads 4 --deepspeed --zero-stage 2 "
+        "--deepspeed-activation-checkpointing --ln-fp16 --load-state s\n",
+    )
+    m = load_megatron(str(p))
+    assert m.dialect is not None and m.dialect.name != "megatron-deepspeed"
+    assert "pkg/megatron/arguments.py" in m.dialect.label
+    # --zero-stage is not in its parser: argparse refuses it
+    assert [v.knob for v in m.unknown] == ["--zero-stage"]

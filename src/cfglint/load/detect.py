@@ -344,6 +344,17 @@ def entry_name(word: Any) -> str | None:
     return base if base.endswith(".py") else None
 
 
+def entry_path(word: Any) -> str | None:
+    """The entry script's path as far as it is known: its text, else the known end of a
+    path built at run time (``$MAIN_DIR/pkg/tools/train.py``), for finding it in the tree."""
+    if word is None:
+        return None
+    if word.text:
+        return str(word.text)
+    tail = str(getattr(word, "tail", ""))
+    return tail if tail.endswith(".py") else None
+
+
 def script_role(entry: str | None) -> str | None:
     """The role of an entry script by its file name (``None`` when the table has no row)."""
     if not entry:
@@ -554,7 +565,7 @@ def _as_megatron(path: str, sh: Any, seen: list[_Seen]) -> Classified | None:
         evidence.append(f"also runs {', '.join(dict.fromkeys(e for e in others if e))}")
     from cfglint.load.dialects import detect_dialect
 
-    found = detect_dialect([*s.megatron, *s.foreign], s.entry, path, sh.text)
+    found = detect_dialect([*s.megatron, *s.foreign], entry_path(s.inv.script), path, sh.text)
     why = f" ({'; '.join(found.evidence[:2])})" if found.evidence else ""
     evidence.append(f"dialect {found.dialect.label}{why}")
     return _c(

@@ -42,46 +42,59 @@ class TreeParser:
     """The parser module found beside a launch's entry script and the flags it registers."""
 
     path: str  # the parser module, as found on disk
-    rel: str  # its path inside the repository (one of PARSER_FILES)
+    rel: str  # its path from the folder the entry path starts from
     flags: frozenset[str]
 
 
 def find_tree_parser(entry_script: str | None, script_path: str | None) -> TreeParser | None:
-    """The parser of the repository that holds ``entry_script``: the nearest folder at or
-    above the launch script (or the entry script's own folder when its path is absolute)
-    where the entry script exists, then the first of PARSER_FILES there that registers a
-    trainer's worth of flags. None when the entry script is not in the tree."""
-    root = _repo_root(entry_script, script_path)
-    if root is None:
+    """The parser of the repository that holds ``entry_script``: found from the entry
+    script's folder up to the folder its path starts from (the nearest first), the first of
+    PARSER_FILES that registers a trainer's worth of flags. None when the entry script is not
+    in the tree."""
+    found = _locate(entry_script, script_path)
+    if found is None:
         return None
-    for rel in PARSER_FILES:
-        flags = parser_flags(os.path.join(root, rel))
-        if len(flags) >= _MIN_FLAGS:
-            return TreeParser(os.path.join(root, rel), rel, flags)
+    root, entry = (os.path.normpath(p) for p in found)
+    here = os.path.dirname(entry)
+    if not here.startswith(root + os.sep):
+        root = here  # `../../pretrain_gpt.py`: the entry's own folder is the top
+    # from the entry's folder up, never above the folder its path starts from
+    while here == root or here.startswith(root + os.sep):
+        for rel in PARSER_FILES:
+            flags = parser_flags(os.path.join(here, rel))
+            if len(flags) >= _MIN_FLAGS:
+                shown = os.path.relpath(os.path.join(here, rel), root)
+                return TreeParser(os.path.join(here, rel), shown, flags)
+        if here == root:
+            break
+        here = os.path.dirname(here)
     return None
 
 
 def entry_flags(entry_script: str | None, script_path: str | None) -> frozenset[str]:
     """The flags the entry script itself registers (an ``extra_args_provider``: Megatron's
     tasks/main.py adds --task, --epochs, ...), when it is in the tree."""
-    root = _repo_root(entry_script, script_path)
-    if root is None or entry_script is None:
-        return frozenset()
-    return parser_flags(os.path.join(root, entry_script))
+    found = _locate(entry_script, script_path)
+    return frozenset() if found is None else parser_flags(found[1])
 
 
-def _repo_root(entry_script: str | None, script_path: str | None) -> str | None:
+def _locate(entry_script: str | None, script_path: str | None) -> tuple[str, str] | None:
+    """(the folder the entry path starts from, the entry file) when the entry is on disk:
+    an absolute path as written, else relative to the launch script's folder or one above
+    it (scripts run from the repository root: ``bash scripts/x.sh`` with ``x.py``). The known
+    end of a path built at run time (``$MAIN_DIR/pkg/tools/train.py``) is tried so too."""
     if not entry_script or "$" in entry_script or not entry_script.endswith(".py"):
         return None
-    if os.path.isabs(entry_script):
-        return os.path.dirname(entry_script) if os.path.isfile(entry_script) else None
+    if os.path.isabs(entry_script) and os.path.isfile(entry_script):
+        return os.path.dirname(entry_script), entry_script
     if not script_path:
         return None
+    rel = entry_script.lstrip("/")
     here = os.path.dirname(os.path.abspath(script_path))
     for _ in range(_ANCESTORS):
-        if os.path.isfile(os.path.join(here, entry_script)):
-            # the repository root is where the entry path starts from, not the entry's folder
-            return here
+        candidate = os.path.join(here, rel)
+        if os.path.isfile(candidate):
+            return here, candidate
         parent = os.path.dirname(here)
         if parent == here:
             break

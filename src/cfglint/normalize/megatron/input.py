@@ -18,6 +18,7 @@ from cfglint.load.dialects import (
     detect_dialect,
     get_dialect,
 )
+from cfglint.load.tree_parser import entry_flags
 from cfglint.model.errors import InputError
 from cfglint.model.values import Loc, Value
 from cfglint.normalize.launch import launcher_options, word_value
@@ -227,6 +228,7 @@ def load_megatron(path: str, version: str | None = None, form: str | None = None
 
 
 def _from_script(path: str, version: str | None) -> MegatronInput:
+    from cfglint.load.detect import entry_path
     from cfglint.load.shell import main_invocation, parse_script
 
     sh = parse_script(path)
@@ -235,9 +237,11 @@ def _from_script(path: str, version: str | None) -> MegatronInput:
     if inv is None:
         raise InputError(path, "no training command found (torchrun, msrun, python ... *.py)")
     tokens = inv.args
-    script = inv.script.text if inv.script is not None else None
+    script = entry_path(inv.script)
     if version:
-        det = Detection(get_dialect(version), ["--megatron-version"])
+        det = Detection(
+            get_dialect(version), ["--megatron-version"], extra=entry_flags(script, path)
+        )
     else:
         det = _detect(tokens, script, path, sh.text)
     table = load_table(det.dialect.table)
