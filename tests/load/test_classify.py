@@ -104,6 +104,21 @@ SCRIPTS = {
         InputKind.OTHER_FRAMEWORK,
         "verl",
     ),
+    # verl examples/sft: the device count from the command line (`--nproc_per_node=$1`, an
+    # option whatever its value) and a module of verl's own package
+    "verl_sft.sh": (
+        "n=$1\ntorchrun --standalone --nnodes=1 --nproc_per_node=$n -m verl.trainer.sft_x "
+        "data.train_files=t.parquet trainer.total_epochs=2\n",
+        InputKind.OTHER_FRAMEWORK,
+        "verl's own module (verl.trainer.sft_x)",
+    ),
+    # ChatLearn scripts/*: its entry point under its own package, Hydra-style overrides
+    "chatlearn_grpo.sh": (
+        "python chatlearn/entrypoint.py grpo --config-file template/grpo_megatron.yaml "
+        "runtime_args.train_backend=megatron models.policy_trainer.num_layers=4\n",
+        InputKind.OTHER_FRAMEWORK,
+        "ChatLearn",
+    ),
     "neox.sh": (
         "python ./deepy.py train.py configs/20B.yml\n",
         InputKind.OTHER_FRAMEWORK,

@@ -628,13 +628,27 @@ def _flag_counts(s: _Seen) -> tuple[str, ...]:
 
 def _framework(s: _Seen) -> str | None:
     base = (s.entry or "").rsplit("/", 1)[-1]
+    package = _top_package(s.entry)
     for fw in _launch_data()["frameworks"]:
         if base in fw.get("entries", ()):
             return f"{fw['name']}'s launcher"
+        if package and package in fw.get("packages", ()):
+            return f"{fw['name']}'s own module ({s.entry})"
         sig = set(fw.get("flags", ()))
         if len(sig & set(s.foreign)) >= 2 or set(fw.get("alone", ())) & set(s.foreign):
             return f"{fw['name']} arguments"
     return None
+
+
+def _top_package(entry: str | None) -> str | None:
+    """The package an entry belongs to, as written: ``verl`` for ``-m verl.trainer.x``,
+    ``chatlearn`` for ``chatlearn/entrypoint.py`` (a path relative to the repository root)."""
+    if not entry or entry.startswith(("/", "$")):
+        return None
+    entry = entry.removeprefix("./")
+    if entry.endswith(".py"):
+        return entry.split("/", 1)[0] if "/" in entry else None
+    return entry.split(".", 1)[0] if "." in entry and "/" not in entry else None
 
 
 def _as_tool(path: str, sh: Any, seen: list[_Seen]) -> Classified | None:

@@ -32,6 +32,7 @@ from cfglint.load.shell.pieces import (
     ValueTooLarge,
     Var,
     first_unknown,
+    known_head,
     known_tail,
     merge_positions,
     snippet,
@@ -506,8 +507,15 @@ class Statements:
         choices = [k for k, p in enumerate(pieces) if p.pos in self.branch_choices]
         if not choices:
             tail = known_tail(pieces) if reason else ""
+            head = known_head(pieces) if reason else ""
             return Word(
-                text, self.loc(at), tuple(self.loc(v) for v in via), reason, cond, tail=tail
+                text,
+                self.loc(at),
+                tuple(self.loc(v) for v in via),
+                reason,
+                cond,
+                tail=tail,
+                head=head,
             )
         alternatives: tuple[tuple[str, Loc], ...] = ()
         alts = self.branch_choices[pieces[choices[0]].pos]
