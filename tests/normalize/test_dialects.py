@@ -34,6 +34,9 @@ def test_megatron_llama_rmsnorm_and_causal_lm(tmp_path: Path) -> None:
     assert cfg.structure.normalization.value == "RMSNorm"
     assert cfg.structure.tied_embeddings.value is False
     assert cfg.structure.position_embedding_type.value == "rope"
+    # no GQA switch in the fork: each of the 4 heads is its own group (was "not decided")
+    assert cfg.structure.num_query_groups.value == 4
+    assert cfg.structure.qk_norm.value is False
     drop = cfg.structure.hidden_dropout
     assert drop.value == 0.1 and "Megatron-LLaMA" in drop.detail and "v0.19" not in drop.detail
     assert not any("--RMSNorm is not an argument" in w for w in cfg.warnings)
@@ -277,6 +280,11 @@ def test_flat_fork_parser_accepts_its_own_flags(tmp_path: Path) -> None:
     cfg = normalize_megatron(m)
     assert cfg.optimizer.lr.value == 1e-5  # written values still read
     assert not cfg.structure.hidden_dropout.known  # its defaults are not decided
+    # nor what Megatron-LM's defaults select: GeLU without --swiglu, float32 without
+    # --fp16/--bf16, pretraining without --stage (false STR026 / PRC001 errors on GLM pairs)
+    assert not cfg.structure.activation.known
+    assert not cfg.precision.compute_dtype.known
+    assert not cfg.other.training_stage.known
 
 
 def test_fork_without_its_parser_refuses_nothing(tmp_path: Path) -> None:

@@ -76,12 +76,22 @@ class MegatronInput:
             if got is not None:
                 return got
         if d is not None and not d.modelled and dest not in self.values:
-            return Value.unknown(
-                dest,
-                f"not set in {os.path.basename(self.path)}, and the default of {d.project} "
-                "is not known (a Megatron fork cfglint does not model): not decided",
-            )
+            return self.undecided(dest)
         return self._plain(dest, *older)
+
+    @property
+    def modelled(self) -> bool:
+        return self.dialect is None or self.dialect.modelled
+
+    def undecided(self, knob: str) -> Value:
+        """What an unmodelled fork does where no flag says: its defaults and the behaviour
+        they select (GeLU without --swiglu, pretraining without --stage) are not known."""
+        project = self.dialect.project if self.dialect is not None else "the fork"
+        return Value.unknown(
+            knob,
+            f"not set in {os.path.basename(self.path)}, and the default of {project} "
+            "is not known (a Megatron fork cfglint does not model): not decided",
+        )
 
     def _model_setting(self, dest: str) -> Value:
         """A MindSpeed-MM model setting: from the model JSON; what it leaves out is not
@@ -108,6 +118,13 @@ class MegatronInput:
             when = rule.get("when") or {}
             if any(_norm(self._plain(k).value) != _norm(v) for k, v in when.items()):
                 continue
+            if "const" in rule:
+                # the fork has no switch: its code does one thing (no GQA, no QK norm)
+                return Value.default(
+                    rule["const"],
+                    knob=dest,
+                    source=f"{self.dialect.project}'s code ({rule['cite']}), no flag",
+                )
             src = self._plain(rule["from"])
             if not src.known:
                 return Value.derived(None, dest, "", [src])

@@ -98,7 +98,9 @@ def read_structure(m: MegatronInput, cfg: Config) -> None:
             [s.add_bias_linear],
         )
     s.add_qkv_bias = qkv
-    if swiglu.value:
+    if not swiglu.known:
+        s.activation = swiglu  # an unmodelled fork without --swiglu: GeLU is not decided
+    elif swiglu.value:
         s.activation = swiglu.model_copy(update={"value": "swiglu"})
     elif m.arg("squared_relu").value:
         s.activation = m.arg("squared_relu").model_copy(update={"value": "squared_relu"})
