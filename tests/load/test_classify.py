@@ -119,6 +119,15 @@ SCRIPTS = {
         InputKind.OTHER_FRAMEWORK,
         "ChatLearn",
     ),
+    # verl recipes (recipe.dapo.main_dapo) and NeMo examples: a module nobody lists, configured
+    # by Hydra overrides, even with values known only at run time
+    "hydra_recipe.sh": (
+        "python3 -m recipe.dapo.main_dapo data.train_files=$1 "
+        "actor_rollout_ref.actor.megatron.tensor_model_parallel_size=$TP "
+        "trainer.total_epochs=2 +trainer.val_before_train=False\n",
+        InputKind.OTHER_FRAMEWORK,
+        "Hydra-style overrides",
+    ),
     "neox.sh": (
         "python ./deepy.py train.py configs/20B.yml\n",
         InputKind.OTHER_FRAMEWORK,

@@ -606,6 +606,11 @@ def _as_other(path: str, sh: Any, seen: list[_Seen]) -> Classified | None:
     flags Megatron does not define."""
     found = [(s, f"runs {s.entry}: {name}") for s in seen if _trains(s) and (name := _framework(s))]
     found += [
+        (s, f"runs {s.entry} with Hydra-style overrides (key.path=value), not Megatron's flags")
+        for s in seen
+        if _trains(s) and s.entry and not s.megatron and _hydra_overrides(s) >= _HYDRA_MIN
+    ]
+    found += [
         (s, f"runs {s.entry} with arguments that are mostly not Megatron's")
         for s in seen
         if s.role == "training" and s.foreign
@@ -614,6 +619,16 @@ def _as_other(path: str, sh: Any, seen: list[_Seen]) -> Classified | None:
         return None
     s, why = found[0]
     return _c(path, InputKind.OTHER_FRAMEWORK, why, entry=s.entry, evidence=_flag_counts(s))
+
+
+# `trainer.devices=2 model.num_layers=4` / `+data.x=1` / `~a.b`: positional overrides of a
+# Hydra or OmegaConf config (verl recipes, NeMo, ChatLearn); Megatron's argparse takes none
+_HYDRA_WORD = re.compile(r"[+~]{0,2}[A-Za-z_]\w*(\.[A-Za-z_]\w*)+=")
+_HYDRA_MIN = 3
+
+
+def _hydra_overrides(s: _Seen) -> int:
+    return sum(1 for w in s.inv.args if _HYDRA_WORD.match(w.text or w.head or ""))
 
 
 def _flag_counts(s: _Seen) -> tuple[str, ...]:
