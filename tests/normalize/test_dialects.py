@@ -272,7 +272,7 @@ def test_flat_fork_parser_accepts_its_own_flags(tmp_path: Path) -> None:
     )
     m = load_megatron(str(p))
     assert m.dialect is not None and not m.dialect.modelled
-    assert "arguments.py" in m.dialect.label
+    assert any("arguments.py" in e for e in m.evidence)
     # --deepspeed came from DeepSpeed's add_config_arguments: not Megatron-DeepSpeed
     assert m.dialect.name != "megatron-deepspeed"
     # only the flag its own parser does not register is refused
@@ -360,3 +360,51 @@ def test_nested_fork_parser_from_a_run_time_entry_path(tmp_path: Path) -> None:
     assert "pkg/megatron/arguments.py" in m.dialect.label
     # --zero-stage is not in its parser: argparse refuses it
     assert [v.knob for v in m.unknown] == ["--zero-stage"]
+
+
+def test_deepspeed_flags_alone_do_not_make_megatron_deepspeed(tmp_path: Path) -> None:
+    # GLM scripts/ds_finetune_record.sh: `deepspeed finetune_x.py --deepspeed
+    # --deepspeed_config c.json` with a dozen flags of GLM's own and no tree to read them
+    # from. --deepspeed comes with DeepSpeed to any trainer: not Megatron-DeepSpeed's table
+    # (whose argparse would refuse --block-lm: false OTH011 errors)
+    p = _script(
+        tmp_path / "ds.sh",
+        "deepspeed --num_gpus 8 finetune_x.py --deepspeed --deepspeed_config c.json "
+        "--num-layers 4 --hidden-size 64 --num-attention-heads 4 --block-lm --cloze-eval "
+        "--task-mask\n",
+    )
+    m = load_megatron(str(p))
+    assert m.dialect is not None and not m.dialect.modelled
+    assert m.unknown == []
+    # Megatron-DeepSpeed's own entry with the same two typos stays Megatron-DeepSpeed
+    q = _script(
+        tmp_path / "mds.sh",
+        "deepspeed pretrain_gpt.py --deepspeed --deepspeed_config c.json --num-layers 4 "
+        "--hidden-size 64 --num-attention-heads 4 --hiden-dropout 0 --atention-dropout 0\n",
+    )
+    m2 = load_megatron(str(q))
+    assert m2.dialect is not None and m2.dialect.name == "megatron-deepspeed"
+    assert {v.knob for v in m2.unknown} == {"--hiden-dropout", "--atention-dropout"}
+
+
+def test_megatron_checkout_with_an_example_entry_reports_typos(tmp_path: Path) -> None:
+    # a checkout of a Megatron-LM release we have no table for (its parser: most of
+    # core_v0.12.1's flags, nothing else) running an example entry (examples/x/train_x.py
+    # adds its own --x-size): two misspelt flags are typos, not a fork's flags
+    flags = _flags_of("core_v0.12.1")
+    _parser_module(
+        tmp_path / "megatron" / "training" / "arguments.py", flags[: len(flags) * 9 // 10]
+    )
+    entry = tmp_path / "examples" / "x" / "train_x.py"
+    entry.parent.mkdir(parents=True)
+    entry.write_text(
+        "def extra(parser):\n    parser.add_argument('--x-size', type=int)\n", encoding="utf-8"
+    )
+    p = _script(
+        tmp_path / "examples" / "x" / "run.sh",
+        "torchrun examples/x/train_x.py --num-layers 4 --hidden-size 64 --num-attention-heads 4 "
+        "--x-size 3 --hiden-dropout 0 --atention-dropout 0\n",
+    )
+    m = load_megatron(str(p))
+    assert m.dialect is not None and m.dialect.name == "megatron-lm"
+    assert {v.knob for v in m.unknown} == {"--hiden-dropout", "--atention-dropout"}

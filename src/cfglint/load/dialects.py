@@ -11,6 +11,7 @@ that is recognisably a fork we do not model is named as one: its defaults are no
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from dataclasses import dataclass, field
@@ -204,11 +205,15 @@ def _by_tree(found: Detection, tree: TreeParser, entry_script: str | None) -> De
     for v in megatron_versions():
         mlm |= table_flags(v)
     accepts = tree.flags
-    if not found.dialect.modelled:
-        # named already (a fork's layout or flags): the tree's parser says what it accepts
+    if not found.dialect.modelled and not found.dialect.name.startswith(_GENERIC_FORK):
+        # named already (a fork's layout): the tree's parser says what it accepts
         return Detection(found.dialect, [*found.evidence, f"its parser: {where}"], accepts=accepts)
     if len(tree.flags & mlm) >= _MEGATRON_RELEASE * len(tree.flags):
-        return found  # Megatron-LM itself at a release we have no table for
+        # Megatron-LM itself at a release we have no table for: flags it lacks are typos or
+        # the entry script's own (accepted through ``extra``), not a fork's
+        if found.dialect.name.startswith(_GENERIC_FORK):
+            return Detection(get_dialect("megatron-lm"), [f"{where} is Megatron-LM's parser"])
+        return found
     if found.dialect.kind == "fork" and _jaccard(tree.flags, table_flags(found.dialect.name)) > 0.8:
         return found  # the same fork at another commit: its own flags chose it
     own = sorted(tree.flags - mlm)
@@ -300,6 +305,16 @@ def _detect_by_launch(
         if score >= 2 and (best is None or score > best[0]):
             best = (score, name, ev)
     if best is not None:
+        strangers = _strangers(given)
+        if (
+            len(best[2]) == 1
+            and best[2][0].endswith(("flag)", "flags)"))
+            and _fork_entry(base)
+            and len(strangers) >= 2
+        ):
+            # only flags chose it (--deepspeed comes with DeepSpeed to any trainer), and the
+            # launch passes flags no release has: another fork's trainer
+            return _unknown_fork(base, strangers)
         return Detection(get_dialect(best[1]), best[2])
     backend = _PAI_BACKEND.search(text)
     if backend is not None or _has(folders, "megatron_patch/arguments.py"):
@@ -335,20 +350,9 @@ def _detect_by_launch(
             ev.append(f"{', '.join(gone[:3])} (MindSpeed-LLM 2.1.0 flags that v26.1.0 lacks)")
             return Detection(get_dialect(OLDER_MINDSPEED_LLM), ev)
         return Detection(get_dialect("mindspeed-llm"), ev)
-    known = set(plain) | set(ms)
-    for n in dialect_names():
-        known |= table_flags(n)
-    strangers = [f for f in given if f.startswith("--") and f not in known]
-    if (
-        base
-        and base.endswith(".py")
-        and base not in MEGATRON_ENTRIES | MINDSPEED_ENTRIES
-        and (len(strangers) >= 2)
-    ):
-        return Detection(
-            get_dialect(f"unmodelled:Megatron fork ({base})"),
-            [f"entry script {base}", f"{', '.join(strangers[:3])} are flags of no known release"],
-        )
+    strangers = _strangers(given)
+    if _fork_entry(base) and len(strangers) >= 2:
+        return _unknown_fork(base, strangers)
     note = ""
     if own:
         note = (
@@ -359,6 +363,37 @@ def _detect_by_launch(
         )
     ev = [f"entry script {base}"] if base else []
     return Detection(get_dialect("megatron-lm"), ev or ["no fork's flags or entry script"], note)
+
+
+def _fork_entry(base: str | None) -> bool:
+    """An entry script that is none of Megatron-LM's or MindSpeed-LLM's own."""
+    return bool(base and base.endswith(".py") and base not in MEGATRON_ENTRIES | MINDSPEED_ENTRIES)
+
+
+_GENERIC_FORK = "unmodelled:Megatron fork ("
+
+
+def _unknown_fork(base: str | None, strangers: list[str]) -> Detection:
+    return Detection(
+        get_dialect(f"{_GENERIC_FORK}{base})"),
+        [f"entry script {base}", f"{', '.join(strangers[:3])} are flags of no known release"],
+    )
+
+
+@cache
+def _known_flags() -> frozenset[str]:
+    known = set(table_flags("megatron-lm"))
+    with contextlib.suppress(OSError, ValueError):
+        known |= table_flags("mindspeed-llm")
+    for n in dialect_names():
+        known |= table_flags(n)
+    return frozenset(known)
+
+
+def _strangers(given: list[str]) -> list[str]:
+    """The flags no table we have defines."""
+    known = _known_flags()
+    return [f for f in given if f.startswith("--") and f not in known]
 
 
 # The training entry scripts at MindSpeed-LLM's repository root (c77308a1); ModelLink, its

@@ -367,7 +367,8 @@ class Statements:
             self.warn(line, w)
         found = False
         for cmd in commands:
-            if find_launcher(cmd) is not None:
+            cmd = _after_assignments(cmd)
+            if cmd and find_launcher(cmd) is not None:
                 self.record_invocation(cmd, node, ctx, [], raw_name=cmd[0].text or "bash")
                 found = True
         if not found:
@@ -456,7 +457,8 @@ class Statements:
             self.warn(line, w)
         found = False
         for cmd in commands:
-            if find_launcher(cmd) is not None:
+            cmd = _after_assignments(cmd)
+            if cmd and find_launcher(cmd) is not None:
                 self.record_invocation(cmd, node, ctx, [], raw_name=cmd[0].text or "eval")
                 found = True
         if not found:
@@ -606,3 +608,15 @@ class Statements:
                 elements, is_array = self.assigned_value(c.child_by_field_name("value"), pos, False)
                 var = Var(elements, is_array, (pos,), ctx.cond, ctx.branch, pos[0])
                 self.env[self.text(name_node)] = self.var_word(var)
+
+
+def _after_assignments(cmd: list[Word]) -> list[Word]:
+    """The command after its leading ``NAME=value`` words: in eval's text they are
+    assignments for the command (``$OPTIONS_NCCL deepspeed ...`` with
+    ``OPTIONS_NCCL="NCCL_DEBUG=info ..."``), not its name."""
+    k = 0
+    while k < len(cmd) and cmd[k].text and "=" in cmd[k].text:
+        if not NAME_RE.fullmatch(cmd[k].text.split("=", 1)[0]):
+            break
+        k += 1
+    return cmd[k:]
