@@ -408,3 +408,27 @@ def test_megatron_checkout_with_an_example_entry_reports_typos(tmp_path: Path) -
     m = load_megatron(str(p))
     assert m.dialect is not None and m.dialect.name == "megatron-lm"
     assert {v.knob for v in m.unknown} == {"--hiden-dropout", "--atention-dropout"}
+
+
+def test_words_that_may_hold_flags_leave_defaults_undecided(tmp_path: Path) -> None:
+    # GLM scripts/finetune_seq2seq.sh: `source $1` (not followed) defines $MODEL_ARGS, the
+    # model's whole shape; read with a modelled table, its defaults gave false "hidden size
+    # none vs 4096" errors. A word that may expand to any flags leaves what it could set
+    # undecided; written flags are still read
+    p = _script(
+        tmp_path / "ft.sh",
+        "source $1\ntorchrun pretrain_gpt.py $MODEL_ARGS --lr 1e-4 --fp16\n",
+    )
+    cfg = normalize_megatron(load_megatron(str(p)))
+    assert cfg.optimizer.lr.value == 1e-4
+    assert not cfg.structure.hidden_size.known
+    assert not cfg.structure.hidden_dropout.known
+    assert "may set it" in cfg.structure.hidden_dropout.detail
+    # `${8:+--flag "$8"}` is that flag or nothing: the other defaults still apply
+    q = _script(
+        tmp_path / "vp.sh",
+        "VP=$8\ntorchrun pretrain_gpt.py --num-layers 4 --hidden-size 64 "
+        '--num-attention-heads 4 ${VP:+--num-layers-per-virtual-pipeline-stage "$VP"}\n',
+    )
+    cfg2 = normalize_megatron(load_megatron(str(q)))
+    assert cfg2.structure.hidden_dropout.value == 0.1

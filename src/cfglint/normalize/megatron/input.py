@@ -62,6 +62,8 @@ class MegatronInput:
     dialect: Dialect | None = None
     evidence: list[str] = field(default_factory=list)
     model_file: ModelFile | None = None  # MindSpeed-MM's --mm-model JSON
+    # where a word not known statically stands among the arguments (it may set any flag)
+    hidden: str = ""
 
     def arg(self, dest: str, *older: str) -> Value:
         """What Megatron would hold in ``args.<dest>`` before post-processing. ``older``
@@ -73,8 +75,14 @@ class MegatronInput:
             return self._model_setting(dest)
         if d is not None and d.derive:
             got = self._derived(dest)
-            if got is not None:
+            if got is not None and (got.origin.value != "default" or not self.hidden):
                 return got
+        if self.hidden and not self.final and not any(k in self.values for k in (dest, *older)):
+            return Value.unknown(
+                dest,
+                f"not set in {os.path.basename(self.path)}, and a word not known statically "
+                f"may set it ({self.hidden}): not decided",
+            )
         if d is not None and not d.modelled and dest not in self.values:
             return self.undecided(dest)
         return self._plain(dest, *older)
@@ -285,6 +293,7 @@ def _from_script(path: str, version: str | None) -> MegatronInput:
         command_loc=inv.loc,
         dialect=det.dialect,
         evidence=det.evidence,
+        hidden=res.hidden,
     )
     m.launcher = Value.written(
         inv.launcher, knob="launcher", loc=inv.loc, conditional=inv.conditional
