@@ -128,6 +128,30 @@ SCRIPTS = {
         InputKind.OTHER_FRAMEWORK,
         "Hydra-style overrides",
     ),
+    # Pai-Megatron-Patch toolkits: a converter started with torchrun and 30 Megatron flags
+    # (it builds the model to load the weights) is no training launch (a false STR006 error)
+    "hf2mcore_convertor.sh": (
+        f"torchrun --nproc_per_node 1 hf2mcore.py --load hf --save mc {MEGATRON_FLAGS}\n",
+        InputKind.CONVERTER,
+        "hf2mcore.py",
+    ),
+    # ... and an entry the table does not know, named by the launch script's own name
+    "llama_weights_convertor.sh": (
+        f"torchrun --nproc_per_node 1 swap_weights.py --load a --save b {MEGATRON_FLAGS}\n",
+        InputKind.CONVERTER,
+        "swap_weights.py",
+    ),
+    "run_build_idxmap.sh": (
+        "python build_idxmap_sft_dataset.py --input x.json --seq-length 2048 --workers 8 "
+        "--tokenizer-type NullTokenizer --vocab-size 1000\n",
+        InputKind.PREPROCESS,
+        "build_idxmap_sft_dataset.py",
+    ),
+    "run_estimate_memory.sh": (
+        f"torchrun --nproc_per_node 1 report_theoretical_memory.py {MEGATRON_FLAGS}\n",
+        InputKind.ANALYSIS,
+        "report_theoretical_memory.py",
+    ),
     "neox.sh": (
         "python ./deepy.py train.py configs/20B.yml\n",
         InputKind.OTHER_FRAMEWORK,

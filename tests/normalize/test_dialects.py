@@ -432,3 +432,45 @@ def test_words_that_may_hold_flags_leave_defaults_undecided(tmp_path: Path) -> N
     )
     cfg2 = normalize_megatron(load_megatron(str(q)))
     assert cfg2.structure.hidden_dropout.value == 0.1
+
+
+def test_pai_examples_reusing_other_forks_names_stay_pai(tmp_path: Path) -> None:
+    # Pai-Megatron-Patch examples/llama3/run_pretrain_mcore_llama.sh starts its own
+    # pretrain_llama.py (Megatron-LLaMA's entry name) on backends/megatron/PAI-Megatron-LM-*;
+    # examples/falcon passes --attention-head-type (a bigcode flag). The backend decides: an
+    # unmodelled Pai backend, not Megatron-LLaMA's or bigcode's table (their argparse refused
+    # --norm-epsilon, --patch-tokenizer-type: false OTH011 errors)
+    env = "export PYTHONPATH=${P}:${P}/backends/megatron/PAI-Megatron-LM-240718:$PYTHONPATH\n"
+    p = _script(
+        tmp_path / "llama.sh",
+        env + "torchrun pretrain_llama.py --num-layers 4 --hidden-size 64 "
+        "--num-attention-heads 4 --norm-epsilon 1e-5 --patch-tokenizer-type LLamaTokenizer\n",
+    )
+    m = load_megatron(str(p))
+    assert m.dialect is not None and not m.dialect.modelled and "Pai" in m.dialect.label
+    assert m.unknown == []
+    q = _script(
+        tmp_path / "falcon.sh",
+        env + "torchrun pretrain_megatron_falcon.py --num-layers 4 --hidden-size 64 "
+        "--num-attention-heads 4 --attention-head-type multiquery\n",
+    )
+    m2 = load_megatron(str(q))
+    assert m2.dialect is not None and m2.dialect.name != "bigcode-megatron"
+
+
+def test_tree_parser_reads_a_registering_wrapper(tmp_path: Path) -> None:
+    # megatron_patch/arguments.py: patch_if_not_exist(group, "--patch-size", type=int, ...)
+    # calls group.add_argument(keyname, ...) with its own parameter
+    from cfglint.load.tree_parser import parser_flags
+
+    f = tmp_path / "arguments.py"
+    f.write_text(
+        "def patch_if_not_exist(group, keyname, type=None, default=None):\n"
+        "    return group.add_argument(keyname, type=type, default=default)\n\n"
+        "def get_args(group):\n"
+        "    patch_if_not_exist(group, '--patch-size', type=int, default=14)\n"
+        "    group.add_argument('--extra-vocab-size', type=int, default=0)\n"
+        "    helper(group, '--not-a-flag-registration')\n",
+        encoding="utf-8",
+    )
+    assert parser_flags(str(f)) == {"--patch-size", "--extra-vocab-size"}

@@ -423,12 +423,21 @@ def _weigh(inv: Any, own: str | None) -> _Seen:
     return _Seen(
         inv=inv,
         entry=entry,
-        role=_argument_role(entry, inv.args) or (script_role(entry) if entry else own),
+        role=_argument_role(entry, inv.args)
+        or (script_role(entry) if entry else own)
+        or _named(own),
         megatron=[f for f in flags if f in vocab],
         foreign=[f for f in flags if f not in vocab],
         unknown=sum(1 for w in inv.args if w.text is None),
         settings_file=_settings_file(inv.args),
     )
+
+
+def _named(own: str | None) -> str | None:
+    """The launch script's own name, when it names a converter (``..._convertor.sh``
+    starting an entry the table does not know). Only that role: the evaluation patterns
+    (``chat*``, ``benchmark*``) are too broad for a launch script's name."""
+    return own if own == "converter" else None
 
 
 _SETTINGS_EXT = (".yaml", ".yml", ".json", ".toml")

@@ -304,6 +304,13 @@ def _detect_by_launch(
             score += 1
         if score >= 2 and (best is None or score > best[0]):
             best = (score, name, ev)
+    backend = _PAI_BACKEND.search(text)
+    pai = backend is not None or _has(folders, "megatron_patch/arguments.py")
+    if best is not None and pai and dialect_data(best[1])["project"] != "Pai-Megatron-Patch":
+        # Pai-Megatron-Patch's own examples reuse other forks' entry names
+        # (examples/llama3/pretrain_llama.py) and flags (--attention-head-type): the backend
+        # the script runs and the repository decide, not those
+        best = None
     if best is not None:
         strangers = _strangers(given)
         if (
@@ -316,8 +323,7 @@ def _detect_by_launch(
             # launch passes flags no release has: another fork's trainer
             return _unknown_fork(base, strangers)
         return Detection(get_dialect(best[1]), best[2])
-    backend = _PAI_BACKEND.search(text)
-    if backend is not None or _has(folders, "megatron_patch/arguments.py"):
+    if pai:
         where = f"backends/megatron/{backend.group(1)}" if backend else "an unnamed backend"
         return Detection(
             get_dialect(f"unmodelled:Pai-Megatron-Patch on {where}"),

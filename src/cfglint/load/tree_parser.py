@@ -122,18 +122,14 @@ def _parser_flags(path: str, _mtime: int, _size: int) -> frozenset[str]:
     except (InputError, SyntaxError, ValueError, RecursionError, MemoryError):
         return frozenset()
     out: set[str] = set()
+    registering = {"add_argument", *argument_wrappers(tree)}
     for node in ast.walk(tree):
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "add_config_arguments"
-        ):
+        if not isinstance(node, ast.Call):
+            continue
+        name = called_name(node)
+        if name == "add_config_arguments":
             out.update(_DEEPSPEED_CONFIG_FLAGS)
-        if not (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "add_argument"
-        ):
+        if name not in registering:
             continue
         names = [
             a.value
@@ -144,6 +140,33 @@ def _parser_flags(path: str, _mtime: int, _size: int) -> frozenset[str]:
         if any(_boolean_optional(k) for k in node.keywords):
             out.update("--no-" + n[2:] for n in names if n.startswith("--"))
     return frozenset(out)
+
+
+def called_name(call: ast.Call) -> str:
+    f = call.func
+    return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+
+
+def argument_wrappers(tree: ast.AST) -> set[str]:
+    """Functions of the module that register a flag they are given: their body calls
+    ``X.add_argument(param, ...)`` with one of their parameters (Pai-Megatron-Patch's
+    ``patch_if_not_exist(group, "--patch-size", type=int, default=14)``)."""
+    out = set()
+    for fn in ast.walk(tree):
+        if not isinstance(fn, ast.FunctionDef):
+            continue
+        params = {a.arg for a in fn.args.args}
+        for node in ast.walk(fn):
+            if (
+                isinstance(node, ast.Call)
+                and called_name(node) == "add_argument"
+                and node.args
+                and isinstance(node.args[0], ast.Name)
+                and node.args[0].id in params
+            ):
+                out.add(fn.name)
+                break
+    return out
 
 
 def _boolean_optional(kw: ast.keyword) -> bool:
