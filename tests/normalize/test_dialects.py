@@ -424,14 +424,6 @@ def test_words_that_may_hold_flags_leave_defaults_undecided(tmp_path: Path) -> N
     assert not cfg.structure.hidden_size.known
     assert not cfg.structure.hidden_dropout.known
     assert "may set it" in cfg.structure.hidden_dropout.detail
-    # `${8:+--flag "$8"}` is that flag or nothing: the other defaults still apply
-    q = _script(
-        tmp_path / "vp.sh",
-        "VP=$8\ntorchrun pretrain_gpt.py --num-layers 4 --hidden-size 64 "
-        '--num-attention-heads 4 ${VP:+--num-layers-per-virtual-pipeline-stage "$VP"}\n',
-    )
-    cfg2 = normalize_megatron(load_megatron(str(q)))
-    assert cfg2.structure.hidden_dropout.value == 0.1
 
 
 def test_pai_examples_reusing_other_forks_names_stay_pai(tmp_path: Path) -> None:

@@ -265,3 +265,107 @@ def test_seq_aux_over_several_sequences_is_another_method(tmp_path: Path) -> Non
 def test_routing_none_without_seq_aux_adds_no_loss(tmp_path: Path) -> None:
     r = _seq_aux_pair(tmp_path, "none", batch=1)
     assert {"MOE017", "MOE020"} <= _rules(r)
+
+
+# -- MindSpeed's --noop-layers (the DeepSeek-V3 recipe pads 61 layers to 64 with no-op ones) ---
+def _noop_pair(tmp_path: Path, layers: int, noop: str) -> Report:
+    mg = _edited(
+        QWEN3_MOE / "pretrain_qwen3_moe_align.sh",
+        tmp_path,
+        "NUM_LAYERS=${NUM_LAYERS:-2}",
+        f"NUM_LAYERS={layers}",
+    )
+    mg = _edited(
+        mg,
+        tmp_path,
+        "--num-layers ${NUM_LAYERS} \\",
+        f"--num-layers ${{NUM_LAYERS}} --noop-layers {noop} \\",
+    )
+    return _lint(QWEN3_MOE / "qwen3_moe_align.yaml", mg)
+
+
+def test_noop_layers_do_not_count_as_layers(tmp_path: Path) -> None:
+    """Two computing layers on each side: MindSpeed-LLM's four with layers 2 and 3 no-op
+    (NoopTransformerLayer returns its input) are not a layer-count difference."""
+    assert "STR001" not in _rules(_noop_pair(tmp_path, 4, "2,3"))
+
+
+def test_noop_layers_listed_twice_count_once(tmp_path: Path) -> None:
+    """MindSpeed keeps the no-op layer numbers as a set: "3,3" is one no-op layer, so four
+    layers leave three computing ones against MindFormers' two."""
+    f = _finding(_noop_pair(tmp_path, 4, "3,3"), "STR001")
+    assert "3" in f.message and "no-op" in f.message, f.message
+
+
+# -- document ends inside a packed sample (OTH012) ----------------------------------------------
+def _unchecked(report: Report, row: str) -> str:
+    return " ".join(reason for r, reason in report.not_checked if r == row)
+
+
+def test_reset_attention_mask_is_undecided_outside_mindspeed(tmp_path: Path) -> None:
+    """Upstream Megatron-LM builds the reset mask in the dataset, but a causal flash-attention
+    kernel may never read it: not a finding, and the reason is said."""
+    mg = _edited(
+        DENSE / "pretrain_llama2_align.sh",
+        tmp_path,
+        "    --bf16\n",
+        "    --bf16\n    --reset-attention-mask\n",
+    )
+    r = _lint(DENSE / "llama2_7b_align.yaml", mg)
+    assert "OTH012" not in _rules(r)
+    assert "attention implementation" in _unchecked(r, "other.data_check")
+
+
+def test_reset_attention_mask_counts_in_mindspeed_llm(tmp_path: Path) -> None:
+    """The packed Llama2-13B recipe's pattern: MindSpeed-LLM with --reset-attention-mask
+    against a MindFormers side whose loader sets no boundary option."""
+    mg = _edited(
+        QWEN3_MOE / "pretrain_qwen3_moe_align.sh",
+        tmp_path,
+        "    --seed 1234 \\\n",
+        "    --seed 1234 --reset-attention-mask \\\n",
+    )
+    f = _finding(_lint(QWEN3_MOE / "qwen3_moe_align.yaml", mg), "OTH012")
+    assert "MindFormers none" in f.message and "attention stops at document ends" in f.message
+
+
+def test_loader_option_reaching_the_model_by_position_is_undecided(tmp_path: Path) -> None:
+    """The dense pair's legacy Llama config has a loss_mask column but no construct_args_key:
+    the columns reach LlamaForCausalLM.construct by position, so whether eod_mask_loss takes
+    effect is not decided."""
+    mf = _edited(
+        DENSE / "llama2_7b_align.yaml",
+        tmp_path,
+        "      pad: 0\n",
+        "      pad: 0\n      eod_mask_loss: True\n",
+    )
+    r = _lint(mf, DENSE / "pretrain_llama2_align.sh")
+    assert "OTH012" not in _rules(r)
+    assert "by position" in _unchecked(r, "other.data_check")
+
+
+def test_loader_option_without_its_column_does_nothing(tmp_path: Path) -> None:
+    """reset_position_ids builds position ids the dataset never hands over when position_ids
+    is not a column: the model's positions run on, as on the Megatron side."""
+    mf = _edited(
+        DENSE / "llama2_7b_align.yaml",
+        tmp_path,
+        "      pad: 0\n",
+        "      pad: 0\n      reset_position_ids: True\n",
+    )
+    mf = _edited(mf, tmp_path, '"loss_mask", "position_ids"]', '"loss_mask"]')
+    r = _lint(mf, DENSE / "pretrain_llama2_align.sh")
+    assert "OTH012" not in _rules(r)
+    assert "OTH012" not in _unchecked(r, "other.data_check")
+
+
+def test_mindrecord_with_mask_columns_is_undecided(tmp_path: Path) -> None:
+    mf = _edited(
+        FIXTURES / "examples" / "llama2_7b" / "pretrain_llama2_7b.yaml",
+        tmp_path,
+        'input_columns: ["input_ids"]',
+        'input_columns: ["input_ids", "attention_mask"]',
+    )
+    r = _lint(mf, FIXTURES / "examples" / "llama2_7b" / "pretrain_llama2_7b.sh")
+    assert "OTH012" not in _rules(r)
+    assert "depends on how it was built" in _unchecked(r, "other.data_check")

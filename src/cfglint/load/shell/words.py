@@ -4,7 +4,7 @@ training invocation, and the parsed script.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from cfglint.model.values import Loc
 
@@ -50,6 +50,22 @@ class ShellScript:
     variables: dict[str, Word]  # final values; arrays joined with blanks
     warnings: list[str]  # "line N: ..."
     text: str
+    # `source` / eval lines that were not read: what they export or set is not known
+    unfollowed: list[str] = field(default_factory=list)
 
 
 Pos = tuple[int, int]  # (line, column), both 1-based
+
+
+def never_set(name: str, unfollowed: list[str]) -> str:
+    """Why variable ``name`` has no value here. Only the caller's environment can give it
+    one, unless a sourced file or eval the script runs was not read: that may set it."""
+    if unfollowed:
+        return f"variable {name} is not set here; {unfollowed[0]}, not followed, may set it"
+    return f"variable {name} is never set"
+
+
+def only_from_environment(reason: str) -> bool:
+    """A word unknown only because a variable nothing in the script sets is used: empty
+    unless the caller exports it (a hook such as ``$EXTRA_ARGS``)."""
+    return reason.startswith("variable ") and reason.endswith(" is never set")

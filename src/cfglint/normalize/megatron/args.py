@@ -9,7 +9,6 @@ accepted (Megatron builds its parser with ``allow_abbrev=False``).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, NamedTuple
@@ -100,9 +99,9 @@ class Resolved:
     unknown: list[Value]
     warnings: list[str]
     table: ArgTable
-    # a whole word not known statically where a flag could stand (``$MODEL_ARGS`` from an
-    # unfollowed ``source $1``): what it holds may set any flag the command line leaves out
-    hidden: str = ""
+    # words that cannot be read and may stand for any arguments (``$@``, a variable a
+    # sourced file that was not followed may set): a flag not written may be among them
+    opaque: list[Value] = field(default_factory=list)
 
 
 def _looks_like_flag(text: str | None) -> bool:
@@ -115,24 +114,21 @@ def _looks_like_flag(text: str | None) -> bool:
         return True
 
 
-# `$8` alone, or `${8:+--flag "$8"}`, is one word: a value or the flag it names, not a list
-_ONE_POSITIONAL = re.compile(r"\$\d+ is a positional parameter")
+def _may_hold_arguments(reason: str) -> bool:
+    """An unreadable word that may expand to flags. A variable nothing in the script sets
+    is read as the empty hook it usually is (``$EXTRA_ARGS``); anything else (``$@``, a
+    command substitution, a variable an unread ``source`` may set) may add any flag."""
+    from cfglint.load.shell import only_from_environment
 
-
-def _may_hold_flags(tok: Any) -> bool:
-    """A word not known statically that may expand to any flags: a variable holding
-    arguments (``$MODEL_ARGS`` from an unfollowed ``source $1``), ``$@``, a command
-    substitution. A word from an undecided branch already stands for that branch's text,
-    and a single positional parameter for one word."""
-    return not tok.conditional and not _ONE_POSITIONAL.match(tok.unknown or "")
+    return not only_from_environment(reason)
 
 
 def resolve(tokens: list[Any], table: ArgTable) -> Resolved:
     values: dict[str, Value] = {}
     unknown: list[Value] = []
+    opaque: list[Value] = []
     warnings: list[str] = []
     last_flag = ""
-    hidden = ""
     i = 0
     while i < len(tokens):
         tok = tokens[i]
@@ -140,8 +136,8 @@ def resolve(tokens: list[Any], table: ArgTable) -> Resolved:
         i += 1
         if text is None:
             warnings.append(f"{tok.loc}: an argument cannot be known statically ({tok.unknown})")
-            if _may_hold_flags(tok):
-                hidden = hidden or f"{tok.loc}: {tok.unknown}"
+            if _may_hold_arguments(tok.unknown):
+                opaque.append(Value.unknown("arguments", tok.unknown, loc=tok.loc))
             continue
         if not _looks_like_flag(text):
             # the words of one unquoted expansion ("your checkpoint load path" after --load)
@@ -210,7 +206,7 @@ def resolve(tokens: list[Any], table: ArgTable) -> Resolved:
                 f"{tok.loc}: {flag} is also set at {prev.loc}; the last one wins, as in argparse"
             )
         values[spec.dest] = v
-    return Resolved(values=values, unknown=unknown, warnings=warnings, table=table, hidden=hidden)
+    return Resolved(values=values, unknown=unknown, warnings=warnings, table=table, opaque=opaque)
 
 
 def _arity(spec: ArgSpec) -> tuple[int, int]:

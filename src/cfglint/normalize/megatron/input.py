@@ -21,7 +21,7 @@ from cfglint.load.dialects import (
 from cfglint.load.tree_parser import entry_flags
 from cfglint.model.errors import InputError
 from cfglint.model.values import Loc, Value
-from cfglint.normalize.launch import launcher_options, word_value
+from cfglint.normalize.launch import env_hidden, launcher_options, word_value
 from cfglint.normalize.megatron.args import ArgTable, load_table, resolve
 from cfglint.normalize.megatron.mm_model import (
     MODEL_DESTS,
@@ -62,8 +62,9 @@ class MegatronInput:
     dialect: Dialect | None = None
     evidence: list[str] = field(default_factory=list)
     model_file: ModelFile | None = None  # MindSpeed-MM's --mm-model JSON
-    # where a word not known statically stands among the arguments (it may set any flag)
-    hidden: str = ""
+    # unreadable words of the command line that may add any flag (args.Resolved.opaque)
+    opaque: list[Value] = field(default_factory=list)
+    env_hidden: str = ""  # why an unexported variable may be exported (normalize.launch)
 
     def arg(self, dest: str, *older: str) -> Value:
         """What Megatron would hold in ``args.<dest>`` before post-processing. ``older``
@@ -75,14 +76,10 @@ class MegatronInput:
             return self._model_setting(dest)
         if d is not None and d.derive:
             got = self._derived(dest)
-            if got is not None and (got.origin.value != "default" or not self.hidden):
+            if got is not None and (got.origin.value != "default" or not self.opaque):
                 return got
-        if self.hidden and not self.final and not any(k in self.values for k in (dest, *older)):
-            return Value.unknown(
-                dest,
-                f"not set in {os.path.basename(self.path)}, and a word not known statically "
-                f"may set it ({self.hidden}): not decided",
-            )
+        if self.opaque and dest not in self.values and not any(o in self.values for o in older):
+            return self._hidden(dest)
         if d is not None and not d.modelled and dest not in self.values:
             return self.undecided(dest)
         return self._plain(dest, *older)
@@ -99,6 +96,17 @@ class MegatronInput:
             knob,
             f"not set in {os.path.basename(self.path)}, and the default of {project} "
             "is not known (a Megatron fork cfglint does not model): not decided",
+        )
+
+    def _hidden(self, dest: str) -> Value:
+        """A flag the script does not write while an unreadable word may: not decided."""
+        spec = self.table.by_dest.get(dest)
+        flag = spec.flags[0] if spec is not None and spec.flags else dest
+        first = self.opaque[0]
+        return Value.unknown(
+            flag,
+            f"not written in {os.path.basename(self.path)}, but the arguments at {first.loc} "
+            f"cannot be read ({first.detail}) and may set it",
         )
 
     def _model_setting(self, dest: str) -> Value:
@@ -288,12 +296,13 @@ def _from_script(path: str, version: str | None) -> MegatronInput:
         values=res.values,
         env=env,
         unknown=res.unknown,
+        opaque=res.opaque,
+        env_hidden=env_hidden(sh.unfollowed),
         warnings=list(sh.warnings) + res.warnings,
         text=sh.text,
         command_loc=inv.loc,
         dialect=det.dialect,
         evidence=det.evidence,
-        hidden=res.hidden,
     )
     m.launcher = Value.written(
         inv.launcher, knob="launcher", loc=inv.loc, conditional=inv.conditional
@@ -350,6 +359,7 @@ def _from_args_file(path: str, version: str | None) -> MegatronInput:
         table=table,
         values=res.values,
         unknown=res.unknown,
+        opaque=res.opaque,
         warnings=res.warnings,
         text=text,
         dialect=det.dialect,
