@@ -65,7 +65,10 @@ def never_set(name: str, unfollowed: list[str]) -> str:
     return f"variable {name} is never set"
 
 
-def only_from_environment(reason: str) -> bool:
-    """A word unknown only because a variable nothing in the script sets is used: empty
-    unless the caller exports it (a hook such as ``$EXTRA_ARGS``)."""
-    return reason.startswith("variable ") and reason.endswith(" is never set")
+def from_the_caller(reason: str) -> bool:
+    """A word unknown only because it is the caller's input: a variable nothing in the
+    script sets (an environment hook such as ``$EXTRA_ARGS``) or a positional parameter
+    (``"$@"`` forwarding the caller's arguments). Both are empty unless the caller gives
+    them; a script run as written gets nothing there."""
+    env_hook = reason.startswith("variable ") and reason.endswith(" is never set")
+    return env_hook or reason.endswith(" is a positional parameter")

@@ -115,12 +115,13 @@ def _looks_like_flag(text: str | None) -> bool:
 
 
 def _may_hold_arguments(reason: str) -> bool:
-    """An unreadable word that may expand to flags. A variable nothing in the script sets
-    is read as the empty hook it usually is (``$EXTRA_ARGS``); anything else (``$@``, a
-    command substitution, a variable an unread ``source`` may set) may add any flag."""
-    from cfglint.load.shell import only_from_environment
+    """An unreadable word that may expand to flags. The caller's inputs (a variable nothing
+    in the script sets, ``"$@"``) are read as the empty hooks they are when the script is
+    run as written; what the script itself computes out of sight (a command substitution,
+    a variable an unread ``source`` or eval may set) may add any flag."""
+    from cfglint.load.shell import from_the_caller
 
-    return not only_from_environment(reason)
+    return not from_the_caller(reason)
 
 
 def resolve(tokens: list[Any], table: ArgTable) -> Resolved:
