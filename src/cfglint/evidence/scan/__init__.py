@@ -1,7 +1,9 @@
 """Source scanner: seeding, determinism, dropout and weight-decay grouping in training code.
 
-Importing this package is cheap: libcst is loaded only when a file has to be parsed, so the
-plain config lint (which imports :mod:`cfglint.check.builtins.source`) never pays for it.
+Importing this package is cheap: the scanner and linker are loaded only when sources are
+scanned, so the plain config lint (which imports :mod:`cfglint.check.builtins.source`)
+never pays for them. Files are read with CPython's own parser (``ast``): no third-party
+parser is loaded at all.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ Two layers:
 * the linked result (:class:`ScanResult`): entry points with the seeding they reach, and
   the dropout, weight-decay and custom-backward sites, each with its file path.
 
-Nothing here imports libcst: the plain config lint imports the checks, which import this.
+Nothing here imports the scanner: the plain config lint imports the checks, which import this.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from cfglint.model.findings import InputProblem
 from cfglint.model.values import Loc
 
 # Bump when the scanner's output for the same text changes: it is part of the cache key.
-SCANNER_VERSION = "4"
+SCANNER_VERSION = "5"
 
 # Which side of a migration a file belongs to, judged by what it imports.
 Side = Literal["mindformers", "megatron"]
@@ -246,7 +246,7 @@ class FileSummary(BaseModel):
 
     error: str | None = None
     error_line: int | None = None
-    # built from the ast call graph only (triage found nothing for libcst to look at)
+    # built from the ast call graph only (triage found nothing for the full pass to look at)
     light: bool = False
     frameworks: list[str] = Field(default_factory=list)  # "torch", "mindspore", ...
     imports: dict[str, ImportRef] = Field(default_factory=dict)
@@ -337,7 +337,7 @@ class SourceBackward(BaseModel):
 class ScanStats(BaseModel):
     files: int = 0
     parsed: int = 0  # parsed this run (cache misses)
-    full: int = 0  # of those, given a libcst tree (the rest: ast call graph only)
+    full: int = 0  # of those, given the full pass (the rest: ast call graph only)
     cached: int = 0  # summaries read from the cache
     failed: int = 0
     workers: int = 1

@@ -1,8 +1,8 @@
 """Finding files, the per-file cache, and parsing in parallel.
 
 A file's summary depends on its text only, so it is cached under the sha256 of
-(scanner version, text): a re-run after editing one file parses that one file. libcst is
-imported only when something has to be parsed, so a warm run never loads it.
+(scanner version, text): a re-run after editing one file parses that one file; a warm run
+imports no parser code at all.
 """
 
 from __future__ import annotations
@@ -34,9 +34,10 @@ from cfglint.model.findings import InputProblem
 
 # Above this many files to parse, a process pool pays for its start-up.
 PARALLEL_THRESHOLD = 50
-# Generated or vendored giants are not training code worth minutes of parsing: libcst takes
-# ~1 GB and tens of seconds per MB (issue 12: 1.9 GB for a near-2 MB file). The largest
-# training sources we know are ~300 KB (Megatron-LM training.py, DeepSpeed engine.py).
+# Generated or vendored giants are not training code worth parsing (issue 12: a near-2 MB
+# file took 1.9 GB when the scanner used libcst; ast trees are smaller, but still tens of
+# bytes per byte of source). The largest training sources we know are ~300 KB (Megatron-LM
+# training.py, DeepSpeed engine.py).
 MAX_SOURCE_BYTES = 512 * 1024
 # Files above this are parsed one at a time in this process, never one per core at once.
 BIG_SOURCE_BYTES = 128 * 1024
@@ -137,7 +138,7 @@ def _summarize_batch(
         try:
             text = read_text(display, max_bytes=MAX_SOURCE_BYTES, what="Python file")
         except TooLarge as exc:
-            # generated or vendored giants: libcst needs ~1 GB and tens of seconds per MB
+            # generated or vendored giants: not training code, and costly to parse
             problems.append(
                 InputProblem.model_construct(
                     path=display, level="warning", message=f"{exc.message}; not scanned"
@@ -334,8 +335,7 @@ def _parse(
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
     workers = max(1, min(workers, len(misses)))
     # Syntax trees hold millions of short-lived, acyclic objects: the cyclic collector's
-    # passes over them cost about a third of the libcst parse on Megatron-LM and free
-    # nothing (refcounting does).
+    # passes over them cost time and free nothing (refcounting does).
     gc_was = gc.isenabled()
     gc.disable()
     try:

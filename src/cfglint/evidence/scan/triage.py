@@ -1,8 +1,8 @@
-"""Cheap triage before libcst: which files can hold anything the scanner reports.
+"""Cheap triage before the full pass: which files can hold anything the scanner reports.
 
-A whole repository is mostly model, data and utility code. Building a libcst tree costs
-many times what CPython's own parser (``ast``) does, so every file is parsed with ``ast``
-first, and only the files that can matter get a libcst tree:
+A whole repository is mostly model, data and utility code. Every file is parsed once with
+CPython's own parser (``ast``); the full pass (:mod:`scanner`), which tracks values,
+conditions and parameter groups, walks the tree only of the files that can matter:
 
 - a seeding / determinism / environment call or switch, a framework entry modelled in
   :mod:`known`, a library seeding helper;
@@ -13,7 +13,7 @@ first, and only the files that can matter get a libcst tree:
 The other files still matter for following calls from an entry point to the files that
 seed, so they get a *call-graph summary* built from the ``ast`` tree here: imports,
 classes, functions with their parameters and calls, the main block. One walk does both:
-it builds the call graph and stops at the first thing that needs libcst
+it builds the call graph and stops at the first thing that needs the full pass
 (:class:`NeedsFullScan`). Nothing is executed.
 """
 
@@ -32,7 +32,7 @@ from cfglint.evidence.scan.model import (
     SrcLoc,
 )
 
-# Last name parts of every call the libcst scanner recognises.
+# Last name parts of every call the full pass recognises.
 _KNOWN_LAST = frozenset(
     q.rsplit(".", 1)[-1]
     for table in (
@@ -114,7 +114,7 @@ def _literal(node: ast.expr | None) -> Any:
 
 
 class NeedsFullScan(Exception):
-    """Raised by the call-graph walk when the file holds something libcst must read."""
+    """Raised by the call-graph walk when the file holds something the full pass must read."""
 
 
 def _seedish(text: str) -> str:
@@ -136,7 +136,7 @@ class _Fn:
 class CallGraph:
     """Imports, classes, functions and calls of one module: what the linker follows.
 
-    With ``triage=True`` the walk also looks for anything the libcst scanner reports
+    With ``triage=True`` the walk also looks for anything the full pass reports
     and stops at the first one (:class:`NeedsFullScan`): one cheap pass decides.
     The walk is hand-rolled (a dispatch table by node class) because
     ``ast.NodeVisitor``'s name lookups and generators cost more than the parse."""
@@ -249,7 +249,7 @@ class CallGraph:
         self.scope.pop()
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-        # A custom backward alone needs no libcst: a transposed operand fed to a matmul is
+        # A custom backward alone needs no full pass: a transposed operand fed to a matmul is
         # what is reported, and a file holding both transposes and matmuls gets the full
         # scan anyway; the call graph marks the backward so its helpers are checked.
         backward = self._custom_backward(node.name)
@@ -804,7 +804,7 @@ def _chained_backward(node: ast.Call) -> bool:
 
 
 def summarize_tree(tree: ast.Module, triage: bool = False) -> FileSummary | None:
-    """The call-graph summary; with ``triage``, None when the file needs libcst."""
+    """The call-graph summary; with ``triage``, None when the file needs the full pass."""
     v = CallGraph(triage=triage)
     defs = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
     v.defined = {s.name for s in tree.body if isinstance(s, defs)}
