@@ -899,3 +899,122 @@ def test_functions_handed_to_a_launcher_are_followed(tmp_path: Path) -> None:
     [entry] = scan_paths([str(tmp_path / "train_ddp.py")]).entries
     assert [e.kind for e in entry.effects] == ["torch", "torch_deterministic"]
     assert entry.effects[0].via[0].startswith("worker (passed to a call) at ")
+
+
+# -- the full pass on ast: Python's own evaluation order --------------------------------------
+
+
+def test_a_training_script_with_python312_fstrings_is_read(tmp_path: Path) -> None:
+    # PEP 701 lets an f-string reuse its quotes; Python 3.11's parser rejects the whole
+    # file, so the f-strings are blanked (found by libcst, loaded for this file only)
+    write(
+        tmp_path,
+        {
+            "train.py": """\
+            import torch
+
+            def main(cfg, loss, opt):
+                print(f"run {cfg["name"]} at {cfg['lr']:.2e}")
+                banner = f\"\"\"
+                  {cfg["name"]}
+                \"\"\"
+                torch.manual_seed(cfg["seed"])
+                loss.backward()
+                opt.step()
+
+            if __name__ == "__main__":
+                main({"name": "x", "seed": 7}, None, None)
+            """
+        },
+    )
+    res = scan_paths([str(tmp_path / "train.py")], use_cache=False)
+    assert res.errors == []
+    [entry] = res.entries
+    [torch_seed] = entry.of("torch")
+    assert torch_seed.loc.line == 8  # positions survive the blanking
+
+
+def test_python312_syntax_that_cannot_be_read_says_so(tmp_path: Path) -> None:
+    (tmp_path / "bad.py").write_text('x = f"{a["k"]}" +\n', encoding="utf-8")
+    [err] = scan_paths([str(tmp_path / "bad.py")], use_cache=False).errors
+    assert err.line == 1 and "\n" not in err.message
+    if sys.version_info < (3, 12):
+        assert "valid from Python 3.12 on" in err.message
+    else:
+        assert "invalid Python syntax" in err.message
+
+
+def test_decorator_arguments_run_where_the_function_is_defined(tmp_path: Path) -> None:
+    # `@autotune(configs=build_configs())` runs build_configs at import, whether or not
+    # the decorated function is ever called (modded-nanogpt's triton kernels)
+    write(
+        tmp_path,
+        {
+            "train.py": """\
+            import random
+            import torch
+
+            def registered(seed):
+                random.seed(seed)
+                return lambda f: f
+
+            @registered(1234)
+            def unused_kernel():
+                pass
+
+            def step(model, opt):
+                model().backward()
+                opt.step()
+
+            step(None, None)
+            """
+        },
+    )
+    res = scan_paths([str(tmp_path / "train.py")], use_cache=False)
+    [entry] = res.entries
+    [seeded] = entry.of("random")
+    assert seeded.seed_value == 1234
+    assert not seeded.conditional
+
+
+def test_an_elif_chain_ending_in_raise_keeps_the_negated_test(tmp_path: Path) -> None:
+    # `if a: ... elif b: seed ... else: raise`: the seed runs only when `a` is false
+    write(
+        tmp_path,
+        {
+            "train.py": """\
+            import torch
+
+            def setup(cfg):
+                if cfg.mode == "eval":
+                    return None
+                elif cfg.mode == "train":
+                    torch.manual_seed(cfg.seed)
+                else:
+                    raise ValueError(cfg.mode)
+
+            def main(cfg, loss, opt):
+                setup(cfg)
+                loss.backward()
+                opt.step()
+
+            if __name__ == "__main__":
+                main(None, None, None)
+            """
+        },
+    )
+    res = scan_paths([str(tmp_path / "train.py")], use_cache=False)
+    [entry] = res.entries
+    [seed] = entry.of("torch")
+    assert seed.conditional and seed.condition == 'not (cfg.mode == "eval")'
+
+
+def test_constants_handed_to_a_call_are_not_functions() -> None:
+    from cfglint.evidence.scan.scanner import summarize
+
+    # (a star import keeps every bare name as a possible function of that module)
+    s = summarize(
+        "import torch\nfrom helpers import *\n\ndef f(m):\n    torch.manual_seed(0)\n"
+        "    m.train(True)\n    m.fit(None, False)\n"
+    )
+    assert {c.target for c in s.functions["f"].calls}.isdisjoint({"True", "False", "None"})

@@ -10,11 +10,12 @@ from ast's ``lineno`` / ``col_offset``; the text of a node is cut from the sourc
 from __future__ import annotations
 
 import ast
+import sys
 import warnings
 from collections.abc import Callable
 from typing import Any
 
-from cfglint.evidence.scan import common, known, triage
+from cfglint.evidence.scan import common, known, newsyntax, triage
 from cfglint.evidence.scan.backward import BackwardMixin
 from cfglint.evidence.scan.common import (
     NO,
@@ -56,7 +57,13 @@ def summarize(text: str, deep: bool = True) -> FileSummary:
     try:
         try:
             tree = _ast_parse(text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        except SyntaxError as exc:
+            newer = newsyntax.newer_fstrings(exc)
+            blanked = newsyntax.parse_with_fstrings_blanked(text) if newer else None
+            if blanked is None:
+                return _parse_error(exc, newer)
+            tree, text = blanked
+        except (ValueError, RecursionError, MemoryError) as exc:
             return _parse_error(exc)
         light = triage.summarize_tree(tree, triage=deep)
         if light is not None:
@@ -74,8 +81,9 @@ def _ast_parse(text: str) -> ast.Module:
         return ast.parse(text)
 
 
-def _parse_error(exc: BaseException) -> FileSummary:
-    """One clear line naming what CPython's parser (which never runs anything) rejected."""
+def _parse_error(exc: BaseException, newer: bool = False) -> FileSummary:
+    """One clear line naming what CPython's parser (which never runs anything) rejected;
+    ``newer``: Python 3.12's f-strings might make the file valid."""
     if isinstance(exc, SyntaxError):
         msg = str(exc.msg)
         if "too many nested parentheses" in msg:
@@ -85,6 +93,9 @@ def _parse_error(exc: BaseException) -> FileSummary:
             )
         what = "" if msg == "invalid syntax" else f": {short(msg, 160)}"
         col = f" (column {exc.offset})" if exc.offset else ""
+        if newer:
+            running = ".".join(map(str, sys.version_info[:2]))
+            col += f"; valid from Python 3.12 on if an f-string nests quotes (running {running})"
         return FileSummary(error=f"invalid Python syntax{what}{col}", error_line=exc.lineno)
     if isinstance(exc, (RecursionError, MemoryError)):
         return FileSummary(error="too deeply nested to parse")
