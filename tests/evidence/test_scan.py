@@ -1018,3 +1018,44 @@ def test_constants_handed_to_a_call_are_not_functions() -> None:
         "    m.train(True)\n    m.fit(None, False)\n"
     )
     assert {c.target for c in s.functions["f"].calls}.isdisjoint({"True", "False", "None"})
+
+
+def test_a_gradient_self_test_is_not_a_training_entry_point(tmp_path: Path) -> None:
+    # a kernel module whose main block checks its backward against a reference (lingua's
+    # index_matmul.py, causal_conv1d_compilable.py): gradients, but nothing is updated
+    write(
+        tmp_path,
+        {
+            "kernels/fused_gate.py": """\
+            import torch
+
+            def fused_gate(x, w):
+                return torch.sigmoid(x @ w)
+
+            if __name__ == "__main__":
+                torch.manual_seed(0)
+                x = torch.randn(4, 8, requires_grad=True)
+                w = torch.randn(8, 8, requires_grad=True)
+                fused_gate(x, w).sum().backward()
+                ref = x.grad.clone()
+                x.grad = None
+                torch.sigmoid(x @ w).sum().backward()
+                assert torch.allclose(ref, x.grad)
+            """,
+            "kernels/__init__.py": "",
+            "sgd_by_hand.py": """\
+            import torch
+            from kernels.fused_gate import fused_gate
+
+            w = torch.randn(8, 8, requires_grad=True)
+            for step in range(100):
+                loss = fused_gate(torch.randn(4, 8), w).sum()
+                loss.backward()
+                with torch.no_grad():
+                    w -= 0.1 * w.grad
+                    w.grad.zero_()
+            """,
+        },
+    )
+    res = scan_paths([str(tmp_path)], use_cache=False)
+    assert [os.path.basename(e.path) for e in res.entries] == ["sgd_by_hand.py"]

@@ -166,20 +166,37 @@ GRADIENT_CALLS = frozenset(
 )
 
 
-def is_training_call(name: str, nargs: int, inference: bool = False) -> bool:
-    """``name``: the call as written or qualified (``optimizer.step``, ``loss.backward``,
-    ``transformers.Trainer.train``); ``nargs``: how many arguments it is given;
-    ``inference``: the file imports a serving library (INFERENCE_ROOTS), whose engines
-    have a ``step()`` that generates."""
+# A functional optimizer applied to the gradients: `optimizer(grads)` (MindSpore's
+# value_and_grad style, mindcv train_with_func.py); the callee's last name, lower case.
+FUNCTIONAL_OPTIMIZERS = frozenset({"optimizer", "optim", "opt"})
+# In-place tensor methods that, fed a `.grad`, update parameters by hand (`p.add_(p.grad,
+# alpha=-lr)`); `p -= lr * p.grad` is the augmented-assignment form.
+IN_PLACE_UPDATES = frozenset({"add_", "sub_", "addcdiv_", "addcmul_", "copy_", "mul_"})
+
+
+def is_gradient_call(name: str) -> bool:
+    """A backward pass: ``loss.backward()``, ``accelerator.backward(loss)``, MindSpore's
+    ``value_and_grad``. Gradients alone train nothing (a gradient check, a kernel's
+    self-test); :func:`is_training_call` is what applies them."""
     if name in GRADIENT_CALLS:
         return True
     head, _, last = name.rpartition(".")
+    return bool(head) and last in ("backward", "manual_backward")
+
+
+def is_training_call(name: str, nargs: int, inference: bool = False) -> bool:
+    """A call that applies an update: an optimizer step or a framework training call.
+    ``name``: the call as written or qualified (``optimizer.step``,
+    ``transformers.Trainer.train``); ``nargs``: how many arguments it is given;
+    ``inference``: the file imports a serving library (INFERENCE_ROOTS), whose engines
+    have a ``step()`` that generates."""
+    head, _, last = name.rpartition(".")
+    if last.lower() in FUNCTIONAL_OPTIMIZERS and nargs >= 1:
+        return True  # optimizer(grads), self.optimizer(grads)
     if not head:
         return False
     if inference and last == "step" and "optim" not in head.lower():
         return False  # vLLM's engine.step(): one generation step
-    if last in ("backward", "manual_backward"):
-        return True  # loss.backward(), accelerator.backward(loss), engine.backward(loss)
     if last == "step":
         recv = head.rsplit(".", 1)[-1]
         low = recv.lower()

@@ -22,7 +22,7 @@ from cfglint.model.findings import InputProblem
 from cfglint.model.values import Loc
 
 # Bump when the scanner's output for the same text changes: it is part of the cache key.
-SCANNER_VERSION = "5"
+SCANNER_VERSION = "6"
 
 # Which side of a migration a file belongs to, judged by what it imports.
 Side = Literal["mindformers", "megatron"]
@@ -156,8 +156,12 @@ class FunctionSummary(BaseModel):
     effects: list[Effect] = Field(default_factory=list)
     calls: list[CallSite] = Field(default_factory=list)
     groups: GroupEvidence | None = None
-    # trains: a backward pass, an optimizer step or a framework training call
+    # trains: applies an update (an optimizer step, a hand-written `p -= lr * p.grad`, a
+    # framework training call); a backward pass alone does not
     trains: bool = False
+    # computes gradients (loss.backward(), value_and_grad): at top level, a script that
+    # can be started (nanoGPT-style trainers have no main block)
+    gradients: bool = False
     # a custom backward (torch.autograd.Function.backward, MindSpore bprop)
     backward: bool = False
     # transposed operands fed to a matmul outside a backward: reported when a backward
@@ -297,7 +301,7 @@ class EntryReport(BaseModel):
     side: Side | None = None
     anchor: Loc  # the `if __name__ == "__main__":` line, or line 1
     has_main: bool = False
-    # reaches a backward pass, an optimizer step or a framework training call
+    # reaches an update: an optimizer step, a hand-written one, a framework training call
     trains: bool = False
     effects: list[ReachedEffect] = Field(default_factory=list)
     followed: int = 0  # function bodies followed

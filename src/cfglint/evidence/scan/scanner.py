@@ -363,6 +363,12 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
         self.scope.pop()
         self.class_scope.pop()
         self.functions[qual] = fn.summary
+        # a training step built inside a function (and returned, mindcv's jit-compiled
+        # train_step) trains when that function's result runs: count it as the builder's
+        parent = self.cur
+        nested = parent is not self.top and parent is not self.main
+        if fn.summary.trains and nested and not (self.class_scope and self.class_scope[-1]):
+            parent.summary.trains = True
 
     def _params(
         self, a: ast.arguments
@@ -467,6 +473,10 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
                 fn.name_vars.add(first.id)
 
     # -- statements ---------------------------------------------------------------------
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        if triage.hand_update(node):
+            self.cur.summary.trains = True  # p -= lr * p.grad
+
     def visit_Assign(self, node: ast.Assign) -> None:
         for t in node.targets:
             self._assign(t, node.value)
@@ -612,10 +622,12 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
         raw, qual = self.qualify_name(raw)
         fn = self.cur
         self._check_matmul(node, qual, line)
+        if triage.hand_update(node):
+            fn.summary.trains = True  # p.data.add_(p.grad, alpha=-lr)
         if raw is None:
             f = node.func
             if isinstance(f, ast.Attribute) and f.attr == "backward":
-                fn.summary.trains = True  # scaler.scale(loss).backward()
+                fn.summary.gradients = True  # scaler.scale(loss).backward()
             self._unnamed_call(node, line)
             return  # `ops.MatMul()(a, b)`-style calls have no dotted name to follow
         serving = not known.INFERENCE_ROOTS.isdisjoint(self.roots)
@@ -624,6 +636,8 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
             qual is not None and known.is_training_call(raw, nargs, serving)
         ):
             fn.summary.trains = True
+        if known.is_gradient_call(qual or raw) or known.is_gradient_call(raw):
+            fn.summary.gradients = True
         if qual is not None and self._known_call(node, qual, line, raw):
             return
         last = raw.rsplit(".", 1)[-1]
@@ -851,6 +865,7 @@ _HOOKS: dict[type, _WalkFn] = {
     ast.Compare: _Visitor.visit_Compare,
     ast.Assign: _Visitor.visit_Assign,
     ast.AnnAssign: _Visitor.visit_AnnAssign,
+    ast.AugAssign: _Visitor.visit_AugAssign,
     ast.For: _Visitor.visit_For,
     ast.AsyncFor: _Visitor.visit_For,
     ast.ListComp: _Visitor.visit_comp,

@@ -291,6 +291,11 @@ class CallGraph:
         self.scope.pop()
         self.stack.pop()
         self.functions[qual] = fn.summary
+        # a training step built inside a function (and returned) counts as the builder's
+        parent = self.cur
+        nested = parent is not self.top and parent is not self.main
+        if fn.summary.trains and nested and not (self.scope and self.scope[-1][1]):
+            parent.summary.trains = True
 
     def _custom_backward(self, name: str) -> bool:
         """``backward`` of a torch.autograd.Function subclass, or a MindSpore ``bprop``."""
@@ -376,6 +381,8 @@ class CallGraph:
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         if self.triage:
             self._switch_targets([node.target])
+        if hand_update(node):
+            self.cur.summary.trains = True
         self.generic_visit(node)
 
     def _switch_targets(self, targets: list[ast.expr]) -> None:
@@ -444,10 +451,12 @@ class CallGraph:
             target = self._target(raw)  # trainer.train() -> Trainer.train
             named = (raw, target, self._qualify(target) or target)
             serving = not known.INFERENCE_ROOTS.isdisjoint(self.roots)
-            if any(_trains(node, n, serving) for n in named):
+            if any(_trains(node, n, serving) for n in named) or hand_update(node):
                 fn.summary.trains = True
+            if any(known.is_gradient_call(n) for n in named):
+                fn.summary.gradients = True
         elif _chained_backward(node):
-            fn.summary.trains = True
+            fn.summary.gradients = True
         if raw is not None:
             target = self._target(raw)
             if self._qualify(target) in known.LAUNCHERS:
@@ -801,6 +810,22 @@ def _chained_backward(node: ast.Call) -> bool:
     """``scaler.scale(loss).backward()``, ``model(x).sum().backward()``: no dotted name."""
     f = node.func
     return isinstance(f, ast.Attribute) and f.attr == "backward" and _dotted(f) is None
+
+
+def hand_update(node: ast.AST) -> bool:
+    """A parameter updated by hand from its gradient: ``p -= lr * p.grad``,
+    ``p.data.add_(p.grad, alpha=-lr)`` (a training loop without an optimizer object)."""
+    if isinstance(node, ast.AugAssign):
+        return isinstance(node.op, (ast.Sub, ast.Add)) and _mentions_grad(node.value)
+    if isinstance(node, ast.Call):
+        f = node.func
+        if isinstance(f, ast.Attribute) and f.attr in known.IN_PLACE_UPDATES:
+            return any(_mentions_grad(a) for a in (*node.args, *(k.value for k in node.keywords)))
+    return False
+
+
+def _mentions_grad(node: ast.AST) -> bool:
+    return any(isinstance(n, ast.Attribute) and n.attr == "grad" for n in ast.walk(node))
 
 
 def summarize_tree(tree: ast.Module, triage: bool = False) -> FileSummary | None:
