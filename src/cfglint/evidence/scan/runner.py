@@ -32,8 +32,13 @@ from cfglint.load.walk import MAX_WALK_DIRS, MAX_WALK_FILES, bounded_walk
 from cfglint.model.errors import InputError
 from cfglint.model.findings import InputProblem
 
-# Above this many files to parse, a process pool pays for its start-up.
+# A process pool pays for its start-up (and for sending each summary back as JSON) only
+# above this many files to parse and, unless the caller asks for workers, this much source:
+# ast parses ~3 MB/s here, so 2 MB is ~0.6 s of work in one process. Measured (bench/
+# scan_trials.md, "Speed"): nanotron (1.9 MB, 195 files) gains nothing from 2 workers,
+# torchtitan (4.6 MB) some.
 PARALLEL_THRESHOLD = 50
+PARALLEL_MIN_CHARS = 2_000_000
 # Generated or vendored giants are not training code worth parsing (issue 12: a near-2 MB
 # file took 1.9 GB when the scanner used libcst; ast trees are smaller, but still tens of
 # bytes per byte of source). The largest training sources we know are ~300 KB (Megatron-LM
@@ -338,6 +343,8 @@ def _parse(
     # passes over them cost time and free nothing (refcounting does).
     gc_was = gc.isenabled()
     gc.disable()
+    if jobs is None and sum(len(texts[d]) for d in misses) < PARALLEL_MIN_CHARS:
+        workers = 1  # not worth a pool
     try:
         return _parse_all(misses, texts, out, workers, deep or {})
     finally:
