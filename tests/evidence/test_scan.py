@@ -1059,3 +1059,36 @@ def test_a_gradient_self_test_is_not_a_training_entry_point(tmp_path: Path) -> N
     )
     res = scan_paths([str(tmp_path)], use_cache=False)
     assert [os.path.basename(e.path) for e in res.entries] == ["sgd_by_hand.py"]
+
+
+def test_composer_seeding_is_modelled(tmp_path: Path) -> None:
+    # llm-foundry: composer's reproducibility.seed_all, then Trainer(seed=...).fit()
+    write(
+        tmp_path,
+        {
+            "train.py": """\
+            from composer import Trainer
+            from composer.utils import reproducibility
+
+            def train(cfg, model, loader):
+                reproducibility.seed_all(cfg.seed)
+                trainer = Trainer(model=model, train_dataloader=loader, seed=cfg.seed)
+                trainer.fit()
+
+            if __name__ == "__main__":
+                train(None, None, None)
+            """
+        },
+    )
+    res = scan_paths([str(tmp_path / "train.py")], use_cache=False)
+    [entry] = res.entries
+    assert entry.of("seed_helper") == []  # no longer "a library helper with no model"
+    assert {e.kind for e in entry.of("random", "numpy", "torch", "cuda")} == {
+        "random",
+        "numpy",
+        "torch",
+        "cuda",
+    }
+    rules_found = {f.rule for f in lint(res)[0]}
+    assert "DET011" in rules_found  # PYTHONHASHSEED is still not set
+    assert rules_found.isdisjoint({"DET010", "DET012", "DET013"})
