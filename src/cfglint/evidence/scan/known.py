@@ -170,8 +170,9 @@ GRADIENT_CALLS = frozenset(
 # value_and_grad style, mindcv train_with_func.py); the callee's last name, lower case.
 FUNCTIONAL_OPTIMIZERS = frozenset({"optimizer", "optim", "opt"})
 # In-place tensor methods that, fed a `.grad`, update parameters by hand (`p.add_(p.grad,
-# alpha=-lr)`); `p -= lr * p.grad` is the augmented-assignment form.
-IN_PLACE_UPDATES = frozenset({"add_", "sub_", "addcdiv_", "addcmul_", "copy_", "mul_"})
+# alpha=-lr)`); `p -= lr * p.grad` is the augmented-assignment form. The receiver must not
+# be a gradient itself: `p.grad.mul_(coef)` clips, it updates nothing.
+IN_PLACE_UPDATES = frozenset({"add_", "sub_", "addcdiv_", "addcmul_", "copy_"})
 
 
 def is_gradient_call(name: str) -> bool:

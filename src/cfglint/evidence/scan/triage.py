@@ -816,10 +816,19 @@ def hand_update(node: ast.AST) -> bool:
     """A parameter updated by hand from its gradient: ``p -= lr * p.grad``,
     ``p.data.add_(p.grad, alpha=-lr)`` (a training loop without an optimizer object)."""
     if isinstance(node, ast.AugAssign):
-        return isinstance(node.op, (ast.Sub, ast.Add)) and _mentions_grad(node.value)
+        return (
+            isinstance(node.op, (ast.Sub, ast.Add))
+            and _mentions_grad(node.value)
+            and not _mentions_grad(node.target)  # `p.grad += g`: accumulation, not an update
+        )
     if isinstance(node, ast.Call):
         f = node.func
-        if isinstance(f, ast.Attribute) and f.attr in known.IN_PLACE_UPDATES:
+        if (
+            isinstance(f, ast.Attribute)
+            and f.attr in known.IN_PLACE_UPDATES
+            and not _mentions_grad(f.value)
+            and "grad" not in (_dotted(f.value) or "").lower()  # fp32_grad.add_(p.grad)
+        ):
             return any(_mentions_grad(a) for a in (*node.args, *(k.value for k in node.keywords)))
     return False
 
