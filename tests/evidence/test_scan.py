@@ -1092,3 +1092,42 @@ def test_composer_seeding_is_modelled(tmp_path: Path) -> None:
     rules_found = {f.rule for f in lint(res)[0]}
     assert "DET011" in rules_found  # PYTHONHASHSEED is still not set
     assert rules_found.isdisjoint({"DET010", "DET012", "DET013"})
+
+
+def test_typer_commands_registered_by_decorator_are_entry_points(tmp_path: Path) -> None:
+    # llm-foundry's `llmfoundry train`: `@app.command(name="train")` registers the command,
+    # `app()` in the main block dispatches; only the commands that train are entry points
+    write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/steps.py": """\
+            import torch
+
+            def fit(model, opt):
+                torch.manual_seed(5)
+                model().backward()
+                opt.step()
+            """,
+            "pkg/cli.py": """\
+            from typer import Typer
+            from pkg.steps import fit
+
+            app = Typer()
+
+            @app.command(name="train")
+            def train_cmd(path: str):
+                fit(None, None)
+
+            @app.command()
+            def show_config(path: str):
+                print(path)
+
+            if __name__ == "__main__":
+                app()
+            """,
+        },
+    )
+    res = scan_paths([str(tmp_path)], use_cache=False)
+    assert [(os.path.basename(e.path), e.command) for e in res.entries] == [("cli.py", "train")]
+    assert res.entries[0].of("torch")

@@ -491,6 +491,11 @@ LAUNCHERS: dict[str, tuple[int, str]] = {
 # CLI(components) / auto_cli; fire.Fire(component) with a dict). A dict handed to any
 # other call (an activation table, a registry) is not a set of commands.
 CLI_DISPATCHERS = frozenset({"jsonargparse.CLI", "jsonargparse.auto_cli", "fire.Fire", "typer.run"})
+# Applications whose commands are registered by a decorator (`@app.command(name="train")`)
+# and dispatched by calling the application (`app()`, llm-foundry's `llmfoundry train`):
+# class -> the decorator method. typer 0.x: Typer.command names a command after the
+# function, underscores as dashes, unless `name` is given.
+CLI_APPS = {"typer.Typer": "command", "typer.main.Typer": "command"}
 
 # Libraries that serve or generate with a model: a `.step()` or `.generate()` on what they
 # build is inference, never a training step (vLLM's LLMEngine.step(), SGLang's engine).

@@ -148,6 +148,8 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
         self.backwards: list[BackwardSite] = []
         self.bases: dict[str, list[str]] = {}
         self.attr_types: dict[str, str] = {}
+        # CLI applications: name -> {command: function} (`@app.command()` registrations)
+        self.apps: dict[str, dict[str, str]] = {}
         # per enclosing indented block: early `if ...: return` conditions still open
         self.blocks: list[int] = []
         # names the module defines at top level: a bare name handed to a call may be one
@@ -346,6 +348,11 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
                 self.walk(part)
         name = node.name
         qual = ".".join([*self.scope, name])
+        if not self.scope:
+            for d in node.decorator_list:
+                found = triage.cli_command(d, name, self._app_class)
+                if found is not None:
+                    self.apps.setdefault(found[0], {})[found[1]] = qual
         in_class = bool(self.class_scope and self.class_scope[-1])
         params, defaults, types, str_lists = self._params(a)
         fn = Frame(qual, node.lineno, params, defaults, self._backward_kind(name, in_class))
@@ -663,6 +670,20 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
             # Fabric.launch(main, ...): main is run with the Fabric first; the linker binds it
             fn.summary.calls.append(self._callsite(node, raw, line))
             return
+        commands = self.apps.get(raw)
+        if commands:
+            for key, target in commands.items():  # app(): every registered command
+                fn.summary.calls.append(
+                    CallSite(
+                        target=target,
+                        loc=SrcLoc(line=line),
+                        conditional=True,
+                        condition=f"command {key!r}",
+                        indirect=True,
+                        command=key,
+                    )
+                )
+            return
         self._passed_functions(node, line, qual in known.CLI_DISPATCHERS)
         if raw in known.BUILTIN_CALLS or (
             qual is not None and qual.split(".")[0] in known.EXTERNAL_ROOTS
@@ -780,6 +801,10 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
             conditional=fn.cond > 0,
             condition=fn.conds[-1] if fn.cond > 0 and fn.conds else "",
         )
+
+    def _app_class(self, name: str) -> str | None:
+        cls = self.top.instances.get(name)
+        return (self.qualify_name(cls)[1] or cls) if cls else None
 
     def _enclosing_class(self) -> str | None:
         for i in range(len(self.scope) - 1, -1, -1):

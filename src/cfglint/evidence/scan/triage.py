@@ -156,6 +156,8 @@ class CallGraph:
         self.bases: dict[str, list[str]] = {}
         self.attr_types: dict[str, str] = {}
         self.defined: set[str] = set()  # top-level def and class names
+        # CLI applications: name -> {command: function} (`@app.command()` registrations)
+        self.apps: dict[str, dict[str, str]] = {}
 
     @property
     def cur(self) -> _Fn:
@@ -256,6 +258,11 @@ class CallGraph:
         for d in node.decorator_list:
             self.visit(d)
         qual = ".".join([*(n for n, _ in self.scope), node.name])
+        if not self.scope:
+            for d in node.decorator_list:
+                found = cli_command(d, node.name, self._app_class)
+                if found is not None:
+                    self.apps.setdefault(found[0], {})[found[1]] = qual
         a = node.args
         params = [p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
         defaults: dict[str, Arg] = {}
@@ -463,6 +470,8 @@ class CallGraph:
                 # Fabric.launch(main, ...): main is run with the Fabric first
                 fn.summary.calls.append(self._site(node, target))
                 return
+            if self._app_commands(node, raw):
+                return
             self._passed(node, self._qualify(raw) in known.CLI_DISPATCHERS)
             if raw in known.BUILTIN_CALLS:
                 return
@@ -558,6 +567,28 @@ class CallGraph:
                 if inst is not None:
                     return f"{inst}.{rest}"  # trainer = Trainer(...); trainer.train()
         return raw
+
+    def _app_class(self, name: str) -> str | None:
+        cls = self.top.instances.get(name)
+        return (self._qualify(cls) or cls) if cls else None
+
+    def _app_commands(self, node: ast.Call, raw: str) -> bool:
+        """``app()``: each command registered on the application is a way in."""
+        commands = self.apps.get(raw)
+        if not commands:
+            return False
+        for key, target in commands.items():
+            self.cur.summary.calls.append(
+                CallSite(
+                    target=target,
+                    loc=SrcLoc(line=node.lineno),
+                    conditional=True,
+                    condition=f"command {key!r}",
+                    indirect=True,
+                    command=key,
+                )
+            )
+        return True
 
     def _enclosing_class(self) -> str | None:
         names = [n for n, _ in self.scope]
@@ -804,6 +835,29 @@ def _annotated_class(node: ast.expr | None) -> str | None:
 
 def _is_none(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
+
+
+def cli_command(decorator: ast.expr, function: str, app_class: Any) -> tuple[str, str] | None:
+    """``@app.command(name="train")`` on ``function``, ``app`` an instance of a CLI
+    application class (known.CLI_APPS): (the application's name, the command's name).
+    ``app_class`` maps a name to the qualified class it holds (or None)."""
+    call = decorator if isinstance(decorator, ast.Call) else None
+    f = call.func if call is not None else decorator
+    if not (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name)):
+        return None
+    method = known.CLI_APPS.get(app_class(f.value.id) or "")
+    if method is None or f.attr != method:
+        return None
+    name = function.replace("_", "-")
+    if call is not None:
+        given = call.args[0] if call.args else None
+        for k in call.keywords:
+            if k.arg == "name":
+                given = k.value
+        value = _literal(given) if given is not None else _NO
+        if isinstance(value, str):
+            name = value
+    return f.value.id, name
 
 
 def _chained_backward(node: ast.Call) -> bool:
