@@ -183,3 +183,189 @@ def test_hf_style_eps_from_the_config_class(tmp_path: Path) -> None:
     f = _finding(_lint(mf, mg), "STR008")
     assert f.values == {"mindformers": 1e-6, "megatron": 1e-5}
     assert "Qwen3Config" in f.message
+
+
+# -- the dataset seed of MindFormers' Megatron-dataset loader ------------------------------------
+DENSE = FIXTURES / "pairs" / "llama2_dense"
+
+
+def _dense_with(tmp_path: Path, old: str, new: str) -> Path:
+    """The aligned dense pair's MindFormers side with its global seed 42 and one edit."""
+    mf = _edited(DENSE / "llama2_7b_align.yaml", tmp_path, "seed: 1234\n", "seed: 42\n")
+    return _edited(mf, tmp_path, old, new)
+
+
+def test_loader_without_a_seed_key_orders_with_1234_not_the_global_seed(tmp_path: Path) -> None:
+    """BlendedMegatronDatasetDataLoader passes ``config.get("seed", 1234)`` to GPTDataset
+    (blended_megatron_dataloader.py:197): a run seeded 42 on both sides still orders its
+    samples with 1234 on MindFormers when the loader's config has no seed."""
+    mf = _dense_with(tmp_path, "      seed: 1234\n", "")
+    mg = _edited(DENSE / "pretrain_llama2_align.sh", tmp_path, "--seed 1234", "--seed 42")
+    r = _lint(mf, mg)
+    assert "DET001" not in _rules(r)
+    f = _finding(r, "DET007")
+    assert "1234" in f.message and "42" in f.message, f.message
+
+
+def test_random_seed_key_is_not_read_and_says_so(tmp_path: Path) -> None:
+    """The DeepSeek-V3 recipe writes ``random_seed: 1234`` in the loader's config with a
+    global seed of 0: the loader ignores the key and uses its default 1234, which is what
+    Megatron's --seed 1234 orders with. The global seeds differ (DET001); the data order
+    does not (no DET007), and the ignored key is an input warning."""
+    mf = _dense_with(tmp_path, "      seed: 1234\n", "      random_seed: 7\n")
+    r = _lint(mf, DENSE / "pretrain_llama2_align.sh")
+    assert "DET001" in _rules(r)
+    assert "DET007" not in _rules(r)
+    assert any("random_seed" in w.message for w in r.warnings), r.warnings
+
+
+# -- MindSpeed-LLM's --seq-aux (the DeepSeek-V3 recipe: routing type none, --seq-aux) ----------
+QWEN3_MOE = FIXTURES / "pairs" / "qwen3_moe"
+
+
+DEEPSEEK3 = ("research__deepseek3__deepseek3_671b__pretrain_deepseek3_671b.yaml",)
+
+
+def _seq_aux_pair(tmp_path: Path, mg_flags: str, batch: int) -> Report:
+    """The published DeepSeek-V3 MindFormers recipe (legacy TopkRouterV2, an "expert"
+    balancing loss of 1e-4 over one sequence per micro-batch) against the aligned
+    MindSpeed-LLM MoE script with routing type and flags ``mg_flags``, a 1e-4 weight and
+    ``batch`` sequences per micro-batch."""
+    mf = need_shared("corpus", "mindformers", *DEEPSEEK3)
+    if batch != 1:
+        mf = _edited(mf, tmp_path, "batch_size: 1\n", f"batch_size: {batch}\n")
+    mg = _edited(
+        QWEN3_MOE / "pretrain_qwen3_moe_align.sh",
+        tmp_path,
+        "--moe-router-load-balancing-type aux_loss \\\n    --moe-aux-loss-coeff 0 \\",
+        f"--moe-router-load-balancing-type {mg_flags} \\\n    --moe-aux-loss-coeff 0.0001 \\",
+    )
+    mg = _edited(mg, tmp_path, "--micro-batch-size 2", f"--micro-batch-size {batch}")
+    return _lint(mf, mg)
+
+
+def test_seq_aux_on_routing_none_adds_the_loss(tmp_path: Path) -> None:
+    """MindSpeed-LLM's none routing with --seq-aux adds the sequence-wise loss weighted by
+    --moe-aux-loss-coeff (router.py:627-632 @ c77308a1); with one sequence per micro-batch it
+    is the micro-batch loss MindFormers adds. Nothing about balancing differs (before: a
+    false MOE020 error, "MindSpeed-LLM adds no loss")."""
+    r = _seq_aux_pair(tmp_path, "none --seq-aux", batch=1)
+    assert not {"MOE017", "MOE020"} & _rules(r), [f.message for f in r.findings]
+
+
+def test_seq_aux_over_several_sequences_is_another_method(tmp_path: Path) -> None:
+    """With two sequences per micro-batch the per-sequence loss is not the micro-batch one:
+    the method differs (MOE017), the weights do not (no MOE020)."""
+    r = _seq_aux_pair(tmp_path, "none --seq-aux", batch=2)
+    f = _finding(r, "MOE017")
+    assert "seq_aux_loss" in f.message and "--seq-aux" in f.message, f.message
+    assert "MOE020" not in _rules(r)
+
+
+def test_routing_none_without_seq_aux_adds_no_loss(tmp_path: Path) -> None:
+    r = _seq_aux_pair(tmp_path, "none", batch=1)
+    assert {"MOE017", "MOE020"} <= _rules(r)
+
+
+# -- MindSpeed's --noop-layers (the DeepSeek-V3 recipe pads 61 layers to 64 with no-op ones) ---
+def _noop_pair(tmp_path: Path, layers: int, noop: str) -> Report:
+    mg = _edited(
+        QWEN3_MOE / "pretrain_qwen3_moe_align.sh",
+        tmp_path,
+        "NUM_LAYERS=${NUM_LAYERS:-2}",
+        f"NUM_LAYERS={layers}",
+    )
+    mg = _edited(
+        mg,
+        tmp_path,
+        "--num-layers ${NUM_LAYERS} \\",
+        f"--num-layers ${{NUM_LAYERS}} --noop-layers {noop} \\",
+    )
+    return _lint(QWEN3_MOE / "qwen3_moe_align.yaml", mg)
+
+
+def test_noop_layers_do_not_count_as_layers(tmp_path: Path) -> None:
+    """Two computing layers on each side: MindSpeed-LLM's four with layers 2 and 3 no-op
+    (NoopTransformerLayer returns its input) are not a layer-count difference."""
+    assert "STR001" not in _rules(_noop_pair(tmp_path, 4, "2,3"))
+
+
+def test_noop_layers_listed_twice_count_once(tmp_path: Path) -> None:
+    """MindSpeed keeps the no-op layer numbers as a set: "3,3" is one no-op layer, so four
+    layers leave three computing ones against MindFormers' two."""
+    f = _finding(_noop_pair(tmp_path, 4, "3,3"), "STR001")
+    assert "3" in f.message and "no-op" in f.message, f.message
+
+
+# -- document ends inside a packed sample (OTH012) ----------------------------------------------
+def _unchecked(report: Report, row: str) -> str:
+    return " ".join(reason for r, reason in report.not_checked if r == row)
+
+
+def test_reset_attention_mask_is_undecided_outside_mindspeed(tmp_path: Path) -> None:
+    """Upstream Megatron-LM builds the reset mask in the dataset, but a causal flash-attention
+    kernel may never read it: not a finding, and the reason is said."""
+    mg = _edited(
+        DENSE / "pretrain_llama2_align.sh",
+        tmp_path,
+        "    --bf16\n",
+        "    --bf16\n    --reset-attention-mask\n",
+    )
+    r = _lint(DENSE / "llama2_7b_align.yaml", mg)
+    assert "OTH012" not in _rules(r)
+    assert "attention implementation" in _unchecked(r, "other.data_check")
+
+
+def test_reset_attention_mask_counts_in_mindspeed_llm(tmp_path: Path) -> None:
+    """The packed Llama2-13B recipe's pattern: MindSpeed-LLM with --reset-attention-mask
+    against a MindFormers side whose loader sets no boundary option."""
+    mg = _edited(
+        QWEN3_MOE / "pretrain_qwen3_moe_align.sh",
+        tmp_path,
+        "    --seed 1234 \\\n",
+        "    --seed 1234 --reset-attention-mask \\\n",
+    )
+    f = _finding(_lint(QWEN3_MOE / "qwen3_moe_align.yaml", mg), "OTH012")
+    assert "MindFormers none" in f.message and "attention stops at document ends" in f.message
+
+
+def test_loader_option_reaching_the_model_by_position_is_undecided(tmp_path: Path) -> None:
+    """The dense pair's legacy Llama config has a loss_mask column but no construct_args_key:
+    the columns reach LlamaForCausalLM.construct by position, so whether eod_mask_loss takes
+    effect is not decided."""
+    mf = _edited(
+        DENSE / "llama2_7b_align.yaml",
+        tmp_path,
+        "      pad: 0\n",
+        "      pad: 0\n      eod_mask_loss: True\n",
+    )
+    r = _lint(mf, DENSE / "pretrain_llama2_align.sh")
+    assert "OTH012" not in _rules(r)
+    assert "by position" in _unchecked(r, "other.data_check")
+
+
+def test_loader_option_without_its_column_does_nothing(tmp_path: Path) -> None:
+    """reset_position_ids builds position ids the dataset never hands over when position_ids
+    is not a column: the model's positions run on, as on the Megatron side."""
+    mf = _edited(
+        DENSE / "llama2_7b_align.yaml",
+        tmp_path,
+        "      pad: 0\n",
+        "      pad: 0\n      reset_position_ids: True\n",
+    )
+    mf = _edited(mf, tmp_path, '"loss_mask", "position_ids"]', '"loss_mask"]')
+    r = _lint(mf, DENSE / "pretrain_llama2_align.sh")
+    assert "OTH012" not in _rules(r)
+    assert "OTH012" not in _unchecked(r, "other.data_check")
+
+
+def test_mindrecord_with_mask_columns_is_undecided(tmp_path: Path) -> None:
+    mf = _edited(
+        FIXTURES / "examples" / "llama2_7b" / "pretrain_llama2_7b.yaml",
+        tmp_path,
+        'input_columns: ["input_ids"]',
+        'input_columns: ["input_ids", "attention_mask"]',
+    )
+    r = _lint(mf, FIXTURES / "examples" / "llama2_7b" / "pretrain_llama2_7b.sh")
+    assert "OTH012" not in _rules(r)
+    assert "depends on how it was built" in _unchecked(r, "other.data_check")

@@ -190,6 +190,9 @@ class Other(_Section):
     tokenizer_path: V = None
     prompt_template: V = None
     training_stage: V = None  # "pretrain" or "sft"
+    # what the model does at the document ends inside a packed sample: "none", or the parts
+    # of BOUNDARY_PARTS that apply, joined with "; "
+    document_boundaries: V = None
     framework_version: V = None
 
 

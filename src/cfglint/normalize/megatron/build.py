@@ -9,6 +9,7 @@ One module per checklist section does the reading.
 from __future__ import annotations
 
 from cfglint.model.config import Config
+from cfglint.normalize.balancing import fold_single_sequence
 from cfglint.normalize.megatron.input import MegatronInput
 from cfglint.normalize.megatron.launch import read_launch
 from cfglint.normalize.megatron.moe import read_moe
@@ -42,6 +43,7 @@ def normalize_megatron(m: MegatronInput) -> Config:
     read_rope(m, cfg)
     read_moe(m, cfg)
     read_optimizer(m, cfg)
+    fold_single_sequence(cfg)
     read_precision(m, cfg)
     read_other(m, cfg)
     read_launch(m, cfg)

@@ -129,6 +129,7 @@ def _effective_balancing(m: MegatronInput, cfg: Config) -> None:
     lb, coeff = e.load_balancing_type, e.aux_loss_coeff
     if not cfg.is_moe or lb is None or not lb.known:
         return
+    lb = e.load_balancing_type = _mindspeed_loss_type(m, lb)
     if lb.value in _NO_BALANCING_LOSS and coeff is not None and coeff.known and coeff.value:
         e.aux_loss_coeff = Value.derived(
             0.0,
@@ -148,6 +149,34 @@ def _effective_balancing(m: MegatronInput, cfg: Config) -> None:
             + (", weight 0)" if lb.value in _LOSS_TYPES else ")"),
             [lb, coeff],
         )
+
+
+# MindSpeed-LLM routing types whose router adds a balancing loss of its own (c77308a1):
+# "none" adds the sequence-wise loss with --seq-aux (router.py:627-632, apply_seq_aux_loss
+# :437-490, weighted by --moe-aux-loss-coeff, nothing at weight 0); group_limited_greedy adds
+# the micro-batch loss, or the sequence-wise one with --seq-aux (router.py:78-108).
+_MSL_LOSS_OF_ROUTING = {
+    "none": (None, "seq_aux_loss"),
+    "group_limited_greedy": ("aux_loss", "seq_aux_loss"),
+}
+
+
+def _mindspeed_loss_type(m: MegatronInput, lb: Value) -> Value:
+    """The balancing loss a MindSpeed-LLM routing type adds, under Megatron's name."""
+    if "seq_aux" not in m.table.by_dest or lb.value not in _MSL_LOSS_OF_ROUTING:
+        return lb
+    seq = m.arg("seq_aux")
+    plain, with_seq = _MSL_LOSS_OF_ROUTING[str(lb.value)]
+    loss = with_seq if seq.known and seq.value else plain
+    if loss is None or not seq.known:
+        return lb
+    how = "per sequence (--seq-aux)" if loss == with_seq else "per micro-batch (no --seq-aux)"
+    return Value.derived(
+        loss,
+        lb.knob or "--moe-router-load-balancing-type",
+        f"MindSpeed-LLM's {lb.value} routing adds the load-balancing loss {how}",
+        [lb, seq],
+    )
 
 
 def _is_softmax_topk(m: MegatronInput, lb: Value | None) -> bool:

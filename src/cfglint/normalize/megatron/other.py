@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from cfglint.model.config import Config
 from cfglint.model.values import Value
+from cfglint.normalize.boundaries import BOUNDARY_PARTS, boundaries_value
 from cfglint.normalize.megatron.input import MegatronInput
 from cfglint.normalize.placeholders import as_placeholder
 
@@ -26,6 +27,7 @@ def read_other(m: MegatronInput, cfg: Config) -> None:
         if stage is not None
         else Value.default("pretrain", "--stage", f"{m.table.label} (pretraining)")
     )
+    o.document_boundaries = _document_boundaries(m)
     d = cfg.determinism
     d.seed = m.arg("seed")
     d.seed_applied = Value.derived(
@@ -76,4 +78,33 @@ def _data_shuffle(m: MegatronInput, seed: Value) -> Value:
         "--seed",
         "Megatron's GPT dataset always reads through a shuffle index drawn from --seed",
         [seed],
+    )
+
+
+def _document_boundaries(m: MegatronInput) -> Value:
+    """Megatron's GPT dataset marks the document ends of a packed sample with
+    --reset-attention-mask, --reset-position-ids and --eod-mask-loss (gpt_dataset.py
+    _get_ltor_masks_and_position_ids). Positions and the loss mask reach the model whatever
+    the attention kernel; the reset attention mask reaches it in MindSpeed-LLM, whose
+    reset_attention_mask feature hands the document lengths to its flash attention
+    (mindspeed_llm/features_manager/transformer/flash_attention/ @ c77308a1). Elsewhere a
+    causal flash-attention kernel may ignore the dataset's mask, so that part stays unknown."""
+    flags = [
+        m.arg(dest) for dest in ("reset_attention_mask", "reset_position_ids", "eod_mask_loss")
+    ]
+    attention = flags[0]
+    if attention.known and attention.value and not m.kind.startswith("mindspeed"):
+        return Value.unknown(
+            attention.knob or "--reset-attention-mask",
+            "whether the attention kernel applies the dataset's document mask depends on the "
+            "attention implementation (a causal flash-attention kernel ignores it); cfglint "
+            "models it for MindSpeed-LLM only",
+            loc=attention.loc,
+        )
+    on = [v.known and bool(v.value) for v in flags]
+    return boundaries_value(
+        [part for part, yes in zip(BOUNDARY_PARTS, on, strict=True) if yes],
+        "--reset-attention-mask",
+        "document-boundary flags (--reset-attention-mask, --reset-position-ids, --eod-mask-loss)",
+        flags,
     )

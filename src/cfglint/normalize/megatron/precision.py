@@ -229,8 +229,9 @@ def _output_init_std(m: MegatronInput, cfg: Config) -> Value | None:
     """TransformerConfig.__post_init__ sets output_layer_init_method, when none is given, to
     normal(0, init_method_std / sqrt(2 x num_layers)) (megatron/core/transformer/
     transformer_config.py:2263-2277 @ core_v0.19.0, :939-943 @ core_v0.12.1)."""
-    std, layers = cfg.weight.init_method_std, cfg.structure.num_layers
-    if std is None or layers is None:
+    # the configured count: MindSpeed's no-op layers are still counted in num_layers here
+    std, layers = cfg.weight.init_method_std, m.arg("num_layers")
+    if std is None:
         return None
     for dest, what in (
         # arguments.py: both init methods become xavier_uniform_ (:1345-1347 @ core_v0.16.1)

@@ -13,9 +13,37 @@ from cfglint.normalize.megatron.input import MegatronInput
 from cfglint.normalize.megatron.rope import multi_latent_attention
 
 
+def _computing_layers(m: MegatronInput) -> Value:
+    """The transformer layers that compute. MindSpeed's --noop-layers turns the listed layer
+    numbers (0 <= n < --num-layers, a set: a repeat counts once; mindspeed/arguments.py:794-801
+    @ 028de58c) into NoopTransformerLayer, which returns its input unchanged
+    (core/pipeline_parallel/noop_layers/adaptor.py:32-72): recipes pad --num-layers to a
+    multiple of the pipeline size with them (DeepSeek-V3: 64 layers, 61-63 no-op)."""
+    layers = m.arg("num_layers")
+    if "noop_layers" not in m.table.by_dest:
+        return layers
+    noop = m.arg("noop_layers")
+    if noop.known and noop.value in (None, ""):
+        return layers
+    if not noop.known or not layers.known:
+        return Value.derived(None, "--num-layers", "", [layers, noop])
+    try:
+        listed = {int(x) for x in str(noop.value).split(",")}
+    except ValueError:
+        return Value.unknown(
+            "--noop-layers", f"{noop.value!r} is not a list of layer numbers", loc=noop.loc
+        )
+    return Value.derived(
+        layers.value - len(listed),
+        "--num-layers",
+        f"{len(listed)} of them no-op (MindSpeed returns the input unchanged in those layers)",
+        [layers, noop],
+    )
+
+
 def read_structure(m: MegatronInput, cfg: Config) -> None:
     s = cfg.structure
-    s.num_layers = m.arg("num_layers")
+    s.num_layers = _computing_layers(m)
     s.num_heads = m.arg("num_attention_heads")
     s.hidden_size = m.arg("hidden_size")
     hidden, heads = s.hidden_size, s.num_heads

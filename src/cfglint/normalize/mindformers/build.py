@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from cfglint.load.mindformers_yaml import load_mindformers_yaml
 from cfglint.model.config import Config
+from cfglint.normalize.balancing import fold_single_sequence
 from cfglint.normalize.mindformers.defaults import (
     mf_defaults,
 )
@@ -72,6 +73,7 @@ def load_mindformers(path: str, version: str | None = None) -> Config:
     read_rope(view, cfg)
     read_moe(view, cfg)
     read_optimizer(view, cfg)
+    fold_single_sequence(cfg)
     read_precision(view, cfg)
     read_other(view, cfg)
     _not_applicable(view, cfg)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from cfglint.model.config import Config
 from cfglint.model.values import Value
+from cfglint.normalize.boundaries import BOUNDARY_PARTS, boundaries_value
 from cfglint.normalize.mindformers.view import MFView, first_written
 from cfglint.normalize.placeholders import as_placeholder
 
@@ -17,8 +18,22 @@ _PARALLEL_MODES = {
     "stand_alone": "stand_alone",
 }
 # dataset loaders that build Megatron's GPTDataset, whose sample order is a function of its
-# seed exactly as in Megatron
-_MEGATRON_DATASETS = ("BlendedMegatronDatasetDataLoader",)
+# seed exactly as in Megatron, with the seed each gives GPTDataset when its ``config:`` has no
+# ``seed`` key. The loader reads ``config.get("seed", 1234)`` and nothing else: not the global
+# seed, not ``random_seed`` (blended_megatron_dataloader.py:197, unchanged from the loader's
+# first commit d9f53e5f4 to fd4deebc1)
+_MEGATRON_DATASETS = {
+    "BlendedMegatronDatasetDataLoader": (
+        1234,
+        "MindFormers BlendedMegatronDatasetDataLoader (its config has no seed key; "
+        "blended_megatron_dataloader.py:197)",
+    ),
+}
+
+
+def _is_megatron_loader(name: object) -> bool:
+    # a loader type is a string when the config is sane; anything else is some other loader
+    return isinstance(name, str) and name in _MEGATRON_DATASETS
 
 
 def read_other(view: MFView, cfg: Config) -> None:
@@ -48,6 +63,7 @@ def read_other(view: MFView, cfg: Config) -> None:
     )
     o.tokenizer_path = as_placeholder(tok, "the tokenizer path")
     o.training_stage = training_stage(view)
+    o.document_boundaries = _document_boundaries(view)
     d = cfg.determinism
     if view.v2:
         d.seed = view.key("training_args.training_seed", None, kind="int", fallback=None)
@@ -55,7 +71,7 @@ def read_other(view: MFView, cfg: Config) -> None:
         d.seed = view.key("seed", view.comp("GeneralConfig", "top_level"), kind="int")
     use_par = view.key("use_parallel", view.comp("GeneralConfig", "top_level"), kind="bool")
     mode = parallel_mode(view)
-    d.data_seed = _data_seed(view, cfg)
+    d.data_seed = _data_seed(view)
     d.data_shuffle = _data_shuffle(view)
     if d.seed is not None and d.seed.known and not d.seed.value:
         d.seed_applied = Value.derived(
@@ -117,7 +133,7 @@ def training_stage(view: MFView) -> Value:
         cols is not None
         and isinstance(cols.plain(), list)
         and "labels" in cols.plain()
-        and not (loader is not None and loader.value in _MEGATRON_DATASETS)
+        and not (loader is not None and _is_megatron_loader(loader.value))
     ):
         return Value.derived(
             "sft",
@@ -151,7 +167,7 @@ def _data_shuffle(view: MFView) -> Value | None:
         return None
     knob = "train_dataset.data_loader.shuffle"
     kind = view.value(loader, "train_dataset.data_loader.type")
-    if loader.value in _MEGATRON_DATASETS:
+    if _is_megatron_loader(loader.value):
         return Value.derived(
             True,
             "train_dataset.data_loader.type",
@@ -188,24 +204,105 @@ def _shuffle_handler(view: MFView) -> Value | None:
     return view.value(handler, knob) if found else None
 
 
-def _data_seed(view: MFView, cfg: Config) -> Value | None:
+def _data_seed(view: MFView) -> Value | None:
     """The seed that orders the samples. Only MindFormers' Megatron-dataset loader draws the
     same order as Megatron for the same seed (its GPTDataset config.seed); a MindRecord
     dataset is shuffled by MindSpore's sampler, whose order no Megatron seed reproduces."""
     loader = view.node("train_dataset.data_loader.type")
-    if loader is None or loader.value not in _MEGATRON_DATASETS:
+    if loader is None or not _is_megatron_loader(loader.value):
         # MindSpore's sampler orders MindRecord / other datasets: no seed on the Megatron
         # side reproduces that order, so there is no comparable knob (the data-set rows
         # compare what is read instead)
         return None
-    for key in ("train_dataset.data_loader.config.seed", "train_dataset.seed"):
+    knob = "train_dataset.data_loader.config.seed"
+    n = view.node(knob)
+    if n is not None:
+        return view.value(n, knob, "int")
+    ignored = view.node("train_dataset.data_loader.config.random_seed")
+    if ignored is not None:
+        view.warnings.append(
+            f"{ignored.path}:{ignored.line}: {loader.value} does not read config.random_seed "
+            "(it passes config.seed to GPTDataset): the dataset is ordered with the default "
+            "seed instead"
+        )
+    default, source = _MEGATRON_DATASETS[loader.value]
+    return Value.default(default, knob, source)
+
+
+# BlendedMegatronDatasetDataLoader's document-boundary options (each default False,
+# blended_megatron_dataloader.py:207-209 @ fd4deebc) and the columns that carry each to the
+# model: the reset mask travels in attention_mask or, compressed, in actual_seq_len
+_BOUNDARY_OPTIONS = (
+    ("reset_attention_mask", ("attention_mask", "actual_seq_len")),
+    ("reset_position_ids", ("position_ids",)),
+    ("eod_mask_loss", ("loss_mask",)),
+)
+# MindRecord columns that only carry tokens: a sample of them is one causal sequence
+_TOKEN_COLUMNS = {"input_ids", "labels", "text"}
+
+
+def _columns(view: MFView, key: str) -> list[str] | None:
+    n = view.node(f"train_dataset.{key}")
+    names = n.plain() if n is not None else None
+    return [str(x) for x in names] if isinstance(names, list) else None
+
+
+def _document_boundaries(view: MFView) -> Value | None:
+    """What the model does at the document ends of a packed sample. The Megatron-dataset
+    loader builds Megatron's three options into columns; an option counts when its column is
+    handed to the model by name (construct_args_key), not when it is only built, and is
+    unknown when the columns reach the model by position. A MindRecord whose samples carry
+    only tokens is one causal sequence: no document end is visible to the model."""
+    loader = view.node("train_dataset.data_loader.type")
+    if loader is None:
+        return None
+    knob = "train_dataset.data_loader.type"
+    cols = _columns(view, "input_columns")
+    if _is_megatron_loader(loader.value):
+        return _megatron_loader_boundaries(view, cols, _columns(view, "construct_args_key"))
+    if loader.value == "MindDataset" and cols is not None and set(cols) <= _TOKEN_COLUMNS:
+        return boundaries_value(
+            [],
+            knob,
+            f"the MindRecord samples carry only {', '.join(cols)}: the model sees each as one "
+            "causal sequence",
+            [view.value(loader, knob)],
+        )
+    return Value.unknown(
+        knob,
+        f"how {loader.value} data marks document ends depends on how it was built "
+        "(cfglint models the Megatron-dataset loader and token-only MindRecords)",
+        loc=view.value(loader, knob).loc,
+    )
+
+
+def _megatron_loader_boundaries(
+    view: MFView, cols: list[str] | None, by_name: list[str] | None
+) -> Value:
+    parts, inputs = [], []
+    for (option, carriers), part in zip(_BOUNDARY_OPTIONS, BOUNDARY_PARTS, strict=True):
+        key = f"train_dataset.data_loader.config.{option}"
         n = view.node(key)
-        if n is not None:
-            return view.value(n, key, "int")
-    seed = cfg.determinism.seed
-    return Value.derived(
-        seed.value if seed is not None else None,
-        "seed",
-        "the dataset config has no seed: the global seed is used",
-        [seed],
+        if n is None:
+            continue
+        v = view.value(n, key, "bool")
+        inputs.append(v)
+        if not (v.known and v.value) or not set(carriers) & set(cols or []):
+            continue
+        if by_name is None:
+            return Value.unknown(
+                key,
+                f"{option} is built into the {'/'.join(carriers)} column, which reaches the "
+                "model by position (no construct_args_key): which argument receives it "
+                "depends on the model class",
+                loc=v.loc,
+            )
+        if set(carriers) & set(by_name):
+            parts.append(part)
+    return boundaries_value(
+        parts,
+        "train_dataset.data_loader.config",
+        "the Megatron-dataset loader's reset_attention_mask / reset_position_ids / "
+        "eod_mask_loss (default false), counted when their column reaches the model",
+        inputs,
     )
