@@ -671,18 +671,8 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
             fn.summary.calls.append(self._callsite(node, raw, line))
             return
         commands = self.apps.get(raw)
-        if commands:
-            for key, target in commands.items():  # app(): every registered command
-                fn.summary.calls.append(
-                    CallSite(
-                        target=target,
-                        loc=SrcLoc(line=line),
-                        conditional=True,
-                        condition=f"command {key!r}",
-                        indirect=True,
-                        command=key,
-                    )
-                )
+        if commands:  # app(): every registered command
+            fn.summary.calls.extend(triage.command_calls(commands.items(), line))
             return
         self._passed_functions(node, line, qual in known.CLI_DISPATCHERS)
         if raw in known.BUILTIN_CALLS or (
@@ -743,17 +733,7 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
             name = v.id
             table = self._table(name) if dispatcher else []
             if table:
-                for key, target in table:
-                    fn.summary.calls.append(
-                        CallSite(
-                            target=target,
-                            loc=SrcLoc(line=line),
-                            conditional=True,
-                            condition=f"command {key!r}",
-                            indirect=True,
-                            command=key,
-                        )
-                    )
+                fn.summary.calls.extend(triage.command_calls(table, line))
                 continue
             if name in fn.summary.params or name in fn.assigns or name in known.BUILTIN_CALLS:
                 continue  # a variable, not a function defined or imported here

@@ -577,17 +577,7 @@ class CallGraph:
         commands = self.apps.get(raw)
         if not commands:
             return False
-        for key, target in commands.items():
-            self.cur.summary.calls.append(
-                CallSite(
-                    target=target,
-                    loc=SrcLoc(line=node.lineno),
-                    conditional=True,
-                    condition=f"command {key!r}",
-                    indirect=True,
-                    command=key,
-                )
-            )
+        self.cur.summary.calls.extend(command_calls(commands.items(), node.lineno))
         return True
 
     def _enclosing_class(self) -> str | None:
@@ -607,17 +597,7 @@ class CallGraph:
             name = v.id
             table = self._table(name) if dispatcher else []
             if table:  # a dict of commands handed to a CLI dispatcher
-                for key, target in table:
-                    fn.summary.calls.append(
-                        CallSite(
-                            target=target,
-                            loc=SrcLoc(line=node.lineno),
-                            conditional=True,
-                            condition=f"command {key!r}",
-                            indirect=True,
-                            command=key,
-                        )
-                    )
+                fn.summary.calls.extend(command_calls(table, node.lineno))
                 continue
             if name in fn.summary.params or name in fn.assigned or name in known.BUILTIN_CALLS:
                 continue
@@ -835,6 +815,22 @@ def _annotated_class(node: ast.expr | None) -> str | None:
 
 def _is_none(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
+
+
+def command_calls(table: Any, line: int) -> list[CallSite]:
+    """One call per CLI command (``(name, function)`` pairs), each the way in when that
+    command is given: the linker makes an entry point of every command that trains."""
+    return [
+        CallSite(
+            target=target,
+            loc=SrcLoc(line=line),
+            conditional=True,
+            condition=f"command {key!r}",
+            indirect=True,
+            command=key,
+        )
+        for key, target in table
+    ]
 
 
 def cli_command(decorator: ast.expr, function: str, app_class: Any) -> tuple[str, str] | None:
