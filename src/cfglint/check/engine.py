@@ -289,6 +289,11 @@ def _env(rule: Rule, ctx: Context) -> list[Finding]:
         v = cfg.env.get(rule.env)  # type: ignore[arg-type]
         if v is not None and v.known and rule.expect.holds(v.value):  # type: ignore[union-attr]
             continue
+        if v is None and cfg.env_hidden:
+            ctx.not_checked.append(
+                (rule.row, f"{rule.id}: {rule.env} on {label(cfg)}: {cfg.env_hidden}")
+            )
+            continue
         fields = {
             "title": rule.title,
             "side": label(cfg),

@@ -247,6 +247,9 @@ class Config(BaseModel):
     env: dict[str, Value] = Field(default_factory=dict)
     # the launch script the environment was read from ("" when none was given)
     launch_script: str = ""
+    # why a variable the launch script does not export may still be exported (a sourced
+    # file that was not read); "" when the script's environment is known in full
+    env_hidden: str = ""
     # fields left empty because they do not apply to this model (no RoPE with learned
     # positions, no fused SwiGLU switch in a GeLU model, no token ids in a vision encoder):
     # dotted field -> why. Rules skip an empty field; `show` prints the reason.

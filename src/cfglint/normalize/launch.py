@@ -68,12 +68,19 @@ def launcher_options(words: list[Any]) -> dict[str, Value]:
     return out
 
 
+def env_hidden(unfollowed: list[str]) -> str:
+    """Why an unexported variable may still be exported: a sourced file or eval the script
+    runs that was not read can export anything."""
+    return f"{unfollowed[0]} was not followed and may export it" if unfollowed else ""
+
+
 def attach_mindformers_launch(cfg: Config, launch: str) -> None:
     """The MindFormers side's msrun script: its environment and device count."""
     from cfglint.load.shell import main_invocation, parse_script
 
     sh = parse_script(launch)
     cfg.env = {k: word_value(k, w) for k, w in sh.env.items()}
+    cfg.env_hidden = env_hidden(sh.unfollowed)
     cfg.files.append(launch)
     cfg.launch_script = launch
     inv = main_invocation(sh)

@@ -29,12 +29,13 @@ values and limits), ``base`` (grammar, positions, budget), ``statements``, ``var
 from cfglint.load.shell.argsfile import parse_args_file
 from cfglint.load.shell.launcher import main_invocation
 from cfglint.load.shell.parse import parse_script, parse_script_text
-from cfglint.load.shell.words import Invocation, ShellScript, Word
+from cfglint.load.shell.words import Invocation, ShellScript, Word, from_the_caller
 
 __all__ = [
     "Invocation",
     "ShellScript",
     "Word",
+    "from_the_caller",
     "main_invocation",
     "parse_args_file",
     "parse_script",

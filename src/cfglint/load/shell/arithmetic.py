@@ -16,7 +16,7 @@ from cfglint.load.shell.pieces import (
     merge_positions,
     snippet,
 )
-from cfglint.load.shell.words import Pos
+from cfglint.load.shell.words import Pos, never_set
 
 
 class Arithmetic:
@@ -86,7 +86,7 @@ class Arithmetic:
             raise UnknownValue(f"${name} changes on every run")
         value = var.scalar() if var is not None else None
         if var is None or value is None:
-            raise UnknownValue(f"variable {name} is never set")
+            raise UnknownValue(never_set(name, self.unfollowed))
         if first_unknown(value):
             # Name the variable rather than nest its reason: chains stay short.
             raise UnknownValue(f"{name} is unknown")

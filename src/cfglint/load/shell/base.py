@@ -95,6 +95,9 @@ class ShellBase:
         self.env: dict[str, Word] = {}
         self.functions: dict[str, Node] = {}
         self.calls: list[str] = []
+        # `source` / eval the script runs that cfglint could not read: any variable they
+        # may set is unknown, not unset
+        self.unfollowed: list[str] = []
         self.invocations: list[Invocation] = []
         self._left = VALUE_LIMIT
         self._total = TOTAL_LIMIT

@@ -26,7 +26,7 @@ from cfglint.load.shell.pieces import (
     snippet,
     storable,
 )
-from cfglint.load.shell.words import Pos
+from cfglint.load.shell.words import Pos, never_set
 
 
 class Expansions:
@@ -187,7 +187,7 @@ class Expansions:
             return [special]
         got = self.lookup(name, None, quoted, pos)
         if got is None:
-            return [self.unknown_piece(f"variable {name} is never set", pos, quoted=quoted)]
+            return [self.unknown_piece(never_set(name, self.unfollowed), pos, quoted=quoted)]
         return got
 
     def special(self, name: str, pos: Pos, quoted: bool) -> Piece | None:
@@ -299,7 +299,7 @@ class Expansions:
         value = [special] if special is not None else self.lookup(name, index, quoted, pos)
         if not op:
             if value is None:
-                return [self.unknown_piece(f"variable {name} is never set", pos, quoted=quoted)]
+                return [self.unknown_piece(never_set(name, self.unfollowed), pos, quoted=quoted)]
             return value
         close = kids[-1].start_byte if kids[-1].type == "}" else node.end_byte
         operands = list(rest[1:])
@@ -360,7 +360,7 @@ class Expansions:
             return Piece(str(count), pos, via, split=active, glob=active)
         value = self.lookup(name, index, True, pos)
         if value is None:
-            return self.unknown_piece(f"variable {name} is never set", pos, quoted=quoted)
+            return self.unknown_piece(never_set(name, self.unfollowed), pos, quoted=quoted)
         reason = first_unknown(value)
         if reason:
             return self.unknown_piece(reason, pos, quoted=quoted)
@@ -376,7 +376,7 @@ class Expansions:
             return [self.cannot(node, pos, quoted)]
         got = self.lookup(target, None, quoted, pos)
         if got is None:
-            return [self.unknown_piece(f"variable {target} is never set", pos, quoted=quoted)]
+            return [self.unknown_piece(never_set(target, self.unfollowed), pos, quoted=quoted)]
         return got
 
     def string_op(
@@ -392,7 +392,7 @@ class Expansions:
     ) -> list[Piece]:
         """``${X%pat}``, ``${X/a/b}``, ``${X:1:2}``, ``${X^^}`` on known values only."""
         if value is None:
-            return [self.unknown_piece(f"variable {name} is never set", pos, quoted=quoted)]
+            return [self.unknown_piece(never_set(name, self.unfollowed), pos, quoted=quoted)]
         reason = first_unknown(value)
         if reason:
             return [self.unknown_piece(reason, pos, quoted=quoted)]

@@ -86,4 +86,5 @@ def parse_script_text(text: str, path: str) -> ShellScript:
         variables=variables,
         warnings=interp.warnings,
         text=text,
+        unfollowed=list(interp.unfollowed),
     )

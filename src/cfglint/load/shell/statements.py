@@ -418,6 +418,8 @@ class Statements:
             why = self._follow_source(args, line, ctx)
             if why:
                 self.warn(line, f"{base} {snippet(argtext, 60)} is not followed: {why}")
+                if why != "already read":
+                    self.unfollowed.append(f"`{base} {snippet(argtext, 40)}` (line {line})")
         elif base == "eval":
             self._eval(args, node, ctx, line, argtext)
         elif base in SHELLS:
@@ -462,6 +464,7 @@ class Statements:
             reason = next((w.unknown for c in commands for w in c if w.unknown), "")
             why = f": {reason}" if reason else ": it runs no launcher"
             self.warn(line, f"eval {snippet(argtext, 60)} is not followed{why}")
+            self.unfollowed.append(f"`eval {snippet(argtext, 40)}` (line {line})")
 
     def _set_at_runtime(self, base: str, args: list[Node], line: int, ctx: Ctx) -> None:
         texts = [self.text(a) for a in args]

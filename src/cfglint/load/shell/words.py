@@ -4,7 +4,7 @@ training invocation, and the parsed script.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from cfglint.model.values import Loc
 
@@ -47,6 +47,25 @@ class ShellScript:
     variables: dict[str, Word]  # final values; arrays joined with blanks
     warnings: list[str]  # "line N: ..."
     text: str
+    # `source` / eval lines that were not read: what they export or set is not known
+    unfollowed: list[str] = field(default_factory=list)
 
 
 Pos = tuple[int, int]  # (line, column), both 1-based
+
+
+def never_set(name: str, unfollowed: list[str]) -> str:
+    """Why variable ``name`` has no value here. Only the caller's environment can give it
+    one, unless a sourced file or eval the script runs was not read: that may set it."""
+    if unfollowed:
+        return f"variable {name} is not set here; {unfollowed[0]}, not followed, may set it"
+    return f"variable {name} is never set"
+
+
+def from_the_caller(reason: str) -> bool:
+    """A word unknown only because it is the caller's input: a variable nothing in the
+    script sets (an environment hook such as ``$EXTRA_ARGS``) or a positional parameter
+    (``"$@"`` forwarding the caller's arguments). Both are empty unless the caller gives
+    them; a script run as written gets nothing there."""
+    env_hook = reason.startswith("variable ") and reason.endswith(" is never set")
+    return env_hook or reason.endswith(" is a positional parameter")

@@ -99,6 +99,9 @@ class Resolved:
     unknown: list[Value]
     warnings: list[str]
     table: ArgTable
+    # words that cannot be read and may stand for any arguments (``$@``, a variable a
+    # sourced file that was not followed may set): a flag not written may be among them
+    opaque: list[Value] = field(default_factory=list)
 
 
 def _looks_like_flag(text: str | None) -> bool:
@@ -111,9 +114,20 @@ def _looks_like_flag(text: str | None) -> bool:
         return True
 
 
+def _may_hold_arguments(reason: str) -> bool:
+    """An unreadable word that may expand to flags. The caller's inputs (a variable nothing
+    in the script sets, ``"$@"``) are read as the empty hooks they are when the script is
+    run as written; what the script itself computes out of sight (a command substitution,
+    a variable an unread ``source`` or eval may set) may add any flag."""
+    from cfglint.load.shell import from_the_caller
+
+    return not from_the_caller(reason)
+
+
 def resolve(tokens: list[Any], table: ArgTable) -> Resolved:
     values: dict[str, Value] = {}
     unknown: list[Value] = []
+    opaque: list[Value] = []
     warnings: list[str] = []
     last_flag = ""
     i = 0
@@ -123,6 +137,8 @@ def resolve(tokens: list[Any], table: ArgTable) -> Resolved:
         i += 1
         if text is None:
             warnings.append(f"{tok.loc}: an argument cannot be known statically ({tok.unknown})")
+            if _may_hold_arguments(tok.unknown):
+                opaque.append(Value.unknown("arguments", tok.unknown, loc=tok.loc))
             continue
         if not _looks_like_flag(text):
             # the words of one unquoted expansion ("your checkpoint load path" after --load)
@@ -191,7 +207,7 @@ def resolve(tokens: list[Any], table: ArgTable) -> Resolved:
                 f"{tok.loc}: {flag} is also set at {prev.loc}; the last one wins, as in argparse"
             )
         values[spec.dest] = v
-    return Resolved(values=values, unknown=unknown, warnings=warnings, table=table)
+    return Resolved(values=values, unknown=unknown, warnings=warnings, table=table, opaque=opaque)
 
 
 def _arity(spec: ArgSpec) -> tuple[int, int]:

@@ -33,6 +33,7 @@ def normalize_megatron(m: MegatronInput) -> Config:
             f"{m.dialect.label} ({'; '.join(m.evidence)})" if m.dialect and m.evidence else ""
         ),
         env=dict(m.env),
+        env_hidden=m.env_hidden,
         unknown=list(m.unknown),
         files=[m.path],
         launch_script=m.path if m.kind.endswith("script") else "",

@@ -20,7 +20,7 @@ from cfglint.load.dialects import (
 )
 from cfglint.model.errors import InputError
 from cfglint.model.values import Loc, Value
-from cfglint.normalize.launch import launcher_options, word_value
+from cfglint.normalize.launch import env_hidden, launcher_options, word_value
 from cfglint.normalize.megatron.args import ArgTable, load_table, resolve
 from cfglint.normalize.megatron.mm_model import (
     MODEL_DESTS,
@@ -61,6 +61,9 @@ class MegatronInput:
     dialect: Dialect | None = None
     evidence: list[str] = field(default_factory=list)
     model_file: ModelFile | None = None  # MindSpeed-MM's --mm-model JSON
+    # unreadable words of the command line that may add any flag (args.Resolved.opaque)
+    opaque: list[Value] = field(default_factory=list)
+    env_hidden: str = ""  # why an unexported variable may be exported (normalize.launch)
 
     def arg(self, dest: str, *older: str) -> Value:
         """What Megatron would hold in ``args.<dest>`` before post-processing. ``older``
@@ -74,6 +77,8 @@ class MegatronInput:
             got = self._derived(dest)
             if got is not None:
                 return got
+        if self.opaque and dest not in self.values and not any(o in self.values for o in older):
+            return self._hidden(dest)
         if d is not None and not d.modelled and dest not in self.values:
             return Value.unknown(
                 dest,
@@ -81,6 +86,17 @@ class MegatronInput:
                 "is not known (a Megatron fork cfglint does not model): not decided",
             )
         return self._plain(dest, *older)
+
+    def _hidden(self, dest: str) -> Value:
+        """A flag the script does not write while an unreadable word may: not decided."""
+        spec = self.table.by_dest.get(dest)
+        flag = spec.flags[0] if spec is not None and spec.flags else dest
+        first = self.opaque[0]
+        return Value.unknown(
+            flag,
+            f"not written in {os.path.basename(self.path)}, but the arguments at {first.loc} "
+            f"cannot be read ({first.detail}) and may set it",
+        )
 
     def _model_setting(self, dest: str) -> Value:
         """A MindSpeed-MM model setting: from the model JSON; what it leaves out is not
@@ -258,6 +274,8 @@ def _from_script(path: str, version: str | None) -> MegatronInput:
         values=res.values,
         env=env,
         unknown=res.unknown,
+        opaque=res.opaque,
+        env_hidden=env_hidden(sh.unfollowed),
         warnings=list(sh.warnings) + res.warnings,
         text=sh.text,
         command_loc=inv.loc,
@@ -300,6 +318,7 @@ def _from_args_file(path: str, version: str | None) -> MegatronInput:
         table=table,
         values=res.values,
         unknown=res.unknown,
+        opaque=res.opaque,
         warnings=res.warnings,
         text=text,
         dialect=det.dialect,

@@ -51,7 +51,7 @@ def read_moe(m: MegatronInput, cfg: Config) -> None:
         sh = sh.model_copy(update={"value": 0, "detail": sh.detail + " (no shared experts)"})
     e.shared_expert_ffn_size = sh
     eff = m.arg("moe_ffn_hidden_size")
-    if eff.value is None and cfg.is_moe:
+    if eff.known and eff.value is None and cfg.is_moe:
         eff = Value.derived(
             cfg.structure.ffn_hidden_size.value,
             "--moe-ffn-hidden-size",

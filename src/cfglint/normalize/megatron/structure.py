@@ -52,7 +52,7 @@ def read_structure(m: MegatronInput, cfg: Config) -> None:
         act = m.values["activation_func"]
         swiglu = act.model_copy(update={"value": str(act.value).lower() == "swiglu"})
     ffn = m.arg("ffn_hidden_size")
-    if ffn.value is None and as_int(hidden):
+    if ffn.known and ffn.value is None and as_int(hidden):
         if swiglu.value:
             ffn = Value.derived(
                 int((4 * hidden.value * 2 / 3) / 64) * 64,
@@ -62,7 +62,10 @@ def read_structure(m: MegatronInput, cfg: Config) -> None:
             )
         else:
             ffn = Value.derived(
-                4 * hidden.value, "--ffn-hidden-size", "Megatron default: 4 x hidden size", [hidden]
+                4 * hidden.value,
+                "--ffn-hidden-size",
+                "Megatron default: 4 x hidden size",
+                [hidden, swiglu],
             )
     s.ffn_hidden_size = ffn
     gqa = m.arg("group_query_attention")
@@ -76,7 +79,7 @@ def read_structure(m: MegatronInput, cfg: Config) -> None:
             [heads, gqa],
         )
     kv = m.arg("kv_channels")
-    if kv.value is None and as_int(hidden) and as_int(heads):
+    if kv.known and kv.value is None and as_int(hidden) and as_int(heads):
         kv = Value.derived(
             hidden.value // heads.value,
             "--kv-channels",
@@ -126,17 +129,25 @@ def read_structure(m: MegatronInput, cfg: Config) -> None:
             [s.add_bias_linear],
         )
     s.add_qkv_bias = qkv
-    if swiglu.value:
-        s.activation = swiglu.model_copy(update={"value": "swiglu"})
-    elif m.arg("squared_relu").value:
-        s.activation = m.arg("squared_relu").model_copy(update={"value": "squared_relu"})
-    elif "quick_geglu" in m.table.by_dest and m.arg("quick_geglu").value:
-        # gated quick GeLU (arguments.py core_transformer_config_from_args @ core_v0.16.1)
-        s.activation = m.arg("quick_geglu").model_copy(update={"value": "quick_geglu"})
-    else:
-        s.activation = Value.default("gelu", knob="--swiglu", source=f"{m.table.label} (GeLU MLP)")
+    s.activation = _activation(m, swiglu)
     s.qk_norm = m.arg("qk_layernorm")
     s.multi_latent_attention = multi_latent_attention(m)
+
+
+def _activation(m: MegatronInput, swiglu: Value) -> Value:
+    """The MLP activation: a switch that is on names it; with every switch known to be off
+    it is Megatron's GeLU; a switch not known leaves it not decided."""
+    switches = [("swiglu", swiglu), ("squared_relu", m.arg("squared_relu"))]
+    if "quick_geglu" in m.table.by_dest:
+        # gated quick GeLU (arguments.py core_transformer_config_from_args @ core_v0.16.1)
+        switches.append(("quick_geglu", m.arg("quick_geglu")))
+    for name, v in switches:
+        if v.known and v.value:
+            return v.model_copy(update={"value": name})
+    unknown = [v for _, v in switches if not v.known]
+    if unknown:
+        return Value.derived(None, "--swiglu", "", unknown)
+    return Value.default("gelu", knob="--swiglu", source=f"{m.table.label} (GeLU MLP)")
 
 
 def _flash(m: MegatronInput) -> Value:
