@@ -88,13 +88,20 @@ def _edit(d: dict[str, Any], where: str) -> Edit:
     return Append(d["append"])
 
 
+def _sections() -> list[tuple[Path, dict[str, Any]]]:
+    return [
+        (path, yaml.safe_load(path.read_text(encoding="utf-8")))
+        for path in sorted(VARIATIONS.glob("*.yaml"))
+        if path.stem != "bases"
+    ]
+
+
 def _load_cases() -> list[Case]:
     known = {f for f in Case.__dataclass_fields__} - {"edit", "section"}
     out = []
-    for path in sorted(VARIATIONS.glob("*.yaml")):
-        if path.stem == "bases":
-            continue
-        for d in yaml.safe_load(path.read_text(encoding="utf-8"))["cases"]:
+    for path, data in _sections():
+        assert set(data) <= {"cases", "one_sided"}, f"{path.name}: unknown keys {sorted(data)}"
+        for d in data["cases"]:
             where = f"{path.name} {d.get('id')}"
             extra = set(d) - known - set(EDIT_KEYS)
             assert not extra, f"{where}: unknown keys {sorted(extra)}"
@@ -113,8 +120,29 @@ def _load_bases() -> dict[str, tuple[str, tuple[tuple[str, Edit], ...]]]:
     }
 
 
+def _load_one_sided() -> dict[str, dict[str, str]]:
+    """Compare rules whose difference only one framework has a setting for:
+    {rule: {side without a setting: the evidence}}."""
+    out: dict[str, dict[str, str]] = {}
+    for path, data in _sections():
+        for rule, sides in (data.get("one_sided") or {}).items():
+            assert set(sides) <= {MF, MG} and sides, f"{path.name} {rule}: sides {sides}"
+            out[rule] = sides
+    return out
+
+
 BASES = _load_bases()
+# rules a base legitimately fires on its own (each explained in bases.yaml); its cases list them
+BASE_ALSO = {
+    name: set(b.get("also", ()))
+    for name, b in yaml.safe_load((VARIATIONS / "bases.yaml").read_text(encoding="utf-8"))[
+        "bases"
+    ].items()
+}
 CASES = _load_cases()
+ONE_SIDED = _load_one_sided()
+# the side whose file a case edits (the msrun script is MindFormers' launch)
+EDITED_SIDE = {"mf": MF, "launch": MF, "mg": MG}
 
 
 # -- running a case (once per session) ---------------------------------------------------------
@@ -186,8 +214,10 @@ def test_base_is_clean(base: str, tmp_path: Path) -> None:
     for role, edit in edits:
         apply_edit(pair.path(role), edit)
     rc, report = run_cli(pair.argv("default"))
-    assert report["findings"] == [], f"base {base}:{brief(report['findings'])}"
-    assert rc == 0
+    fired = {f["rule"] for f in report["findings"]}
+    assert fired == BASE_ALSO[base], f"base {base}:{brief(report['findings'])}"
+    failing = any(f["severity"] in ("error", "warning") for f in report["findings"])
+    assert rc == (1 if failing else 0)
 
 
 # -- one-knob variations -------------------------------------------------------------------------
@@ -283,6 +313,29 @@ def test_every_compare_and_recommend_row_has_a_variation() -> None:
     rows = {r.row for r in RULES.values() if r.kind in ("compare", "recommend")}
     covered = {c.row for c in CASES if c.rule is not None}
     assert rows - covered == set(), f"rows without a variation: {sorted(rows - covered)}"
+
+
+def test_every_compare_rule_is_written_on_both_sides() -> None:
+    """A compare rule's message must read right whichever side holds which value, so each
+    rule has a case that writes the difference in a MindFormers file and one that writes it
+    in the Megatron script (tests/check/test_messages.py reads every one), unless that side
+    has no setting for it (`one_sided`, with its evidence)."""
+    written: dict[str, set[str]] = {}
+    for c in CASES:
+        if c.rule is not None and not c.bugs:
+            written.setdefault(c.rule, set()).add(EDITED_SIDE[c.role])
+    missing = {
+        rid: sorted({MF, MG} - written.get(rid, set()) - set(ONE_SIDED.get(rid, {})))
+        for rid, r in RULES.items()
+        if r.kind == "compare"
+    }
+    missing = {rid: sides for rid, sides in missing.items() if sides}
+    assert missing == {}, f"compare rules without a case edited on these sides: {missing}"
+    for rid, sides in ONE_SIDED.items():
+        assert rid in RULES and RULES[rid].kind == "compare", f"one_sided {rid}: not a compare rule"
+        assert not set(sides) & written.get(rid, set()), (
+            f"one_sided {rid}: a case does write it on {sorted(set(sides) & written[rid])}"
+        )
 
 
 def test_case_table_is_consistent() -> None:

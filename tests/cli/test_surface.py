@@ -210,15 +210,23 @@ def test_input_warnings_reach_json_and_sarif(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     mf = tmp_path / "mf.yaml"
-    mf.write_text(Path(EX_MF).read_text() + "seed: 1\n")  # a duplicate key
+    text = Path(EX_MF).read_text()
+    mf.write_text(text + "seed: 1\n")  # a duplicate key
+    line = len(text.splitlines()) + 1
     _, out, _ = run(capsys, str(mf), "--format", "json")
     warnings = json.loads(out)["warnings"]
-    assert warnings and any("seed" in w["message"] for w in warnings)
+    # the line is a field (not only words in the message), so every output can point at it
+    dup = [w for w in warnings if "duplicate key 'seed'" in w["message"]]
+    assert [(w["path"], w.get("line")) for w in dup] == [(str(mf), line)]
+    assert not dup[0]["message"].startswith(str(mf))
     _, out, _ = run(capsys, str(mf), "--format", "sarif")
     run_ = json.loads(out)["runs"][0]
     notes = run_["invocations"][0]["toolExecutionNotifications"]
-    assert any(n["level"] == "warning" and "seed" in n["message"]["text"] for n in notes)
+    seed = [n for n in notes if n["level"] == "warning" and "seed" in n["message"]["text"]]
+    assert seed[0]["locations"][0]["physicalLocation"]["region"]["startLine"] == line
     assert run_["invocations"][0]["executionSuccessful"] is True
+    _, out, _ = run(capsys, str(mf), "--output-format", "github")
+    assert f"::warning file={mf},line={line},title=cfglint input warning::" in out
 
 
 def test_the_summary_says_how_many_rows_were_not_checked_and_why(
@@ -294,6 +302,61 @@ def test_one_repository_url_for_readme_sarif_and_pyproject(
     driver = json.loads(out)["runs"][0]["tool"]["driver"]
     assert driver["informationUri"] == HOMEPAGE
     assert driver["rules"][0]["helpUri"].startswith(f"{HOMEPAGE}/blob/main/docs/rules.md#")
+
+
+def test_the_everyday_surface_through_python_m_cfglint(tmp_path: Path) -> None:
+    """The items above that the in-process tests cover, once more as a user starts the
+    program: a settings file found from the working directory, per-file-ignores, suppression
+    comments (any case, a reason, an unused one), input warnings in JSON, SARIF and GitHub
+    output, --exit-zero, --quiet, --statistics in JSON and the SARIF helpUri."""
+    from cfglint import HOMEPAGE
+
+    (tmp_path / "configs").mkdir()
+    mf = tmp_path / "configs" / "llama.yaml"
+    text = Path(EX_MF).read_text()
+    text = text.replace(
+        "  beta2: 0.95\n", "  beta2: 0.95  # CFGLINT: Disable=opt006 -- from ckpt\n"
+    )
+    text = text.replace("  beta1: 0.9\n", "  beta1: 0.9  # cfglint: disable=OPT004 -- stale\n")
+    mf.write_text(text + "seed: 1234\n")  # a duplicate key: an input warning
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.cfglint]\nper-file-ignores = {"configs/*.yaml" = ["determinism"]}\n'
+    )
+    dup_line = len(text.splitlines()) + 1
+    # options after the positionals, settings from the working directory
+    proc = cli("configs/llama.yaml", "--format", "json", EX_MG, "--exit-zero", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    found = {f["rule"] for f in data["findings"]}
+    # DET001 / DET002 point into the ignored file; DET006 (both sides at defaults) nowhere
+    assert not {"OPT006", "DET001", "DET002"} & found and "DET006" in found
+    assert {"OPT001", "STR004"} <= found
+    warned = {(w["line"], w["message"].split(":")[0]) for w in data["warnings"]}
+    assert (24, "`disable=OPT004` suppresses nothing") in warned
+    assert (dup_line, "duplicate key 'seed'; the last one wins (as in PyYAML)") in warned
+    sarif = tmp_path / "r.sarif"
+    proc = cli("configs/llama.yaml", "--megatron", EX_MG, "-o", str(sarif), cwd=tmp_path)
+    assert proc.returncode == 1 and proc.stdout == ""
+    run_ = json.loads(sarif.read_text())["runs"][0]
+    lines = [
+        n["locations"][0]["physicalLocation"]["region"]["startLine"]
+        for n in run_["invocations"][0]["toolExecutionNotifications"]
+    ]
+    assert sorted(lines) == [24, dup_line]
+    assert run_["tool"]["driver"]["rules"][0]["helpUri"].startswith(f"{HOMEPAGE}/blob/main/")
+    proc = cli("configs/llama.yaml", "--megatron", EX_MG, "--output-format", "github", cwd=tmp_path)
+    assert f"::warning file=configs/llama.yaml,line={dup_line}," in proc.stdout
+    assert "title=OPT001 optimizer.type::" in proc.stdout and "title=OPT006" not in proc.stdout
+    proc = cli(
+        "configs/llama.yaml", "--megatron", EX_MG, "--statistics", "--format", "json", cwd=tmp_path
+    )
+    stats = {s["rule"]: s["count"] for s in json.loads(proc.stdout)}
+    assert set(stats) == found and sum(stats.values()) == len(data["findings"])
+    proc = cli(
+        "configs/llama.yaml", "--megatron", EX_MG, "--quiet", "--format", "concise", cwd=tmp_path
+    )
+    assert proc.returncode == 1 and "Found " not in proc.stdout and "warning" not in proc.stdout
+    assert len(proc.stdout.splitlines()) == len(data["findings"])
 
 
 # -- messages and findings -------------------------------------------------------------------

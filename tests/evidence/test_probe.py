@@ -724,14 +724,23 @@ def test_recommendation_both_sides_meet_the_same_way_says_so() -> None:
     assert reasons == ["a recommendation both sides miss with the same value"]
 
 
-def test_a_difference_within_a_row_is_not_read_as_a_recommendation() -> None:
-    # OPT010 on the DeepSeek SFT pair carries {"min lr": {...}}: one key, but not a side.
-    # Over the probe's steps both schedules give 2e-6, which is what the line says.
+def test_a_difference_within_a_row_is_not_read_as_a_recommendation(tmp_path: Path) -> None:
+    # The DeepSeek SFT pair with Megatron decaying linearly from 2e-6 to a floor of 2e-6:
+    # OPT010 carries {"decay style": {...}}, one key but not a side. Over the probe's steps
+    # both schedules give 2e-6, which is what the line says.
     from cfglint.evidence.probe.plan import plan
     from cfglint.evidence.probe.runner import wd_scope_from
 
     src = FIXTURES / "yarn" / "deepseek3_671b_yarn_sft_msl"
-    report, ctx = _lint(src / "mindformers.yaml", src / "megatron.sh")
+    for name in ("mindformers.yaml", "megatron.sh"):
+        (tmp_path / name).write_text((src / name).read_text())
+    mg = tmp_path / "megatron.sh"
+    mg.write_text(
+        mg.read_text().replace("--lr-decay-style constant", "--lr-decay-style linear --min-lr 2e-6")
+    )
+    report, ctx = _lint(tmp_path / "mindformers.yaml", mg)
+    (f,) = [f for f in report.findings if f.rule == "OPT010"]
+    assert list(f.values) == ["decay style"]
     pair = pair_specs(ctx.mf, ctx.mg, 3, wd_scope_from(report.findings))
     _, unprobed = plan(pair, report.findings)
     c = next(c for c in unprobed if c.rule == "OPT010")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -199,13 +200,31 @@ def _guarded(report: Report, path: str, load):  # type: ignore[no-untyped-def]
         return None
 
 
+# where a loader's warning text says it comes from: "path:12: ..." or a script's "line 12: ..."
+_AT_PATH = re.compile(r"(?P<path>[^\s:][^:]*):(?P<line>[0-9]+): (?P<message>.+)", re.DOTALL)
+_AT_LINE = re.compile(r"line (?P<line>[0-9]+): (?P<message>.+)", re.DOTALL)
+
+
 def _warnings(cfg: Config) -> list[InputProblem]:
     # a flag the release does not have is a finding (OTH011), not a warning: Megatron's
     # argument parser refuses it at start-up
-    return [
-        InputProblem.model_construct(path=cfg.path, message=w, level="warning")
-        for w in cfg.warnings
-    ]
+    return [_located(cfg.path, w) for w in cfg.warnings]
+
+
+def _located(path: str, text: str) -> InputProblem:
+    """A warning with its file and line as fields, so JSON, SARIF and GitHub annotations
+    point at the line instead of repeating it inside the message."""
+    m = _AT_PATH.fullmatch(text)
+    if m is not None and os.path.exists(m["path"]):
+        return InputProblem.model_construct(
+            path=m["path"], line=int(m["line"]), message=m["message"], level="warning"
+        )
+    m = _AT_LINE.fullmatch(text)
+    if m is not None:
+        return InputProblem.model_construct(
+            path=path, line=int(m["line"]), message=m["message"], level="warning"
+        )
+    return InputProblem.model_construct(path=path, message=text, level="warning")
 
 
 def _entry_hints(ctx: Context) -> list[str]:

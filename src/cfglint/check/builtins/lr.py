@@ -85,11 +85,14 @@ def _lr_parts(rule: Rule, ctx: Context, why: str, locs: list[Location]) -> list[
     mf, mg = ctx.mf, ctx.mg
     assert mf is not None and mg is not None
     diffs, values = [], {}
-    for name, fa, fb in (
+    parts = [
         ("peak lr", mf.optimizer.lr, mg.optimizer.lr),
-        ("min lr", mf.optimizer.min_lr, mg.optimizer.min_lr),
+        ("min lr", mf.optimizer.min_lr, _megatron_floor(mg.optimizer)),
         ("decay style", mf.optimizer.lr_decay_style, mg.optimizer.lr_decay_style),
-    ):
+    ]
+    if _constant(mf.optimizer) and _constant(mg.optimizer):
+        del parts[1]  # neither decays: the floor is the peak on both, compared once
+    for name, fa, fb in parts:
         if fa is None or fb is None or not fa.known or not fb.known:
             continue
         x, y = fa.value, fb.value
@@ -108,3 +111,15 @@ def _lr_parts(rule: Rule, ctx: Context, why: str, locs: list[Location]) -> list[
         return not_checked(ctx, rule, f"learning-rate curve not simulated: {why}")
     detail = "; ".join(diffs) + f". (The full curve could not be simulated: {why}.)"
     return [finding(rule, detail, values, locs)]
+
+
+def _constant(o: Any) -> bool:
+    style = o.lr_decay_style
+    return style is not None and style.known and style.value == "constant"
+
+
+def _megatron_floor(o: Any) -> Any:
+    """The lowest lr Megatron's schedule reaches. A constant schedule returns the peak lr
+    after warmup and never reads --min-lr (optimizer_param_scheduler.py:235-237 @
+    core_v0.19.0), as MindFormers' constant schedules never decay."""
+    return o.lr if _constant(o) and o.lr is not None else o.min_lr

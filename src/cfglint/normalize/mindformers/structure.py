@@ -108,17 +108,7 @@ def read_structure(view: MFView, cfg: Config) -> None:
             [f"{view.model_path}.seq_length", "train_dataset.data_loader.config.seq_length"],
             "int",
         ) or view.mcore_field("seq_length", "int")
-        if (
-            cfg.model_class in ("Qwen3Config", "Qwen3MoeConfig")
-            and s.qk_norm is not None
-            and s.qk_norm.origin.value != "file"
-        ):
-            s.qk_norm = Value.default(
-                True,
-                "qk_layernorm",
-                f"{view.model_cls.label} "  # type: ignore[union-attr]
-                "(Qwen3 always builds q/k layernorm)",
-            )
+        _train_fixed(view, cfg)
     else:
         s.normalization = class_fact(view, facts, "normalization", "normalization")
         s.activation = class_fact(view, facts, "activation", "hidden_act")
@@ -316,3 +306,19 @@ def _mcore_activation(view: MFView) -> Value:
     if name == "gelu" and as_bool(glu):
         return Value.derived("geglu", "hidden_act", "GeLU with a gated linear unit", [act, glu])
     return act.model_copy(update={"value": name})
+
+
+def _train_fixed(view: MFView, cfg: Config) -> None:
+    """Settings the model's training class fixes whatever the YAML says
+    (data/mindformers_knobs.yaml: mcore_train_fixed)."""
+    fixed_by = view.d.knobs["mcore_train_fixed"].get(cfg.model_class) or {}
+    for field, (value, why) in fixed_by.items():
+        cur = cfg.get(field)
+        if cur is None:  # not a setting of this model (no rotary embedding, ...)
+            continue
+        if cur.origin.value != "file":
+            label = view.model_cls.label  # type: ignore[union-attr]
+            cfg.set(field, Value.default(value, cur.knob, f"{label} ({why})"))
+        elif cur.value != value:
+            ignored = f"{why}; the YAML's value is ignored"
+            cfg.set(field, Value.derived(value, cur.knob, ignored, [cur]))
