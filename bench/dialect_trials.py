@@ -98,6 +98,45 @@ TRIALS = [
         "examples/qwen2_5/run_mcore_qwen.sh",
         "configs__qwen3__pretrain_qwen3_32b_4k.yaml",
     ),
+    # third round (this file's section in bench/classify_trials.md): forks nobody had linted,
+    # each read from its own tree (full checkouts: the tree's parser decides the dialect)
+    (
+        "alibaba+Megatron-LLaMA",
+        "examples/pretrain_gpt_distributed.sh",
+        "configs__gpt2__run_gpt2.yaml",
+    ),
+    (
+        "alibaba+Megatron-LLaMA",
+        "examples/pretrain_gpt_distributed_with_mp.sh",
+        "configs__gpt2__pretrain_gpt2_13b_fp16.yaml",
+    ),
+    (
+        "alibaba+Megatron-LLaMA",
+        "tests/functional_tests/test_scripts/gpt3/pretrain_gpt3_distributed_test.sh",
+        "configs__gpt2__run_gpt2.yaml",
+    ),
+    ("THUDM+GLM", "scripts/finetune_superglue.sh", "configs__glm3__finetune_glm3_6b_bf16.yaml"),
+    ("THUDM+GLM", "scripts/finetune_seq2seq.sh", "configs__glm4__finetune_glm4_9b.yaml"),
+    (
+        "THUDM+CodeGeeX",
+        "scripts/pretrain_codegeex.sh",
+        "configs__gpt2__pretrain_gpt2_13b_fp16.yaml",
+    ),
+    (
+        "yandex+YaLM-100B/megatron_lm",
+        "examples/ds_pretrain_gpt2.sh",
+        "configs__gpt2__run_gpt2.yaml",
+    ),
+    (
+        "yandex+YaLM-100B/megatron_lm",
+        "examples/pretrain_gpt2_distributed.sh",
+        "configs__gpt2__run_gpt2.yaml",
+    ),
+    (
+        "NVIDIA+NeMo",
+        "tests/collections/llm/bitexact/mixtral/run.sh",
+        "research__mixtral__mixtral_8x7b__pretrain_mixtral-8x7b.yaml",
+    ),
 ]
 
 

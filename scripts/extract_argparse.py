@@ -17,6 +17,8 @@ from typing import Any
 
 import yaml
 
+from cfglint.load.tree_parser import argument_wrappers, called_name
+
 _ACTIONS = {
     "store_true": ("bool", False),
     "store_false": ("bool", True),
@@ -82,12 +84,12 @@ def extract(git_dir: str, ref: str, paths: list[str]) -> list[dict[str, Any]]:
         text = subprocess.check_output(
             ["git", "--git-dir", git_dir, "show", f"{commit}:{path}"], text=True
         )
-        for node in ast.walk(ast.parse(text)):
-            if (
-                isinstance(node, ast.Call)
-                and isinstance(node.func, ast.Attribute)
-                and node.func.attr == "add_argument"
-            ):
+        tree = ast.parse(text)
+        # a module's own wrapper (`patch_if_not_exist(group, "--x", type=int, default=1)`)
+        # registers its flag like add_argument does
+        registering = {"add_argument", *argument_wrappers(tree)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and called_name(node) in registering:
                 e = _entry(node, path, commit)
                 if e is not None:
                     out.append(e)

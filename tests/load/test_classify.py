@@ -104,6 +104,54 @@ SCRIPTS = {
         InputKind.OTHER_FRAMEWORK,
         "verl",
     ),
+    # verl examples/sft: the device count from the command line (`--nproc_per_node=$1`, an
+    # option whatever its value) and a module of verl's own package
+    "verl_sft.sh": (
+        "n=$1\ntorchrun --standalone --nnodes=1 --nproc_per_node=$n -m verl.trainer.sft_x "
+        "data.train_files=t.parquet trainer.total_epochs=2\n",
+        InputKind.OTHER_FRAMEWORK,
+        "verl's own module (verl.trainer.sft_x)",
+    ),
+    # ChatLearn scripts/*: its entry point under its own package, Hydra-style overrides
+    "chatlearn_grpo.sh": (
+        "python chatlearn/entrypoint.py grpo --config-file template/grpo_megatron.yaml "
+        "runtime_args.train_backend=megatron models.policy_trainer.num_layers=4\n",
+        InputKind.OTHER_FRAMEWORK,
+        "ChatLearn",
+    ),
+    # verl recipes (recipe.dapo.main_dapo) and NeMo examples: a module nobody lists, configured
+    # by Hydra overrides, even with values known only at run time
+    "hydra_recipe.sh": (
+        "python3 -m recipe.dapo.main_dapo data.train_files=$1 "
+        "actor_rollout_ref.actor.megatron.tensor_model_parallel_size=$TP "
+        "trainer.total_epochs=2 +trainer.val_before_train=False\n",
+        InputKind.OTHER_FRAMEWORK,
+        "Hydra-style overrides",
+    ),
+    # Pai-Megatron-Patch toolkits: a converter started with torchrun and 30 Megatron flags
+    # (it builds the model to load the weights) is no training launch (a false STR006 error)
+    "hf2mcore_convertor.sh": (
+        f"torchrun --nproc_per_node 1 hf2mcore.py --load hf --save mc {MEGATRON_FLAGS}\n",
+        InputKind.CONVERTER,
+        "hf2mcore.py",
+    ),
+    # ... and an entry the table does not know, named by the launch script's own name
+    "llama_weights_convertor.sh": (
+        f"torchrun --nproc_per_node 1 swap_weights.py --load a --save b {MEGATRON_FLAGS}\n",
+        InputKind.CONVERTER,
+        "swap_weights.py",
+    ),
+    "run_build_idxmap.sh": (
+        "python build_idxmap_sft_dataset.py --input x.json --seq-length 2048 --workers 8 "
+        "--tokenizer-type NullTokenizer --vocab-size 1000\n",
+        InputKind.PREPROCESS,
+        "build_idxmap_sft_dataset.py",
+    ),
+    "run_estimate_memory.sh": (
+        f"torchrun --nproc_per_node 1 report_theoretical_memory.py {MEGATRON_FLAGS}\n",
+        InputKind.ANALYSIS,
+        "report_theoretical_memory.py",
+    ),
     "neox.sh": (
         "python ./deepy.py train.py configs/20B.yml\n",
         InputKind.OTHER_FRAMEWORK,

@@ -34,6 +34,9 @@ def test_megatron_llama_rmsnorm_and_causal_lm(tmp_path: Path) -> None:
     assert cfg.structure.normalization.value == "RMSNorm"
     assert cfg.structure.tied_embeddings.value is False
     assert cfg.structure.position_embedding_type.value == "rope"
+    # no GQA switch in the fork: each of the 4 heads is its own group (was "not decided")
+    assert cfg.structure.num_query_groups.value == 4
+    assert cfg.structure.qk_norm.value is False
     drop = cfg.structure.hidden_dropout
     assert drop.value == 0.1 and "Megatron-LLaMA" in drop.detail and "v0.19" not in drop.detail
     assert not any("--RMSNorm is not an argument" in w for w in cfg.warnings)
@@ -203,3 +206,263 @@ def test_megatron_llama_overlapped_optimizer_shards_state(tmp_path: Path) -> Non
     m = load_megatron(str(p))
     v = m.arg("use_distributed_optimizer")
     assert v.value is True and "overlapped" in v.detail.lower()
+
+
+# -- the repository's own parser, read by content (load/tree_parser.py) ---------------------
+
+
+def _parser_module(path: Path, flags: list[str], deepspeed: bool = False) -> None:
+    """A parser module registering ``flags``, shaped as Megatron's arguments.py is."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    body = "".join(f"    group.add_argument({f!r}, type=str, default=None)\n" for f in flags)
+    if deepspeed:
+        body += "    parser = deepspeed.add_config_arguments(parser)\n"
+    path.write_text(
+        "import argparse\n\ndef parse_args():\n    parser = argparse.ArgumentParser()\n"
+        f"    group = parser.add_argument_group(title='all')\n{body}"
+        "    return parser.parse_args()\n",
+        encoding="utf-8",
+    )
+
+
+def _flags_of(table: str) -> list[str]:
+    from cfglint.load.dialects import table_flags
+
+    return sorted(table_flags(table))
+
+
+def test_inherited_example_runs_the_forks_code(tmp_path: Path) -> None:
+    # alibaba/Megatron-LLaMA keeps Megatron-LM's examples/pretrain_gpt.sh (torchrun
+    # pretrain_gpt.py ... --data-impl mmap): the flags look like Megatron-LM's, but the tree's
+    # megatron/arguments.py is the fork's, so its table and defaults apply
+    _parser_module(tmp_path / "megatron" / "arguments.py", _flags_of("megatron-llama"))
+    (tmp_path / "pretrain_gpt.py").write_text("print('entry')\n", encoding="utf-8")
+    p = _script(
+        tmp_path / "examples" / "gpt.sh",
+        "torchrun pretrain_gpt.py --num-layers 4 --hidden-size 64 --num-attention-heads 4 "
+        "--data-impl mmap --DDP-impl local --fp16\n",
+    )
+    m = load_megatron(str(p))
+    assert m.dialect is not None and m.dialect.name == "megatron-llama"
+    assert any("megatron/arguments.py" in e for e in m.evidence)
+    assert [v.knob for v in m.unknown] == []  # both flags are the fork's (OTH011 was false)
+    cfg = normalize_megatron(m)
+    # a default that differs from Megatron-LM's newest (apply_query_key_layer_scaling True)
+    assert "Megatron-LLaMA" in cfg.structure.hidden_dropout.detail
+    # without that parser beside it the same script is Megatron-LM's, and --data-impl is
+    # refused by core_v0.19.0's argparse
+    (tmp_path / "megatron" / "arguments.py").unlink()
+    m2 = load_megatron(str(p))
+    assert m2.dialect is not None and m2.dialect.name == "megatron-lm"
+    assert "--data-impl" in [v.knob for v in m2.unknown]
+
+
+def test_flat_fork_parser_accepts_its_own_flags(tmp_path: Path) -> None:
+    # THUDM/GLM: arguments.py at the root registers Megatron's --num-layers beside its own
+    # --block-lm / --experiment-name; scripts/*.sh run finetune_*.py from the root
+    own = [f"--glm-knob-{i}" for i in range(40)] + ["--experiment-name", "--block-lm"]
+    _parser_module(
+        tmp_path / "arguments.py", ["--num-layers", "--hidden-size", "--lr", *own], deepspeed=True
+    )
+    (tmp_path / "finetune_thing.py").write_text("import arguments\n", encoding="utf-8")
+    p = _script(
+        tmp_path / "scripts" / "ft.sh",
+        "python -m torch.distributed.launch finetune_thing.py --num-layers 4 --hidden-size 64 "
+        "--lr 1e-5 --experiment-name x --block-lm --deepspeed --no-such-flag 1\n",
+    )
+    m = load_megatron(str(p))
+    assert m.dialect is not None and not m.dialect.modelled
+    assert any("arguments.py" in e for e in m.evidence)
+    # --deepspeed came from DeepSpeed's add_config_arguments: not Megatron-DeepSpeed
+    assert m.dialect.name != "megatron-deepspeed"
+    # only the flag its own parser does not register is refused
+    assert [v.knob for v in m.unknown] == ["--no-such-flag"]
+    cfg = normalize_megatron(m)
+    assert cfg.optimizer.lr.value == 1e-5  # written values still read
+    assert not cfg.structure.hidden_dropout.known  # its defaults are not decided
+    # nor what Megatron-LM's defaults select: GeLU without --swiglu, float32 without
+    # --fp16/--bf16, pretraining without --stage (false STR026 / PRC001 errors on GLM pairs)
+    assert not cfg.structure.activation.known
+    assert not cfg.precision.compute_dtype.known
+    assert not cfg.other.training_stage.known
+
+
+def test_fork_without_its_parser_refuses_nothing(tmp_path: Path) -> None:
+    # the same launch with the fork's tree absent: its own flags cannot be told from typos
+    p = _script(
+        tmp_path / "ft.sh",
+        "python finetune_thing.py --num-layers 4 --hidden-size 64 --num-attention-heads 4 "
+        "--experiment-name x --block-lm --cloze-eval\n",
+    )
+    m = load_megatron(str(p))
+    assert m.dialect is not None and not m.dialect.modelled
+    assert m.unknown == []
+    assert any("is not decided" in w and "--block-lm" in w for w in m.warnings)
+
+
+def test_entry_script_registers_task_flags(tmp_path: Path) -> None:
+    # Megatron's tasks/main.py adds --task, --epochs, --pretrained-checkpoint through
+    # extra_args_provider: a launch of it passes them legitimately
+    tasks = tmp_path / "tasks" / "main.py"
+    tasks.parent.mkdir(parents=True)
+    tasks.write_text(
+        "def get_tasks_args(parser):\n    group = parser.add_argument_group(title='tasks')\n"
+        "    group.add_argument('--task', type=str)\n"
+        "    group.add_argument('--pretrained-checkpoint', type=str)\n    return parser\n",
+        encoding="utf-8",
+    )
+    p = _script(
+        tmp_path / "examples" / "ft.sh",
+        "python -m torch.distributed.launch ./tasks/main.py --task MNLI --pretrained-checkpoint "
+        "c --num-layers 4 --hidden-size 64 --num-attention-heads 4 --activations-checkpoint-x\n",
+    )
+    m = load_megatron(str(p))
+    assert [v.knob for v in m.unknown] == ["--activations-checkpoint-x"]
+
+
+def test_megatron_release_tree_picks_its_table(tmp_path: Path) -> None:
+    # a checkout of Megatron-LM core_v0.12.1: its own parser says which release's defaults
+    _parser_module(tmp_path / "megatron" / "training" / "arguments.py", _flags_of("core_v0.12.1"))
+    (tmp_path / "pretrain_gpt.py").write_text("print('entry')\n", encoding="utf-8")
+    p = _script(
+        tmp_path / "run.sh",
+        "torchrun pretrain_gpt.py --num-layers 4 --hidden-size 64 --num-attention-heads 4\n",
+    )
+    m = load_megatron(str(p))
+    assert m.dialect is not None and m.dialect.name == "core_v0.12.1"
+    assert "core_v0.12.1" in normalize_megatron(m).structure.hidden_dropout.detail
+
+
+def test_nested_fork_parser_from_a_run_time_entry_path(tmp_path: Path) -> None:
+    # THUDM/CodeGeeX scripts/pretrain_*.sh: MAIN_DIR=$(dirname "$(dirname "$(realpath "$0")")")
+    # and `deepspeed $MAIN_DIR/pkg/megatron/tools/pretrain_x.py ...`; the fork's parser is
+    # pkg/megatron/arguments.py, a folder above the entry script. Its own --ln-fp16 and
+    # --load-state are not refused (they were false OTH011 against Megatron-DeepSpeed)
+    own = [f"--pkg-knob-{i}" for i in range(40)] + ["--ln-fp16", "--load-state"]
+    own.append("--deepspeed-activation-checkpointing")
+    _parser_module(
+        tmp_path / "pkg" / "megatron" / "arguments.py",
+        ["--num-layers", "--hidden-size", "--num-attention-heads", *own],
+        deepspeed=True,
+    )
+    entry = tmp_path / "pkg" / "megatron" / "tools" / "pretrain_x.py"
+    entry.parent.mkdir(parents=True)
+    entry.write_text("from pkg.megatron import arguments\n", encoding="utf-8")
+    p = _script(
+        tmp_path / "scripts" / "pretrain.sh",
+        'MAIN_DIR=$(dirname "$(dirname "$(realpath "$0")")")\n'
+        "deepspeed --hostfile h $MAIN_DIR/pkg/megatron/tools/pretrain_x.py --num-layers 4 "
+        "--hidden-size 64 --num-attention-heads 4 --deepspeed --zero-stage 2 "
+        "--deepspeed-activation-checkpointing --ln-fp16 --load-state s\n",
+    )
+    m = load_megatron(str(p))
+    assert m.dialect is not None and m.dialect.name != "megatron-deepspeed"
+    assert "pkg/megatron/arguments.py" in m.dialect.label
+    # --zero-stage is not in its parser: argparse refuses it
+    assert [v.knob for v in m.unknown] == ["--zero-stage"]
+
+
+def test_deepspeed_flags_alone_do_not_make_megatron_deepspeed(tmp_path: Path) -> None:
+    # GLM scripts/ds_finetune_record.sh: `deepspeed finetune_x.py --deepspeed
+    # --deepspeed_config c.json` with a dozen flags of GLM's own and no tree to read them
+    # from. --deepspeed comes with DeepSpeed to any trainer: not Megatron-DeepSpeed's table
+    # (whose argparse would refuse --block-lm: false OTH011 errors)
+    p = _script(
+        tmp_path / "ds.sh",
+        "deepspeed --num_gpus 8 finetune_x.py --deepspeed --deepspeed_config c.json "
+        "--num-layers 4 --hidden-size 64 --num-attention-heads 4 --block-lm --cloze-eval "
+        "--task-mask\n",
+    )
+    m = load_megatron(str(p))
+    assert m.dialect is not None and not m.dialect.modelled
+    assert m.unknown == []
+    # Megatron-DeepSpeed's own entry with the same two typos stays Megatron-DeepSpeed
+    q = _script(
+        tmp_path / "mds.sh",
+        "deepspeed pretrain_gpt.py --deepspeed --deepspeed_config c.json --num-layers 4 "
+        "--hidden-size 64 --num-attention-heads 4 --hiden-dropout 0 --atention-dropout 0\n",
+    )
+    m2 = load_megatron(str(q))
+    assert m2.dialect is not None and m2.dialect.name == "megatron-deepspeed"
+    assert {v.knob for v in m2.unknown} == {"--hiden-dropout", "--atention-dropout"}
+
+
+def test_megatron_checkout_with_an_example_entry_reports_typos(tmp_path: Path) -> None:
+    # a checkout of a Megatron-LM release we have no table for (its parser: most of
+    # core_v0.12.1's flags, nothing else) running an example entry (examples/x/train_x.py
+    # adds its own --x-size): two misspelt flags are typos, not a fork's flags
+    flags = _flags_of("core_v0.12.1")
+    _parser_module(
+        tmp_path / "megatron" / "training" / "arguments.py", flags[: len(flags) * 9 // 10]
+    )
+    entry = tmp_path / "examples" / "x" / "train_x.py"
+    entry.parent.mkdir(parents=True)
+    entry.write_text(
+        "def extra(parser):\n    parser.add_argument('--x-size', type=int)\n", encoding="utf-8"
+    )
+    p = _script(
+        tmp_path / "examples" / "x" / "run.sh",
+        "torchrun examples/x/train_x.py --num-layers 4 --hidden-size 64 --num-attention-heads 4 "
+        "--x-size 3 --hiden-dropout 0 --atention-dropout 0\n",
+    )
+    m = load_megatron(str(p))
+    assert m.dialect is not None and m.dialect.name == "megatron-lm"
+    assert {v.knob for v in m.unknown} == {"--hiden-dropout", "--atention-dropout"}
+
+
+def test_words_that_may_hold_flags_leave_defaults_undecided(tmp_path: Path) -> None:
+    # GLM scripts/finetune_seq2seq.sh: `source $1` (not followed) defines $MODEL_ARGS, the
+    # model's whole shape; read with a modelled table, its defaults gave false "hidden size
+    # none vs 4096" errors. A word that may expand to any flags leaves what it could set
+    # undecided; written flags are still read
+    p = _script(
+        tmp_path / "ft.sh",
+        "source $1\ntorchrun pretrain_gpt.py $MODEL_ARGS --lr 1e-4 --fp16\n",
+    )
+    cfg = normalize_megatron(load_megatron(str(p)))
+    assert cfg.optimizer.lr.value == 1e-4
+    assert not cfg.structure.hidden_size.known
+    assert not cfg.structure.hidden_dropout.known
+    assert "may set it" in cfg.structure.hidden_dropout.detail
+
+
+def test_pai_examples_reusing_other_forks_names_stay_pai(tmp_path: Path) -> None:
+    # Pai-Megatron-Patch examples/llama3/run_pretrain_mcore_llama.sh starts its own
+    # pretrain_llama.py (Megatron-LLaMA's entry name) on backends/megatron/PAI-Megatron-LM-*;
+    # examples/falcon passes --attention-head-type (a bigcode flag). The backend decides: an
+    # unmodelled Pai backend, not Megatron-LLaMA's or bigcode's table (their argparse refused
+    # --norm-epsilon, --patch-tokenizer-type: false OTH011 errors)
+    env = "export PYTHONPATH=${P}:${P}/backends/megatron/PAI-Megatron-LM-240718:$PYTHONPATH\n"
+    p = _script(
+        tmp_path / "llama.sh",
+        env + "torchrun pretrain_llama.py --num-layers 4 --hidden-size 64 "
+        "--num-attention-heads 4 --norm-epsilon 1e-5 --patch-tokenizer-type LLamaTokenizer\n",
+    )
+    m = load_megatron(str(p))
+    assert m.dialect is not None and not m.dialect.modelled and "Pai" in m.dialect.label
+    assert m.unknown == []
+    q = _script(
+        tmp_path / "falcon.sh",
+        env + "torchrun pretrain_megatron_falcon.py --num-layers 4 --hidden-size 64 "
+        "--num-attention-heads 4 --attention-head-type multiquery\n",
+    )
+    m2 = load_megatron(str(q))
+    assert m2.dialect is not None and m2.dialect.name != "bigcode-megatron"
+
+
+def test_tree_parser_reads_a_registering_wrapper(tmp_path: Path) -> None:
+    # megatron_patch/arguments.py: patch_if_not_exist(group, "--patch-size", type=int, ...)
+    # calls group.add_argument(keyname, ...) with its own parameter
+    from cfglint.load.tree_parser import parser_flags
+
+    f = tmp_path / "arguments.py"
+    f.write_text(
+        "def patch_if_not_exist(group, keyname, type=None, default=None):\n"
+        "    return group.add_argument(keyname, type=type, default=default)\n\n"
+        "def get_args(group):\n"
+        "    patch_if_not_exist(group, '--patch-size', type=int, default=14)\n"
+        "    group.add_argument('--extra-vocab-size', type=int, default=0)\n"
+        "    helper(group, '--not-a-flag-registration')\n",
+        encoding="utf-8",
+    )
+    assert parser_flags(str(f)) == {"--patch-size", "--extra-vocab-size"}

@@ -344,6 +344,17 @@ def entry_name(word: Any) -> str | None:
     return base if base.endswith(".py") else None
 
 
+def entry_path(word: Any) -> str | None:
+    """The entry script's path as far as it is known: its text, else the known end of a
+    path built at run time (``$MAIN_DIR/pkg/tools/train.py``), for finding it in the tree."""
+    if word is None:
+        return None
+    if word.text:
+        return str(word.text)
+    tail = str(getattr(word, "tail", ""))
+    return tail if tail.endswith(".py") else None
+
+
 def script_role(entry: str | None) -> str | None:
     """The role of an entry script by its file name (``None`` when the table has no row)."""
     if not entry:
@@ -412,12 +423,21 @@ def _weigh(inv: Any, own: str | None) -> _Seen:
     return _Seen(
         inv=inv,
         entry=entry,
-        role=_argument_role(entry, inv.args) or (script_role(entry) if entry else own),
+        role=_argument_role(entry, inv.args)
+        or (script_role(entry) if entry else own)
+        or _named(own),
         megatron=[f for f in flags if f in vocab],
         foreign=[f for f in flags if f not in vocab],
         unknown=sum(1 for w in inv.args if w.text is None),
         settings_file=_settings_file(inv.args),
     )
+
+
+def _named(own: str | None) -> str | None:
+    """The launch script's own name, when it names a converter (``..._convertor.sh``
+    starting an entry the table does not know). Only that role: the evaluation patterns
+    (``chat*``, ``benchmark*``) are too broad for a launch script's name."""
+    return own if own == "converter" else None
 
 
 _SETTINGS_EXT = (".yaml", ".yml", ".json", ".toml")
@@ -554,7 +574,7 @@ def _as_megatron(path: str, sh: Any, seen: list[_Seen]) -> Classified | None:
         evidence.append(f"also runs {', '.join(dict.fromkeys(e for e in others if e))}")
     from cfglint.load.dialects import detect_dialect
 
-    found = detect_dialect([*s.megatron, *s.foreign], s.entry, path, sh.text)
+    found = detect_dialect([*s.megatron, *s.foreign], entry_path(s.inv.script), path, sh.text)
     why = f" ({'; '.join(found.evidence[:2])})" if found.evidence else ""
     evidence.append(f"dialect {found.dialect.label}{why}")
     return _c(
@@ -595,6 +615,11 @@ def _as_other(path: str, sh: Any, seen: list[_Seen]) -> Classified | None:
     flags Megatron does not define."""
     found = [(s, f"runs {s.entry}: {name}") for s in seen if _trains(s) and (name := _framework(s))]
     found += [
+        (s, f"runs {s.entry} with Hydra-style overrides (key.path=value), not Megatron's flags")
+        for s in seen
+        if _trains(s) and s.entry and not s.megatron and _hydra_overrides(s) >= _HYDRA_MIN
+    ]
+    found += [
         (s, f"runs {s.entry} with arguments that are mostly not Megatron's")
         for s in seen
         if s.role == "training" and s.foreign
@@ -603,6 +628,16 @@ def _as_other(path: str, sh: Any, seen: list[_Seen]) -> Classified | None:
         return None
     s, why = found[0]
     return _c(path, InputKind.OTHER_FRAMEWORK, why, entry=s.entry, evidence=_flag_counts(s))
+
+
+# `trainer.devices=2 model.num_layers=4` / `+data.x=1` / `~a.b`: positional overrides of a
+# Hydra or OmegaConf config (verl recipes, NeMo, ChatLearn); Megatron's argparse takes none
+_HYDRA_WORD = re.compile(r"[+~]{0,2}[A-Za-z_]\w*(\.[A-Za-z_]\w*)+=")
+_HYDRA_MIN = 3
+
+
+def _hydra_overrides(s: _Seen) -> int:
+    return sum(1 for w in s.inv.args if _HYDRA_WORD.match(w.text or w.head or ""))
 
 
 def _flag_counts(s: _Seen) -> tuple[str, ...]:
@@ -617,13 +652,27 @@ def _flag_counts(s: _Seen) -> tuple[str, ...]:
 
 def _framework(s: _Seen) -> str | None:
     base = (s.entry or "").rsplit("/", 1)[-1]
+    package = _top_package(s.entry)
     for fw in _launch_data()["frameworks"]:
         if base in fw.get("entries", ()):
             return f"{fw['name']}'s launcher"
+        if package and package in fw.get("packages", ()):
+            return f"{fw['name']}'s own module ({s.entry})"
         sig = set(fw.get("flags", ()))
         if len(sig & set(s.foreign)) >= 2 or set(fw.get("alone", ())) & set(s.foreign):
             return f"{fw['name']} arguments"
     return None
+
+
+def _top_package(entry: str | None) -> str | None:
+    """The package an entry belongs to, as written: ``verl`` for ``-m verl.trainer.x``,
+    ``chatlearn`` for ``chatlearn/entrypoint.py`` (a path relative to the repository root)."""
+    if not entry or entry.startswith(("/", "$")):
+        return None
+    entry = entry.removeprefix("./")
+    if entry.endswith(".py"):
+        return entry.split("/", 1)[0] if "/" in entry else None
+    return entry.split(".", 1)[0] if "." in entry and "/" not in entry else None
 
 
 def _as_tool(path: str, sh: Any, seen: list[_Seen]) -> Classified | None:

@@ -11,6 +11,7 @@ that is recognisably a fork we do not model is named as one: its defaults are no
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from functools import cache
 from typing import Any
 
 from cfglint.load.datacache import DATA_DIR, load_data
+from cfglint.load.tree_parser import TreeParser, entry_flags, find_tree_parser
 
 DATA = DATA_DIR
 DIALECT_DIR = DATA_DIR / "dialects"
@@ -76,6 +78,11 @@ class Detection:
     dialect: Dialect
     evidence: list[str] = field(default_factory=list)
     note: str = ""  # a warning when the choice is not certain
+    # the flags the repository's own parser registers, when an unmodelled fork's was read:
+    # only a flag outside them is one its argparse refuses
+    accepts: frozenset[str] | None = None
+    # the flags the entry script registers itself (an extra_args_provider)
+    extra: frozenset[str] = frozenset()
 
 
 @cache
@@ -163,6 +170,86 @@ def detect_dialect(
     script_path: str | None = None,
     text: str = "",
 ) -> Detection:
+    """Which Megatron dialect a launch is written for (see :func:`_detect_by_launch`), then
+    checked against the argument parser of the repository that holds its entry script: a
+    tree whose parser is a fork's runs that fork's code, whatever flags the script passes."""
+    found = _detect_by_launch(flags, entry_script, script_path, text)
+    if found.dialect.kind not in _PATCHING_KINDS:
+        tree = find_tree_parser(entry_script, script_path)
+        found = found if tree is None else _by_tree(found, tree, entry_script)
+    found.extra = entry_flags(entry_script, script_path)
+    return found
+
+
+# MindSpeed patches Megatron's parser at import: a vendored megatron/ in its tree is not the
+# whole parser, so the flags decide there
+_PATCHING_KINDS = frozenset({"mindspeed-llm", "mindspeed-core", "mindspeed-mm"})
+# the share of a tree parser's flags a table must hold (and of its own the tree must hold)
+# to be the same code: a fork's table extracted from that very file matches at 1.0, another
+# project sharing Megatron's ancestry at most ~0.87 (Megatron-LLaMA against bigcode's)
+_SAME_PARSER = 0.95
+# the share of a tree parser's flags our Megatron-LM tables hold for the tree to be a
+# Megatron-LM release (core_r0.5.0-core_v0.19.0 trees: 0.95-1.0; forks: 0.29-0.90)
+_MEGATRON_RELEASE = 0.95
+
+
+def _by_tree(found: Detection, tree: TreeParser, entry_script: str | None) -> Detection:
+    where = f"{tree.rel} beside {entry_script}"
+    same = _same_parser(tree.flags)
+    if same is not None:
+        if same == found.dialect.name:
+            return found
+        label = get_dialect(same).label
+        return Detection(get_dialect(same), [f"{where} registers the flags of {label}"])
+    mlm: set[str] = set()
+    for v in megatron_versions():
+        mlm |= table_flags(v)
+    accepts = tree.flags
+    if not found.dialect.modelled and not found.dialect.name.startswith(_GENERIC_FORK):
+        # named already (a fork's layout): the tree's parser says what it accepts
+        return Detection(found.dialect, [*found.evidence, f"its parser: {where}"], accepts=accepts)
+    if len(tree.flags & mlm) >= _MEGATRON_RELEASE * len(tree.flags):
+        # Megatron-LM itself at a release we have no table for: flags it lacks are typos or
+        # the entry script's own (accepted through ``extra``), not a fork's
+        if found.dialect.name.startswith(_GENERIC_FORK):
+            return Detection(get_dialect("megatron-lm"), [f"{where} is Megatron-LM's parser"])
+        return found
+    if found.dialect.kind == "fork" and _jaccard(tree.flags, table_flags(found.dialect.name)) > 0.8:
+        return found  # the same fork at another commit: its own flags chose it
+    own = sorted(tree.flags - mlm)
+    project = f"Megatron-derived trainer ({tree.rel})"
+    return Detection(
+        get_dialect(f"unmodelled:{project}"),
+        [
+            f"{where} is the repository's parser: {len(own)} of its {len(tree.flags)} flags "
+            f"are in no Megatron-LM release cfglint models ({', '.join(own[:3])}, ...)"
+        ],
+        accepts=accepts,
+    )
+
+
+def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    return len(a & b) / len(a | b) if a or b else 0.0
+
+
+def _same_parser(flags: frozenset[str]) -> str | None:
+    """The table extracted from the same parser as ``flags`` (a fork's or a Megatron-LM
+    release's), if one is."""
+    names = [
+        *megatron_versions(),
+        *(n for n in dialect_names() if dialect_data(n)["kind"] == "fork"),
+    ]
+    scored = [(_jaccard(flags, table_flags(n)), n) for n in names]
+    best = max(scored, default=(0.0, ""))
+    return best[1] if best[0] >= _SAME_PARSER else None
+
+
+def _detect_by_launch(
+    flags: list[str],
+    entry_script: str | None,
+    script_path: str | None = None,
+    text: str = "",
+) -> Detection:
     """Which Megatron dialect a launch is written for, from its flags, its entry script, the
     repository around it and what the script names (a backend on PYTHONPATH); with the
     evidence, for the input classifier to report.
@@ -217,10 +304,26 @@ def detect_dialect(
             score += 1
         if score >= 2 and (best is None or score > best[0]):
             best = (score, name, ev)
-    if best is not None:
-        return Detection(get_dialect(best[1]), best[2])
     backend = _PAI_BACKEND.search(text)
-    if backend is not None or _has(folders, "megatron_patch/arguments.py"):
+    pai = backend is not None or _has(folders, "megatron_patch/arguments.py")
+    if best is not None and pai and dialect_data(best[1])["project"] != "Pai-Megatron-Patch":
+        # Pai-Megatron-Patch's own examples reuse other forks' entry names
+        # (examples/llama3/pretrain_llama.py) and flags (--attention-head-type): the backend
+        # the script runs and the repository decide, not those
+        best = None
+    if best is not None:
+        strangers = _strangers(given)
+        if (
+            len(best[2]) == 1
+            and best[2][0].endswith(("flag)", "flags)"))
+            and _fork_entry(base)
+            and len(strangers) >= 2
+        ):
+            # only flags chose it (--deepspeed comes with DeepSpeed to any trainer), and the
+            # launch passes flags no release has: another fork's trainer
+            return _unknown_fork(base, strangers)
+        return Detection(get_dialect(best[1]), best[2])
+    if pai:
         where = f"backends/megatron/{backend.group(1)}" if backend else "an unnamed backend"
         return Detection(
             get_dialect(f"unmodelled:Pai-Megatron-Patch on {where}"),
@@ -253,20 +356,9 @@ def detect_dialect(
             ev.append(f"{', '.join(gone[:3])} (MindSpeed-LLM 2.1.0 flags that v26.1.0 lacks)")
             return Detection(get_dialect(OLDER_MINDSPEED_LLM), ev)
         return Detection(get_dialect("mindspeed-llm"), ev)
-    known = set(plain) | set(ms)
-    for n in dialect_names():
-        known |= table_flags(n)
-    strangers = [f for f in given if f.startswith("--") and f not in known]
-    if (
-        base
-        and base.endswith(".py")
-        and base not in MEGATRON_ENTRIES | MINDSPEED_ENTRIES
-        and (len(strangers) >= 2)
-    ):
-        return Detection(
-            get_dialect(f"unmodelled:Megatron fork ({base})"),
-            [f"entry script {base}", f"{', '.join(strangers[:3])} are flags of no known release"],
-        )
+    strangers = _strangers(given)
+    if _fork_entry(base) and len(strangers) >= 2:
+        return _unknown_fork(base, strangers)
     note = ""
     if own:
         note = (
@@ -277,6 +369,37 @@ def detect_dialect(
         )
     ev = [f"entry script {base}"] if base else []
     return Detection(get_dialect("megatron-lm"), ev or ["no fork's flags or entry script"], note)
+
+
+def _fork_entry(base: str | None) -> bool:
+    """An entry script that is none of Megatron-LM's or MindSpeed-LLM's own."""
+    return bool(base and base.endswith(".py") and base not in MEGATRON_ENTRIES | MINDSPEED_ENTRIES)
+
+
+_GENERIC_FORK = "unmodelled:Megatron fork ("
+
+
+def _unknown_fork(base: str | None, strangers: list[str]) -> Detection:
+    return Detection(
+        get_dialect(f"{_GENERIC_FORK}{base})"),
+        [f"entry script {base}", f"{', '.join(strangers[:3])} are flags of no known release"],
+    )
+
+
+@cache
+def _known_flags() -> frozenset[str]:
+    known = set(table_flags("megatron-lm"))
+    with contextlib.suppress(OSError, ValueError):
+        known |= table_flags("mindspeed-llm")
+    for n in dialect_names():
+        known |= table_flags(n)
+    return frozenset(known)
+
+
+def _strangers(given: list[str]) -> list[str]:
+    """The flags no table we have defines."""
+    known = _known_flags()
+    return [f for f in given if f.startswith("--") and f not in known]
 
 
 # The training entry scripts at MindSpeed-LLM's repository root (c77308a1); ModelLink, its

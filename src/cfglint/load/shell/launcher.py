@@ -199,6 +199,8 @@ def _split_options(
     i = 0
     while i < len(words):
         t = words[i].text
+        if t is None and words[i].head.startswith("-"):
+            t = words[i].head  # `--nproc_per_node=$1`: an option whatever its value
         if t is None or not t.startswith("-"):
             if t is None and i == 0:
                 break

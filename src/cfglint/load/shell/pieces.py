@@ -223,6 +223,12 @@ def first_unknown(pieces: Iterable[Piece]) -> str:
     return next((p.unknown for p in pieces if p.unknown), "")
 
 
+def known_head(pieces: Sequence[Piece]) -> str:
+    """The text before the first unknown piece of a word."""
+    first = next((k for k, p in enumerate(pieces) if p.unknown), len(pieces))
+    return "".join(p.text for p in pieces[:first])
+
+
 def known_tail(pieces: Sequence[Piece]) -> str:
     """The text after the last unknown piece of a word."""
     last = max((k for k, p in enumerate(pieces) if p.unknown), default=-1)

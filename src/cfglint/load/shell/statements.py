@@ -32,6 +32,7 @@ from cfglint.load.shell.pieces import (
     ValueTooLarge,
     Var,
     first_unknown,
+    known_head,
     known_tail,
     merge_positions,
     snippet,
@@ -366,7 +367,8 @@ class Statements:
             self.warn(line, w)
         found = False
         for cmd in commands:
-            if find_launcher(cmd) is not None:
+            cmd = _after_assignments(cmd)
+            if cmd and find_launcher(cmd) is not None:
                 self.record_invocation(cmd, node, ctx, [], raw_name=cmd[0].text or "bash")
                 found = True
         if not found:
@@ -457,7 +459,8 @@ class Statements:
             self.warn(line, w)
         found = False
         for cmd in commands:
-            if find_launcher(cmd) is not None:
+            cmd = _after_assignments(cmd)
+            if cmd and find_launcher(cmd) is not None:
                 self.record_invocation(cmd, node, ctx, [], raw_name=cmd[0].text or "eval")
                 found = True
         if not found:
@@ -509,8 +512,15 @@ class Statements:
         choices = [k for k, p in enumerate(pieces) if p.pos in self.branch_choices]
         if not choices:
             tail = known_tail(pieces) if reason else ""
+            head = known_head(pieces) if reason else ""
             return Word(
-                text, self.loc(at), tuple(self.loc(v) for v in via), reason, cond, tail=tail
+                text,
+                self.loc(at),
+                tuple(self.loc(v) for v in via),
+                reason,
+                cond,
+                tail=tail,
+                head=head,
             )
         alternatives: tuple[tuple[str, Loc], ...] = ()
         alts = self.branch_choices[pieces[choices[0]].pos]
@@ -601,3 +611,15 @@ class Statements:
                 elements, is_array = self.assigned_value(c.child_by_field_name("value"), pos, False)
                 var = Var(elements, is_array, (pos,), ctx.cond, ctx.branch, pos[0])
                 self.env[self.text(name_node)] = self.var_word(var)
+
+
+def _after_assignments(cmd: list[Word]) -> list[Word]:
+    """The command after its leading ``NAME=value`` words: in eval's text they are
+    assignments for the command (``$OPTIONS_NCCL deepspeed ...`` with
+    ``OPTIONS_NCCL="NCCL_DEBUG=info ..."``), not its name."""
+    k = 0
+    while k < len(cmd) and cmd[k].text and "=" in cmd[k].text:
+        if not NAME_RE.fullmatch(cmd[k].text.split("=", 1)[0]):
+            break
+        k += 1
+    return cmd[k:]

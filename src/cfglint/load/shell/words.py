@@ -25,6 +25,9 @@ class Word:
     # The known text after the last unknown part (``${dir}/../../pretrain_gpt.py`` with
     # ``dir=`pwd` `` ends in ``/../../pretrain_gpt.py``): enough to name an entry script.
     tail: str = ""
+    # The known text before the first unknown part (``--nproc_per_node=$1`` begins with
+    # ``--nproc_per_node=``): enough to tell a launcher's option from its entry script.
+    head: str = ""
 
 
 @dataclass

@@ -18,6 +18,7 @@ from cfglint.load.dialects import (
     detect_dialect,
     get_dialect,
 )
+from cfglint.load.tree_parser import entry_flags
 from cfglint.model.errors import InputError
 from cfglint.model.values import Loc, Value
 from cfglint.normalize.launch import env_hidden, launcher_options, word_value
@@ -75,17 +76,27 @@ class MegatronInput:
             return self._model_setting(dest)
         if d is not None and d.derive:
             got = self._derived(dest)
-            if got is not None:
+            if got is not None and (got.origin.value != "default" or not self.opaque):
                 return got
         if self.opaque and dest not in self.values and not any(o in self.values for o in older):
             return self._hidden(dest)
         if d is not None and not d.modelled and dest not in self.values:
-            return Value.unknown(
-                dest,
-                f"not set in {os.path.basename(self.path)}, and the default of {d.project} "
-                "is not known (a Megatron fork cfglint does not model): not decided",
-            )
+            return self.undecided(dest)
         return self._plain(dest, *older)
+
+    @property
+    def modelled(self) -> bool:
+        return self.dialect is None or self.dialect.modelled
+
+    def undecided(self, knob: str) -> Value:
+        """What an unmodelled fork does where no flag says: its defaults and the behaviour
+        they select (GeLU without --swiglu, pretraining without --stage) are not known."""
+        project = self.dialect.project if self.dialect is not None else "the fork"
+        return Value.unknown(
+            knob,
+            f"not set in {os.path.basename(self.path)}, and the default of {project} "
+            "is not known (a Megatron fork cfglint does not model): not decided",
+        )
 
     def _hidden(self, dest: str) -> Value:
         """A flag the script does not write while an unreadable word may: not decided."""
@@ -123,6 +134,13 @@ class MegatronInput:
             when = rule.get("when") or {}
             if any(_norm(self._plain(k).value) != _norm(v) for k, v in when.items()):
                 continue
+            if "const" in rule:
+                # the fork has no switch: its code does one thing (no GQA, no QK norm)
+                return Value.default(
+                    rule["const"],
+                    knob=dest,
+                    source=f"{self.dialect.project}'s code ({rule['cite']}), no flag",
+                )
             src = self._plain(rule["from"])
             if not src.known:
                 return Value.derived(None, dest, "", [src])
@@ -243,6 +261,7 @@ def load_megatron(path: str, version: str | None = None, form: str | None = None
 
 
 def _from_script(path: str, version: str | None) -> MegatronInput:
+    from cfglint.load.detect import entry_path
     from cfglint.load.shell import main_invocation, parse_script
 
     sh = parse_script(path)
@@ -251,9 +270,11 @@ def _from_script(path: str, version: str | None) -> MegatronInput:
     if inv is None:
         raise InputError(path, "no training command found (torchrun, msrun, python ... *.py)")
     tokens = inv.args
-    script = inv.script.text if inv.script is not None else None
+    script = entry_path(inv.script)
     if version:
-        det = Detection(get_dialect(version), ["--megatron-version"])
+        det = Detection(
+            get_dialect(version), ["--megatron-version"], extra=entry_flags(script, path)
+        )
     else:
         det = _detect(tokens, script, path, sh.text)
     table = load_table(det.dialect.table)
@@ -266,6 +287,7 @@ def _from_script(path: str, version: str | None) -> MegatronInput:
             f"{inv.loc}: {det.dialect.label} ({'; '.join(det.evidence)}): its flags are read "
             "with the Megatron-LM table and settings it does not set are not decided",
         )
+    res.unknown = _refused(res.unknown, det, res.warnings)
     kind = _KIND.get(det.dialect.kind, "megatron-script")
     m = MegatronInput(
         path=path,
@@ -291,6 +313,25 @@ def _from_script(path: str, version: str | None) -> MegatronInput:
     if det.dialect.model_json:
         m.model_file = _mm_model(m, det.dialect.model_json, path)
     return m
+
+
+def _refused(unknown: list[Value], det: Detection, warnings: list[str]) -> list[Value]:
+    """The flags the run's argparse refuses: not in the table, nor registered by the entry
+    script (``det.extra``) or, for an unmodelled fork, by its own parser (``det.accepts``,
+    read from the repository). Without that parser a fork's flag the table lacks may be its
+    own: not decided, said once."""
+    unknown = [v for v in unknown if v.knob not in det.extra]
+    if det.dialect.modelled:
+        return unknown
+    if det.accepts is not None:
+        return [v for v in unknown if v.knob not in det.accepts]
+    if unknown:
+        names = ", ".join(dict.fromkeys(v.knob for v in unknown))
+        warnings.append(
+            f"{det.dialect.label}: whether its parser accepts {names} is not decided "
+            "(its argument parser was not found beside the entry script)"
+        )
+    return []
 
 
 def _mm_model(m: MegatronInput, dest: str, path: str) -> ModelFile:

@@ -22,11 +22,12 @@ def read_other(m: MegatronInput, cfg: Config) -> None:
         if dest in m.table.by_dest and m.arg(dest).value:
             stage = m.arg(dest)
             break
-    o.training_stage = (
-        stage.model_copy(update={"value": "sft"})
-        if stage is not None
-        else Value.default("pretrain", "--stage", f"{m.table.label} (pretraining)")
-    )
+    if stage is not None:
+        o.training_stage = stage.model_copy(update={"value": "sft"})
+    elif m.modelled:
+        o.training_stage = Value.default("pretrain", "--stage", f"{m.table.label} (pretraining)")
+    else:
+        o.training_stage = m.undecided("--stage")
     o.document_boundaries = _document_boundaries(m)
     d = cfg.determinism
     d.seed = m.arg("seed")

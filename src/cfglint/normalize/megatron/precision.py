@@ -22,6 +22,9 @@ def read_precision(m: MegatronInput, cfg: Config) -> None:
         compute = bf16.model_copy(update={"value": "bfloat16"})
     elif fp16.value:
         compute = fp16.model_copy(update={"value": "float16"})
+    elif not (bf16.known and fp16.known):
+        # an unmodelled fork without --bf16/--fp16: float32 is Megatron-LM's default only
+        compute = bf16 if not bf16.known else fp16
     else:
         compute = implementation_fact(
             "float32",
