@@ -173,7 +173,7 @@ def bench_repo(repo: str, jobs: int | None) -> None:
         st = cold.stats  # type: ignore[attr-defined]
         print(
             f"cold scan:       {cold_w:7.2f} s wall, {cold_c:7.2f} s CPU "
-            f"(parsed {st.parsed}, libcst trees {st.full}, workers {st.workers})"
+            f"(parsed {st.parsed}, full passes {st.full}, workers {st.workers})"
         )
         print(f"warm scan:       {warm_w:7.2f} s wall")
         print(f"ratio cold/floor: {cold_c / floor_c:.2f}x CPU, {cold_w / floor_w:.2f}x wall")

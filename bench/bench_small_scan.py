@@ -1,11 +1,11 @@
 """Cold source scan of a small repository against its ast.parse floor (issue 19).
 
 The goal: a repository of 15-40 files costs at most 2x the floor (reading and ast.parse-ing
-every file) plus 0.3 s. Each measurement runs in a fresh interpreter (the scan's lazy libcst
-import is part of its cost; importing cfglint itself is not), with the scan cache off, and
-the two are interleaved so that load on a shared machine hits both alike. CPU seconds of the
-child (user + sys; the floor's parse loop only) are reported next to wall time; the
-median of --runs is kept. ``--src`` points at another checkout's src/ to compare.
+every file) plus 0.3 s. Each measurement runs in a fresh interpreter (the scanner's and
+linker's lazy imports are part of its cost; importing cfglint itself is not), with the scan
+cache off, and the two are interleaved so that load on a shared machine hits both alike.
+CPU seconds of the child (user + sys; the floor's parse loop only) are reported next to
+wall time; the median of --runs is kept. ``--src`` points at another checkout's src/ to compare.
 
     python bench/bench_small_scan.py DIR [DIR ...] [--runs 5]
 """

@@ -522,8 +522,9 @@ def test_plain_lint_does_not_import_libcst(tmp_path: Path) -> None:
     run = [sys.executable, "-c", code]
     cold = subprocess.run(run, env=env, capture_output=True, text=True, check=True)
     warm = subprocess.run(run, env=env, capture_output=True, text=True, check=True)
-    assert cold.stdout.split() == ["True", "1"]
-    assert warm.stdout.split() == ["False", "0"]  # a warm scan never loads libcst
+    # the scan reads CPython's ast: libcst is never loaded, cold (parsing) or warm (cache)
+    assert cold.stdout.split() == ["False", "1"]
+    assert warm.stdout.split() == ["False", "0"]
 
 
 def test_checks_without_sources_report_not_checked() -> None:
@@ -898,3 +899,235 @@ def test_functions_handed_to_a_launcher_are_followed(tmp_path: Path) -> None:
     [entry] = scan_paths([str(tmp_path / "train_ddp.py")]).entries
     assert [e.kind for e in entry.effects] == ["torch", "torch_deterministic"]
     assert entry.effects[0].via[0].startswith("worker (passed to a call) at ")
+
+
+# -- the full pass on ast: Python's own evaluation order --------------------------------------
+
+
+def test_a_training_script_with_python312_fstrings_is_read(tmp_path: Path) -> None:
+    # PEP 701 lets an f-string reuse its quotes; Python 3.11's parser rejects the whole
+    # file, so the f-strings are blanked (found by libcst, loaded for this file only)
+    write(
+        tmp_path,
+        {
+            "train.py": """\
+            import torch
+
+            def main(cfg, loss, opt):
+                print(f"run {cfg["name"]} at {cfg['lr']:.2e}")
+                banner = f\"\"\"
+                  {cfg["name"]}
+                \"\"\"
+                torch.manual_seed(cfg["seed"])
+                loss.backward()
+                opt.step()
+
+            if __name__ == "__main__":
+                main({"name": "x", "seed": 7}, None, None)
+            """
+        },
+    )
+    res = scan_paths([str(tmp_path / "train.py")], use_cache=False)
+    assert res.errors == []
+    [entry] = res.entries
+    [torch_seed] = entry.of("torch")
+    assert torch_seed.loc.line == 8  # positions survive the blanking
+
+
+def test_python312_syntax_that_cannot_be_read_says_so(tmp_path: Path) -> None:
+    (tmp_path / "bad.py").write_text('x = f"{a["k"]}" +\n', encoding="utf-8")
+    [err] = scan_paths([str(tmp_path / "bad.py")], use_cache=False).errors
+    assert err.line == 1 and "\n" not in err.message
+    if sys.version_info < (3, 12):
+        assert "valid from Python 3.12 on" in err.message
+    else:
+        assert "invalid Python syntax" in err.message
+
+
+def test_decorator_arguments_run_where_the_function_is_defined(tmp_path: Path) -> None:
+    # `@autotune(configs=build_configs())` runs build_configs at import, whether or not
+    # the decorated function is ever called (modded-nanogpt's triton kernels)
+    write(
+        tmp_path,
+        {
+            "train.py": """\
+            import random
+            import torch
+
+            def registered(seed):
+                random.seed(seed)
+                return lambda f: f
+
+            @registered(1234)
+            def unused_kernel():
+                pass
+
+            def step(model, opt):
+                model().backward()
+                opt.step()
+
+            step(None, None)
+            """
+        },
+    )
+    res = scan_paths([str(tmp_path / "train.py")], use_cache=False)
+    [entry] = res.entries
+    [seeded] = entry.of("random")
+    assert seeded.seed_value == 1234
+    assert not seeded.conditional
+
+
+def test_an_elif_chain_ending_in_raise_keeps_the_negated_test(tmp_path: Path) -> None:
+    # `if a: ... elif b: seed ... else: raise`: the seed runs only when `a` is false
+    write(
+        tmp_path,
+        {
+            "train.py": """\
+            import torch
+
+            def setup(cfg):
+                if cfg.mode == "eval":
+                    return None
+                elif cfg.mode == "train":
+                    torch.manual_seed(cfg.seed)
+                else:
+                    raise ValueError(cfg.mode)
+
+            def main(cfg, loss, opt):
+                setup(cfg)
+                loss.backward()
+                opt.step()
+
+            if __name__ == "__main__":
+                main(None, None, None)
+            """
+        },
+    )
+    res = scan_paths([str(tmp_path / "train.py")], use_cache=False)
+    [entry] = res.entries
+    [seed] = entry.of("torch")
+    assert seed.conditional and seed.condition == 'not (cfg.mode == "eval")'
+
+
+def test_constants_handed_to_a_call_are_not_functions() -> None:
+    from cfglint.evidence.scan.scanner import summarize
+
+    # (a star import keeps every bare name as a possible function of that module)
+    s = summarize(
+        "import torch\nfrom helpers import *\n\ndef f(m):\n    torch.manual_seed(0)\n"
+        "    m.train(True)\n    m.fit(None, False)\n"
+    )
+    assert {c.target for c in s.functions["f"].calls}.isdisjoint({"True", "False", "None"})
+
+
+def test_a_gradient_self_test_is_not_a_training_entry_point(tmp_path: Path) -> None:
+    # a kernel module whose main block checks its backward against a reference (lingua's
+    # index_matmul.py, causal_conv1d_compilable.py): gradients, but nothing is updated
+    write(
+        tmp_path,
+        {
+            "kernels/fused_gate.py": """\
+            import torch
+
+            def fused_gate(x, w):
+                return torch.sigmoid(x @ w)
+
+            if __name__ == "__main__":
+                torch.manual_seed(0)
+                x = torch.randn(4, 8, requires_grad=True)
+                w = torch.randn(8, 8, requires_grad=True)
+                fused_gate(x, w).sum().backward()
+                ref = x.grad.clone()
+                x.grad = None
+                torch.sigmoid(x @ w).sum().backward()
+                assert torch.allclose(ref, x.grad)
+            """,
+            "kernels/__init__.py": "",
+            "sgd_by_hand.py": """\
+            import torch
+            from kernels.fused_gate import fused_gate
+
+            w = torch.randn(8, 8, requires_grad=True)
+            for step in range(100):
+                loss = fused_gate(torch.randn(4, 8), w).sum()
+                loss.backward()
+                with torch.no_grad():
+                    w -= 0.1 * w.grad
+                    w.grad.zero_()
+            """,
+        },
+    )
+    res = scan_paths([str(tmp_path)], use_cache=False)
+    assert [os.path.basename(e.path) for e in res.entries] == ["sgd_by_hand.py"]
+
+
+def test_composer_seeding_is_modelled(tmp_path: Path) -> None:
+    # llm-foundry: composer's reproducibility.seed_all, then Trainer(seed=...).fit()
+    write(
+        tmp_path,
+        {
+            "train.py": """\
+            from composer import Trainer
+            from composer.utils import reproducibility
+
+            def train(cfg, model, loader):
+                reproducibility.seed_all(cfg.seed)
+                trainer = Trainer(model=model, train_dataloader=loader, seed=cfg.seed)
+                trainer.fit()
+
+            if __name__ == "__main__":
+                train(None, None, None)
+            """
+        },
+    )
+    res = scan_paths([str(tmp_path / "train.py")], use_cache=False)
+    [entry] = res.entries
+    assert entry.of("seed_helper") == []  # no longer "a library helper with no model"
+    assert {e.kind for e in entry.of("random", "numpy", "torch", "cuda")} == {
+        "random",
+        "numpy",
+        "torch",
+        "cuda",
+    }
+    rules_found = {f.rule for f in lint(res)[0]}
+    assert "DET011" in rules_found  # PYTHONHASHSEED is still not set
+    assert rules_found.isdisjoint({"DET010", "DET012", "DET013"})
+
+
+def test_typer_commands_registered_by_decorator_are_entry_points(tmp_path: Path) -> None:
+    # llm-foundry's `llmfoundry train`: `@app.command(name="train")` registers the command,
+    # `app()` in the main block dispatches; only the commands that train are entry points
+    write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/steps.py": """\
+            import torch
+
+            def fit(model, opt):
+                torch.manual_seed(5)
+                model().backward()
+                opt.step()
+            """,
+            "pkg/cli.py": """\
+            from typer import Typer
+            from pkg.steps import fit
+
+            app = Typer()
+
+            @app.command(name="train")
+            def train_cmd(path: str):
+                fit(None, None)
+
+            @app.command()
+            def show_config(path: str):
+                print(path)
+
+            if __name__ == "__main__":
+                app()
+            """,
+        },
+    )
+    res = scan_paths([str(tmp_path)], use_cache=False)
+    assert [(os.path.basename(e.path), e.command) for e in res.entries] == [("cli.py", "train")]
+    assert res.entries[0].of("torch")

@@ -423,7 +423,7 @@ def test_condition_is_kept_through_a_call_graph_only_file(tmp_path: Path) -> Non
     files = {
         "helpers.py": "import random\nimport torch\n\n\ndef seed_all(s):\n"
         "    random.seed(s)\n    torch.manual_seed(s)\n",
-        # nothing here for libcst: this file gets the ast call graph only
+        # nothing here for the full pass: this file gets the ast call graph only
         "setup_run.py": "from helpers import seed_all\n\n\ndef setup(args):\n"
         "    if args.reproducible:\n        seed_all(args.seed)\n",
         "train.py": "from setup_run import setup\n\n\ndef main(args, loss):\n"

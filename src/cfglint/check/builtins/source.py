@@ -1,7 +1,7 @@
 """Builtin checks over the source scan (``ctx.sources``, a :class:`ScanResult`).
 
 Imported only when a lint has ``--source`` (the rules say ``needs: [sources]``); it reads only
-the scan's result types, never libcst or the scanner.
+the scan's result types, never the scanner.
 """
 
 from __future__ import annotations

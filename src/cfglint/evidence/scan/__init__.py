@@ -1,7 +1,9 @@
 """Source scanner: seeding, determinism, dropout and weight-decay grouping in training code.
 
-Importing this package is cheap: libcst is loaded only when a file has to be parsed, so the
-plain config lint (which imports :mod:`cfglint.check.builtins.source`) never pays for it.
+Importing this package is cheap: the scanner and linker are loaded only when sources are
+scanned, so the plain config lint (which imports :mod:`cfglint.check.builtins.source`)
+never pays for them. Files are read with CPython's own parser (``ast``): no third-party
+parser is loaded at all.
 """
 
 from __future__ import annotations
@@ -24,9 +26,10 @@ def scan_paths(
     ``entry_hints`` name the scripts a launch script starts (``pretrain_gpt.py``); without
     them, a file named in ``paths`` is an entry point, and in folders (and ``members``:
     files named without being asked to be entry points, as pre-commit passes them) a
-    module is one when it trains (reaches a backward pass, an optimizer step or a
-    framework training call). ``jobs`` caps the worker processes (default: all cores,
-    started only when the parsing pays for them; 1 parses in this process).
+    module is one when it trains (reaches an optimizer step, a hand-written parameter
+    update or a framework training call; a backward pass alone updates nothing).
+    ``jobs`` caps the worker processes (default: all cores, started only when the
+    parsing pays for them; 1 parses in this process).
     """
     from cfglint.evidence.scan.runner import scan
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Sequence
 
-import libcst as cst
-
+from cfglint.evidence.scan.common import positional
 from cfglint.evidence.scan.model import BackwardSite, SrcLoc
 
 _TRANSPOSE_METHODS = frozenset({"t", "transpose", "permute", "swapaxes", "swapdims"})
@@ -48,56 +48,57 @@ _ADD_MATMUL_METHODS = frozenset({"addmm", "addmm_", "baddbmm", "baddbmm_", "addb
 class BackwardMixin:
     """Part of the scanner's visitor (see :mod:`scanner`): custom backward passes."""
 
-    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-        if isinstance(node.operator, cst.MatrixMultiply):
+    def visit_BinOp(self, node: ast.BinOp) -> None:
+        if isinstance(node.op, ast.MatMult):
             for operand in (node.left, node.right):
                 if self._transposed(operand):
-                    self._backward_site(operand, node, self.at(node))
+                    self._backward_site(operand, node, node.lineno)
                     break
 
     # -- custom backward ----------------------------------------------------------------
-    def _transposed(self, node: cst.BaseExpression) -> bool:
+    def _transposed(self, node: ast.expr) -> bool:
         """A transposed view that was not made contiguous."""
-        if isinstance(node, cst.Call):
-            func = node.func
-            if isinstance(func, cst.Attribute):
-                if func.attr.value == "contiguous":
+        c = node.__class__
+        if c is ast.Call:
+            func = node.func  # type: ignore[attr-defined]
+            if isinstance(func, ast.Attribute):
+                if func.attr == "contiguous":
                     return False
-                if func.attr.value in _TRANSPOSE_METHODS:
+                if func.attr in _TRANSPOSE_METHODS:
                     return True
             _, q = self.qualify(func)
             return q in _TRANSPOSE_FUNCS
-        if isinstance(node, cst.Attribute):
-            return node.attr.value in _TRANSPOSE_ATTRS
-        if isinstance(node, cst.Name):
-            return node.value in self.cur.tainted
+        if c is ast.Attribute:
+            return node.attr in _TRANSPOSE_ATTRS  # type: ignore[attr-defined]
+        if c is ast.Name:
+            return node.id in self.cur.tainted  # type: ignore[attr-defined]
         return False
 
-    def _check_matmul(self, node: cst.Call, qual: str | None, line: int) -> None:
+    def _check_matmul(self, node: ast.Call, qual: str | None, line: int) -> None:
         func = node.func
-        operands: Sequence[cst.BaseExpression] = ()
-        positional = [a.value for a in node.args if a.keyword is None and not a.star]
+        operands: Sequence[ast.expr] = ()
+        args = positional(node)
         if qual in _MATMUL_FUNCS:
-            operands = positional[:2]
+            operands = args[:2]
         elif qual in _ADD_MATMUL_FUNCS:
-            operands = positional[1:3]
-        elif isinstance(func, cst.Attribute) and func.attr.value in _ADD_MATMUL_METHODS:
-            operands = positional[:2]
-        elif isinstance(func, cst.Attribute) and func.attr.value in _MATMUL_METHODS:
-            if isinstance(func.value, cst.Name) and func.value.value == "self":
-                operands = positional[:2]  # self.matmul = ops.MatMul(): a MindSpore cell
+            operands = args[1:3]
+        elif isinstance(func, ast.Attribute) and func.attr in _ADD_MATMUL_METHODS:
+            operands = args[:2]
+        elif isinstance(func, ast.Attribute) and func.attr in _MATMUL_METHODS:
+            if isinstance(func.value, ast.Name) and func.value.id == "self":
+                operands = args[:2]  # self.matmul = ops.MatMul(): a MindSpore cell
             else:
-                operands = [func.value, *positional[:1]]
-        elif isinstance(func, cst.Call):
+                operands = [func.value, *args[:1]]
+        elif isinstance(func, ast.Call):
             raw_p, q_p = self.qualify(func.func)
             if (q_p or raw_p or "").endswith(_MATMUL_PRIMS):
-                operands = positional[:2]
+                operands = args[:2]
         for operand in operands:
             if self._transposed(operand):
                 self._backward_site(operand, node, line)
                 return
 
-    def _backward_site(self, operand: cst.CSTNode, node: cst.CSTNode, line: int) -> None:
+    def _backward_site(self, operand: ast.AST, node: ast.AST, line: int) -> None:
         fn = self.cur
         site = BackwardSite(
             loc=SrcLoc(line=line),

@@ -1,80 +1,87 @@
-"""Shared pieces of the libcst scanner: literal reading, argument lookup, the frame of a
-function being summarized. Split out of the single visitor so each concern (seeding,
-dropout, weight decay, custom backward) lives in its own module."""
+"""Shared pieces of the scanner's full pass over CPython's ``ast`` tree: literal reading,
+argument lookup, source text of a node, the frame of a function being summarized. Split
+out of the single visitor so each concern (seeding, dropout, weight decay, custom backward)
+lives in its own module."""
 
 from __future__ import annotations
 
+import ast
 from typing import Any
-
-import libcst as cst
 
 from cfglint.evidence.scan.model import Arg, FunctionSummary, GroupEvidence, SrcLoc
 from cfglint.evidence.scan.triage import annotation_class
 
 NO = object()  # "not a literal"
 
+_ARITH: dict[type, Any] = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.Div: lambda a, b: a / b,
+}
 
-def dotted(node: cst.BaseExpression) -> str | None:
+
+def dotted(node: ast.AST | None) -> str | None:
     """``a.b.c`` for a Name/Attribute chain, else None."""
     parts: list[str] = []
-    while isinstance(node, cst.Attribute):
-        parts.append(node.attr.value)
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
         node = node.value
-    if isinstance(node, cst.Name):
-        parts.append(node.value)
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
         return ".".join(reversed(parts))
     return None
 
 
-def literal(node: cst.BaseExpression | None) -> Any:
-    """The value of a literal (numbers, strings, True/False/None, constant arithmetic)."""
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def literal(node: ast.AST | None) -> Any:
+    """The value of a literal (numbers, strings, bytes, True/False/None, constant
+    arithmetic); NO for anything else."""
     if node is None:
         return NO
-    if isinstance(node, (cst.Integer, cst.Float)):
-        return node.evaluated_value
-    if isinstance(node, cst.SimpleString):
-        try:
-            v = node.evaluated_value
-            if isinstance(v, str):
+    c = node.__class__
+    if c is ast.Constant:
+        v = node.value  # type: ignore[attr-defined]
+        if isinstance(v, str):
+            try:
                 v.encode("utf-8")  # "\ud800" escapes: not storable, and never a seed
+            except UnicodeEncodeError:
+                return NO
             return v
-        except Exception:  # odd prefixes, lone surrogates: not a value we need
+        if v is None or isinstance(v, (bool, int, float, bytes)):
+            return v
+        return NO  # complex, Ellipsis
+    if c is ast.UnaryOp and isinstance(node.op, ast.USub):  # type: ignore[attr-defined]
+        v = literal(node.operand)  # type: ignore[attr-defined]
+        return -v if _number(v) else NO
+    if c is ast.BinOp:
+        op = _ARITH.get(node.op.__class__)  # type: ignore[attr-defined]
+        if op is None:
             return NO
-    if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
-        return {"True": True, "False": False, "None": None}[node.value]
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
-        v = literal(node.expression)
-        return -v if isinstance(v, (int, float)) and not isinstance(v, bool) else NO
-    if isinstance(node, cst.BinaryOperation):
-        a, b = literal(node.left), literal(node.right)
-        if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (a, b)):
+        a, b = literal(node.left), literal(node.right)  # type: ignore[attr-defined]
+        if not (_number(a) and _number(b)):
             return NO
-        op = node.operator
         try:
-            if isinstance(op, cst.Add):
-                return a + b
-            if isinstance(op, cst.Subtract):
-                return a - b
-            if isinstance(op, cst.Multiply):
-                return a * b
-            if isinstance(op, cst.Divide):
-                return a / b
+            return op(a, b)
         except ZeroDivisionError:
             return NO
     return NO
 
 
-def strings(node: cst.BaseExpression | None) -> list[str] | None:
+def strings(node: ast.AST | None) -> list[str] | None:
     """The items of a list/tuple/set of string literals (or one string)."""
     if node is None:
         return None
-    if isinstance(node, cst.SimpleString):
+    if isinstance(node, ast.Constant):
         v = literal(node)
         return [v] if isinstance(v, str) else None
-    if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
         out = []
-        for el in node.elements:
-            v = literal(el.value) if isinstance(el, cst.Element) else NO
+        for el in node.elts:
+            v = literal(el)
             if not isinstance(v, str):
                 return None
             out.append(v)
@@ -82,29 +89,55 @@ def strings(node: cst.BaseExpression | None) -> list[str] | None:
     return None
 
 
-def call_arg(node: cst.Call, index: int, keyword: str) -> cst.BaseExpression | None:
-    for a in node.args:
-        if a.keyword is not None and a.keyword.value == keyword:
-            return a.value
-    positional = [a for a in node.args if a.keyword is None and not a.star]
-    return positional[index].value if index < len(positional) else None
+def positional(node: ast.Call) -> list[ast.expr]:
+    """The positional arguments as written, ``*args`` left out."""
+    return [a for a in node.args if a.__class__ is not ast.Starred]
 
 
-def newlines_in_parens(node: cst.CSTNode) -> int:
-    """Newlines inside a node's own opening parentheses (before its first token)."""
-    n = 0
-    for lp in getattr(node, "lpar", ()):
-        ws = lp.whitespace_after
-        if isinstance(ws, cst.ParenthesizedWhitespace):
-            n += 1 + len(ws.empty_lines)
-        elif isinstance(ws, cst.SimpleWhitespace):
-            n += ws.value.count("\n")
-    return n
+def call_arg(node: ast.Call, index: int, keyword: str) -> ast.expr | None:
+    for k in node.keywords:
+        if k.arg == keyword:
+            return k.value
+    pos = positional(node)
+    return pos[index] if index < len(pos) else None
+
+
+def n_args(node: ast.Call) -> int:
+    """Every argument as written (positional, keyword, starred)."""
+    return len(node.args) + len(node.keywords)
 
 
 def short(text: str, limit: int = 120) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class Source:
+    """The text of nodes as written, from ast's positions (line numbers from 1, columns
+    in UTF-8 bytes)."""
+
+    def __init__(self, text: str) -> None:
+        self.lines = text.splitlines(keepends=True)
+
+    def segment(self, node: ast.AST) -> str:
+        try:
+            l0, c0 = node.lineno - 1, node.col_offset  # type: ignore[attr-defined]
+            l1, c1 = node.end_lineno - 1, node.end_col_offset  # type: ignore[attr-defined]
+        except AttributeError:
+            return ""
+        if l1 is None or c1 is None or l0 >= len(self.lines) or l1 >= len(self.lines):
+            return ""
+        if l0 == l1:
+            return _cut(self.lines[l0], c0, c1)
+        first = _cut(self.lines[l0], c0, None)
+        last = _cut(self.lines[l1], 0, c1)
+        return first + "".join(self.lines[l0 + 1 : l1]) + last
+
+
+def _cut(line: str, start: int, end: int | None) -> str:
+    if line.isascii():
+        return line[start:end]
+    return line.encode("utf-8")[start:end].decode("utf-8", "replace")
 
 
 class Frame:
@@ -123,12 +156,12 @@ class Frame:
         )
         self.cond = 0
         self.literals: dict[str, Any] = {}
-        self.assigns: dict[str, cst.BaseExpression] = {}
+        self.assigns: dict[str, ast.expr] = {}
         self.str_lists: dict[str, list[str]] = {}
         self.iter_of: dict[str, str] = {}  # comprehension/loop target -> iterated name
         self.name_vars: set[str] = set()  # loop targets that hold parameter names
         self.groups = GroupEvidence()
-        self.optimizers: list[tuple[cst.Call, int, str]] = []
+        self.optimizers: list[tuple[ast.Call, int, str]] = []
         # custom backward being analysed ("torch" / "mindspore"), and transposed names
         self.backward = backward
         self.tainted: set[str] = set()
@@ -142,7 +175,7 @@ class Frame:
         # `optimizer_cls = torch.optim.AdamW`: name -> qualified class
         self.aliases: dict[str, str] = {}
         # every value a name is given, with the condition it is given under
-        self.assign_all: dict[str, list[tuple[cst.BaseExpression, str]]] = {}
+        self.assign_all: dict[str, list[tuple[ast.expr, str]]] = {}
         # names holding named_parameters() (or a list of them)
         self.param_lists: set[str] = set()
         # decay-building branches: "decay" / "no_decay" for the `if` bodies being walked
@@ -151,19 +184,21 @@ class Frame:
         self.type_tuples: dict[str, list[str]] = {}
 
 
-def annotated_class(annotation: cst.Annotation | None) -> str | None:
+def annotated_class(node: ast.expr | None) -> str | None:
     """``fabric: L.Fabric``, ``Optional[Trainer]``, ``Trainer | None`` -> the class."""
-    if annotation is None:
+    if node is None:
         return None
-    node: cst.BaseExpression = annotation.annotation
-    if isinstance(node, cst.Subscript) and dotted(node.value) in ("Optional", "typing.Optional"):
-        inner = node.slice[0].slice if len(node.slice) == 1 else None
-        if not isinstance(inner, cst.Index):
+    if isinstance(node, ast.Subscript) and dotted(node.value) in ("Optional", "typing.Optional"):
+        node = node.slice
+        if isinstance(node, ast.Tuple):
             return None
-        node = inner.value
-    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
-        sides = [x for x in (node.left, node.right) if dotted(x) != "None"]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        sides = [x for x in (node.left, node.right) if dotted(x) != "None" and not _none(x)]
         if len(sides) != 1:
             return None
         node = sides[0]
     return annotation_class(dotted(node))
+
+
+def _none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None

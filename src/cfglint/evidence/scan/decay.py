@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import libcst as cst
+import ast
 
 from cfglint.evidence.scan import known
-from cfglint.evidence.scan.common import Frame, call_arg, dotted, literal
+from cfglint.evidence.scan.common import Frame, call_arg, dotted, literal, n_args
 from cfglint.evidence.scan.model import Arg, DecaySite, Evidence, SrcLoc
 from cfglint.evidence.scan.policy import MINDSPORE_UNGROUPED, classify
 
@@ -21,51 +21,45 @@ class DecayMixin:
         fn = self.cur
         return bool(fn.branches) and fn.branches[-1] in ("decay", "typed")
 
-    def _branch_kind(self, body: cst.BaseSuite) -> str | None:
+    def _branch_kind(self, body: list[ast.stmt]) -> str | None:
         """ "no_decay" / "decay" when an `if` body puts the parameter into such a set."""
-        stmts = body.body if isinstance(body, cst.IndentedBlock) else [body]
-        for stmt in stmts:
-            small = (
-                stmt.body
-                if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite))
-                else []
-            )
-            for sm in small:
-                call = sm.value if isinstance(sm, cst.Expr) else None
-                if (
-                    isinstance(call, cst.Call)
-                    and isinstance(call.func, cst.Attribute)
-                    and call.func.attr.value in ("add", "append", "extend", "update")
-                    and isinstance(call.func.value, cst.Name)
-                ):
-                    n = call.func.value.value.lower()
-                    if "decay" in n:
-                        return "no_decay" if n.startswith("no") or "no_" in n else "decay"
+        for stmt in body:
+            call = stmt.value if isinstance(stmt, ast.Expr) else None
+            if (
+                isinstance(call, ast.Call)
+                and isinstance(call.func, ast.Attribute)
+                and call.func.attr in ("add", "append", "extend", "update")
+                and isinstance(call.func.value, ast.Name)
+            ):
+                n = call.func.value.id.lower()
+                if "decay" in n:
+                    return "no_decay" if n.startswith("no") or "no_" in n else "decay"
         return None
 
-    def _module_type_test(self, test: cst.BaseExpression, kind: str | None) -> None:
+    def _module_type_test(self, test: ast.expr, kind: str | None, line: int) -> None:
         """``isinstance(m, blacklist_weight_modules)`` leading to the no-decay set."""
         fn = self.cur
         found = False
-        stack = [test]
+        stack: list[ast.expr] = [test]
         while stack:
             node = stack.pop()
-            if isinstance(node, cst.BooleanOperation):
-                stack += [node.left, node.right]
-            elif isinstance(node, cst.UnaryOperation):
-                stack.append(node.expression)
+            if isinstance(node, ast.BoolOp):
+                stack += node.values
+            elif isinstance(node, ast.UnaryOp):
+                stack.append(node.operand)
             elif (
-                isinstance(node, cst.Call)
+                isinstance(node, ast.Call)
                 and dotted(node.func) == "isinstance"
+                and n_args(node) == 2
                 and len(node.args) == 2
             ):
-                cls = node.args[1].value
+                cls = node.args[1]
                 types = None
-                if isinstance(cls, cst.Name):
+                if isinstance(cls, ast.Name):
                     for f in (fn, self.top):
-                        types = f.type_tuples.get(cls.value) or types
-                elif isinstance(cls, cst.Tuple):
-                    names = [dotted(el.value) for el in cls.elements]
+                        types = f.type_tuples.get(cls.id) or types
+                elif isinstance(cls, ast.Tuple):
+                    names = [dotted(el) for el in cls.elts]
                     types = [n.rsplit(".", 1)[-1] for n in names if n]
                 if types:
                     found = True
@@ -74,29 +68,28 @@ class DecayMixin:
                             t for t in types if t not in fn.groups.module_types
                         )
                         fn.groups.module_evidence.append(
-                            Evidence(loc=SrcLoc(line=self.line), text=self.code(test))
+                            Evidence(loc=SrcLoc(line=line), text=self.code(test))
                         )
         if found and fn.branches:
             fn.branches[-1] = "typed"
 
-    def visit_Comparison(self, node: cst.Comparison) -> None:
+    def visit_Compare(self, node: ast.Compare) -> None:
         fn = self.cur
         if self._names_lead_to_decay():
             return
-        line = self.at(node)
+        line = node.lineno
         left = node.left
-        for ct in node.comparisons:
-            right = ct.comparator
-            if isinstance(ct.operator, (cst.In, cst.NotIn)):
+        for op, right in zip(node.ops, node.comparators, strict=True):
+            if isinstance(op, (ast.In, ast.NotIn)):
                 names: list[str] | None = None
                 if self._name_subject(right):
                     lit = literal(left)
                     if isinstance(lit, str):
                         names = [lit]
-                    elif isinstance(left, cst.Name):
-                        names = self._str_list(fn.iter_of.get(left.value))
-                elif self._name_subject(left) and isinstance(right, cst.Name):
-                    names = self._str_list(right.value)
+                    elif isinstance(left, ast.Name):
+                        names = self._str_list(fn.iter_of.get(left.id))
+                elif self._name_subject(left) and isinstance(right, ast.Name):
+                    names = self._str_list(right.id)
                 if names:
                     fn.groups.names.extend(names)
                     fn.groups.name_evidence.append(
@@ -106,11 +99,11 @@ class DecayMixin:
                 fn.groups.shape.append(Evidence(loc=SrcLoc(line=line), text=self.code(node)))
             left = right
 
-    def _name_subject(self, node: cst.BaseExpression) -> bool:
+    def _name_subject(self, node: ast.expr) -> bool:
         """Does this expression hold a parameter's name?"""
-        if isinstance(node, cst.Attribute) and node.attr.value == "name":
+        if isinstance(node, ast.Attribute) and node.attr == "name":
             return True
-        return isinstance(node, cst.Name) and node.value in self.cur.name_vars
+        return isinstance(node, ast.Name) and node.id in self.cur.name_vars
 
     def _str_list(self, name: str | None) -> list[str] | None:
         if name is None:
@@ -120,19 +113,19 @@ class DecayMixin:
                 return fn.str_lists[name]
         return None
 
-    def visit_Dict(self, node: cst.Dict) -> None:
-        keys: dict[str, cst.BaseExpression] = {}
-        for el in node.elements:
-            if isinstance(el, cst.DictElement):
-                k = literal(el.key)
+    def visit_Dict(self, node: ast.Dict) -> None:
+        keys: dict[str, ast.expr] = {}
+        for key, value in zip(node.keys, node.values, strict=True):
+            if key is not None:
+                k = literal(key)
                 if isinstance(k, str):
-                    keys[k] = el.value
+                    keys[k] = value
         if "params" in keys and "weight_decay" in keys:
             fn = self.cur
             wd = self.arg(keys["weight_decay"], keep_text=True) or Arg(kind="expr")
             fn.groups.group_decays.append(wd)
             fn.groups.group_evidence.append(
-                Evidence(loc=SrcLoc(line=self.at(node)), text=self.code(node))
+                Evidence(loc=SrcLoc(line=node.lineno), text=self.code(node))
             )
 
     def _finish_fn(self, fn: Frame) -> None:
@@ -141,7 +134,7 @@ class DecayMixin:
         for node, line, qual in fn.optimizers:
             self.decays.extend(self._decay_sites(fn, node, line, qual))
 
-    def _decay_sites(self, fn: Frame, node: cst.Call, line: int, qual: str) -> list[DecaySite]:
+    def _decay_sites(self, fn: Frame, node: ast.Call, line: int, qual: str) -> list[DecaySite]:
         params = call_arg(node, 0, "params")
         if params is None:
             return []
@@ -175,12 +168,12 @@ class DecayMixin:
                 site.detail = f"{qual.rsplit('.', 1)[-1]} groups the parameters itself"
             return [site]
         expr = params
-        if isinstance(expr, cst.Name):
-            if expr.value in fn.summary.params:
+        if isinstance(expr, ast.Name):
+            if expr.id in fn.summary.params:
                 # a helper: what its callers pass decides (linked per call)
-                fn.summary.builds = site.model_copy(update={"params_text": expr.value})
+                fn.summary.builds = site.model_copy(update={"params_text": expr.id})
                 return []
-            values = fn.assign_all.get(expr.value, [])
+            values = fn.assign_all.get(expr.id, [])
             if len(values) > 1:
                 # assigned in branches: one site per branch, each with its condition
                 out = []
@@ -194,7 +187,7 @@ class DecayMixin:
                         out.append(one)
                 if len({s.policy for s in out}) > 1:
                     return out
-            expr = fn.assigns.get(expr.value, expr)
+            expr = fn.assigns.get(expr.id, expr)
         one = self._decay_policy(fn, site, expr, line, qual, framework)
         return [one] if one is not None else []
 
@@ -202,7 +195,7 @@ class DecayMixin:
         self,
         fn: Frame,
         site: DecaySite,
-        expr: cst.BaseExpression,
+        expr: ast.expr,
         line: int,
         qual: str,
         framework: str,
@@ -220,7 +213,7 @@ class DecayMixin:
                 site.policy = "decay_all"
                 site.detail = "plain parameter list"
             return site
-        if isinstance(expr, cst.Call):
+        if isinstance(expr, ast.Call):
             target = dotted(expr.func)
             _, q = self.qualify_name(target)
             if q in known.PARAM_GROUP_FACTORIES:
@@ -238,45 +231,47 @@ class DecayMixin:
         return site
 
 
-def _shape_expr(node: cst.BaseExpression) -> bool:
+def _shape_expr(node: ast.expr) -> bool:
     """``p.dim()``, ``p.ndimension()``, ``p.ndim``, ``len(p.shape)``, ``len(p.size())``."""
-    if isinstance(node, cst.Attribute):
-        return node.attr.value == "ndim"
-    if isinstance(node, cst.Call):
+    if isinstance(node, ast.Attribute):
+        return node.attr == "ndim"
+    if isinstance(node, ast.Call):
         f = node.func
-        if isinstance(f, cst.Attribute) and f.attr.value in ("dim", "ndimension") and not node.args:
+        if isinstance(f, ast.Attribute) and f.attr in ("dim", "ndimension") and not n_args(node):
             return True
-        if isinstance(f, cst.Name) and f.value == "len" and len(node.args) == 1:
-            inner = node.args[0].value
-            if isinstance(inner, cst.Attribute) and inner.attr.value == "shape":
+        if isinstance(f, ast.Name) and f.id == "len" and n_args(node) == 1 and node.args:
+            inner = node.args[0]
+            if isinstance(inner, ast.Attribute) and inner.attr == "shape":
                 return True
-            if isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute):
-                return inner.func.attr.value == "size"
+            if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute):
+                return inner.func.attr == "size"
     return False
 
 
-def _is_shape_test(left: cst.BaseExpression, right: cst.BaseExpression) -> bool:
+def _is_shape_test(left: ast.expr, right: ast.expr) -> bool:
     return any(_shape_expr(a) and literal(b) in (1, 2) for a, b in ((left, right), (right, left)))
 
 
-def all_params(node: cst.BaseExpression) -> bool:
+def all_params(node: ast.expr) -> bool:
     """``model.parameters()`` and the wrappers that keep every parameter."""
-    if isinstance(node, cst.Call):
+    if isinstance(node, ast.Call):
         func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value in known.ALL_PARAMS_METHODS:
+        if isinstance(func, ast.Attribute) and func.attr in known.ALL_PARAMS_METHODS:
             return True
-        if dotted(func) in ("list", "filter", "tuple") and node.args:
+        if dotted(func) in ("list", "filter", "tuple") and node.args and not node.keywords:
             # filter(lambda p: p.requires_grad, model.parameters()) keeps every trainable one
-            return all_params(node.args[-1].value)
-    if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
-        comp = node.for_in
-        only_grad = all(_requires_grad_test(i.test) for i in comp.ifs)
-        return comp.inner_for_in is None and only_grad and all_params(comp.iter)
+            return all_params(node.args[-1])
+    if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
+        if len(node.generators) != 1:
+            return False
+        comp = node.generators[0]
+        only_grad = all(_requires_grad_test(i) for i in comp.ifs)
+        return only_grad and all_params(comp.iter)
     return False
 
 
-def _requires_grad_test(test: cst.BaseExpression) -> bool:
-    return isinstance(test, cst.Attribute) and test.attr.value == "requires_grad"
+def _requires_grad_test(test: ast.expr) -> bool:
+    return isinstance(test, ast.Attribute) and test.attr == "requires_grad"
 
 
 def _framework_of(qual: str, roots: set[str]) -> str:

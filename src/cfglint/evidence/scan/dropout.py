@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
+import ast
 from typing import Any
-
-import libcst as cst
 
 from cfglint.evidence.scan.common import NO, call_arg, literal
 from cfglint.evidence.scan.model import DropoutSite, SrcLoc
@@ -13,7 +12,7 @@ from cfglint.evidence.scan.model import DropoutSite, SrcLoc
 class DropoutMixin:
     """Part of the scanner's visitor (see :mod:`scanner`): dropout sites."""
 
-    def _dropout(self, node: cst.Call, qual: str, style: str, line: int) -> None:
+    def _dropout(self, node: ast.Call, qual: str, style: str, line: int) -> None:
         how = "p"
         if style in ("module", "func", "torchfn"):
             expr = call_arg(node, 0 if style == "module" else 1, "p")
@@ -54,7 +53,7 @@ class DropoutMixin:
         )
 
 
-def _keep_to_p(keep: cst.BaseExpression | None) -> Any:
+def _keep_to_p(keep: ast.expr | None) -> Any:
     if keep is None:
         return 0.5
     v = literal(keep)

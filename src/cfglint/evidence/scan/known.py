@@ -166,20 +166,38 @@ GRADIENT_CALLS = frozenset(
 )
 
 
-def is_training_call(name: str, nargs: int, inference: bool = False) -> bool:
-    """``name``: the call as written or qualified (``optimizer.step``, ``loss.backward``,
-    ``transformers.Trainer.train``); ``nargs``: how many arguments it is given;
-    ``inference``: the file imports a serving library (INFERENCE_ROOTS), whose engines
-    have a ``step()`` that generates."""
+# A functional optimizer applied to the gradients: `optimizer(grads)` (MindSpore's
+# value_and_grad style, mindcv train_with_func.py); the callee's last name, lower case.
+FUNCTIONAL_OPTIMIZERS = frozenset({"optimizer", "optim", "opt"})
+# In-place tensor methods that, fed a `.grad`, update parameters by hand (`p.add_(p.grad,
+# alpha=-lr)`); `p -= lr * p.grad` is the augmented-assignment form. The receiver must not
+# be a gradient itself: `p.grad.mul_(coef)` clips, it updates nothing.
+IN_PLACE_UPDATES = frozenset({"add_", "sub_", "addcdiv_", "addcmul_", "copy_"})
+
+
+def is_gradient_call(name: str) -> bool:
+    """A backward pass: ``loss.backward()``, ``accelerator.backward(loss)``, MindSpore's
+    ``value_and_grad``. Gradients alone train nothing (a gradient check, a kernel's
+    self-test); :func:`is_training_call` is what applies them."""
     if name in GRADIENT_CALLS:
         return True
     head, _, last = name.rpartition(".")
+    return bool(head) and last in ("backward", "manual_backward")
+
+
+def is_training_call(name: str, nargs: int, inference: bool = False) -> bool:
+    """A call that applies an update: an optimizer step or a framework training call.
+    ``name``: the call as written or qualified (``optimizer.step``,
+    ``transformers.Trainer.train``); ``nargs``: how many arguments it is given;
+    ``inference``: the file imports a serving library (INFERENCE_ROOTS), whose engines
+    have a ``step()`` that generates."""
+    head, _, last = name.rpartition(".")
+    if last.lower() in FUNCTIONAL_OPTIMIZERS and nargs >= 1:
+        return True  # optimizer(grads), self.optimizer(grads)
     if not head:
         return False
     if inference and last == "step" and "optim" not in head.lower():
         return False  # vLLM's engine.step(): one generation step
-    if last in ("backward", "manual_backward"):
-        return True  # loss.backward(), accelerator.backward(loss), engine.backward(loss)
     if last == "step":
         recv = head.rsplit(".", 1)[-1]
         low = recv.lower()
@@ -473,6 +491,11 @@ LAUNCHERS: dict[str, tuple[int, str]] = {
 # CLI(components) / auto_cli; fire.Fire(component) with a dict). A dict handed to any
 # other call (an activation table, a registry) is not a set of commands.
 CLI_DISPATCHERS = frozenset({"jsonargparse.CLI", "jsonargparse.auto_cli", "fire.Fire", "typer.run"})
+# Applications whose commands are registered by a decorator (`@app.command(name="train")`)
+# and dispatched by calling the application (`app()`, llm-foundry's `llmfoundry train`):
+# class -> the decorator method. typer 0.x: Typer.command names a command after the
+# function, underscores as dashes, unless `name` is given.
+CLI_APPS = {"typer.Typer": "command", "typer.main.Typer": "command"}
 
 # Libraries that serve or generate with a model: a `.step()` or `.generate()` on what they
 # build is inference, never a training step (vLLM's LLMEngine.step(), SGLang's engine).

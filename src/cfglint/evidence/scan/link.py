@@ -835,7 +835,7 @@ def _candidates(files: list[SourceFile]) -> list[SourceFile]:
         if f.abspath.endswith("__init__.py"):
             continue
         top = f.summary.module
-        if f.summary.main is not None or (top is not None and top.trains):
+        if f.summary.main is not None or (top is not None and (top.trains or top.gradients)):
             out.append(f)
     return out
 
@@ -879,9 +879,10 @@ def choose_entries(
 ) -> list[EntryReport]:
     """Entry points, analysed. A script the launch script starts (``hints``) or a file
     named on the command line is one; the folders given are only where reached code
-    lives. Without either, a script is an entry point when it trains: it reaches a
-    backward pass, an optimizer step or a framework training call (converters,
-    preprocessors and tokenizer trainers do not), whatever its name."""
+    lives. Without either, a script is an entry point when it trains: it reaches an
+    optimizer step, a hand-written parameter update or a framework training call
+    (converters, preprocessors and tokenizer trainers do not; nor do gradient checks and
+    kernel self-tests, whose backward pass updates nothing), whatever its name."""
     ok = linker.files
     reached = reached if reached is not None else set()
 
@@ -923,8 +924,8 @@ def _no_entry_reason(linker: Linker) -> str:
     names = ", ".join(f.display for f in runnable[:3]) + (", ..." if len(runnable) > 3 else "")
     return (
         f"{len(runnable)} module{'s' if len(runnable) != 1 else ''} can be started ({names}), "
-        "but none reaches a backward pass, an optimizer step or a framework training call "
-        "through the scanned code"
+        "but none reaches an optimizer step, a parameter update or a framework training call "
+        "through the scanned code (a backward pass alone updates nothing)"
     )
 
 

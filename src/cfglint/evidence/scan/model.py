@@ -9,7 +9,7 @@ Two layers:
 * the linked result (:class:`ScanResult`): entry points with the seeding they reach, and
   the dropout, weight-decay and custom-backward sites, each with its file path.
 
-Nothing here imports libcst: the plain config lint imports the checks, which import this.
+Nothing here imports the scanner: the plain config lint imports the checks, which import this.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from cfglint.model.findings import InputProblem
 from cfglint.model.values import Loc
 
 # Bump when the scanner's output for the same text changes: it is part of the cache key.
-SCANNER_VERSION = "4"
+SCANNER_VERSION = "7"
 
 # Which side of a migration a file belongs to, judged by what it imports.
 Side = Literal["mindformers", "megatron"]
@@ -156,8 +156,12 @@ class FunctionSummary(BaseModel):
     effects: list[Effect] = Field(default_factory=list)
     calls: list[CallSite] = Field(default_factory=list)
     groups: GroupEvidence | None = None
-    # trains: a backward pass, an optimizer step or a framework training call
+    # trains: applies an update (an optimizer step, a hand-written `p -= lr * p.grad`, a
+    # framework training call); a backward pass alone does not
     trains: bool = False
+    # computes gradients (loss.backward(), value_and_grad): at top level, a script that
+    # can be started (nanoGPT-style trainers have no main block)
+    gradients: bool = False
     # a custom backward (torch.autograd.Function.backward, MindSpore bprop)
     backward: bool = False
     # transposed operands fed to a matmul outside a backward: reported when a backward
@@ -246,7 +250,7 @@ class FileSummary(BaseModel):
 
     error: str | None = None
     error_line: int | None = None
-    # built from the ast call graph only (triage found nothing for libcst to look at)
+    # built from the ast call graph only (triage found nothing for the full pass to look at)
     light: bool = False
     frameworks: list[str] = Field(default_factory=list)  # "torch", "mindspore", ...
     imports: dict[str, ImportRef] = Field(default_factory=dict)
@@ -297,7 +301,7 @@ class EntryReport(BaseModel):
     side: Side | None = None
     anchor: Loc  # the `if __name__ == "__main__":` line, or line 1
     has_main: bool = False
-    # reaches a backward pass, an optimizer step or a framework training call
+    # reaches an update: an optimizer step, a hand-written one, a framework training call
     trains: bool = False
     effects: list[ReachedEffect] = Field(default_factory=list)
     followed: int = 0  # function bodies followed
@@ -337,7 +341,7 @@ class SourceBackward(BaseModel):
 class ScanStats(BaseModel):
     files: int = 0
     parsed: int = 0  # parsed this run (cache misses)
-    full: int = 0  # of those, given a libcst tree (the rest: ast call graph only)
+    full: int = 0  # of those, given the full pass (the rest: ast call graph only)
     cached: int = 0  # summaries read from the cache
     failed: int = 0
     workers: int = 1

@@ -1,8 +1,8 @@
 """Finding files, the per-file cache, and parsing in parallel.
 
 A file's summary depends on its text only, so it is cached under the sha256 of
-(scanner version, text): a re-run after editing one file parses that one file. libcst is
-imported only when something has to be parsed, so a warm run never loads it.
+(scanner version, text): a re-run after editing one file parses that one file; a warm run
+imports no parser code at all.
 """
 
 from __future__ import annotations
@@ -32,11 +32,17 @@ from cfglint.load.walk import MAX_WALK_DIRS, MAX_WALK_FILES, bounded_walk
 from cfglint.model.errors import InputError
 from cfglint.model.findings import InputProblem
 
-# Above this many files to parse, a process pool pays for its start-up.
+# A process pool pays for its start-up (and for sending each summary back as JSON) only
+# above this many files to parse and, unless the caller asks for workers, this much source:
+# ast parses ~3 MB/s here, so 2 MB is ~0.6 s of work in one process. Measured (bench/
+# scan_trials.md, "Speed"): nanotron (1.9 MB, 195 files) gains nothing from 2 workers,
+# torchtitan (4.6 MB) some.
 PARALLEL_THRESHOLD = 50
-# Generated or vendored giants are not training code worth minutes of parsing: libcst takes
-# ~1 GB and tens of seconds per MB (issue 12: 1.9 GB for a near-2 MB file). The largest
-# training sources we know are ~300 KB (Megatron-LM training.py, DeepSpeed engine.py).
+PARALLEL_MIN_CHARS = 2_000_000
+# Generated or vendored giants are not training code worth parsing (issue 12: a near-2 MB
+# file took 1.9 GB when the scanner used libcst; ast trees are smaller, but still tens of
+# bytes per byte of source). The largest training sources we know are ~300 KB (Megatron-LM
+# training.py, DeepSpeed engine.py).
 MAX_SOURCE_BYTES = 512 * 1024
 # Files above this are parsed one at a time in this process, never one per core at once.
 BIG_SOURCE_BYTES = 128 * 1024
@@ -137,7 +143,7 @@ def _summarize_batch(
         try:
             text = read_text(display, max_bytes=MAX_SOURCE_BYTES, what="Python file")
         except TooLarge as exc:
-            # generated or vendored giants: libcst needs ~1 GB and tens of seconds per MB
+            # generated or vendored giants: not training code, and costly to parse
             problems.append(
                 InputProblem.model_construct(
                     path=display, level="warning", message=f"{exc.message}; not scanned"
@@ -334,10 +340,11 @@ def _parse(
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
     workers = max(1, min(workers, len(misses)))
     # Syntax trees hold millions of short-lived, acyclic objects: the cyclic collector's
-    # passes over them cost about a third of the libcst parse on Megatron-LM and free
-    # nothing (refcounting does).
+    # passes over them cost time and free nothing (refcounting does).
     gc_was = gc.isenabled()
     gc.disable()
+    if jobs is None and sum(len(texts[d]) for d in misses) < PARALLEL_MIN_CHARS:
+        workers = 1  # not worth a pool
     try:
         return _parse_all(misses, texts, out, workers, deep or {})
     finally:

@@ -1,29 +1,31 @@
-"""One file's text -> :class:`~cfglint.evidence.scan.model.FileSummary`, with libcst.
+"""One file's text -> :class:`~cfglint.evidence.scan.model.FileSummary`, with CPython's ast.
 
-Static only: the scanned code is parsed, never imported or run. The summary is built in a
-single walk over the tree. Line numbers are counted from the newlines in whitespace and
-string tokens as the walk goes through the tree in lexical order, which costs a fraction
-of libcst's PositionProvider (that one re-generates the code with position tracking).
+Static only: the scanned code is parsed, never imported or run. The text is parsed once
+(``ast.parse``, C); the triage walk (:mod:`triage`) builds the call graph and stops at the
+first thing worth a closer look, and only then does the full pass here walk the same tree
+(seeding, determinism, dropout, weight-decay grouping, custom backward). Positions come
+from ast's ``lineno`` / ``col_offset``; the text of a node is cut from the source with them.
 """
 
 from __future__ import annotations
 
 import ast
+import sys
 import warnings
 from collections.abc import Callable
 from typing import Any
 
-import libcst as cst
-
-from cfglint.evidence.scan import common, known, triage
+from cfglint.evidence.scan import common, known, newsyntax, triage
 from cfglint.evidence.scan.backward import BackwardMixin
 from cfglint.evidence.scan.common import (
     NO,
     Frame,
+    Source,
     call_arg,
     dotted,
     literal,
-    newlines_in_parens,
+    n_args,
+    positional,
     short,
     strings,
 )
@@ -53,42 +55,22 @@ def summarize(text: str, deep: bool = True) -> FileSummary:
     Never raises: one odd file must not stop a scan of a whole repository.
     """
     try:
-        tree = _ast_tree(text)
-        if tree is not None:
-            # nothing libcst would find: the ast call graph is all the linker needs
-            light = triage.summarize_tree(tree, triage=deep)
-            if light is not None:
-                return light
+        try:
+            tree = _ast_parse(text)
+        except SyntaxError as exc:
+            newer = newsyntax.newer_fstrings(exc)
+            blanked = newsyntax.parse_with_fstrings_blanked(text) if newer else None
+            if blanked is None:
+                return _parse_error(exc, newer)
+            tree, text = blanked
+        except (ValueError, RecursionError, MemoryError) as exc:
+            return _parse_error(exc)
+        light = triage.summarize_tree(tree, triage=deep)
+        if light is not None:
+            return light  # nothing the full pass would find: the call graph is all
         return _summarize(text, tree)
     except Exception as exc:  # a scanner bug on exotic input: report the file, go on
         return FileSummary(error=f"could not be analysed ({type(exc).__name__}: {exc})")
-
-
-def _ast_tree(text: str) -> ast.Module | None:
-    """CPython's own parse (cheap); None when it fails (libcst then words the error)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # invalid escape sequences in old code
-        try:
-            return ast.parse(text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return None
-
-
-# libcst's native parser recurses once per nesting level and is super-linear in it: 2,000
-# nested parentheses overflow its stack (SIGSEGV, no message), `a[0][0]...` 3,000 deep takes
-# 30 s, `[[[...` 1,000 deep 1 GB. CPython's own parser (ast, C, never runs anything) measures
-# the nesting first; real training code stays far below these bounds.
-MAX_AST_DEPTH = 300
-MAX_BRACKET_DEPTH = 100
-# libcst nests `a + b + ...` and `a and b and ...` one level per operator and is super-linear
-# in the chain (2,000 terms ~1 s, 5,000 ~30 s); generated tables have flat lists instead.
-MAX_OPERATORS = 500
-_BINARY = frozenset(
-    {
-        *("+", "-", "*", "/", "//", "%", "**", "@", "<<", ">>", "&", "|", "^"),
-        *("<", ">", "<=", ">=", "==", "!=", "and", "or", "not", "in", "is"),
-    }
-)
 
 
 def _ast_parse(text: str) -> ast.Module:
@@ -99,95 +81,34 @@ def _ast_parse(text: str) -> ast.Module:
         return ast.parse(text)
 
 
-def nesting_problem(text: str, tree: ast.Module | None = None) -> str | None:
-    """Why ``text`` is too deeply nested to hand to libcst, or None (``tree``: CPython's
-    parse of it when the caller has one already)."""
-    try:
-        tree = tree if tree is not None else _ast_parse(text)
-    except SyntaxError as err:
-        if "too many nested parentheses" in str(err.msg):
-            return "too deeply nested to parse (more than 200 nested brackets)"
-        return _bracket_problem(text)  # libcst reports the syntax error; only guard depth
-    except (RecursionError, MemoryError, ValueError):
-        return "too deeply nested to parse"
-    depth = 0
-    stack: list[tuple[ast.AST, int]] = [(tree, 0)]
-    while stack:
-        node, d = stack.pop()
-        if d > depth:
-            depth = d
-            if depth > MAX_AST_DEPTH:
-                return f"too deeply nested to parse (expressions more than {MAX_AST_DEPTH} deep)"
-        if isinstance(node, ast.BoolOp) and len(node.values) > MAX_OPERATORS:
-            return f"an `and`/`or` chain of more than {MAX_OPERATORS} terms is too long to parse"
-        stack.extend((c, d + 1) for c in ast.iter_child_nodes(node))
-    return None
-
-
-def _bracket_problem(text: str) -> str | None:
-    """Bracket depth and operator chains of a file CPython cannot parse (newer syntax or an
-    error), from the tokenizer: strings and comments do not count."""
-    import io
-    import tokenize
-
-    depth = ops = 0
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
-            if tok.type == tokenize.NEWLINE:
-                ops = 0
-            elif tok.string in _BINARY and tok.type in (tokenize.OP, tokenize.NAME):
-                ops += 1
-                if ops > MAX_OPERATORS:
-                    return (
-                        f"a statement with more than {MAX_OPERATORS} operators is too long "
-                        f"to parse (line {tok.start[0]})"
-                    )
-            if tok.type == tokenize.OP:
-                if tok.string in "([{":
-                    depth += 1
-                    if depth > MAX_BRACKET_DEPTH:
-                        return (
-                            f"too deeply nested to parse (more than {MAX_BRACKET_DEPTH} "
-                            f"nested brackets, line {tok.start[0]})"
-                        )
-                elif tok.string in ")]}":
-                    depth = max(0, depth - 1)
-    except (tokenize.TokenError, SyntaxError, RecursionError, MemoryError, ValueError):
-        pass
-    return None
-
-
-def _summarize(text: str, tree: ast.Module | None = None) -> FileSummary:
-    problem = nesting_problem(text, tree)
-    if problem is not None:
-        return FileSummary(error=problem)
-    try:
-        module = cst.parse_module(text)
-    except cst.ParserSyntaxError as exc:
-        return _syntax_error(text, exc)
-    except (RecursionError, MemoryError):
+def _parse_error(exc: BaseException, newer: bool = False) -> FileSummary:
+    """One clear line naming what CPython's parser (which never runs anything) rejected;
+    ``newer``: Python 3.12's f-strings might make the file valid."""
+    if isinstance(exc, SyntaxError):
+        msg = str(exc.msg)
+        if "too many nested parentheses" in msg:
+            return FileSummary(
+                error="too deeply nested to parse (more than 200 nested brackets)",
+                error_line=exc.lineno,
+            )
+        what = "" if msg == "invalid syntax" else f": {short(msg, 160)}"
+        col = f" (column {exc.offset})" if exc.offset else ""
+        if newer:
+            running = ".".join(map(str, sys.version_info[:2]))
+            col += f"; valid from Python 3.12 on if an f-string nests quotes (running {running})"
+        return FileSummary(error=f"invalid Python syntax{what}{col}", error_line=exc.lineno)
+    if isinstance(exc, (RecursionError, MemoryError)):
         return FileSummary(error="too deeply nested to parse")
-    visitor = _Visitor(module)
+    return FileSummary(error=f"cannot be parsed ({short(str(exc), 160)})")  # NUL bytes
+
+
+def _summarize(text: str, tree: ast.Module) -> FileSummary:
+    visitor = _Visitor(tree, text)
     try:
-        visitor.walk(module)
+        visitor.walk_module(tree)
     except RecursionError:
         return FileSummary(error="too deeply nested to analyse")
     return visitor.finish()
-
-
-def _syntax_error(text: str, exc: cst.ParserSyntaxError) -> FileSummary:
-    """One clear line. CPython's parser (ast: parses, never runs) words errors better and
-    points at the right line; libcst's token-level message is the fallback."""
-    try:
-        _ast_parse(text)
-    except SyntaxError as err:
-        what = "" if err.msg == "invalid syntax" else f": {err.msg}"
-        col = f" (column {err.offset})" if err.offset else ""
-        return FileSummary(error=f"invalid Python syntax{what}{col}", error_line=err.lineno)
-    except (RecursionError, MemoryError, ValueError):
-        pass
-    msg = short(str(exc.message).removeprefix("parser error: "), 160)
-    return FileSummary(error=f"cannot be parsed by libcst: {msg}", error_line=exc.raw_line)
 
 
 def summarize_json(job: tuple[str, bool]) -> str:
@@ -199,57 +120,18 @@ def summarize_json(job: tuple[str, bool]) -> str:
         return FileSummary(error=f"could not be analysed ({exc})").model_dump_json()
 
 
-# -- small helpers ------------------------------------------------------------------------
-
-
-# -- tree walking -------------------------------------------------------------------------
-
-
-class _FieldOrder(cst.CSTVisitor):
-    """Records the order in which a node class visits its fields: lexical order."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.fields: list[str] = []
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        return False
-
-    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
-        self.fields.append(attribute)
-
-    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
-        pass
-
-
-_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
-def _fields(node: cst.CSTNode) -> tuple[str, ...]:
-    t = type(node)
-    order = _FIELDS.get(t)
-    if order is None:
-        rec = _FieldOrder()
-        node._visit_and_replace_children(rec)  # once per node class
-        order = _FIELDS[t] = tuple(dict.fromkeys(rec.fields))
-    return order
-
-
 # -- the visitor --------------------------------------------------------------------------
 
 
 class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
-    """Walks the tree itself: libcst's ``visit`` rebuilds every node on the way (it shares
-    that code with transformers), which costs as much as parsing. The walk follows the
-    field order each node class visits its children in, which is lexical order, so the
-    newline counting in :meth:`walk` sees tokens in file order."""
+    """Walks the ast tree in lexical order (the order Python evaluates a function body
+    in, near enough): a hook per node class sees the node before its children, and the
+    statement blocks, ``if``s, functions and classes are walked by hand because they
+    open scopes and conditions."""
 
-    def __init__(self, module: cst.Module) -> None:
-        self.module = module
-        self._visit: dict[type, Callable[[Any], Any] | None] = {}
-        self._leave: dict[type, Callable[[Any], Any] | None] = {}
-        self.line = 1
-        self.want: dict[int, Callable[[int], None]] = {}
+    def __init__(self, module: ast.Module, text: str) -> None:
+        self.src = Source(text)
+        self.line = 1  # line of the statement being walked
         self.imports: dict[str, ImportRef] = {}
         self.star: list[ImportRef] = []
         self.roots: set[str] = set()
@@ -260,65 +142,81 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
         self.functions: dict[str, FunctionSummary] = {}
         self.top = Frame("<module>", 1, [], {})
         self.main: Frame | None = None
-        self.main_node: cst.If | None = None
         self.stack: list[Frame] = [self.top]
         self.dropouts: list[DropoutSite] = []
         self.decays: list[DecaySite] = []
         self.backwards: list[BackwardSite] = []
         self.bases: dict[str, list[str]] = {}
         self.attr_types: dict[str, str] = {}
+        # CLI applications: name -> {command: function} (`@app.command()` registrations)
+        self.apps: dict[str, dict[str, str]] = {}
         # per enclosing indented block: early `if ...: return` conditions still open
         self.blocks: list[int] = []
         # names the module defines at top level: a bare name handed to a call may be one
-        self.defined = {
-            s.name.value for s in module.body if isinstance(s, (cst.FunctionDef, cst.ClassDef))
-        }
+        defs = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+        self.defined = {s.name for s in module.body if isinstance(s, defs)}
 
     # -- traversal plumbing -------------------------------------------------------------
-    def walk(self, node: cst.CSTNode) -> None:
-        t = type(node)
-        if t is cst.Newline:
-            self.line += 1
-            return
-        if t is cst.SimpleWhitespace or t is cst.FormattedStringText:
-            self.line += node.value.count("\n")  # type: ignore[attr-defined]
-            return
-        if t is cst.SimpleString:
-            self.line += node.value.count("\n")  # type: ignore[attr-defined]
-        if self.want:
-            cb = self.want.pop(id(node), None)
-            if cb is not None:
-                cb(self.line)
-        try:
-            visit, leave = self._visit[t], self._leave[t]
-        except KeyError:
-            visit = self._visit[t] = getattr(self, f"visit_{t.__name__}", None)
-            leave = self._leave[t] = getattr(self, f"leave_{t.__name__}", None)
-        if visit is not None:
-            visit(node)
-        # always descend (imports included): every newline must be counted
-        for name in _fields(node):
-            child = getattr(node, name)
-            if isinstance(child, cst.CSTNode):
-                self.walk(child)
-            elif isinstance(child, (tuple, list)):
-                for c in child:
-                    if isinstance(c, cst.CSTNode):
-                        self.walk(c)
-        if leave is not None:
-            leave(node)
+    def walk_module(self, module: ast.Module) -> None:
+        for stmt in module.body:
+            self.walk(stmt)
 
-    def at(self, node: cst.CSTNode) -> int:
-        return self.line + newlines_in_parens(node) if getattr(node, "lpar", None) else self.line
+    def walk(self, node: ast.AST) -> None:
+        c = node.__class__
+        custom = _CUSTOM.get(c)
+        if custom is not None:
+            custom(self, node)
+            return
+        if isinstance(node, ast.stmt):
+            self.line = node.lineno
+        hook = _HOOKS.get(c)
+        if hook is not None:
+            hook(self, node)
+        for name in node._fields:
+            v = getattr(node, name, None)
+            if v.__class__ is list:
+                if v and isinstance(v[0], ast.stmt):
+                    self.block(v)
+                else:
+                    for x in v:
+                        if isinstance(x, ast.AST):
+                            self.walk(x)
+            elif isinstance(v, ast.AST):
+                self.walk(v)
+
+    def block(self, stmts: list[ast.stmt]) -> None:
+        """An indented block: an early ``if ...: return`` in it makes the rest of it
+        conditional, up to its end."""
+        self.blocks.append(0)
+        for stmt in stmts:
+            self.walk(stmt)
+        fn = self.cur
+        for _ in range(self.blocks.pop()):
+            fn.cond -= 1
+            fn.conds.pop()
+
+    def _skip(self, node: ast.AST) -> None:
+        pass
+
+    def _walk_ifexp(self, node: ast.IfExp) -> None:
+        for part in (node.body, node.test, node.orelse):  # as written
+            self.walk(part)
+
+    def _walk_dict(self, node: ast.Dict) -> None:
+        self.visit_Dict(node)
+        for key, value in zip(node.keys, node.values, strict=True):
+            if key is not None:
+                self.walk(key)
+            self.walk(value)
 
     @property
     def cur(self) -> Frame:
         return self.stack[-1]
 
-    def code(self, node: cst.CSTNode) -> str:
-        return short(self.module.code_for_node(node))
+    def code(self, node: ast.AST) -> str:
+        return short(self.src.segment(node))
 
-    def qualify(self, node: cst.BaseExpression) -> tuple[str | None, str | None]:
+    def qualify(self, node: ast.AST) -> tuple[str | None, str | None]:
         """(as written, fully qualified through absolute imports) of a dotted name."""
         return self.qualify_name(dotted(node))
 
@@ -332,24 +230,23 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
         base = ref.module + (f".{ref.name}" if ref.name else "")
         return raw, base + (f".{rest}" if rest else "")
 
-    def arg(
-        self, node: cst.BaseExpression | None, depth: int = 0, keep_text: bool = False
-    ) -> Arg | None:
+    def arg(self, node: ast.expr | None, depth: int = 0, keep_text: bool = False) -> Arg | None:
         """An argument as a seed-like value: literal, parameter, or expression."""
         if node is None:
             return None
         if depth > 4:
             return Arg(kind="expr")
         if (
-            isinstance(node, cst.Call)
+            isinstance(node, ast.Call)
             and dotted(node.func) in ("str", "int")
             and len(node.args) == 1
+            and not node.keywords
         ):
-            return self.arg(node.args[0].value, depth + 1, keep_text)
+            return self.arg(node.args[0], depth + 1, keep_text)
         v = literal(node)
         if v is not NO:
             return Arg(kind="literal", value=v)
-        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
             # `1337 + fabric.global_rank`: the base seed and an offset on top of it
             for base, rest in ((node.left, node.right), (node.right, node.left)):
                 a = self.arg(base, depth + 1, keep_text)
@@ -363,33 +260,35 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
                     )
                 ):
                     return a.model_copy(update={"offset": self.code(rest)})
-        if isinstance(node, cst.Name):
-            name = node.value
-            fn = self.cur
-            if name in fn.summary.params:
-                return Arg(kind="param", text=name)
-            if name in fn.literals:
-                return Arg(kind="literal", value=fn.literals[name])
-            if name in self.top.literals:
-                return Arg(kind="literal", value=self.top.literals[name])
-            for frame in (fn, self.top):
-                if name in frame.instances:
-                    return Arg(kind="instance", text=frame.instances[name])
-            if name not in fn.assigns and (name in self.imports or name in self.defined):
-                return Arg(kind="ref", text=name)  # a function or class handed over
-            value = fn.assigns.get(name)
-            # `seed = seed_ + 100 * rank`: Megatron's per-stage offset; the seed is seed_'s
-            if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add):
-                for side in (value.left, value.right):
-                    if isinstance(side, cst.Name) and side.value != name:
-                        base = self.arg(side, depth + 1)
-                        if base is not None and base.kind in ("param", "literal"):
-                            return base
-            return Arg(kind="expr", text=name if keep_text else _seedish(name))
+        if isinstance(node, ast.Name):
+            return self._name_arg(node.id, depth, keep_text)
         name = dotted(node)
         if name is not None:
             return Arg(kind="expr", text=name if keep_text else _seedish(name))
         return Arg(kind="expr", text=self.code(node) if keep_text else "")
+
+    def _name_arg(self, name: str, depth: int, keep_text: bool) -> Arg:
+        fn = self.cur
+        if name in fn.summary.params:
+            return Arg(kind="param", text=name)
+        if name in fn.literals:
+            return Arg(kind="literal", value=fn.literals[name])
+        if name in self.top.literals:
+            return Arg(kind="literal", value=self.top.literals[name])
+        for frame in (fn, self.top):
+            if name in frame.instances:
+                return Arg(kind="instance", text=frame.instances[name])
+        if name not in fn.assigns and (name in self.imports or name in self.defined):
+            return Arg(kind="ref", text=name)  # a function or class handed over
+        value = fn.assigns.get(name)
+        # `seed = seed_ + 100 * rank`: Megatron's per-stage offset; the seed is seed_'s
+        if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
+            for side in (value.left, value.right):
+                if isinstance(side, ast.Name) and side.id != name:
+                    base = self.arg(side, depth + 1)
+                    if base is not None and base.kind in ("param", "literal"):
+                        return base
+        return Arg(kind="expr", text=name if keep_text else _seedish(name))
 
     def effect(self, kind: str, api: str, line: int, **kw: Any) -> None:
         fn = self.cur
@@ -399,201 +298,212 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
         fn.summary.effects.append(Effect(kind=kind, api=api, loc=SrcLoc(line=line), **kw))  # type: ignore[arg-type]
 
     # -- imports ------------------------------------------------------------------------
-    def visit_Import(self, node: cst.Import) -> None:
+    def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
-            name = dotted(alias.name) or ""
-            root = name.split(".")[0]
+            root = alias.name.split(".")[0]
             self.roots.add(root)
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                self.imports[alias.asname.name.value] = ImportRef(module=name)
+            if alias.asname:
+                self.imports[alias.asname] = ImportRef(module=alias.name)
             else:
                 self.imports[root] = ImportRef(module=root)
 
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        level = len(node.relative)
-        module = (dotted(node.module) if node.module is not None else "") or ""
-        if level == 0:
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        module = node.module or ""
+        if node.level == 0:
             self.roots.add(module.split(".")[0])
-        if isinstance(node.names, cst.ImportStar):
-            self.star.append(ImportRef(level=level, module=module))
-            return
         for alias in node.names:
-            name = dotted(alias.name) or ""
-            local = name
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                local = alias.asname.name.value
-            self.imports[local] = ImportRef(level=level, module=module, name=name)
+            if alias.name == "*":
+                self.star.append(ImportRef(level=node.level, module=module))
+                continue
+            local = alias.asname or alias.name
+            self.imports[local] = ImportRef(level=node.level, module=module, name=alias.name)
 
     # -- scopes -------------------------------------------------------------------------
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        qual = ".".join([*self.scope, node.name.value])
+    def walk_ClassDef(self, node: ast.ClassDef) -> None:
+        self.line = node.lineno
+        # decorators and bases run in the enclosing scope, before the class exists
+        for part in (*node.decorator_list, *node.bases, *node.keywords):
+            self.walk(part)
+        qual = ".".join([*self.scope, node.name])
         self.classes.append(qual)
-        written = [dotted(b.value) for b in node.bases if b.keyword is None]
+        written = [dotted(b) for b in node.bases]
         self.bases[qual] = [b for b in written if b and b != "object"]
         for base in node.bases:
-            raw, q = self.qualify(base.value)
+            raw, q = self.qualify(base)
             full = q or raw or ""
             if full.endswith("autograd.Function") or (raw == "Function" and "torch" in self.roots):
                 self.autograd_classes.add(qual)
-        self.scope.append(node.name.value)
+        self.scope.append(node.name)
         self.class_scope.append(True)
-
-    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self.block(node.body)
         self.scope.pop()
         self.class_scope.pop()
 
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        name = node.name.value
+    def walk_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        self.line = node.lineno
+        a = node.args
+        # decorators, defaults and annotations are evaluated where the function is defined
+        for part in (*node.decorator_list, *a.defaults, *a.kw_defaults, node.returns):
+            if part is not None:
+                self.walk(part)
+        name = node.name
         qual = ".".join([*self.scope, name])
+        if not self.scope:
+            for d in node.decorator_list:
+                found = triage.cli_command(d, name, self._app_class)
+                if found is not None:
+                    self.apps.setdefault(found[0], {})[found[1]] = qual
         in_class = bool(self.class_scope and self.class_scope[-1])
+        params, defaults, types, str_lists = self._params(a)
+        fn = Frame(qual, node.lineno, params, defaults, self._backward_kind(name, in_class))
+        fn.summary.param_types = types
+        fn.instances.update(types)  # `fabric: L.Fabric`: fabric.x() is L.Fabric.x
+        fn.str_lists.update(str_lists)
+        fn.summary.backward = name in ("backward", "bprop") and fn.backward is not None
+        self.stack.append(fn)
+        self.scope.append(name)
+        self.class_scope.append(False)
+        self.block(node.body)
+        # finish while the function is still current: its names resolve in its own scope
+        self._finish_fn(fn)
+        self.stack.pop()
+        self.scope.pop()
+        self.class_scope.pop()
+        self.functions[qual] = fn.summary
+        # a training step built inside a function (and returned, mindcv's jit-compiled
+        # train_step) trains when that function's result runs: count it as the builder's
+        parent = self.cur
+        nested = parent is not self.top and parent is not self.main
+        if fn.summary.trains and nested and not (self.class_scope and self.class_scope[-1]):
+            parent.summary.trains = True
+
+    def _params(
+        self, a: ast.arguments
+    ) -> tuple[list[str], dict[str, Arg], dict[str, str], dict[str, list[str]]]:
+        """Names, defaults (read in the defining scope), annotated classes and
+        string-list defaults of a function's parameters (``*args``/``**kw`` left out)."""
         params: list[str] = []
         defaults: dict[str, Arg] = {}
         str_lists: dict[str, list[str]] = {}
-        p = node.params
         types: dict[str, str] = {}
-        for param in (*p.posonly_params, *p.params, *p.kwonly_params):
-            params.append(param.name.value)
+        pos = [*a.posonlyargs, *a.args]
+        with_default = [p.arg for p in pos[len(pos) - len(a.defaults) :]]
+        given = dict(zip(with_default, a.defaults, strict=True))
+        given.update((p.arg, d) for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d)
+        for param in (*pos, *a.kwonlyargs):
+            params.append(param.arg)
             cls = common.annotated_class(param.annotation)
             if cls is not None:
-                types[param.name.value] = cls
-            if param.default is not None:
-                a = self.arg(param.default)
-                if a is not None:
-                    defaults[param.name.value] = a
-                items = strings(param.default)
-                if items is not None and not isinstance(param.default, cst.SimpleString):
-                    str_lists[param.name.value] = items
+                types[param.arg] = cls
+            default = given.get(param.arg)
+            if default is not None:
+                v = self.arg(default)
+                if v is not None:
+                    defaults[param.arg] = v
+                items = strings(default)
+                if items is not None and not isinstance(default, ast.Constant):
+                    str_lists[param.arg] = items
+        return params, defaults, types, str_lists
+
+    def _backward_kind(self, name: str, in_class: bool) -> str | None:
         backward = self.cur.backward
         if in_class and name == "backward" and ".".join(self.scope) in self.autograd_classes:
             backward = "torch"
         elif in_class and name == "bprop":
             backward = "mindspore"
-        fn = Frame(qual, self.line, params, defaults, backward)
-        fn.summary.param_types = types
-        fn.instances.update(types)  # `fabric: L.Fabric`: fabric.x() is L.Fabric.x
-        fn.summary.backward = name in ("backward", "bprop") and backward is not None
-        fn.str_lists.update(str_lists)
-        self.want[id(node.name)] = lambda line, s=fn.summary: setattr(s, "loc", SrcLoc(line=line))
-        self.stack.append(fn)
-        self.scope.append(name)
-        self.class_scope.append(False)
+        return backward
 
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        # finish while the function is still current: its names resolve in its own scope
-        fn = self.cur
-        self._finish_fn(fn)
-        self.stack.pop()
-        self.scope.pop()
-        self.class_scope.pop()
-        self.functions[fn.summary.qualname] = fn.summary
-
-    def visit_If(self, node: cst.If) -> None:
+    def walk_If(self, node: ast.If) -> None:
+        self.line = node.lineno
         top_level = len(self.stack) == 1 and not self.scope
         if self.main is None and top_level and _is_main_test(node.test):
-            self.main = Frame("<main>", self.line, [], {})
-            self.main_node = node
-            self.want[id(node.test)] = lambda line, s=self.main.summary: setattr(
-                s, "loc", SrcLoc(line=line)
-            )
+            self.main = Frame("<main>", node.test.lineno, [], {})
             self.stack.append(self.main)
+            self.walk(node.test)
+            self.block(node.body)
+            self.stack.pop()
+            if node.orelse:  # runs when imported: module code
+                self.block(node.orelse)
             return
         fn = self.cur
         # `if ok: ... else: raise` is a check, not a flag: what it guards always runs
         counted = not _else_raises(node)
         fn.if_counted.append(counted)
+        test_text = short(self.code(node.test), 80)
         if counted:
             fn.cond += 1
-            fn.conds.append(short(self.module.code_for_node(node.test), 80))
+            fn.conds.append(test_text)
         fn.branches.append(self._branch_kind(node.body))
-        self._module_type_test(node.test, fn.branches[-1])
-
-    def visit_Else(self, node: cst.Else) -> None:
-        fn = self.cur
-        if fn.if_counted and fn.if_counted[-1] and fn.conds:
-            fn.conds[-1] = f"not ({fn.conds[-1]})"
-        if fn.branches:
-            fn.branches[-1] = self._branch_kind(node.body)
-
-    def leave_If(self, original_node: cst.If) -> None:
-        if original_node is self.main_node:
-            self.stack.pop()
-            return
-        fn = self.cur
+        self._module_type_test(node.test, fn.branches[-1], node.lineno)
+        self.walk(node.test)
+        self.block(node.body)
+        if node.orelse:
+            if counted and fn.conds:
+                fn.conds[-1] = f"not ({fn.conds[-1]})"
+            fn.branches[-1] = self._branch_kind(node.orelse)
+            if len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
+                # elif: its early return, like its own, leaves the enclosing block
+                self.walk(node.orelse[0])
+            else:
+                self.block(node.orelse)
         if fn.if_counted.pop():
             fn.cond -= 1
             fn.conds.pop()
         fn.branches.pop()
-        if self.blocks and original_node.orelse is None and _returns(original_node.body):
+        if self.blocks and not node.orelse and _returns(node.body):
             # `if world_size == 1: ...; return`: the rest of the block runs only otherwise
             fn.cond += 1
-            fn.conds.append(f"not ({short(self.module.code_for_node(original_node.test), 80)})")
+            fn.conds.append(f"not ({test_text})")
             self.blocks[-1] += 1
 
-    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
-        self.blocks.append(0)
-
-    def leave_IndentedBlock(self, original_node: cst.IndentedBlock) -> None:
-        fn = self.cur
-        for _ in range(self.blocks.pop()):
-            fn.cond -= 1
-            fn.conds.pop()
-
-    def visit_For(self, node: cst.For) -> None:
+    def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
         self._bind(node.target, node.iter)
 
-    def _bind_comp(self, comp: cst.CompFor | None) -> None:
-        while comp is not None:
+    def visit_comp(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp) -> None:
+        for comp in node.generators:
             self._bind(comp.target, comp.iter)
-            comp = comp.inner_for_in
 
-    def visit_ListComp(self, node: cst.ListComp) -> None:
-        self._bind_comp(node.for_in)
-
-    def visit_GeneratorExp(self, node: cst.GeneratorExp) -> None:
-        self._bind_comp(node.for_in)
-
-    def visit_SetComp(self, node: cst.SetComp) -> None:
-        self._bind_comp(node.for_in)
-
-    def visit_DictComp(self, node: cst.DictComp) -> None:
-        self._bind_comp(node.for_in)
-
-    def _bind(self, target: cst.BaseExpression, it: cst.BaseExpression) -> None:
+    def _bind(self, target: ast.expr, it: ast.expr) -> None:
         fn = self.cur
-        src = dotted(it.func) if isinstance(it, cst.Call) else dotted(it)
+        src = dotted(it.func) if isinstance(it, ast.Call) else dotted(it)
         holds_params = bool(src) and (
             "param" in src.lower()  # type: ignore[union-attr]
             or src in fn.param_lists
             or src.split(".")[0] in fn.param_lists  # type: ignore[union-attr]
         )
-        if isinstance(target, cst.Name):
-            if isinstance(it, cst.Name):
-                fn.iter_of[target.value] = it.value
-        elif isinstance(target, cst.Tuple) and target.elements and holds_params:
-            first = target.elements[0].value
-            if isinstance(first, cst.Name):
-                fn.name_vars.add(first.value)
+        if isinstance(target, ast.Name):
+            if isinstance(it, ast.Name):
+                fn.iter_of[target.id] = it.id
+        elif isinstance(target, ast.Tuple) and target.elts and holds_params:
+            first = target.elts[0]
+            if isinstance(first, ast.Name):
+                fn.name_vars.add(first.id)
 
     # -- statements ---------------------------------------------------------------------
-    def visit_Assign(self, node: cst.Assign) -> None:
-        for t in node.targets:
-            self._assign(t.target, node.value)
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        if triage.hand_update(node):
+            self.cur.summary.trains = True  # p -= lr * p.grad
 
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+    def visit_Assign(self, node: ast.Assign) -> None:
+        for t in node.targets:
+            self._assign(t, node.value)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         cls = common.annotated_class(node.annotation)
-        if cls is not None and isinstance(node.target, cst.Name):
-            self.cur.declared[node.target.value] = cls
+        named = isinstance(node.target, ast.Name)
+        if cls is not None and named:
+            self.cur.declared[node.target.id] = cls  # type: ignore[union-attr]
         if node.value is not None:
             self._assign(node.target, node.value)
-        if cls is not None and isinstance(node.target, cst.Name):
-            self.cur.instances.setdefault(node.target.value, cls)
+        if cls is not None and named:
+            self.cur.instances.setdefault(node.target.id, cls)  # type: ignore[union-attr]
 
-    def _declared_build(self, fn: Frame, name: str, value: cst.BaseExpression) -> None:
+    def _declared_build(self, fn: Frame, name: str, value: ast.expr) -> None:
         """``trainer = config.build()`` where ``trainer: Trainer`` is declared: a factory
         call that returns the declared class builds one (torchtitan's Configurable
         configs): its constructor runs, and ``trainer.x()`` is ``Trainer.x``."""
         cls = fn.declared.get(name)
-        if cls is None or not isinstance(value, cst.Call):
+        if cls is None or not isinstance(value, ast.Call):
             return
         func = dotted(value.func)
         if func is None or func == cls or func.rsplit(".", 1)[-1][:1].isupper():
@@ -608,11 +518,11 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
             )
         )
 
-    def _assign(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+    def _assign(self, target: ast.expr, value: ast.expr) -> None:
         fn = self.cur
         line = self.line
-        if isinstance(target, cst.Name):
-            name = target.value
+        if isinstance(target, ast.Name):
+            name = target.id
             fn.assigns[name] = value
             fn.assign_all.setdefault(name, []).append((value, fn.conds[-1] if fn.conds else ""))
             self._track_value(fn, name, value)
@@ -623,7 +533,7 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
             else:
                 fn.literals.pop(name, None)
             items = strings(value)
-            if items is not None and not isinstance(value, cst.SimpleString):
+            if items is not None and not isinstance(value, ast.Constant):
                 fn.str_lists[name] = items
                 if any(h in name.lower() for h in DECAY_LIST_HINTS):
                     fn.groups.names.extend(items)
@@ -634,33 +544,35 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
                 fn.tainted.add(name)
             else:
                 fn.tainted.discard(name)
-        elif isinstance(target, (cst.Subscript, cst.Attribute)):
+        elif isinstance(target, (ast.Subscript, ast.Attribute)):
             self._assign_switch(target, value, line)
             self._attr_type(target, value)
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            for el in target.elements:
-                if isinstance(el.value, cst.Name):
-                    n = el.value.value
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for el in target.elts:
+                if isinstance(el, ast.Starred):
+                    el = el.value
+                if isinstance(el, ast.Name):
+                    n = el.id
                     fn.tainted.discard(n)
                     fn.instances.pop(n, None)
                     fn.aliases.pop(n, None)
                     fn.assigns[n] = value  # rebound: `pretrain, store = wrap(pretrain)`
 
-    def _track_value(self, fn: Frame, name: str, value: cst.BaseExpression) -> None:
+    def _track_value(self, fn: Frame, name: str, value: ast.expr) -> None:
         """What kind of thing a name now holds: an instance, an optimizer class, the
         parameters' names, a tuple of module classes."""
         fn.instances.pop(name, None)
         fn.aliases.pop(name, None)
         fn.param_lists.discard(name)
-        if isinstance(value, cst.Call):
+        if isinstance(value, ast.Call):
             func = dotted(value.func)
             if func and func.rsplit(".", 1)[-1][:1].isupper():
                 fn.instances[name] = func  # trainer = Trainer(...)
-            inner = value.args[0].value if func in ("list", "tuple") and value.args else value
+            inner = value.args[0] if func in ("list", "tuple") and value.args else value
             if (
-                isinstance(inner, cst.Call)
-                and isinstance(inner.func, cst.Attribute)
-                and inner.func.attr.value == "named_parameters"
+                isinstance(inner, ast.Call)
+                and isinstance(inner.func, ast.Attribute)
+                and inner.func.attr == "named_parameters"
             ):
                 fn.param_lists.add(name)
             return
@@ -670,32 +582,32 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
             if raw.rsplit(".", 1)[-1] in known.OPTIMIZER_NAMES:
                 fn.aliases[name] = q or raw  # optimizer_cls = torch.optim.AdamW
             return
-        if isinstance(value, cst.Tuple) and value.elements:
-            names = [dotted(el.value) for el in value.elements]
+        if isinstance(value, ast.Tuple) and value.elts:
+            names = [dotted(el) for el in value.elts]
             if all(names):
                 fn.type_tuples[name] = [n.rsplit(".", 1)[-1] for n in names]  # type: ignore[union-attr]
 
-    def _attr_type(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+    def _attr_type(self, target: ast.expr, value: ast.expr) -> None:
         """``self.fabric = L.Fabric(...)`` (or a parameter annotated with a class): the
         class of what ``self.fabric`` holds, for ``self.fabric.seed_everything()``."""
         if not (
-            isinstance(target, cst.Attribute)
-            and isinstance(target.value, cst.Name)
-            and target.value.value == "self"
+            isinstance(target, ast.Attribute)
+            and isinstance(target.value, ast.Name)
+            and target.value.id == "self"
         ):
             return
         cls = self._enclosing_class()
         if cls is None:
             return
         held: str | None = None
-        if isinstance(value, cst.Call):
+        if isinstance(value, ast.Call):
             func = dotted(value.func)
             if func and func.rsplit(".", 1)[-1][:1].isupper():
                 held = func
-        elif isinstance(value, cst.Name):
-            held = self.cur.instances.get(value.value)
+        elif isinstance(value, ast.Name):
+            held = self.cur.instances.get(value.id)
         if held is not None:
-            self.attr_types[f"{cls}.{target.attr.value}"] = held
+            self.attr_types[f"{cls}.{target.attr}"] = held
 
     def resolve_call_name(self, raw: str) -> str:
         """``trainer.train`` -> ``Trainer.train`` when ``trainer = Trainer(...)``; an alias
@@ -709,25 +621,30 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
         return raw
 
     # -- expressions --------------------------------------------------------------------
-    def visit_Call(self, node: cst.Call) -> None:
-        line = self.at(node)
+    def visit_Call(self, node: ast.Call) -> None:
+        line = node.lineno
         raw = dotted(node.func)
         if raw is not None:
             raw = self.resolve_call_name(raw)
         raw, qual = self.qualify_name(raw)
         fn = self.cur
         self._check_matmul(node, qual, line)
+        if triage.hand_update(node):
+            fn.summary.trains = True  # p.data.add_(p.grad, alpha=-lr)
         if raw is None:
             f = node.func
-            if isinstance(f, cst.Attribute) and f.attr.value == "backward":
-                fn.summary.trains = True  # scaler.scale(loss).backward()
+            if isinstance(f, ast.Attribute) and f.attr == "backward":
+                fn.summary.gradients = True  # scaler.scale(loss).backward()
             self._unnamed_call(node, line)
             return  # `ops.MatMul()(a, b)`-style calls have no dotted name to follow
         serving = not known.INFERENCE_ROOTS.isdisjoint(self.roots)
-        if known.is_training_call(qual or raw, len(node.args), serving) or (
-            qual is not None and known.is_training_call(raw, len(node.args), serving)
+        nargs = n_args(node)
+        if known.is_training_call(qual or raw, nargs, serving) or (
+            qual is not None and known.is_training_call(raw, nargs, serving)
         ):
             fn.summary.trains = True
+        if known.is_gradient_call(qual or raw) or known.is_gradient_call(raw):
+            fn.summary.gradients = True
         if qual is not None and self._known_call(node, qual, line, raw):
             return
         last = raw.rsplit(".", 1)[-1]
@@ -739,11 +656,11 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
             fn.optimizers.append((node, line, qual or raw))
         if (
             last in ("endswith", "startswith")
-            and isinstance(node.func, cst.Attribute)
+            and isinstance(node.func, ast.Attribute)
             and self._name_subject(node.func.value)
             and not self._names_lead_to_decay()
         ):
-            items = strings(node.args[0].value) if node.args else None
+            items = strings(node.args[0]) if node.args else None
             if items:
                 fn.groups.names.extend(items)
                 fn.groups.name_evidence.append(
@@ -753,6 +670,10 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
             # Fabric.launch(main, ...): main is run with the Fabric first; the linker binds it
             fn.summary.calls.append(self._callsite(node, raw, line))
             return
+        commands = self.apps.get(raw)
+        if commands:  # app(): every registered command
+            fn.summary.calls.extend(triage.command_calls(commands.items(), line))
+            return
         self._passed_functions(node, line, qual in known.CLI_DISPATCHERS)
         if raw in known.BUILTIN_CALLS or (
             qual is not None and qual.split(".")[0] in known.EXTERNAL_ROOTS
@@ -760,23 +681,23 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
             return
         fn.summary.calls.append(self._callsite(node, raw, line))
 
-    def _unnamed_call(self, node: cst.Call, line: int) -> None:
+    def _unnamed_call(self, node: ast.Call, line: int) -> None:
         """Calls whose callee is an expression: ``super().__init__(...)``,
         ``Trainer(cfg).fit()``, ``TRAINERS[name](cfg)`` (a table of classes)."""
         f = node.func
         fn = self.cur
-        if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Call):
+        if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Call):
             inner = dotted(f.value.func)
             target = None
             if inner == "super":
-                target = f"super().{f.attr.value}"
+                target = f"super().{f.attr}"
             elif inner and inner.rsplit(".", 1)[-1][:1].isupper() and not self._external(inner):
-                target = f"{inner}.{f.attr.value}"  # Trainer(cfg).fit(): Trainer's fit
+                target = f"{inner}.{f.attr}"  # Trainer(cfg).fit(): Trainer's fit
             if target is not None:
                 fn.summary.calls.append(self._callsite(node, target, line))
             return
-        if isinstance(f, cst.Subscript) and isinstance(f.value, cst.Name):
-            for key, name in self._table(f.value.value):
+        if isinstance(f, ast.Subscript) and isinstance(f.value, ast.Name):
+            for key, name in self._table(f.value.id):
                 site = self._callsite(node, name, line)
                 fn.summary.calls.append(
                     site.model_copy(update={"conditional": True, "condition": f"key {key!r}"})
@@ -790,38 +711,29 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
     def _table(self, name: str) -> list[tuple[str, str]]:
         """(key, dotted value) of a dict of functions or classes assigned to ``name``."""
         value = self.cur.assigns.get(name) or self.top.assigns.get(name)
-        if not isinstance(value, cst.Dict):
+        if not isinstance(value, ast.Dict):
             return []
         out = []
-        for el in value.elements:
-            if isinstance(el, cst.DictElement):
-                key, target = literal(el.key), dotted(el.value)
-                if target is not None:
-                    out.append((str(key), target))
+        for k, v in zip(value.keys, value.values, strict=True):
+            if k is None:
+                continue  # **other
+            key, target = literal(k), dotted(v)
+            if target is not None:
+                out.append((str(key) if key is not NO else "?", target))
         return out
 
-    def _passed_functions(self, node: cst.Call, line: int, dispatcher: bool = False) -> None:
+    def _passed_functions(self, node: ast.Call, line: int, dispatcher: bool = False) -> None:
         """Bare names handed to a call may be functions it runs: mp.spawn(worker, ...);
         a dict of them handed to a CLI dispatcher is a table of commands."""
         fn = self.cur
-        for a in node.args:
-            v = a.value
-            if a.star or not isinstance(v, cst.Name):
+        values = [*positional(node), *(k.value for k in node.keywords if k.arg is not None)]
+        for v in values:
+            if not isinstance(v, ast.Name):
                 continue
-            name = v.value
+            name = v.id
             table = self._table(name) if dispatcher else []
             if table:
-                for key, target in table:
-                    fn.summary.calls.append(
-                        CallSite(
-                            target=target,
-                            loc=SrcLoc(line=line),
-                            conditional=True,
-                            condition=f"command {key!r}",
-                            indirect=True,
-                            command=key,
-                        )
-                    )
+                fn.summary.calls.extend(triage.command_calls(table, line))
                 continue
             if name in fn.summary.params or name in fn.assigns or name in known.BUILTIN_CALLS:
                 continue  # a variable, not a function defined or imported here
@@ -839,7 +751,7 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
                 )
             )
 
-    def _callsite(self, node: cst.Call, raw: str, line: int) -> CallSite:
+    def _callsite(self, node: ast.Call, raw: str, line: int) -> CallSite:
         # `self.x()` inside a method means this class's x
         head, _, rest = raw.partition(".")
         if head in ("self", "cls") and rest and rest.count(".") <= 1:
@@ -849,17 +761,16 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
         args: list[Arg] = []
         kwargs: dict[str, Arg] = {}
         every: list[str] = []
-        for a in node.args:
-            if a.star:
-                continue
-            v = self.arg(a.value) or Arg(kind="expr")
-            slot = str(len(args)) if a.keyword is None else a.keyword.value
-            if all_params(a.value):
-                every.append(slot)
-            if a.keyword is None:
-                args.append(v)
-            else:
-                kwargs[a.keyword.value] = v
+        for a in positional(node):
+            if all_params(a):
+                every.append(str(len(args)))
+            args.append(self.arg(a) or Arg(kind="expr"))
+        for k in node.keywords:
+            if k.arg is None:
+                continue  # **kwargs
+            if all_params(k.value):
+                every.append(k.arg)
+            kwargs[k.arg] = self.arg(k.value) or Arg(kind="expr")
         fn = self.cur
         return CallSite(
             target=raw,
@@ -870,6 +781,10 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
             conditional=fn.cond > 0,
             condition=fn.conds[-1] if fn.cond > 0 and fn.conds else "",
         )
+
+    def _app_class(self, name: str) -> str | None:
+        cls = self.top.instances.get(name)
+        return (self.qualify_name(cls)[1] or cls) if cls else None
 
     def _enclosing_class(self) -> str | None:
         for i in range(len(self.scope) - 1, -1, -1):
@@ -911,33 +826,55 @@ def _seedish(text: str) -> str:
     return text if "seed" in text.lower() else ""
 
 
-def _returns(body: cst.BaseSuite) -> bool:
+def _returns(body: list[ast.stmt]) -> bool:
     """Does an `if` body end with ``return``?"""
-    if not isinstance(body, cst.IndentedBlock) or not body.body:
-        return False
-    last = body.body[-1]
-    return isinstance(last, cst.SimpleStatementLine) and any(
-        isinstance(x, cst.Return) for x in last.body
-    )
+    return bool(body) and isinstance(body[-1], ast.Return)
 
 
-def _else_raises(node: cst.If) -> bool:
+def _else_raises(node: ast.If) -> bool:
     """``else:`` holding nothing but ``raise``."""
-    orelse = node.orelse
-    if not isinstance(orelse, cst.Else) or not isinstance(orelse.body, cst.IndentedBlock):
-        return False
-    stmts = orelse.body.body
-    return bool(stmts) and all(
-        isinstance(s, cst.SimpleStatementLine) and all(isinstance(x, cst.Raise) for x in s.body)
-        for s in stmts
-    )
+    return bool(node.orelse) and all(isinstance(s, ast.Raise) for s in node.orelse)
 
 
-def _is_main_test(test: cst.BaseExpression) -> bool:
-    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+def _is_main_test(test: ast.expr) -> bool:
+    if not isinstance(test, ast.Compare) or len(test.ops) != 1:
         return False
-    ct = test.comparisons[0]
-    if not isinstance(ct.operator, cst.Equal):
+    if not isinstance(test.ops[0], ast.Eq):
         return False
-    sides = {dotted(n) or literal(n) for n in (test.left, ct.comparator)}
+    sides = {dotted(n) or literal(n) for n in (test.left, test.comparators[0])}
     return sides == {"__name__", "__main__"}
+
+
+_WalkFn = Callable[[_Visitor, Any], None]
+# Nodes walked by hand (they open scopes or conditions) or not at all (contexts, operators).
+_CUSTOM: dict[type, _WalkFn] = {
+    ast.ClassDef: _Visitor.walk_ClassDef,
+    ast.FunctionDef: _Visitor.walk_FunctionDef,
+    ast.AsyncFunctionDef: _Visitor.walk_FunctionDef,
+    ast.If: _Visitor.walk_If,
+    ast.IfExp: _Visitor._walk_ifexp,
+    ast.Dict: _Visitor._walk_dict,
+    ast.Import: _Visitor.visit_Import,
+    ast.ImportFrom: _Visitor.visit_ImportFrom,
+    **{
+        t: _Visitor._skip
+        for base in (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
+        for t in base.__subclasses__()
+    },
+    **{t: _Visitor._skip for t in (ast.Pass, ast.Break, ast.Continue, ast.Global, ast.Nonlocal)},
+}
+# Hooks that see a node before its children are walked.
+_HOOKS: dict[type, _WalkFn] = {
+    ast.Call: _Visitor.visit_Call,
+    ast.BinOp: _Visitor.visit_BinOp,
+    ast.Compare: _Visitor.visit_Compare,
+    ast.Assign: _Visitor.visit_Assign,
+    ast.AnnAssign: _Visitor.visit_AnnAssign,
+    ast.AugAssign: _Visitor.visit_AugAssign,
+    ast.For: _Visitor.visit_For,
+    ast.AsyncFor: _Visitor.visit_For,
+    ast.ListComp: _Visitor.visit_comp,
+    ast.SetComp: _Visitor.visit_comp,
+    ast.GeneratorExp: _Visitor.visit_comp,
+    ast.DictComp: _Visitor.visit_comp,
+}

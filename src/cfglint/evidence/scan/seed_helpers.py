@@ -98,6 +98,30 @@ _TIMM = LibraryHelper(
     note="timm's random_seed seeds torch, numpy and random with seed + rank, so every rank "
     "draws differently",
 )
+_COMPOSER_SEED_ALL = LibraryHelper(
+    kinds=("random", "numpy", "torch", "cuda"),
+    seed=("arg", 0, "seed"),
+    source="composer 0.33.0.dev0 (commit 6405188805a0): composer/utils/reproducibility.py:149-176",
+    note="composer's reproducibility.seed_all seeds random, numpy, torch and every CUDA device",
+)
+_COMPOSER_DETERMINISTIC = LibraryHelper(
+    kinds=(),
+    seed=(),
+    deterministic_always=True,
+    source="composer 0.33.0.dev0 (commit 6405188805a0): composer/utils/reproducibility.py:90-126",
+    note="composer's configure_deterministic_mode calls torch.use_deterministic_algorithms(True) "
+    "and sets cudnn.deterministic",
+)
+_COMPOSER_TRAINER = LibraryHelper(
+    kinds=("random", "numpy", "torch", "cuda"),
+    seed=("arg", 99, "seed"),
+    deterministic_kw=(99, "deterministic_mode"),
+    source="composer 0.33.0.dev0 (commit 6405188805a0): composer/trainer/trainer.py:1091-1092, "
+    "1212-1217 (_distribute_and_get_random_seed at :473-490)",
+    note="the composer Trainer seeds through seed_all with seed + global rank (a seed drawn "
+    "from the clock when none is given); deterministic_mode=True switches deterministic "
+    "algorithms on",
+)
 _DEEPSPEED = LibraryHelper(
     kinds=("random", "numpy", "torch"),
     seed=("arg", 0, "seed"),
@@ -168,6 +192,12 @@ LIBRARY_HELPERS: dict[str, LibraryHelper] = {
         _LIGHTNING_CLI,
     ),
     **dict.fromkeys(("transformers.set_seed", "transformers.trainer_utils.set_seed"), _HF_SET_SEED),
+    "composer.utils.reproducibility.seed_all": _COMPOSER_SEED_ALL,
+    "composer.utils.reproducibility.configure_deterministic_mode": _COMPOSER_DETERMINISTIC,
+    **dict.fromkeys(
+        ("composer.Trainer", "composer.trainer.Trainer", "composer.trainer.trainer.Trainer"),
+        _COMPOSER_TRAINER,
+    ),
     **dict.fromkeys(
         (
             "transformers.enable_full_determinism",

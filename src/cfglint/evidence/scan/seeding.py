@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import libcst as cst
+import ast
 
 from cfglint.evidence.scan import known
 from cfglint.evidence.scan.common import call_arg, literal
@@ -17,24 +17,20 @@ _IMPERSONATED = ("megatron.",)
 class SeedingMixin:
     """Part of the scanner's visitor (see :mod:`scanner`): seeding and determinism."""
 
-    def _assign_switch(
-        self, target: cst.BaseExpression, value: cst.BaseExpression, line: int
-    ) -> None:
+    def _assign_switch(self, target: ast.expr, value: ast.expr, line: int) -> None:
         """``os.environ["PYTHONHASHSEED"] = ...`` and ``torch.backends.cudnn.* = ...``."""
-        if isinstance(target, cst.Subscript):
+        if isinstance(target, ast.Subscript):
             _, q = self.qualify(target.value)
-            if q == "os.environ" and len(target.slice) == 1:
-                idx = target.slice[0].slice
-                if isinstance(idx, cst.Index) and literal(idx.value) == "PYTHONHASHSEED":
-                    self.effect("pythonhashseed", "os.environ", line, seed=self.arg(value))
-        elif isinstance(target, cst.Attribute):
+            if q == "os.environ" and literal(target.slice) == "PYTHONHASHSEED":
+                self.effect("pythonhashseed", "os.environ", line, seed=self.arg(value))
+        elif isinstance(target, ast.Attribute):
             _, q = self.qualify(target)
             kind = known.ATTR_SWITCHES.get(q or "")
             if kind is not None:
                 v = literal(value)
                 self.effect(kind, q, line, enabled=v if isinstance(v, bool) else None)
 
-    def _known_call(self, node: cst.Call, qual: str, line: int, raw: str = "") -> bool:
+    def _known_call(self, node: ast.Call, qual: str, line: int, raw: str = "") -> bool:
         spec = known.SEED_CALLS.get(qual)
         if spec is not None:
             kind, idx, kw = spec
@@ -63,10 +59,11 @@ class SeedingMixin:
                 value = call_arg(node, 1, "value")
                 self.effect("pythonhashseed", qual, line, seed=self.arg(value))
             return True
-        if qual == "os.environ.update" and node.args and isinstance(node.args[0].value, cst.Dict):
-            for el in node.args[0].value.elements:
-                if isinstance(el, cst.DictElement) and literal(el.key) == "PYTHONHASHSEED":
-                    self.effect("pythonhashseed", qual, line, seed=self.arg(el.value))
+        first = node.args[0] if node.args else None
+        if qual == "os.environ.update" and isinstance(first, ast.Dict):
+            for key, value in zip(first.keys, first.values, strict=True):
+                if key is not None and literal(key) == "PYTHONHASHSEED":
+                    self.effect("pythonhashseed", qual, line, seed=self.arg(value))
             return True
         init = known.FRAMEWORK_INITS.get(qual)
         if init is not None:
@@ -83,7 +80,7 @@ class SeedingMixin:
         return False
 
     def _framework_init(
-        self, node: cst.Call, qual: str, init: known.FrameworkInit, line: int, modelled: str = ""
+        self, node: ast.Call, qual: str, init: known.FrameworkInit, line: int, modelled: str = ""
     ) -> None:
         seed: Arg | None = None
         if init.seed and init.seed[0] == "config":

@@ -1,8 +1,8 @@
-"""Cheap triage before libcst: which files can hold anything the scanner reports.
+"""Cheap triage before the full pass: which files can hold anything the scanner reports.
 
-A whole repository is mostly model, data and utility code. Building a libcst tree costs
-many times what CPython's own parser (``ast``) does, so every file is parsed with ``ast``
-first, and only the files that can matter get a libcst tree:
+A whole repository is mostly model, data and utility code. Every file is parsed once with
+CPython's own parser (``ast``); the full pass (:mod:`scanner`), which tracks values,
+conditions and parameter groups, walks the tree only of the files that can matter:
 
 - a seeding / determinism / environment call or switch, a framework entry modelled in
   :mod:`known`, a library seeding helper;
@@ -13,7 +13,7 @@ first, and only the files that can matter get a libcst tree:
 The other files still matter for following calls from an entry point to the files that
 seed, so they get a *call-graph summary* built from the ``ast`` tree here: imports,
 classes, functions with their parameters and calls, the main block. One walk does both:
-it builds the call graph and stops at the first thing that needs libcst
+it builds the call graph and stops at the first thing that needs the full pass
 (:class:`NeedsFullScan`). Nothing is executed.
 """
 
@@ -32,7 +32,7 @@ from cfglint.evidence.scan.model import (
     SrcLoc,
 )
 
-# Last name parts of every call the libcst scanner recognises.
+# Last name parts of every call the full pass recognises.
 _KNOWN_LAST = frozenset(
     q.rsplit(".", 1)[-1]
     for table in (
@@ -114,7 +114,7 @@ def _literal(node: ast.expr | None) -> Any:
 
 
 class NeedsFullScan(Exception):
-    """Raised by the call-graph walk when the file holds something libcst must read."""
+    """Raised by the call-graph walk when the file holds something the full pass must read."""
 
 
 def _seedish(text: str) -> str:
@@ -136,7 +136,7 @@ class _Fn:
 class CallGraph:
     """Imports, classes, functions and calls of one module: what the linker follows.
 
-    With ``triage=True`` the walk also looks for anything the libcst scanner reports
+    With ``triage=True`` the walk also looks for anything the full pass reports
     and stops at the first one (:class:`NeedsFullScan`): one cheap pass decides.
     The walk is hand-rolled (a dispatch table by node class) because
     ``ast.NodeVisitor``'s name lookups and generators cost more than the parse."""
@@ -156,6 +156,8 @@ class CallGraph:
         self.bases: dict[str, list[str]] = {}
         self.attr_types: dict[str, str] = {}
         self.defined: set[str] = set()  # top-level def and class names
+        # CLI applications: name -> {command: function} (`@app.command()` registrations)
+        self.apps: dict[str, dict[str, str]] = {}
 
     @property
     def cur(self) -> _Fn:
@@ -249,13 +251,18 @@ class CallGraph:
         self.scope.pop()
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-        # A custom backward alone needs no libcst: a transposed operand fed to a matmul is
+        # A custom backward alone needs no full pass: a transposed operand fed to a matmul is
         # what is reported, and a file holding both transposes and matmuls gets the full
         # scan anyway; the call graph marks the backward so its helpers are checked.
         backward = self._custom_backward(node.name)
         for d in node.decorator_list:
             self.visit(d)
         qual = ".".join([*(n for n, _ in self.scope), node.name])
+        if not self.scope:
+            for d in node.decorator_list:
+                found = cli_command(d, node.name, self._app_class)
+                if found is not None:
+                    self.apps.setdefault(found[0], {})[found[1]] = qual
         a = node.args
         params = [p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
         defaults: dict[str, Arg] = {}
@@ -291,6 +298,11 @@ class CallGraph:
         self.scope.pop()
         self.stack.pop()
         self.functions[qual] = fn.summary
+        # a training step built inside a function (and returned) counts as the builder's
+        parent = self.cur
+        nested = parent is not self.top and parent is not self.main
+        if fn.summary.trains and nested and not (self.scope and self.scope[-1][1]):
+            parent.summary.trains = True
 
     def _custom_backward(self, name: str) -> bool:
         """``backward`` of a torch.autograd.Function subclass, or a MindSpore ``bprop``."""
@@ -376,6 +388,8 @@ class CallGraph:
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         if self.triage:
             self._switch_targets([node.target])
+        if hand_update(node):
+            self.cur.summary.trains = True
         self.generic_visit(node)
 
     def _switch_targets(self, targets: list[ast.expr]) -> None:
@@ -444,15 +458,19 @@ class CallGraph:
             target = self._target(raw)  # trainer.train() -> Trainer.train
             named = (raw, target, self._qualify(target) or target)
             serving = not known.INFERENCE_ROOTS.isdisjoint(self.roots)
-            if any(_trains(node, n, serving) for n in named):
+            if any(_trains(node, n, serving) for n in named) or hand_update(node):
                 fn.summary.trains = True
+            if any(known.is_gradient_call(n) for n in named):
+                fn.summary.gradients = True
         elif _chained_backward(node):
-            fn.summary.trains = True
+            fn.summary.gradients = True
         if raw is not None:
             target = self._target(raw)
             if self._qualify(target) in known.LAUNCHERS:
                 # Fabric.launch(main, ...): main is run with the Fabric first
                 fn.summary.calls.append(self._site(node, target))
+                return
+            if self._app_commands(node, raw):
                 return
             self._passed(node, self._qualify(raw) in known.CLI_DISPATCHERS)
             if raw in known.BUILTIN_CALLS:
@@ -550,6 +568,18 @@ class CallGraph:
                     return f"{inst}.{rest}"  # trainer = Trainer(...); trainer.train()
         return raw
 
+    def _app_class(self, name: str) -> str | None:
+        cls = self.top.instances.get(name)
+        return (self._qualify(cls) or cls) if cls else None
+
+    def _app_commands(self, node: ast.Call, raw: str) -> bool:
+        """``app()``: each command registered on the application is a way in."""
+        commands = self.apps.get(raw)
+        if not commands:
+            return False
+        self.cur.summary.calls.extend(command_calls(commands.items(), node.lineno))
+        return True
+
     def _enclosing_class(self) -> str | None:
         names = [n for n, _ in self.scope]
         for i in range(len(self.scope) - 1, -1, -1):
@@ -567,17 +597,7 @@ class CallGraph:
             name = v.id
             table = self._table(name) if dispatcher else []
             if table:  # a dict of commands handed to a CLI dispatcher
-                for key, target in table:
-                    fn.summary.calls.append(
-                        CallSite(
-                            target=target,
-                            loc=SrcLoc(line=node.lineno),
-                            conditional=True,
-                            condition=f"command {key!r}",
-                            indirect=True,
-                            command=key,
-                        )
-                    )
+                fn.summary.calls.extend(command_calls(table, node.lineno))
                 continue
             if name in fn.summary.params or name in fn.assigned or name in known.BUILTIN_CALLS:
                 continue
@@ -797,14 +817,78 @@ def _is_none(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
 
 
+def command_calls(table: Any, line: int) -> list[CallSite]:
+    """One call per CLI command (``(name, function)`` pairs), each the way in when that
+    command is given: the linker makes an entry point of every command that trains."""
+    return [
+        CallSite(
+            target=target,
+            loc=SrcLoc(line=line),
+            conditional=True,
+            condition=f"command {key!r}",
+            indirect=True,
+            command=key,
+        )
+        for key, target in table
+    ]
+
+
+def cli_command(decorator: ast.expr, function: str, app_class: Any) -> tuple[str, str] | None:
+    """``@app.command(name="train")`` on ``function``, ``app`` an instance of a CLI
+    application class (known.CLI_APPS): (the application's name, the command's name).
+    ``app_class`` maps a name to the qualified class it holds (or None)."""
+    call = decorator if isinstance(decorator, ast.Call) else None
+    f = call.func if call is not None else decorator
+    if not (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name)):
+        return None
+    method = known.CLI_APPS.get(app_class(f.value.id) or "")
+    if method is None or f.attr != method:
+        return None
+    name = function.replace("_", "-")
+    if call is not None:
+        given = call.args[0] if call.args else None
+        for k in call.keywords:
+            if k.arg == "name":
+                given = k.value
+        value = _literal(given) if given is not None else _NO
+        if isinstance(value, str):
+            name = value
+    return f.value.id, name
+
+
 def _chained_backward(node: ast.Call) -> bool:
     """``scaler.scale(loss).backward()``, ``model(x).sum().backward()``: no dotted name."""
     f = node.func
     return isinstance(f, ast.Attribute) and f.attr == "backward" and _dotted(f) is None
 
 
+def hand_update(node: ast.AST) -> bool:
+    """A parameter updated by hand from its gradient: ``p -= lr * p.grad``,
+    ``p.data.add_(p.grad, alpha=-lr)`` (a training loop without an optimizer object)."""
+    if isinstance(node, ast.AugAssign):
+        return (
+            isinstance(node.op, (ast.Sub, ast.Add))
+            and _mentions_grad(node.value)
+            and not _mentions_grad(node.target)  # `p.grad += g`: accumulation, not an update
+        )
+    if isinstance(node, ast.Call):
+        f = node.func
+        if (
+            isinstance(f, ast.Attribute)
+            and f.attr in known.IN_PLACE_UPDATES
+            and not _mentions_grad(f.value)
+            and "grad" not in (_dotted(f.value) or "").lower()  # fp32_grad.add_(p.grad)
+        ):
+            return any(_mentions_grad(a) for a in (*node.args, *(k.value for k in node.keywords)))
+    return False
+
+
+def _mentions_grad(node: ast.AST) -> bool:
+    return any(isinstance(n, ast.Attribute) and n.attr == "grad" for n in ast.walk(node))
+
+
 def summarize_tree(tree: ast.Module, triage: bool = False) -> FileSummary | None:
-    """The call-graph summary; with ``triage``, None when the file needs libcst."""
+    """The call-graph summary; with ``triage``, None when the file needs the full pass."""
     v = CallGraph(triage=triage)
     defs = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
     v.defined = {s.name for s in tree.body if isinstance(s, defs)}
