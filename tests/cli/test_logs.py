@@ -125,21 +125,27 @@ def _logs_json(capsys, *argv: str) -> dict:
     return doc
 
 
+def _probe_pair(capsys, run: str, config: str, script: str = "base.sh") -> dict:
+    """`cfglint logs` on one probe-written pair of fixtures/runs, with the linted pair."""
+    d = RUNS / run
+    return _logs_json(
+        capsys,
+        str(d / "mindformers.log"),
+        str(d / "megatron.log"),
+        "--config",
+        str(RUNS / config),
+        "--megatron",
+        str(RUNS / script),
+    )
+
+
 def _rows(doc: dict) -> dict[str, dict]:
     return {r["row"]: r for r in doc["logs"]["rows"]}
 
 
 def test_probe_runs_of_the_same_config_are_noise(capsys) -> None:
     # through the installed entry point's code path, with the pair linted as well
-    doc = _logs_json(
-        capsys,
-        str(RUNS / "same/mindformers.log"),
-        str(RUNS / "same/megatron.log"),
-        "--config",
-        str(RUNS / "base.yaml"),
-        "--megatron",
-        str(RUNS / "base.sh"),
-    )
+    doc = _probe_pair(capsys, "same", "base.yaml")
     rows = _rows(doc)
     # six printed decimals show the frameworks' float32 rounding (about 1e-6, one-signed):
     # within float arithmetic, so noise
@@ -155,16 +161,7 @@ def _named(doc: dict, row: str) -> set[str]:
 
 
 def test_probe_runs_with_a_weight_decay_difference_part_early_and_name_it(capsys) -> None:
-    d = RUNS / "wd"
-    doc = _logs_json(
-        capsys,
-        str(d / "mindformers.log"),
-        str(d / "megatron.log"),
-        "--config",
-        str(RUNS / "wd.yaml"),
-        "--megatron",
-        str(RUNS / "base.sh"),
-    )
+    doc = _probe_pair(capsys, "wd", "wd.yaml")
     rows = _rows(doc)
     assert doc["code"] == 1
     # weight decay 0.1 on Megatron only pulls its weights from the first update: the curves
@@ -179,16 +176,7 @@ def test_probe_runs_with_a_weight_decay_difference_part_early_and_name_it(capsys
 
 
 def test_probe_runs_with_bf16_weights_drift_late_and_name_it(capsys) -> None:
-    d = RUNS / "prec"
-    doc = _logs_json(
-        capsys,
-        str(d / "mindformers.log"),
-        str(d / "megatron.log"),
-        "--config",
-        str(RUNS / "prec.yaml"),
-        "--megatron",
-        str(RUNS / "low.sh"),
-    )
+    doc = _probe_pair(capsys, "prec", "prec.yaml", "low.sh")
     rows = _rows(doc)
     assert doc["code"] == 1
     # the same start: bfloat16 weights keep the first losses (updates of 1e-4 still land)
@@ -223,16 +211,7 @@ def test_fixture_runs_regenerate_the_same(tmp_path: Path) -> None:
 
 
 def test_probe_runs_with_an_lr_difference_part_at_step_2_and_name_it(capsys) -> None:
-    d = RUNS / "lr"
-    doc = _logs_json(
-        capsys,
-        str(d / "mindformers.log"),
-        str(d / "megatron.log"),
-        "--config",
-        str(RUNS / "lr.yaml"),
-        "--megatron",
-        str(RUNS / "base.sh"),
-    )
+    doc = _probe_pair(capsys, "lr", "lr.yaml")
     rows = _rows(doc)
     assert doc["code"] == 1
     assert (
