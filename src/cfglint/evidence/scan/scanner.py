@@ -123,7 +123,7 @@ def summarize_json(job: tuple[str, bool]) -> str:
 # -- the visitor --------------------------------------------------------------------------
 
 
-class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
+class _Visitor(triage.ImportRecorder, SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
     """Walks the ast tree in lexical order (the order Python evaluates a function body
     in, near enough): a hook per node class sees the node before its children, and the
     statement blocks, ``if``s, functions and classes are walked by hand because they
@@ -298,25 +298,6 @@ class _Visitor(SeedingMixin, DropoutMixin, DecayMixin, BackwardMixin):
         fn.summary.effects.append(Effect(kind=kind, api=api, loc=SrcLoc(line=line), **kw))  # type: ignore[arg-type]
 
     # -- imports ------------------------------------------------------------------------
-    def visit_Import(self, node: ast.Import) -> None:
-        for alias in node.names:
-            root = alias.name.split(".")[0]
-            self.roots.add(root)
-            if alias.asname:
-                self.imports[alias.asname] = ImportRef(module=alias.name)
-            else:
-                self.imports[root] = ImportRef(module=root)
-
-    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        module = node.module or ""
-        if node.level == 0:
-            self.roots.add(module.split(".")[0])
-        for alias in node.names:
-            if alias.name == "*":
-                self.star.append(ImportRef(level=node.level, module=module))
-                continue
-            local = alias.asname or alias.name
-            self.imports[local] = ImportRef(level=node.level, module=module, name=alias.name)
 
     # -- scopes -------------------------------------------------------------------------
     def walk_ClassDef(self, node: ast.ClassDef) -> None:

@@ -133,7 +133,36 @@ class _Fn:
         self.declared: dict[str, str] = {}  # `trainer: Trainer | None`: declared class
 
 
-class CallGraph:
+class ImportRecorder:
+    """What a module's import statements bind, for both walks over it (the call graph
+    and the full pass): local name -> ImportRef, star imports, top-level packages."""
+
+    imports: dict[str, ImportRef]
+    star: list[ImportRef]
+    roots: set[str]
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            root = alias.name.split(".")[0]
+            self.roots.add(root)
+            if alias.asname:
+                self.imports[alias.asname] = ImportRef(module=alias.name)
+            else:
+                self.imports[root] = ImportRef(module=root)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        module = node.module or ""
+        if node.level == 0:
+            self.roots.add(module.split(".")[0])
+        for alias in node.names:
+            if alias.name == "*":
+                self.star.append(ImportRef(level=node.level, module=module))
+                continue
+            local = alias.asname or alias.name
+            self.imports[local] = ImportRef(level=node.level, module=module, name=alias.name)
+
+
+class CallGraph(ImportRecorder):
     """Imports, classes, functions and calls of one module: what the linker follows.
 
     With ``triage=True`` the walk also looks for anything the full pass reports
@@ -215,25 +244,6 @@ class CallGraph:
         pass
 
     # imports ------------------------------------------------------------------------
-    def visit_Import(self, node: ast.Import) -> None:
-        for alias in node.names:
-            root = alias.name.split(".")[0]
-            self.roots.add(root)
-            if alias.asname:
-                self.imports[alias.asname] = ImportRef(module=alias.name)
-            else:
-                self.imports[root] = ImportRef(module=root)
-
-    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        module = node.module or ""
-        if node.level == 0:
-            self.roots.add(module.split(".")[0])
-        for alias in node.names:
-            if alias.name == "*":
-                self.star.append(ImportRef(level=node.level, module=module))
-                continue
-            local = alias.asname or alias.name
-            self.imports[local] = ImportRef(level=node.level, module=module, name=alias.name)
 
     # scopes -------------------------------------------------------------------------
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
