@@ -254,7 +254,7 @@ def _standard(pair: Pair, d: np.ndarray) -> list[Row]:
     la, lb = pair.series("a", "loss"), pair.series("b", "loss")
     assert la is not None and lb is not None
     s0 = int(pair.steps[0])
-    e0, r0 = abs(float(d[0])), abs(float(d[0])) / max(abs(float(lb[0])), 1e-12)
+    e0, r0 = std.first_loss_error(float(la[0]), float(lb[0]))
     rows = [
         Row(
             row="standard.first_loss",
@@ -271,8 +271,7 @@ def _standard(pair: Pair, d: np.ndarray) -> list[Row]:
             f"({r0:.2%}; {std.FIRST_LOSS_LIMIT})",
         )
     ]
-    ma = float(np.mean(np.abs(d)))
-    mr = float(np.mean(np.abs(d) / np.maximum(np.abs(lb), 1e-12)))
+    ma, mr = std.mean_loss_error(la, lb)
     rows.append(
         Row(
             row="standard.mean_loss",
@@ -295,11 +294,7 @@ def _standard(pair: Pair, d: np.ndarray) -> list[Row]:
         )
         return rows
     ok = np.isfinite(ga) & np.isfinite(gb)
-    rel = (
-        float(np.mean(np.abs(ga[ok] - gb[ok]) / np.maximum(np.abs(gb[ok]), 1e-12)))
-        if ok.any()
-        else math.nan
-    )
+    rel = std.global_norm_error(ga[ok], gb[ok]) if ok.any() else math.nan
     rows.append(
         Row(
             row="standard.global_norm",
