@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
-from typing import Any
 
 
-def cmd_cache(args: Any) -> int:
+def cmd_cache(args: argparse.Namespace) -> int:
     """``cfglint cache clear`` / ``cfglint cache info``: every part of the cache (parsed data
     tables, validated rules, source-scan summaries)."""
     from cfglint.check.caches import scan_cache
