@@ -11,6 +11,7 @@ from typing import Any
 
 from cfglint.check.pipeline import Options, lint
 from cfglint.cli.common import settings
+from cfglint.cli.fix import wants_fix
 from cfglint.cli.terminal import report_format, write_output
 from cfglint.load.classify import Plan
 from cfglint.model.errors import InputError
@@ -114,7 +115,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
     version = args.megatron_version or cfg.get("megatron_version")
     _check_selectors(args, cfg)
     _check_paths(args)
-    if "-" in args.files and (getattr(args, "fix", False) or getattr(args, "diff", False)):
+    if "-" in args.files and wants_fix(args):
         raise InputError(STDIN_NAME, "--fix and --diff edit files; standard input is not one")
     args.files, stdin_path = _stdin_file(list(args.files))
     try:
@@ -177,7 +178,7 @@ def _run_jobs(
     todo: Plan, args: argparse.Namespace, cfg: dict[str, Any], profile: str, version: str | None
 ) -> Report:
     total = Report.model_construct()
-    fix_wanted = getattr(args, "fix", False) or getattr(args, "diff", False)
+    fix_wanted = wants_fix(args)
     for job in todo.jobs:
         opts = Options(
             mindformers=[job.mindformers] if job.mindformers else [],
