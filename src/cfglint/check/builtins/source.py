@@ -443,13 +443,13 @@ def _seed_src(e: ReachedEffect) -> Location:
     return _src(e.seed_loc or e.loc)
 
 
-@builtin
-def seed_mismatch(rule: Rule, ctx: Context) -> list[Finding]:
-    res = _scan(rule, ctx)
-    if res is None:
-        return []
-    per_side: dict[str, list[tuple[int, str, list[Location], bool]]] = {}
-    scanned = {e.side for e in res.entries}
+# (seed, where it comes from, its locations, whether the code (not a config) sets it)
+_SeedSource = tuple[int, str, list[Location], bool]
+
+
+def _code_seeds(res: Any, ctx: Context) -> dict[str, list[_SeedSource]]:
+    """Each side's seeds as its scanned entry points set them."""
+    per_side: dict[str, list[_SeedSource]] = {}
     for entry in res.entries:
         if entry.side is None:
             continue
@@ -458,18 +458,36 @@ def seed_mismatch(rule: Rule, ctx: Context) -> list[Finding]:
             continue
         locs = [_seed_src(eff)] + (value_locations(cv, entry.side) if cv else [])
         per_side.setdefault(entry.side, []).append((seed, _seed_where(eff, cv), locs, cv is None))
+    return per_side
+
+
+def _config_seed(ctx: Context, side: str) -> _SeedSource | None:
+    """The config's seed of a side no entry point was scanned for, when the framework
+    applies it."""
+    cfg = ctx.side(side)
+    if cfg is None:
+        return None
+    applied = cfg.determinism.seed_applied
+    if applied is not None and applied.known and applied.value is False:
+        return None  # the framework never applies that seed
+    v = cfg.determinism.seed
+    if v is not None and v.known and isinstance(v.value, int):
+        return v.value, f"{label(cfg)} config seed ({v.where()})", value_locations(v, side), False
+    return None
+
+
+@builtin
+def seed_mismatch(rule: Rule, ctx: Context) -> list[Finding]:
+    res = _scan(rule, ctx)
+    if res is None:
+        return []
+    per_side = _code_seeds(res, ctx)
+    scanned = {e.side for e in res.entries}
     for side in ("mindformers", "megatron"):
-        cfg = ctx.side(side)
         # a side whose entry point seeds nothing is the missing-seed rules' business
-        if side in scanned or cfg is None:
-            continue
-        applied = cfg.determinism.seed_applied
-        if applied is not None and applied.known and applied.value is False:
-            continue  # the framework never applies that seed
-        v = cfg.determinism.seed
-        if v is not None and v.known and isinstance(v.value, int):
-            where = f"{label(cfg)} config seed ({v.where()})"
-            per_side[side] = [(v.value, where, value_locations(v, side), False)]
+        seed = None if side in scanned else _config_seed(ctx, side)
+        if seed is not None:
+            per_side[side] = [seed]
     if len(per_side) < 2:
         if res.entries:
             not_checked(ctx, rule, "seed values known for one side only")
