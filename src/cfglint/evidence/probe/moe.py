@@ -414,6 +414,15 @@ def mindspore_cannot(spec: Any) -> str:
     return ""
 
 
+def _renormalizes(s: Any) -> bool:
+    """Softmax scores renormalized over the chosen experts before any drop."""
+    return bool(
+        s.moe_score == "softmax"
+        and s.moe_norm_topk
+        and not (s.moe_norm_after_drop and s.moe_capacity > 0)
+    )
+
+
 def same_math_fields(a: Any, b: Any) -> list[str]:
     """MoE fields where ``a`` and ``b`` differ only in the order of the same math (see
     plan.same_math)."""
@@ -423,12 +432,7 @@ def same_math_fields(a: Any, b: Any) -> list[str]:
     drops = any(s.moe_capacity > 0 and s.moe_drop != "probs" for s in (a, b))
     if a.moe_impl != b.moe_impl and not drops:
         out.append("moe_impl")
-    both_norm = all(
-        s.moe_score == "softmax"
-        and s.moe_norm_topk
-        and not (s.moe_norm_after_drop and s.moe_capacity > 0)
-        for s in (a, b)
-    )
+    both_norm = _renormalizes(a) and _renormalizes(b)
     # groups scored by a sum rank differently on logits and on probabilities
     summed = any(s.moe_groups and s.moe_group_top > 1 for s in (a, b))
     if a.moe_pre_softmax != b.moe_pre_softmax and both_norm and not summed:
