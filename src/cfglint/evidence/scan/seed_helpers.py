@@ -1,12 +1,11 @@
 """Library seeding helpers, modelled instead of followed.
 
 Training scripts seldom call ``random.seed`` and friends themselves: they call a library's
-helper. Each entry below says which generators the helper seeds and whether it switches
-deterministic algorithms on, read from the library's source at the release named in
-``source`` (facts restated, no code copied); the entries live in
-``data/library_models.yaml``, so adding a library is adding data. A helper not in this table, from a library
-that is not scanned, is reported as "unknown" (see ``SEEDISH_NAMES``), never as
-"not seeded".
+helper. Each entry of ``data/library_models.yaml`` says which generators a helper seeds
+and whether it switches deterministic algorithms on, read from the library's source at the
+release named in ``source`` (facts restated, no code copied): adding a library is adding
+data. A helper not in the table, from a library that is not scanned, is reported as
+"unknown" (see ``SEEDISH_NAMES``), never as "not seeded".
 
 Effect kinds are those of :data:`cfglint.evidence.scan.model.EffectKind`; ``torch`` is
 ``torch.manual_seed``, which seeds the CPU and every CUDA device.
