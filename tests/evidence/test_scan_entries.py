@@ -37,3 +37,26 @@ def test_a_pipeline_engine_trains_through_train_batch(folder: ScanResult) -> Non
 
 def test_an_engine_whose_step_never_runs_is_not_training(folder: ScanResult) -> None:
     assert "ds_backward_only.py" not in entries(folder)
+
+
+@pytest.mark.parametrize(
+    ("folder_name", "script"),
+    [
+        ("issue31_mae", "main_pretrain.py"),  # a loss scaler whose __call__ steps
+        ("issue31_ms", "train_d.py"),  # a TrainOneStepCell-style cell called in the loop
+    ],
+)
+def test_calling_an_object_follows_its_call_or_construct(folder_name: str, script: str) -> None:
+    """The object is made by the script and called (there or where it is handed): its
+    ``__call__`` / ``construct`` runs the backward pass and the update."""
+    res = scan_paths([str(FIX.parent / folder_name)], use_cache=False)
+    assert script in entries(res)
+    [entry] = [e for e in res.entries if e.path.endswith(script)]
+    assert entry.trains
+
+
+def test_a_script_without_a_main_block_that_calls_its_own_train() -> None:
+    """A module whose top level calls its own function is started like a main block:
+    it is an entry point when that call reaches an update, and not otherwise."""
+    res = scan_paths([str(FIX.parent / "issue31_toplevel")], use_cache=False)
+    assert entries(res) == {"run_train.py"}
