@@ -60,3 +60,16 @@ def test_a_script_without_a_main_block_that_calls_its_own_train() -> None:
     it is an entry point when that call reaches an update, and not otherwise."""
     res = scan_paths([str(FIX.parent / "issue31_toplevel")], use_cache=False)
     assert entries(res) == {"run_train.py"}
+
+
+def test_an_own_optimizer_decays_what_its_step_decays() -> None:
+    """moco-v3's LARS (a torch.optim.Optimizer subclass) decays only `p.ndim > 1`
+    parameters: read from its step(), never assumed to be torch's decay-everything."""
+    res = scan_paths([str(FIX.parent / "issue31_moco")], use_cache=False)
+    by_opt = {d.site.optimizer.rsplit(".", 1)[-1]: d.site for d in res.decays}
+    assert by_opt["LARS"].policy == "exclude_1d"
+    assert "p.ndim > 1" in by_opt["LARS"].detail
+    assert by_opt["AdamW"].policy == "decay_all"  # torch's own: every parameter
+    # an own optimizer whose step() shows no policy: not decided, and the reason says why
+    assert by_opt["Lamb"].policy is None
+    assert "not decided" in by_opt["Lamb"].params_text

@@ -25,6 +25,7 @@ from cfglint.evidence.scan import known
 from cfglint.evidence.scan.model import (
     Arg,
     CallSite,
+    DecaySite,
     Effect,
     EntryReport,
     FileSummary,
@@ -1040,9 +1041,60 @@ def link(files: list[SourceFile], hints: list[str]) -> ScanResult:
         for site in f.summary.decays:
             resolved = _resolve_decay(linker, f, site)
             if resolved is not None:
+                resolved = _own_optimizer(linker, f, resolved)
                 result.decays.append(resolved.model_copy(update={"side": side}))
         result.decays.extend(d.model_copy(update={"side": side}) for d in _helper_decays(linker, f))
     return result
+
+
+def _optimizer_class(linker: Linker, f: SourceFile, site: DecaySite) -> Def | None:
+    """The class an optimizer construction names, when the project defines it."""
+    d = linker.locate(f, site.optimizer, site.function)
+    if d is None and "." in site.optimizer:
+        module, _, name = site.optimizer.rpartition(".")
+        m = linker.find_module(module, f)
+        d = linker.lookup(m, [name], 0) if m is not None else None
+    return d if d is not None and d.kind == "class" else None
+
+
+def _own_optimizer(linker: Linker, f: SourceFile, d: SourceDecay) -> SourceDecay:
+    """An optimizer class of the repository's own (moco-v3's LARS, a
+    torch.optim.Optimizer subclass) decays what its ``step()`` decays, not what torch's
+    optimizers would: a shape test there (``if p.ndim > 1``) skips 1-D parameters;
+    without one read, which parameters it decays is not decided."""
+    cls = _optimizer_class(linker, f, d.site)
+    if cls is None:
+        return d
+    step = linker.method(cls, "step")
+    where = f"{cls.file.display}"
+    site = d.site
+    if step is None or step.kind != "func":
+        reason = (
+            f"{site.optimizer} is the repository's own optimizer ({where}) and its step() "
+            "is not in the scanned code: which parameters it decays is not decided"
+        )
+        update = {"policy": None, "params_text": reason, "detail": reason}
+        return d.model_copy(update={"site": site.model_copy(update=update)})
+    fn = step.file.summary.functions[step.name]
+    g = fn.groups
+    if g is not None and g.shape:
+        ev = g.shape[0]
+        update = {
+            "policy": "exclude_1d",
+            "names": [],
+            "evidence": list(g.shape),
+            "detail": f"{step.name}() decays only the parameters passing `{ev.text}`",
+        }
+        return d.model_copy(
+            update={"site": site.model_copy(update=update), "policy_path": step.file.display}
+        )
+    reason = (
+        f"{site.optimizer} is the repository's own optimizer; its {step.name}() "
+        f"({step.file.display}:{fn.loc.line}) tests no parameter shape or name that cfglint "
+        "reads: which parameters it decays is not decided"
+    )
+    update = {"policy": None, "params_text": reason, "detail": reason}
+    return d.model_copy(update={"site": site.model_copy(update=update)})
 
 
 def _helper_decays(linker: Linker, f: SourceFile) -> list[SourceDecay]:
