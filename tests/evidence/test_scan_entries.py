@@ -73,3 +73,14 @@ def test_an_own_optimizer_decays_what_its_step_decays() -> None:
     # an own optimizer whose step() shows no policy: not decided, and the reason says why
     assert by_opt["Lamb"].policy is None
     assert "not decided" in by_opt["Lamb"].params_text
+
+
+def test_a_helper_that_rebinds_its_parameter_list_is_not_decay_all() -> None:
+    """mindface's create_optimizer replaces the list it is given by name-filtered groups
+    (`params = init_group_params(params, wd)` when filtering): handing it every parameter
+    does not make every parameter decayed."""
+    res = scan_paths([str(FIX.parent / "issue31_mindface")], use_cache=False)
+    assert res.decays
+    assert all(d.site.policy != "decay_all" for d in res.decays), [
+        (d.site.optimizer, d.site.policy, d.site.params_text) for d in res.decays
+    ]

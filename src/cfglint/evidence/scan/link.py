@@ -1061,11 +1061,16 @@ def _own_optimizer(linker: Linker, f: SourceFile, d: SourceDecay) -> SourceDecay
     """An optimizer class of the repository's own (moco-v3's LARS, a
     torch.optim.Optimizer subclass) decays what its ``step()`` decays, not what torch's
     optimizers would: a shape test there (``if p.ndim > 1``) skips 1-D parameters;
-    without one read, which parameters it decays is not decided."""
+    without one read, which parameters it decays is not decided. Only a plain parameter
+    list is re-judged: hand-built groups say what they say whoever applies them."""
+    if d.site.policy != "decay_all":
+        return d  # groups built by the caller: they decide, whichever class takes them
     cls = _optimizer_class(linker, f, d.site)
     if cls is None:
         return d
     step = linker.method(cls, "step")
+    if step is None or step.kind != "func":
+        step = linker.method(cls, "construct")  # a MindSpore Optimizer (a Cell)
     where = f"{cls.file.display}"
     site = d.site
     if step is None or step.kind != "func":
