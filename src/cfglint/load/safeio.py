@@ -231,3 +231,11 @@ def text_if_small(path: str, *, max_bytes: int = MAX_BYTES) -> str:
 def kind_of(mode: int) -> str:
     """What a non-regular file is, in words ("a named pipe (FIFO)", "a directory", ...)."""
     return _kind(mode)
+
+
+def same_file(a: str, b: str) -> bool:
+    """Whether two paths name one file (through any link or spelling)."""
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):
+        return False
