@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from cfglint.load.outputs import write_atomic
+
 BUCKETS = 2000
 COLORS = {
     "mindformers": "#d62728",
@@ -191,18 +193,10 @@ def write_png(judged: Any, path: str) -> None:
     np.atleast_1d(axes)[-1].set_xlabel("step")
     fig.suptitle(_title(judged), fontsize=10)
     fig.tight_layout()
-    _atomic(path, lambda tmp: fig.savefig(tmp, dpi=110, format="png"))
-    plt.close(fig)
-
-
-def _atomic(path: str, write: Any) -> None:
-    tmp = os.path.join(os.path.dirname(os.path.abspath(path)), f".{os.path.basename(path)}.tmp")
     try:
-        write(tmp)
-        os.replace(tmp, path)
+        write_atomic(path, lambda fh: fig.savefig(fh, dpi=110, format="png"), what="plot")
     finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        plt.close(fig)
 
 
 # -- HTML -----------------------------------------------------------------------------------
@@ -252,11 +246,7 @@ def write_html(judged: Any, path: str) -> None:
     page = template.replace("__DATA__", data.replace("</", "<\\/"))
     page = page.replace("__TITLE__", _escape(_title(judged)))
 
-    def write(tmp: str) -> None:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(page)
-
-    _atomic(path, write)
+    write_atomic(path, page, what="plot")
 
 
 def _escape(s: str) -> str:

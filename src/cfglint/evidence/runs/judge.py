@@ -112,6 +112,9 @@ def judge(
     rows.append(_band_row(pair, d, band, band_info, base_curves))
     rows.append(_drift(pair, d, band))
     div_row, div_step = _divergence(pair, d, smooth, band, w)
+    lost = _lost_loss(a, b)
+    if lost is not None and (div_step is None or lost.numbers["step"] < div_step):
+        div_row, div_step = lost, int(lost.numbers["step"])
     rows.append(div_row)
     rows.append(_late_gap(pair, band))
     rows += _lr_rows(pair, schedules or {})
@@ -131,7 +134,7 @@ def judge(
             "first": int(pair.steps[0]),
             "last": int(pair.steps[-1]),
             "interval": {"mindformers": a.interval(), "megatron": b.interval()},
-            "restarts": {"mindformers": len(a.restarts), "megatron": len(b.restarts)},
+            "restarts": {"mindformers": a.restart_count, "megatron": b.restart_count},
             "gaps": {"mindformers": len(a.gaps()), "megatron": len(b.gaps())},
         },
         band=band_info,
@@ -529,6 +532,39 @@ def _divergence(
     ), step
 
 
+def _lost_loss(a: RunLog, b: RunLog) -> Row | None:
+    """A run whose loss turns NaN or infinite (or beyond any printed value, see
+    load/losslog.py MAX_MAGNITUDE) and stays so while the other's stays finite has diverged
+    there, although the statistics leave those steps out (issue 32: a loss of inf or 1e308
+    from step 100 on was judged "no divergence")."""
+    steps, ia, ib = np.intersect1d(a.steps, b.steps, assume_unique=True, return_indices=True)
+    fa, fb = np.isfinite(a.series["loss"][ia]), np.isfinite(b.series["loss"][ib])
+    n = steps.size
+    for name, lost, other in (
+        ("MindFormers", ~fa & fb, "Megatron"),
+        ("Megatron", ~fb & fa, "MindFormers"),
+    ):
+        left = n - np.arange(n)
+        suffix = np.cumsum(lost[::-1])[::-1]
+        cond = lost & (suffix >= STAY_OUT * left) & (left >= max(5, n // 20))
+        if not cond.any():
+            continue
+        i = int(np.argmax(cond))
+        step, k = int(steps[i]), int(suffix[i])
+        return Row(
+            row="divergence",
+            title="Divergence",
+            verdict="diverges",
+            numbers={"step": step, "index": i, "nonfinite_steps": k},
+            detail=(
+                f"the {name} loss is NaN or infinite from step {step} on ({k} of the "
+                f"{n - i} common steps after it) while the {other} loss stays finite: the "
+                "run has diverged there"
+            ),
+        )
+    return None
+
+
 def _first_stretch(out: np.ndarray, min_len: int) -> tuple[int, int] | None:
     """(start, end) of the first run of at least ``min_len`` consecutive True values."""
     edges = np.diff(np.concatenate(([0], out.astype(np.int8), [0])))
@@ -636,12 +672,6 @@ def _lr_rows(pair: Pair, schedules: dict[str, Any]) -> list[Row]:
         logged = pair.series(key, "lr")
         if sched is None or logged is None:
             continue
-        from cfglint.evidence.lr.curves import curve
-
-        top = int(pair.steps[-1]) + 1
-        conf = np.asarray(curve(sched, top), dtype=np.float64)
-        # both frameworks print the rate after the scheduler step: the rate of step i + 1
-        at = np.clip(pair.steps, 0, top - 1)
         name = "MindFormers" if side == "mindformers" else "Megatron"
         rows.append(
             _lr_compare(
@@ -649,12 +679,26 @@ def _lr_rows(pair: Pair, schedules: dict[str, Any]) -> list[Row]:
                 f"{name} lr vs its config",
                 pair.steps,
                 logged,
-                conf[at],
+                _configured_at(sched, pair.steps),
                 f"{name} log",
                 "config",
             )
         )
     return rows
+
+
+def _configured_at(sched: Any, steps: np.ndarray) -> np.ndarray:
+    """The configured rate each logged step prints: both frameworks print the rate after
+    the scheduler step, the rate of step i + 1. The whole curve up to the last step is
+    built only when that is about as long as the log itself: a log whose last step is
+    3e8 (or 18 digits) is sampled at its own steps (issue 32: 2.4 GB, then MemoryError)."""
+    from cfglint.evidence.lr.curves import CHUNK, curve, sample
+
+    at = np.clip(steps, 0, None)
+    top = int(at[-1]) + 1
+    if top <= 4 * steps.size + CHUNK:
+        return np.asarray(curve(sched, top), dtype=np.float64)[at]
+    return np.asarray(sample(sched, [int(s) + 1 for s in at]), dtype=np.float64)
 
 
 def _lr_compare(
