@@ -178,23 +178,26 @@ def _plan_one(
     ok, spelled = how.spelling(want)
     if not ok:
         return None, f"{fmt(want)} has no spelling in {mover} that the rule knows"
-    edit, why = _edit_side(cfg, how, current, spelled, texts)
-    if edit is None:
+    edits, why = _edit_side(cfg, how, current, spelled, texts)
+    if not edits:
         return None, why
-    title = _title(how, current, spelled, edit)
-    return Fix(rule.id, f, mover, fa.safety, title, [edit]), ""
+    title = _title(how, current, spelled, edits[0])
+    return Fix(rule.id, f, mover, fa.safety, title, edits), ""
 
 
 def _misread_number(f: Finding, texts: _Texts) -> tuple[str, TextEdit] | None:
     """A MindFormers number that PyYAML reads as a string (``1e-8``) where ``f`` points:
     whichever side moves, the first fix is to write it as the number it was meant to be."""
-    from cfglint.load.edit_yaml import misread_number_at
+    from cfglint.load.edit_yaml import Unreadable, misread_number_at
 
     for loc in f.locations:
         if loc.side != "mindformers" or loc.anchor:
             continue
         text = texts.get(loc.path)
-        edit = misread_number_at(text, loc.path, loc.line, loc.column) if text else None
+        try:
+            edit = misread_number_at(text, loc.path, loc.line, loc.column) if text else None
+        except Unreadable:
+            return None
         if edit is not None:
             old = text[edit.start : edit.end].strip()  # type: ignore[index]
             return f"write {old} as the number {edit.text.strip()} ({_at(edit)})", edit
@@ -208,44 +211,51 @@ def _expected(rule: Rule) -> Any:
 
 def _edit_side(
     cfg: Config, how: SideFix, current: Value, value: Any, texts: _Texts
-) -> tuple[TextEdit | None, str]:
+) -> tuple[list[TextEdit], str]:
     if current.branch_choice or current.conditional:
-        return None, f"{current.knob} is set inside a script branch: edit it by hand"
+        return [], f"{current.knob} is set inside a script branch: edit it by hand"
     if current.origin is Origin.DERIVED:
-        return None, f"{current.knob} is derived ({current.detail}): edit its inputs by hand"
+        return [], f"{current.knob} is derived ({current.detail}): edit its inputs by hand"
     if current.origin is Origin.UNKNOWN:
-        return None, f"{current.knob} is unknown: {current.detail}"
+        return [], f"{current.knob} is unknown: {current.detail}"
     if cfg.side == "megatron" and cfg.kind not in EDITABLE_MEGATRON:
-        return None, f"{cfg.path} is a {cfg.kind}, not a script or argument file to edit"
-    if current.origin is Origin.FILE:
-        return _edit_written(cfg, how, current, value, texts)
-    return _add_default(cfg, how, current.knob, value, texts)
+        return [], f"{cfg.path} is a {cfg.kind}, not a script or argument file to edit"
+    from cfglint.load.edit_yaml import Unreadable
+
+    try:
+        if current.origin is Origin.FILE:
+            return _edit_written(cfg, how, current, value, texts)
+        edit, why = _add_default(cfg, how, current.knob, value, texts)
+    except Unreadable as exc:  # PyYAML refuses the text: the lint did not read it either
+        return [], f"its YAML does not load: {exc}"
+    return ([edit] if edit else []), why
 
 
 def _edit_written(
     cfg: Config, how: SideFix, current: Value, value: Any, texts: _Texts
-) -> tuple[TextEdit | None, str]:
+) -> tuple[list[TextEdit], str]:
     loc = current.loc
     if loc is None or current.knob not in how.keys:
-        return None, f"{current.knob} is not one of the settings the fix writes"
+        return [], f"{current.knob} is not one of the settings the fix writes"
     text = texts.get(loc.path)
     if text is None:
-        return None, f"cannot read {loc.path}"
+        return [], f"cannot read {loc.path}"
     if cfg.side == "mindformers":
-        from cfglint.load.edit_yaml import set_scalar_at
+        from cfglint.load.edit_yaml import edit_path
 
-        edit = set_scalar_at(text, loc.path, loc.line, loc.column, value)
-    elif how.switch:
+        # by key path: the use being fixed, whatever anchors, aliases and merges it shares
+        return edit_path(text, loc.path, current.knob, value)
+    if how.switch:
         from cfglint.load.edit_shell import remove_flag_at
 
         if value:
-            return None, f"{current.knob} is on already"
+            return [], f"{current.knob} is on already"
         edit = remove_flag_at(text, loc.path, loc, current.knob)
     else:
         from cfglint.load.edit_shell import set_value_at
 
         edit = set_value_at(text, loc.path, loc, current.via, value, current.knob, current.raw)
-    return edit, "" if edit else f"cannot edit {current.knob} at {loc} in place"
+    return ([edit] if edit else []), "" if edit else f"cannot edit {current.knob} at {loc} in place"
 
 
 def _add_default(
