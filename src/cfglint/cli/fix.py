@@ -162,13 +162,19 @@ def finish(args: Any, report: Report, fail_on: str) -> int:
 
     state = getattr(args, "fix_state", {"fixed": 0, "files": set(), "skipped": []})
     if args.diff:
+        _list_skipped(args, state)
         return 1 if state["fixed"] else 0
     unsafe = sum(1 for _, why in state["skipped"] if why.startswith("unsafe fix"))
     line = f"cfglint: fixed {state['fixed']} finding(s) in {len(state['files'])} file(s)"
     if unsafe:
         line += f"; {unsafe} more fixable with --unsafe-fixes"
     print(line, file=sys.stderr)
-    if args.verbose:
-        for rule, why in state["skipped"]:
-            print(f"  not fixed: {rule}: {why}", file=sys.stderr)
+    _list_skipped(args, state)
     return 1 if failing(report.findings, fail_on) else 0
+
+
+def _list_skipped(args: Any, state: dict[str, Any]) -> None:
+    """With -v: every finding left unfixed, with why (those with no fix at all included)."""
+    if args.verbose:
+        for rule, why in dict.fromkeys(state["skipped"]):
+            print(f"  not fixed: {rule}: {why}", file=sys.stderr)
