@@ -137,7 +137,9 @@ class FixAction(BaseModel):
     ones change more of the run (the device layout, the data read, the model's shape) and
     need ``--unsafe-fixes``. A compare rule moves one side to the other's value; a recommend
     rule writes ``expect``'s value on the side it flags; an env rule exports ``export`` in
-    the side's launch script."""
+    the side's launch script. ``with_fields``: fields that must agree for this fix to make
+    sense (a rotation dtype follows the compute dtype): while another rule reports one of
+    them and the same run does not fix it, this fix is left out."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
@@ -145,6 +147,7 @@ class FixAction(BaseModel):
     mindformers: SideFix | None = None
     megatron: SideFix | None = None
     export: str | None = None
+    with_fields: tuple[str, ...] = ()
 
     @model_validator(mode="after")
     def _some(self) -> FixAction:
