@@ -195,9 +195,10 @@ def detect_dialect(
     whatever flags the script passes."""
     found = _detect_by_launch(flags, entry_script, script_path, text)
     located = locate_entry(entry_script, script_path, place)
-    if found.dialect.kind in _PATCHING_KINDS and not _runs_mindspeed(found, located):
-        # only a flag or two chose MindSpeed, and the entry the launch runs imports none of
-        # it: the code present decides (a fork that defines the same flags)
+    if found.dialect.kind in _PATCHING_KINDS and not _runs_mindspeed(located, script_path, text):
+        # flags or an entry script's name chose MindSpeed, but the entry the launch runs
+        # imports none of it and none is in the tree: the code present decides (a fork that
+        # defines the same flags, a Megatron-LM pretrain_vlm.py)
         found = Detection(get_dialect("megatron-lm"), [f"entry script {entry_script}"])
     tree = None
     if found.dialect.kind not in _PATCHING_KINDS:
@@ -210,17 +211,21 @@ def detect_dialect(
     return found
 
 
-def _runs_mindspeed(found: Detection, located: tuple[str, str] | None) -> bool:
-    """Whether the code present confirms a MindSpeed dialect chosen from the launch: the
-    entry script is not in the tree (nothing contradicts the launch), or it imports a
-    MindSpeed package, or the repository holds one, or more than flags chose it."""
+def _runs_mindspeed(
+    located: tuple[str, str] | None, script_path: str | None, text: str = ""
+) -> bool:
+    """Whether the code present confirms a MindSpeed dialect chosen from the launch (its
+    flags, its entry script's name): the entry script is not in the tree (nothing there
+    contradicts the launch), or it imports a MindSpeed package, or its repository holds
+    one, or the script puts one on its path."""
     if located is None:
         return True
     if entry_imports(located[1]) & MINDSPEED_PACKAGES:
         return True
-    if any(os.path.isdir(os.path.join(located[0], p)) for p in MINDSPEED_PACKAGES):
+    roots = {located[0], repository_root(script_path) or located[0]}
+    if any(os.path.isdir(os.path.join(r, p)) for r in roots for p in MINDSPEED_PACKAGES):
         return True
-    return not all(e.endswith(("flag)", "flags)")) for e in found.evidence)
+    return any(p in text.lower() for p in ("mindspeed", "modellink"))
 
 
 def _unread(

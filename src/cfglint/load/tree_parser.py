@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import ast
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
+from types import MappingProxyType
 
 from cfglint.model.errors import InputError
 
@@ -303,8 +305,21 @@ class FlagDef:
     line: int = 0
 
 
+def _state(root: str) -> int:
+    try:
+        return os.stat(root).st_mtime_ns
+    except OSError:
+        return -1
+
+
 def python_files(root: str) -> tuple[str, ...]:
-    """The repository's Python files (bounded, sorted, hidden and vendored folders skipped)."""
+    """The repository's Python files (bounded, sorted, hidden and vendored folders skipped);
+    read once per run and repository (keyed by the folder's state for a long-lived server)."""
+    return _python_files(root, _state(root))
+
+
+@lru_cache(maxsize=8)
+def _python_files(root: str, _state: int) -> tuple[str, ...]:
     from cfglint.load.walk import DEFAULT_EXCLUDE, bounded_walk
 
     out: list[str] = []
@@ -316,11 +331,16 @@ def python_files(root: str) -> tuple[str, ...]:
     return tuple(out[:_MAX_PY_FILES])
 
 
-def repository_flags(root: str) -> dict[str, FlagDef]:
+def repository_flags(root: str) -> Mapping[str, FlagDef]:
     """Every flag an ``add_argument`` registers anywhere in the repository's Python, the
     first definition (in path order) of each: the module that registers a flag a launch
     passes, wherever the launch's entry script takes it from (an extra_args_provider in a
     sibling module, a fork's package that patches Megatron's parser)."""
+    return _repository_flags(root, _state(root))
+
+
+@lru_cache(maxsize=8)
+def _repository_flags(root: str, _state: int) -> Mapping[str, FlagDef]:
     out: dict[str, FlagDef] = {}
     for path in python_files(root):
         for d in parser_specs(path):
@@ -329,7 +349,7 @@ def repository_flags(root: str) -> dict[str, FlagDef]:
             if d.action == "boolean_optional":
                 for f in d.flags:
                     out.setdefault("--no-" + f[2:], d)
-    return out
+    return MappingProxyType(out)
 
 
 def parser_specs(path: str) -> tuple[FlagDef, ...]:

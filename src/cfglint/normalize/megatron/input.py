@@ -308,11 +308,9 @@ def _from_script(path: str, version: str | None) -> MegatronInput:
         )
     else:
         det = _detect(tokens, script, path, sh.text, place)
-    base = table = load_table(det.dialect.table)
+    base = load_table(det.dialect.table)
+    table = _forked_table(base, tokens, det)
     res = resolve(tokens, table)
-    table = _forked_table(table, res.unknown, tokens, det)
-    if table is not res.table:
-        res = resolve(tokens, table)
     if det.note:
         res.warnings.insert(0, f"{inv.loc}: {det.note}")
     if not det.dialect.modelled:
@@ -359,7 +357,7 @@ def _from_script(path: str, version: str | None) -> MegatronInput:
 _FORK_SOURCE = "the repository's parser"
 
 
-def _forked_table(table: ArgTable, unknown: list[Value], tokens: list[Any], det: Detection):
+def _forked_table(table: ArgTable, tokens: list[Any], det: Detection) -> ArgTable:
     """``table`` with what the job's own code registers: each flag the launch passes that
     the table lacks, as the repository defines it (its type, choices, literal default), and
     each flag of the parser the job runs that it types otherwise than the table (read with
@@ -368,10 +366,11 @@ def _forked_table(table: ArgTable, unknown: list[Value], tokens: list[Any], det:
     for d in parser_specs(det.parser.path) if det.parser is not None else ():
         for f in d.flags:
             own.setdefault(f, d)
-    missing = [v.knob for v in unknown if v.knob not in det.extra]
-    repo = repository_flags(det.root) if det.root is not None and missing else {}
-    defs = [own.get(f) or repo[f] for f in missing if f in own or f in repo]
     given = {(t.text or "").partition("=")[0] for t in tokens}
+    missing = [f for f in given if f.startswith("-") and f not in table.by_flag]
+    missing = [f for f in missing if f not in det.extra]
+    repo = repository_flags(det.root) if det.root is not None and missing else {}
+    defs = [own.get(f) or repo[f] for f in sorted(missing) if f in own or f in repo]
     for f, d in own.items():
         spec = table.by_flag.get(f)
         if f in given and spec is not None and spec.type != d.type and d.typed:
