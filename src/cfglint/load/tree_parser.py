@@ -390,7 +390,8 @@ _ACTIONS = {
     "count": ("count", "int", None),
     "append": ("store", "str", None),
 }
-_TYPES = {"int": "int", "float": "float", "str": "str", "bool": "bool"}
+# argparse`s type=bool is bool(text): "False" is True, not a switch parser; read as text
+_TYPES = {"int": "int", "float": "float", "str": "str"}
 
 
 def _flag_def(call: ast.Call, path: str) -> FlagDef | None:
