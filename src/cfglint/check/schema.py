@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from cfglint.check.expr import ExprError, compile_expr
 from cfglint.model.config import Config
 from cfglint.model.findings import SECTION_ORDER, RuleProbe, Severity
+from cfglint.model.values import TOLERANCE
 
 SideName = Literal["mindformers", "megatron"]
 PROFILES = ("default", "align")
@@ -89,12 +90,18 @@ def _norm(v: Any) -> Any:
     return v.lower() if isinstance(v, str) else v
 
 
-def equal(a: Any, b: Any, rel: float = 1e-6) -> bool:
+def equal(a: Any, b: Any, rel: float = TOLERANCE) -> bool:
     if isinstance(a, bool) or isinstance(b, bool):
         return a is b or a == b
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
         return abs(a - b) <= rel * max(abs(a), abs(b)) or a == b
     return a == b
+
+
+def same_value(a: Any, b: Any, rel: float = TOLERANCE) -> bool:
+    """Two normalized values are the same setting: numbers within ``rel``, strings in any
+    case."""
+    return equal(_norm(a), _norm(b), rel)
 
 
 class SideFix(BaseModel):
@@ -294,7 +301,7 @@ class CompareRule(RuleBase):
     kind: Literal["compare"]
     field: str
     # relative tolerance for numeric comparison
-    tolerance: float = Field(default=1e-6, ge=0)
+    tolerance: float = Field(default=TOLERANCE, ge=0)
 
 
 class RecommendRule(RuleBase):
