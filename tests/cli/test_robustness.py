@@ -50,8 +50,6 @@ CASES = (
 )
 
 
-
-
 def _sampled(cases: list[tuple[str, int, str, str]]) -> list[object]:
     """Every weird value in every file once (at its first line) in the default run; the
     whole campaign (every line: about a thousand runs) is marked slow (.ci/run: --slow)."""
