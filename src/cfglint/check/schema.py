@@ -18,7 +18,14 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from cfglint.check.expr import ExprError, compile_expr
 from cfglint.model.config import Config
@@ -27,6 +34,8 @@ from cfglint.model.values import TOLERANCE
 
 SideName = Literal["mindformers", "megatron"]
 PROFILES = ("default", "align")
+# validation context key: the rules come from the cache (checked when they were written)
+FROM_CACHE = "from_cache"
 ROW_SECTIONS = SECTION_ORDER
 # a fix's per-finding fields (see RuleBase.general_fix), as the rule reference words them
 GENERAL_FIX_WORDS = {
@@ -248,11 +257,16 @@ class RuleBase(BaseModel):
 
     @field_validator("probe")
     @classmethod
-    def _probe(cls, v: RuleProbe | None) -> RuleProbe | None:
+    def _probe(cls, v: RuleProbe | None, info: ValidationInfo) -> RuleProbe | None:
         if v is None:
             return v
         if bool(v.knobs) == bool(v.why):
             raise ValueError("probe: give either knobs (the spec fields) or why (not probed)")
+        if info.context and info.context.get(FROM_CACHE):
+            # the cached set passed this check when the rule files were validated (the
+            # entry is tied to their bytes), and nothing but the probe reads the knobs: a
+            # lint does not import the probe's spec for it
+            return v
         # the spec module imports no framework: safe to read at rule validation
         from cfglint.evidence.probe.spec import Spec
 
