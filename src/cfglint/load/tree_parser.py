@@ -483,3 +483,33 @@ def launch_place(cwd: object, variables: dict[str, object]) -> Place:
     path = known(variables.get("PYTHONPATH")) if variables.get("PYTHONPATH") else ""
     parts = tuple(p for p in path.split(":") if p and "$" not in p)
     return Place(cwd=known(cwd) or None if cwd is not None else None, pythonpath=parts)
+
+
+def task_dispatch(path: str, flag: str) -> dict[str, str]:
+    """What Megatron's ``tasks/main.py``-style entry runs for each value of ``flag``: the
+    module each ``if args.task == 'X':`` / ``elif args.task in [...]:`` branch imports
+    (``{'LAMBADA': 'zeroshot_gpt.evaluate', 'RACE': 'race.finetune'}``), read from the
+    fork's own file, which may add tasks of its own."""
+    from cfglint.load.safeio import read_text
+
+    dest = flag.lstrip("-").replace("-", "_")
+    try:
+        tree = ast.parse(read_text(path, max_bytes=_MAX_PARSER_BYTES, what="entry script"))
+    except (InputError, SyntaxError, ValueError, RecursionError, MemoryError, OSError):
+        return {}
+    out: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.If) or not isinstance(node.test, ast.Compare):
+            continue
+        t = node.test
+        if ast.unparse(t.left) != f"args.{dest}" or len(t.comparators) != 1:
+            continue
+        values, _ = _literal(t.comparators[0])
+        names = values if isinstance(values, (list, tuple, set)) else [values]
+        module = next(
+            (b.module for b in node.body if isinstance(b, ast.ImportFrom) and b.module), None
+        )
+        for v in names:
+            if isinstance(v, str) and module:
+                out.setdefault(v, module)
+    return out
