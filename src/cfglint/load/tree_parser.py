@@ -513,3 +513,26 @@ def task_dispatch(path: str, flag: str) -> dict[str, str]:
             if isinstance(v, str) and module:
                 out.setdefault(v, module)
     return out
+
+
+def first_read(root: str, dest: str) -> str | None:
+    """Where the repository first reads ``args.<dest>`` (``path:line: the line``), for a
+    finding to point at the code that decides what a fork's flag changes; None when no file
+    reads it so (Megatron also reads arguments by name through getattr)."""
+    import re
+
+    from cfglint.load.safeio import read_text
+
+    pattern = re.compile(rf"\bargs\.{re.escape(dest)}\b")
+    for path in python_files(root):
+        try:
+            text = read_text(path, max_bytes=_MAX_PARSER_BYTES, what="source")
+        except InputError:
+            continue
+        m = pattern.search(text)
+        if m is None:
+            continue
+        line = text.count("\n", 0, m.start()) + 1
+        code = text.splitlines()[line - 1].strip()
+        return f"{os.path.relpath(path, root)}:{line}: {code[:80]}"
+    return None
