@@ -136,7 +136,7 @@ def locate_entry(
         if parent == here:
             break
         here = parent
-    return _search_repository(rel, script_path)
+    return _search_repository(entry_script, script_path)
 
 
 def _cwd_folders(script_path: str, place: Place) -> list[str]:
@@ -192,18 +192,27 @@ _PROJECT_FILES = ("setup.py", "pyproject.toml", "setup.cfg")
 
 
 def _search_repository(rel: str, script_path: str) -> tuple[str, str] | None:
-    """The entry found anywhere in the script's repository by the known end of its path
-    (``${MEGATRON_PATH}/pretrain_gpt.py`` with the variable set by a ``cd``/``dirname``
-    chain): the candidate nearest the script when several are."""
+    """The entry of a path built at run time (``${MEGATRON_PATH}/pretrain_gpt.py``, whose
+    known end starts with ``/``) found in the script's repository by that end: the
+    candidate nearest the repository's top, when only one is that near (copies at one depth,
+    say tests' fixtures, leave it unknown). A path written out is never searched for."""
+    if not rel.startswith("/"):
+        return None
     root = repository_root(script_path)
     if root is None:
         return None
-    tail = os.sep + os.path.normpath(rel).replace("..", "").lstrip(os.sep + ".")
+    tail = os.sep + os.path.normpath(rel.lstrip("/")).lstrip(os.sep)
+    if tail.startswith(os.sep + ".."):
+        return None
     hits = [p for p in python_files(root) if p.endswith(tail)]
     if not hits:
         return None
-    here = os.path.dirname(os.path.abspath(script_path))
-    best = max(hits, key=lambda p: (len(os.path.commonpath([p, here])), -len(p)))
+    depth = {p: p.count(os.sep) for p in hits}
+    top = min(depth.values())
+    nearest = [p for p in hits if depth[p] == top]
+    if len(nearest) != 1:
+        return None
+    best = nearest[0]
     return best[: len(best) - len(tail)] or os.sep, best
 
 
