@@ -84,3 +84,11 @@ def test_a_helper_that_rebinds_its_parameter_list_is_not_decay_all() -> None:
     assert all(d.site.policy != "decay_all" for d in res.decays), [
         (d.site.optimizer, d.site.policy, d.site.params_text) for d in res.decays
     ]
+
+
+def test_concatenated_parameter_lists_are_every_parameter() -> None:
+    """`list(a.parameters()) + list(b.parameters())` (in either branch) and
+    itertools.chain of them hand every parameter of those modules to the optimizer."""
+    res = scan_paths([str(FIX.parent / "issue31_concat")], use_cache=False)
+    got = {d.site.function: d.site.policy for d in res.decays}
+    assert got == {"build_optimizer": "decay_all", "build_chained": "decay_all"}
