@@ -92,3 +92,20 @@ def test_concatenated_parameter_lists_are_every_parameter() -> None:
     res = scan_paths([str(FIX.parent / "issue31_concat")], use_cache=False)
     got = {d.site.function: d.site.policy for d in res.decays}
     assert got == {"build_optimizer": "decay_all", "build_chained": "decay_all"}
+
+
+def test_a_seed_read_from_the_callers_config_dict_is_compared() -> None:
+    """`seed = int(config["seed"])` with `config = {"seed": 42, ...}` built by the caller
+    (accelerate's cv_example.py): 42, where the dict is written, against the other side."""
+    from test_scan import config, lint
+
+    script = str(FIX / "accelerate_cv.py")
+    res = scan_paths([script], use_cache=False)
+    [seeded] = [e for e in res.entries[0].effects if e.kind == "torch"]
+    assert seeded.seed_value == 42
+    assert seeded.seed_loc is not None and seeded.seed_loc.line == 31
+    mf = config("mindformers", path="mf.yaml", determinism__seed=(1234, 6))
+    [f] = lint(res, mf=mf, only="DET020")[0]
+    assert f.values == {"megatron": 42, "mindformers": 1234}
+    same = config("mindformers", path="mf.yaml", determinism__seed=(42, 6))
+    assert lint(res, mf=same, only="DET020")[0] == []
