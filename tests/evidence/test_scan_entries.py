@@ -44,6 +44,7 @@ def test_an_engine_whose_step_never_runs_is_not_training(folder: ScanResult) -> 
     [
         ("issue31_mae", "main_pretrain.py"),  # a loss scaler whose __call__ steps
         ("issue31_ms", "train_d.py"),  # a TrainOneStepCell-style cell called in the loop
+        ("issue31_deit", "main.py"),  # timm's NativeScaler: a library class, from data
     ],
 )
 def test_calling_an_object_follows_its_call_or_construct(folder_name: str, script: str) -> None:
@@ -109,3 +110,18 @@ def test_a_seed_read_from_the_callers_config_dict_is_compared() -> None:
     assert f.values == {"megatron": 42, "mindformers": 1234}
     same = config("mindformers", path="mf.yaml", determinism__seed=(42, 6))
     assert lint(res, mf=same, only="DET020")[0] == []
+
+
+def test_the_scan_cache_follows_the_library_data(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A new library entry changes what a file's summary says (which calls train):
+    summaries cached under the old data must not be served."""
+    from cfglint.evidence.scan import runner
+
+    monkeypatch.setenv("CFGLINT_CACHE_DIR", str(tmp_path))
+    script = str(FIX / "ds_train_bert.py")
+    scan_paths([script])
+    assert scan_paths([script]).stats.cached == 1
+    monkeypatch.setattr(runner, "DATA_KEY", "other library data")
+    assert scan_paths([script]).stats.cached == 0
