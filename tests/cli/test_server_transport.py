@@ -39,7 +39,7 @@ def _raw(client: Any, data: bytes) -> None:
     client.proc.stdin.flush()
 
 
-def _error(client: Any, code: int, timeout: float = 30) -> dict[str, Any]:
+def _error(client: Any, code: int, timeout: float = 120) -> dict[str, Any]:
     msg = client.wait(lambda m: "error" in m and "method" not in m, timeout)
     assert msg["error"]["code"] == code, msg
     return msg
