@@ -53,4 +53,6 @@ def painter(args: Any) -> Any:
 
 
 def problem_line(e: InputProblem) -> str:
-    return f"{e.path}:{e.line}: {e.message}" if e.line else f"{e.path}: {e.message}"
+    from cfglint.model.errors import single_line
+
+    return single_line(f"{e.path}:{e.line}: {e.message}" if e.line else f"{e.path}: {e.message}")

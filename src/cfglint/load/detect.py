@@ -138,9 +138,9 @@ def classify_megatron(path: str) -> Classified:
     """A file given as the Megatron side: a launch script, a plain args file, the
     arguments block of a training log, or a ``--yaml-cfg`` file, told apart by content."""
     from cfglint.load.megatron_log import looks_like_log
-    from cfglint.load.safeio import check_regular, read_text
+    from cfglint.load.safeio import check_regular, exists, read_text
 
-    if not os.path.lexists(path):
+    if not exists(path):
         return _c(path, InputKind.BROKEN, "no such file")
     if os.path.isdir(path):
         return _c(
