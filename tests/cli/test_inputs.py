@@ -534,7 +534,7 @@ def test_lr_png_has_title_markers_and_curves_that_stop(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     pytest.importorskip("matplotlib")
-    from cfglint.cli.lr import lr_schedules
+    from cfglint.check.schedules import lr_schedules
     from cfglint.report.lr_plot import figure_for
 
     mf = tmp_path / "short.yaml"

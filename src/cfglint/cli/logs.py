@@ -128,21 +128,13 @@ def _lint(args: Any) -> tuple[Any, list[Any], dict[str, Any]]:
     if report.errors:
         e = report.errors[0]
         raise InputError(e.path, e.message, line=e.line)
-    schedules: dict[str, Any] = {}
-    from cfglint.evidence.lr.bridge import schedule_of
+    from cfglint.check.runs import configured_schedules
 
-    for cfg in (ctx.mf, ctx.mg):
-        if cfg is None:
-            continue
-        try:
-            schedules[cfg.side] = schedule_of(cfg)
-        except (ValueError, InputError) as exc:
-            report.not_checked.append((f"lr.configured.{cfg.side}", str(exc)))
-    return report, report.findings, schedules
+    return report, report.findings, configured_schedules(report, ctx)
 
 
 def cmd_logs(args: Any) -> int:
-    from cfglint.evidence.runs.judge import judge
+    from cfglint.check.runs import judge_runs as judge
 
     if args.plot and not args.plot.lower().endswith(PLOT_KINDS):
         raise InputError(args.plot, "--plot writes a .png or an .html file")
