@@ -550,3 +550,74 @@ def _as_dict(run: RunLog, name: str) -> dict[int, float]:
         return {}
     ok = np.isfinite(col)
     return dict(zip(run.steps[ok].tolist(), col[ok].tolist(), strict=True))
+
+
+# -- following a log that a running job is still writing ------------------------------------
+# one poll reads at most this much (a log that grew by more is caught up over several polls)
+FOLLOW_CHUNK = CHUNK
+# a followed log keeps at most this many steps (the most recent): bounded memory on a run
+# that lasts weeks (about 100 bytes a step: half a gigabyte at the limit)
+FOLLOW_MAX_STEPS = 5_000_000
+
+
+class LogFollower:
+    """A text log read as it grows: each :meth:`poll` parses the whole lines written since
+    the last one (a line still being written waits for its end), so memory holds the parsed
+    series, never the text. A log that shrinks or is replaced starts again from its top."""
+
+    def __init__(self, path: str, framework: str) -> None:
+        self.path, self.framework = path, framework
+        self.pos = 0
+        self.size = 0
+        self.ident: tuple[int, int] | None = None
+        self.acc = _Acc()
+        self.lines = 0
+        self.dropped = 0  # steps left behind by FOLLOW_MAX_STEPS
+
+    def poll(self) -> int:
+        """Read what was written since the last poll; the number of new step lines."""
+        with open_regular(self.path, what="training log") as fh:
+            st = os.fstat(fh.fileno())
+            ident = (st.st_dev, st.st_ino)
+            if ident != self.ident or st.st_size < self.pos:  # replaced or truncated
+                self.ident, self.pos, self.acc, self.lines = ident, 0, _Acc(), 0
+            self.size = st.st_size
+            fh.seek(self.pos)
+            try:
+                data = fh.read(min(FOLLOW_CHUNK, st.st_size - self.pos))
+            except OSError as exc:
+                raise InputError(self.path, f"cannot read training log: {exc.strerror}") from None
+        cut = data.rfind(b"\n") + 1
+        if cut == 0 and len(data) >= FOLLOW_CHUNK:
+            cut = len(data)  # one enormous line: read past it
+        if cut == 0:
+            return 0
+        chunk = data[:cut]
+        self.pos += cut
+        steps, cols, counted = _parse_chunk(chunk, self.framework)
+        self.lines += counted
+        before = self.acc.count
+        self.acc.add((steps, _compact(cols)))
+        self._bound()
+        return self.acc.count - before
+
+    def _bound(self) -> None:
+        """One array per series (no list of chunks growing with the run), the oldest steps
+        dropped past FOLLOW_MAX_STEPS."""
+        if len(self.acc.steps) < 2 and self.acc.count <= FOLLOW_MAX_STEPS:
+            return
+        keep = min(self.acc.count, FOLLOW_MAX_STEPS)
+        self.dropped += self.acc.count - keep
+        self.acc.steps = [np.concatenate(self.acc.steps)[-keep:]]
+        for k in SERIES:
+            self.acc.cols[k] = [np.concatenate(self.acc.cols[k])[-keep:]]
+        self.acc.count = keep
+
+    def log(self) -> RunLog:
+        """The steps read so far, as :func:`read_run_log` gives them."""
+        log = self.acc.finish(self.path, self.framework)
+        log.lines_read = self.lines
+        log.partial_line = self.size > self.pos
+        if self.framework == "megatron":
+            _drop_empty_windows(log)
+        return log
