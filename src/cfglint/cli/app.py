@@ -114,8 +114,8 @@ def _dispatch(args: Any) -> int:
     import importlib
 
     from cfglint.load.datacache import use_cache
+    from cfglint.load.outputs import check_targets
     from cfglint.load.safeio import forget_reads
-    from cfglint.report.output import check_targets
 
     forget_reads()  # one process may run many command lines (the test suite does)
     use_cache(not getattr(args, "no_cache", False))

@@ -25,7 +25,7 @@ def _planned_jobs(args: Any, cfg: dict[str, Any]) -> Plan:
     no_inputs = not (args.files or args.megatron or args.source)
     if args.pairs or (no_inputs and pairs):
         if not pairs:
-            raise InputError(None, "--pairs: no pairs in [tool.cfglint] (see README, pre-commit)")
+            raise InputError(None, "--pairs: no pairs in [tool.cfglint] (docs/setup/pre-commit.md)")
         return plan_pairs(pairs, list(args.files), cfg.get("_path"))
     return plan(
         list(args.files),

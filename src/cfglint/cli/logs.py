@@ -95,6 +95,7 @@ def _read_sides(args: Any) -> list[Any]:
     all), event files and anything that fails one by one (its own message)."""
     sides = [(args.mf_log, "mindformers"), (args.mg_log, "megatron")]
     sides += [(p, "megatron") for p in args.baseline]
+    _distinct_runs([p for p, _ in sides])
     from cfglint.load.tbevents import is_event_path
 
     if not any(is_event_path(p) or os.path.isdir(p) for p, _ in sides):
@@ -105,6 +106,22 @@ def _read_sides(args: Any) -> list[Any]:
         except InputError:
             pass  # read again one by one: the error names its side
     return [read_side(p, fw) for p, fw in sides]
+
+
+def _distinct_runs(paths: list[str]) -> None:
+    """Each log a run of its own: a --baseline that is the reference log (or the other
+    log, or an earlier baseline) would make a band from one run compared with itself."""
+    from cfglint.load.safeio import same_file
+
+    names = ["MF_LOG", "MG_LOG"] + ["--baseline"] * (len(paths) - 2)
+    for i, p in enumerate(paths[2:], 2):
+        for j in range(i):
+            if same_file(p, paths[j]):
+                raise InputError(
+                    p,
+                    f"is {names[j]} ({paths[j]}) again: a --baseline is another run of the "
+                    "reference, not the same log",
+                )
 
 
 def _lint(args: Any) -> tuple[Any, list[Any], dict[str, Any]]:

@@ -573,8 +573,12 @@ def _as_megatron(path: str, sh: Any, seen: list[_Seen]) -> Classified | None:
     if others:
         evidence.append(f"also runs {', '.join(dict.fromkeys(e for e in others if e))}")
     from cfglint.load.dialects import detect_dialect
+    from cfglint.load.tree_parser import launch_place
 
-    found = detect_dialect([*s.megatron, *s.foreign], entry_path(s.inv.script), path, sh.text)
+    place = launch_place(s.inv.cwd, {**sh.variables, **sh.env})
+    found = detect_dialect(
+        [*s.megatron, *s.foreign], entry_path(s.inv.script), path, sh.text, place
+    )
     why = f" ({'; '.join(found.evidence[:2])})" if found.evidence else ""
     evidence.append(f"dialect {found.dialect.label}{why}")
     return _c(

@@ -57,7 +57,18 @@ SERIES = (
     "step_time_ms",
     "throughput",
 )
-# Step numbers are bounded to 18 digits: int() of a 5,000-digit run would raise.
+# Step numbers are bounded to 18 digits: int() of a 5,000-digit run would raise. A global
+# step computed from MindFormers' epoch counter is bounded the same way: int64 arithmetic
+# wraps silently (issue 32: a wrapped counter aligned with Megatron's steps, every row PASS).
+MAX_STEP = 10**18 - 1
+# the step given to a line whose global step is beyond MAX_STEP (read counters are >= 0)
+STEP_OVERFLOW = -1
+# A logged loss, norm, rate, scale, count or time larger than this in magnitude is no value
+# a training run printed: it reads as infinite (a non-finite print, which the judge lists),
+# so that no sum or difference of the series overflows float64 (issue 32: losses of 1e308
+# gave a drift "offset -inf" and numpy warnings). 1e30 is far above any loss scale (2**64)
+# or throughput, and its square is still finite.
+MAX_MAGNITUDE = 1e30
 _MG_STEP = re.compile(rb"iteration\s+(\d{1,18})\s*/\s*\d{1,18}\s*\|")
 _MG_FORM = StepForm(b"iteration", b"|", gap=True, pattern=_MG_STEP)
 _MG_SCAN: dict[str, Field] = {
@@ -138,6 +149,12 @@ class RunLog:
     # Megatron steps whose printed loss is not a loss: every iteration of the window was
     # skipped and core >= 0.17 prints the empty mean as 0 (training.py:2244-2246@9539a12e)
     empty_windows: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    # how many restarts there are in all (``restarts`` details the first MAX_RESTARTS)
+    restart_count: int = 0
+    # values beyond MAX_MAGNITUDE, read as infinite
+    out_of_range: int = 0
+    # what the reader could not read (corrupt records skipped, bytes dropped), for the notes
+    read_notes: list[str] = field(default_factory=list)
 
     def has(self, name: str) -> bool:
         s = self.series.get(name)
@@ -340,32 +357,65 @@ class _Acc:
         if not self.steps:
             return RunLog(path, framework)
         raw = np.concatenate(self.steps)
+        if raw.size and int(raw.min()) < 0:
+            raise InputError(
+                path,
+                f"a {framework} step counter goes beyond {MAX_STEP:.0e} (epoch x steps per "
+                "epoch overflows): no run reaches that step, so the log cannot be aligned",
+            )
         if raw.size < 2 or bool((raw[1:] > raw[:-1]).all()):
-            uniq, keep, restarts = raw, None, []  # in order, each step once: no sort
+            uniq, keep, restarts, count = raw, None, [], 0  # in order, each step once
         else:
-            restarts = _restarts(raw)
+            restarts, count = _restarts(raw)
             # a resumed run repeats steps: the later print is the run that went on
             uniq, first_in_rev = np.unique(raw[::-1], return_index=True)
             keep = raw.size - 1 - first_in_rev
         series = {}
+        wild = 0
         for k in SERIES:
             col = np.concatenate(self.cols[k])
-            col = col if keep is None else col[keep]
+            col, n = bounded(col if keep is None else col[keep])
+            wild += n
             if np.isfinite(col).any():
                 series[k] = col
         return RunLog(
-            path, framework, steps=uniq.astype(np.int64), series=series, restarts=restarts
+            path,
+            framework,
+            steps=uniq.astype(np.int64),
+            series=series,
+            restarts=restarts,
+            restart_count=count,
+            out_of_range=wild,
         )
 
 
-def _restarts(raw: np.ndarray) -> list[tuple[int, int]]:
+def bounded(col: np.ndarray) -> tuple[np.ndarray, int]:
+    """``col`` with every value beyond MAX_MAGNITUDE made infinite (its sign kept), and how
+    many were."""
+    with np.errstate(invalid="ignore"):
+        wild = np.abs(col) > MAX_MAGNITUDE
+    wild &= np.isfinite(col)
+    n = int(wild.sum())
+    if n:
+        col = col.copy()
+        col[wild] = np.copysign(np.inf, col[wild])
+    return col, n
+
+
+# restarts described one by one (each costs a pass over the steps before it)
+MAX_RESTARTS = 100
+
+
+def _restarts(raw: np.ndarray) -> tuple[list[tuple[int, int]], int]:
+    """The first MAX_RESTARTS restarts (step resumed from, logged steps repeated) and how
+    many there are in all."""
     back = np.flatnonzero(raw[1:] <= raw[:-1]) + 1
     out = []
-    for i in back[:100]:
+    for i in back[:MAX_RESTARTS]:
         resumed = int(raw[i])
         repeated = int(np.count_nonzero(raw[:i] >= resumed))
         out.append((resumed, repeated))
-    return out
+    return out, int(back.size)
 
 
 def _parse_chunk(chunk: bytes, framework: str) -> tuple[np.ndarray, dict[str, np.ndarray], int]:
@@ -388,6 +438,17 @@ def _parse_chunk(chunk: bytes, framework: str) -> tuple[np.ndarray, dict[str, np
 _ALIASES = {"grad_norm_dynamic": "grad_norm"}
 
 
+def global_steps(epoch: np.ndarray, n: np.ndarray, per: np.ndarray) -> np.ndarray:
+    """MindFormers' global step ``N + (E - 1) * M`` (callback.py:297-305@fd4deebc), with
+    STEP_OVERFLOW where it would pass MAX_STEP (checked before multiplying: int64 wraps)."""
+    e = np.maximum(epoch - 1, 0)
+    room = (MAX_STEP - np.minimum(n, MAX_STEP)) // np.maximum(per, 1)
+    over = (n > MAX_STEP) | ((per > 0) & (e > room))
+    steps = n + np.where(over, 0, e) * per
+    steps[over] = STEP_OVERFLOW
+    return steps
+
+
 def _parse_lines(chunk: bytes, framework: str) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """The chunk by one pattern pass per field (the scan could not decide a step
     counter)."""
@@ -398,7 +459,7 @@ def _parse_lines(chunk: bytes, framework: str) -> tuple[np.ndarray, dict[str, np
         hits = _MF_STEP.findall(chunk)
         if hits:
             a = np.array(hits, dtype=np.int64).reshape(-1, 3)
-            steps = a[:, 1] + (a[:, 0] - 1) * a[:, 2]
+            steps = global_steps(a[:, 0], a[:, 1], a[:, 2])
         else:
             steps = np.array([h[0] for h in _MF_STEP_ONLY.findall(chunk)], dtype=np.int64)
         fields = _MF_FIELDS
@@ -515,7 +576,8 @@ def _step_of(raw: bytes, framework: str) -> int | None:
     m = _MF_STEP.search(raw)
     if m:
         e, s, per = (int(x) for x in m.groups())
-        return s + (e - 1) * per
+        step = s + (e - 1) * per
+        return step if step <= MAX_STEP else STEP_OVERFLOW
     m = _MF_STEP_ONLY.search(raw)
     return int(m.group(1)) if m else None
 

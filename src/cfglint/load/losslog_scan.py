@@ -400,6 +400,8 @@ def scan(
             sel, idx = lines.place(e_at)
             steps = steps.copy()
             steps[idx] += (epoch[sel] - 1) * per[idx]
+    if steps.size and not float(steps.max()) < 2.0**53:
+        return None  # not exact as a float: the line reader checks it in integers
     return _fields(c, steps, lines, fields)
 
 

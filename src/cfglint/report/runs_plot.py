@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from cfglint.load.outputs import write_atomic
+
 BUCKETS = 2000
 COLORS = {
     "mindformers": "#d62728",
@@ -251,24 +253,16 @@ def write_png(judged: Any, path: str) -> None:
         color="#b00" if bad else "#222",
     )
     fig.tight_layout()
-    _atomic(path, lambda tmp: fig.savefig(tmp, dpi=110, format="png"))
-    plt.close(fig)
+    try:
+        write_atomic(path, lambda fh: fig.savefig(fh, dpi=110, format="png"), what="plot")
+    finally:
+        plt.close(fig)
 
 
 def _bad() -> set[str]:
     from cfglint.evidence.runs.judge import BAD
 
     return BAD
-
-
-def _atomic(path: str, write: Any) -> None:
-    tmp = os.path.join(os.path.dirname(os.path.abspath(path)), f".{os.path.basename(path)}.tmp")
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 # -- HTML -----------------------------------------------------------------------------------
@@ -335,11 +329,7 @@ def write_html(judged: Any, path: str) -> None:
     page = template.replace("__DATA__", data.replace("</", "<\\/"))
     page = page.replace("__TITLE__", _escape(_title(judged)))
 
-    def write(tmp: str) -> None:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(page)
-
-    _atomic(path, write)
+    write_atomic(path, page, what="plot")
 
 
 def _escape(s: str) -> str:

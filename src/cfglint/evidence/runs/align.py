@@ -158,8 +158,14 @@ def describe(log: RunLog) -> list[str]:
             f"{name} log restarts at step {resumed} (a resumed run repeats {repeated} logged "
             "steps): the later print of each repeated step is used"
         )
-    if len(log.restarts) > 3:
-        out.append(f"{name} log has {len(log.restarts)} restarts in all")
+    if log.restart_count > 3:
+        out.append(f"{name} log has {log.restart_count} restarts in all")
+    out += [f"{name} log: {note}" for note in log.read_notes]
+    if log.out_of_range:
+        out.append(
+            f"{name} log prints {log.out_of_range} values beyond +/-1e30: read as infinite "
+            "(no training run prints such a number)"
+        )
     gaps = log.gaps()
     if gaps:
         shown = ", ".join(f"{x}->{y}" for x, y in gaps[:3])

@@ -119,6 +119,9 @@ def judge(
     rows.append(_band_row(pair, d, band, band_info, base_curves, identical))
     rows.append(_drift(pair, d, band, limit))
     div_row, div_step = _divergence(pair, d, smooth, band, limit, w)
+    lost = _lost_loss(a, b)
+    if lost is not None and (div_step is None or lost.numbers["step"] < div_step):
+        div_row, div_step = lost, int(lost.numbers["step"])
     rows.append(div_row)
     rows.append(_late_gap(pair, band))
     rows += _lr_rows(pair, schedules or {})
@@ -138,7 +141,7 @@ def judge(
             "first": int(pair.steps[0]),
             "last": int(pair.steps[-1]),
             "interval": {"mindformers": a.interval(), "megatron": b.interval()},
-            "restarts": {"mindformers": len(a.restarts), "megatron": len(b.restarts)},
+            "restarts": {"mindformers": a.restart_count, "megatron": b.restart_count},
             "gaps": {"mindformers": len(a.gaps()), "megatron": len(b.gaps())},
         },
         band=band_info,
@@ -329,7 +332,7 @@ def _first_loss(pair: Pair, d: np.ndarray) -> Row:
     la, lb = pair.series("a", "loss"), pair.series("b", "loss")
     assert la is not None and lb is not None
     s0 = int(pair.steps[0])
-    e0, r0 = abs(float(d[0])), abs(float(d[0])) / max(abs(float(lb[0])), 1e-12)
+    e0, r0 = std.first_loss_error(float(la[0]), float(lb[0]))
     nums = {
         "step": s0,
         "mindformers": float(la[0]),
@@ -379,8 +382,9 @@ def _standard(pair: Pair, d: np.ndarray, spread: dict[str, float]) -> list[Row]:
     lb = pair.series("b", "loss")
     assert lb is not None
     rows = [_first_loss(pair, d)]
-    ma = float(np.mean(np.abs(d)))
-    mr = float(np.mean(np.abs(d) / np.maximum(np.abs(lb), 1e-12)))
+    la = pair.series("a", "loss")
+    assert la is not None
+    ma, mr = std.mean_loss_error(la, lb)
     own = "mean_abs" in spread
     verdict, why = _relaxed(
         std.mean_loss_ok(ma, mr),
@@ -415,11 +419,7 @@ def _standard(pair: Pair, d: np.ndarray, spread: dict[str, float]) -> list[Row]:
         )
         return rows
     ok = np.isfinite(ga) & np.isfinite(gb)
-    rel = (
-        float(np.mean(np.abs(ga[ok] - gb[ok]) / np.maximum(np.abs(gb[ok]), 1e-12)))
-        if ok.any()
-        else math.nan
-    )
+    rel = std.global_norm_error(ga[ok], gb[ok]) if ok.any() else math.nan
     own_norm = spread.get("norm_rel")
     verdict, why = (
         _relaxed(
@@ -722,6 +722,41 @@ def _divergence_row(
     ), step
 
 
+def _lost_loss(a: RunLog, b: RunLog) -> Row | None:
+    """A run whose loss turns NaN or infinite (or beyond any printed value, see
+    load/losslog.py MAX_MAGNITUDE) and stays so while the other's stays finite has diverged
+    there, although the statistics leave those steps out (issue 32: a loss of inf or 1e308
+    from step 100 on was judged "no divergence")."""
+    steps, ia, ib = np.intersect1d(a.steps, b.steps, assume_unique=True, return_indices=True)
+    fa, fb = np.isfinite(a.series["loss"][ia]), np.isfinite(b.series["loss"][ib])
+    # a window Megatron skipped whole printed no loss, which is not a lost loss
+    fb |= np.isin(steps, b.empty_windows)
+    n = steps.size
+    for name, lost, other in (
+        ("MindFormers", ~fa & fb, "Megatron"),
+        ("Megatron", ~fb & fa, "MindFormers"),
+    ):
+        left = n - np.arange(n)
+        suffix = np.cumsum(lost[::-1])[::-1]
+        cond = lost & (suffix >= STAY_OUT * left) & (left >= max(5, n // 20))
+        if not cond.any():
+            continue
+        i = int(np.argmax(cond))
+        step, k = int(steps[i]), int(suffix[i])
+        return Row(
+            row="divergence",
+            title="Divergence",
+            verdict="diverges",
+            numbers={"step": step, "index": i, "nonfinite_steps": k},
+            detail=(
+                f"the {name} loss is NaN or infinite from step {step} on ({k} of the "
+                f"{n - i} common steps after it) while the {other} loss stays finite: the "
+                "run has diverged there"
+            ),
+        )
+    return None
+
+
 def _first_stretch(out: np.ndarray, min_len: int) -> tuple[int, int] | None:
     """(start, end) of the first run of at least ``min_len`` consecutive True values."""
     edges = np.diff(np.concatenate(([0], out.astype(np.int8), [0])))
@@ -829,12 +864,6 @@ def _lr_rows(pair: Pair, schedules: dict[str, Any]) -> list[Row]:
         logged = pair.series(key, "lr")
         if sched is None or logged is None:
             continue
-        from cfglint.evidence.lr.curves import curve
-
-        top = int(pair.steps[-1]) + 1
-        conf = np.asarray(curve(sched, top), dtype=np.float64)
-        # both frameworks print the rate after the scheduler step: the rate of step i + 1
-        at = np.clip(pair.steps, 0, top - 1)
         name = "MindFormers" if side == "mindformers" else "Megatron"
         rows.append(
             _lr_compare(
@@ -842,12 +871,26 @@ def _lr_rows(pair: Pair, schedules: dict[str, Any]) -> list[Row]:
                 f"{name} lr vs its config",
                 pair.steps,
                 logged,
-                conf[at],
+                _configured_at(sched, pair.steps),
                 f"{name} log",
                 "config",
             )
         )
     return rows
+
+
+def _configured_at(sched: Any, steps: np.ndarray) -> np.ndarray:
+    """The configured rate each logged step prints: both frameworks print the rate after
+    the scheduler step, the rate of step i + 1. The whole curve up to the last step is
+    built only when that is about as long as the log itself: a log whose last step is
+    3e8 (or 18 digits) is sampled at its own steps (issue 32: 2.4 GB, then MemoryError)."""
+    from cfglint.evidence.lr.curves import CHUNK, curve, sample
+
+    at = np.clip(steps, 0, None)
+    top = int(at[-1]) + 1
+    if top <= 4 * steps.size + CHUNK:
+        return np.asarray(curve(sched, top), dtype=np.float64)[at]
+    return np.asarray(sample(sched, [int(s) + 1 for s in at]), dtype=np.float64)
 
 
 def _lr_compare(

@@ -220,6 +220,10 @@ class _Visitor(triage.ImportRecorder, SeedingMixin, DropoutMixin, DecayMixin, Ba
         """(as written, fully qualified through absolute imports) of a dotted name."""
         return self.qualify_name(dotted(node))
 
+    def _qualified_call(self, raw: str) -> str | None:
+        """``accelerator.prepare`` -> ``accelerate.Accelerator.prepare``."""
+        return self.qualify_name(self.resolve_call_name(raw))[1]
+
     def qualify_name(self, raw: str | None) -> tuple[str | None, str | None]:
         if raw is None:
             return None, None
@@ -502,6 +506,7 @@ class _Visitor(triage.ImportRecorder, SeedingMixin, DropoutMixin, DecayMixin, Ba
     def _assign(self, target: ast.expr, value: ast.expr) -> None:
         fn = self.cur
         line = self.line
+        fn.engines.assign(target, value, self._qualified_call)
         if isinstance(target, ast.Name):
             name = target.id
             fn.assigns[name] = value
@@ -610,8 +615,8 @@ class _Visitor(triage.ImportRecorder, SeedingMixin, DropoutMixin, DecayMixin, Ba
         raw, qual = self.qualify_name(raw)
         fn = self.cur
         self._check_matmul(node, qual, line)
-        if triage.hand_update(node):
-            fn.summary.trains = True  # p.data.add_(p.grad, alpha=-lr)
+        if triage.hand_update(node) or fn.engines.call(node):
+            fn.summary.trains = True  # p.data.add_(p.grad, alpha=-lr); engine.step()
         if raw is None:
             f = node.func
             if isinstance(f, ast.Attribute) and f.attr == "backward":
