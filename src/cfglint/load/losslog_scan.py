@@ -371,7 +371,9 @@ def scan(
     newlines, or ``None`` when a step counter cannot be decided here (the caller reads the
     chunk line by line)."""
     c = Chunk(data)
-    if form.pattern is not None:
+    # a label count that is not one a line (MindFormers' progress lines between the step
+    # lines) rules the pattern's reading out without a pass of the pattern
+    if form.pattern is not None and data.count(form.label) == c.ends.size:
         # the step pattern's own reading, when it finds one counter a line: the line-by-line
         # reader takes the steps from the same pattern
         found = form.pattern.findall(data)
