@@ -117,7 +117,13 @@ def render_text(report: Any, color: bool = False) -> str:
         f"({src.get('mindformers', 'text log')}, {st['mindformers']} steps) against Megatron "
         f"{os.path.basename(report.inputs['megatron'])} ({src.get('megatron', 'text log')}, "
         f"{st['megatron']} steps): {st['common']} common steps, {st['first']}-{st['last']}",
-        f"benchmark band: +/-{band['half_width_median']:.3g} from {band['source']}",
+        (
+            f"benchmark band: +/-{band['half_width_median']:.3g} from {band['source']}"
+            if "lr0_limit" not in band
+            else "benchmark band: unknown (no --baseline); used instead: the float-noise limit "
+            f"+/-{band['float_noise_limit']:.3g} and the lr = 0 forward limit "
+            f"+/-{band['lr0_limit']:.3g}"
+        ),
     ]
     for b in report.inputs.get("baselines", []):
         lines.append(f"  baseline: {b}")

@@ -12,6 +12,7 @@ lr = 0 forward limit (the first-loss standard, which the lr = 0 check applies pe
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -645,6 +646,10 @@ def _divergence(
             None,
         )
     i, verdict, span = judged
+    if limit is not band and verdict != "parts":
+        span = span.replace("for ", "and is beyond the lr = 0 forward limit for ", 1).replace(
+            "back inside from", "back inside it from"
+        )
     if limit is not band:
         nums["beyond_lr0_limit_at"] = int(pair.steps[i]) if verdict != "parts" else None
         sg = side[i]
@@ -692,8 +697,9 @@ def _divergence_row(
     nums: dict[str, Any],
 ) -> tuple[Row, int]:
     span = nums.pop("span")
-    if ", back inside from index " in span:
-        j = int(span.split("back inside from index ")[1].split(" ")[0])
+    back = re.search(r"from index (\d+)", span)
+    if back:
+        j = int(back.group(1))
         nums["back_at_step"] = int(pair.steps[j])
         span = span.replace(f"index {j}", f"step {int(pair.steps[j])}")
     i = _onset(d, band, i, w)
