@@ -163,7 +163,7 @@ def _plot(judged: Any, path: str | None) -> None:
 def _watch(args: Any, findings: list[Any], schedules: dict[str, Any]) -> Any:
     """Follow both logs until the curves part, the logs stop growing, or Ctrl-C; one status
     line a judgement. The last judgement (``None``: never two common steps)."""
-    from cfglint.evidence.runs.watch import watch
+    from cfglint.check.runs import watch_runs
     from cfglint.load.tbevents import is_event_path
     from cfglint.report.runs import headline
 
@@ -177,13 +177,13 @@ def _watch(args: Any, findings: list[Any], schedules: dict[str, Any]) -> Any:
         st = judged.report.steps
         print(f"[{st['last']}] {headline(judged.report)[0]}", file=sys.stderr, flush=True)
 
-    end = watch(
+    end = watch_runs(
         args.mf_log,
         args.mg_log,
-        bases,
-        findings if (args.config or args.megatron) else None,
-        schedules,
-        show,
+        baselines=bases,
+        findings=findings if (args.config or args.megatron) else None,
+        schedules=schedules,
+        on_judged=show,
         interval=args.watch,
         idle=args.idle,
     )
