@@ -261,3 +261,25 @@ def test_srun_sh_c_of_a_command_built_with_unknown_parts(tmp_path: Path) -> None
     c = classify_script(str(script))
     assert c.kind is InputKind.MG_LAUNCH
     assert c.entry is not None and c.entry.endswith("pretrain_gpt.py")
+
+
+def test_renamed_megatron_package_is_the_parser(tmp_path: Path) -> None:
+    # Ascend/AscendSpeed @ e35df80d: pretrain_gpt.py does `from ascendspeed import get_args`,
+    # and ascendspeed/arguments.py (a renamed Megatron-DeepSpeed parser) registers the flags
+    # examples/gpt/pretrain_gpt_ptd_8p.sh passes, --DDP-impl among them
+    root = _repo(tmp_path / "AscendSpeed")
+    _write(
+        root / "ascendspeed" / "arguments.py",
+        "def _add_training_args(parser):\n    group = parser.add_argument_group(title='t')\n"
+        "    group.add_argument('--DDP-impl', default='local', choices=['local', 'torch'])\n"
+        + "".join(f"    group.add_argument('--k{i}', type=int)\n" for i in range(45)),
+    )
+    _write(root / "pretrain_gpt.py", "import torch_npu\nfrom ascendspeed import get_args\n")
+    script = _write(
+        root / "examples" / "gpt" / "pretrain_gpt_ptd_8p.sh",
+        "#!/bin/bash\npython -m torch.distributed.launch --nproc_per_node 8 pretrain_gpt.py "
+        f"{MODEL}--DDP-impl local --no-such-flag\n",
+    )
+    m = load_megatron(str(script))
+    assert any("ascendspeed/arguments.py" in e for e in m.evidence)
+    assert [v.knob for v in m.unknown] == ["--no-such-flag"]  # the parser was read
