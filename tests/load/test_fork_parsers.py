@@ -242,3 +242,44 @@ def test_a_forks_own_evaluation_task_is_not_training(tmp_path: Path) -> None:
         f"#!/bin/bash\npython tasks/main.py --task RACE {MODEL}--lr 1e-5 --epochs 3\n",
     )
     assert classify_script(str(ft)).kind is InputKind.MG_LAUNCH
+
+
+def test_srun_sh_c_of_a_command_built_with_unknown_parts(tmp_path: Path) -> None:
+    # argonne-lcf/Megatron-DeepSpeed @ ffa3456d examples/pretrain_gpt3_175B.sh:55-61 (as in
+    # Megatron-LM's): run_cmd="python -u ${DIR}/pretrain_gpt.py $@ ${options}" then
+    # `srun -l --container-image ... sh -c "${run_cmd}"`; it was called a helper script
+    from cfglint.load.detect import InputKind, classify_script
+
+    script = _write(
+        tmp_path / "pretrain_gpt3_175B.sh",
+        "#!/bin/bash\nDIR=`pwd`\n"
+        f'options=" {MODEL}--lr 6.0e-5 --train-iters 10"\n'
+        'run_cmd="python -u ${DIR}/pretrain_gpt.py $@ ${options}"\n'
+        'srun -l --container-image "nvcr.io/nvidia/pytorch:20.12-py3" '
+        '--output=$DIR/logs/x.log sh -c "${run_cmd}"\n',
+    )
+    c = classify_script(str(script))
+    assert c.kind is InputKind.MG_LAUNCH
+    assert c.entry is not None and c.entry.endswith("pretrain_gpt.py")
+
+
+def test_renamed_megatron_package_is_the_parser(tmp_path: Path) -> None:
+    # Ascend/AscendSpeed @ e35df80d: pretrain_gpt.py does `from ascendspeed import get_args`,
+    # and ascendspeed/arguments.py (a renamed Megatron-DeepSpeed parser) registers the flags
+    # examples/gpt/pretrain_gpt_ptd_8p.sh passes, --DDP-impl among them
+    root = _repo(tmp_path / "AscendSpeed")
+    _write(
+        root / "ascendspeed" / "arguments.py",
+        "def _add_training_args(parser):\n    group = parser.add_argument_group(title='t')\n"
+        "    group.add_argument('--DDP-impl', default='local', choices=['local', 'torch'])\n"
+        + "".join(f"    group.add_argument('--k{i}', type=int)\n" for i in range(45)),
+    )
+    _write(root / "pretrain_gpt.py", "import torch_npu\nfrom ascendspeed import get_args\n")
+    script = _write(
+        root / "examples" / "gpt" / "pretrain_gpt_ptd_8p.sh",
+        "#!/bin/bash\npython -m torch.distributed.launch --nproc_per_node 8 pretrain_gpt.py "
+        f"{MODEL}--DDP-impl local --no-such-flag\n",
+    )
+    m = load_megatron(str(script))
+    assert any("ascendspeed/arguments.py" in e for e in m.evidence)
+    assert [v.knob for v in m.unknown] == ["--no-such-flag"]  # the parser was read

@@ -75,9 +75,11 @@ def find_tree_parser(
     here = os.path.dirname(entry)
     if not here.startswith(root + os.sep):
         root = here  # `../../pretrain_gpt.py`: the entry's own folder is the top
+    # the packages the entry imports may be a renamed Megatron (AscendSpeed's ascendspeed/)
+    names = _package_parsers(entry)
     # from the entry's folder up, never above the folder its path starts from
     while here == root or here.startswith(root + os.sep):
-        got = _parser_in(here, root)
+        got = _parser_in(here, root, names)
         if got is not None:
             return got
         if here == root:
@@ -90,8 +92,16 @@ def find_tree_parser(
     return None
 
 
-def _parser_in(here: str, root: str) -> TreeParser | None:
-    for rel in PARSER_FILES:
+def _package_parsers(entry: str) -> tuple[str, ...]:
+    """Where the packages ``entry`` imports would keep a Megatron-style parser, after
+    PARSER_FILES: ``ascendspeed/arguments.py`` for Ascend/AscendSpeed's pretrain_gpt.py
+    (``from ascendspeed import get_args``), a fork that renamed ``megatron``."""
+    pkgs = sorted(entry_imports(entry) - {"megatron"})
+    return tuple(f"{p}/{rel}" for p in pkgs for rel in ("arguments.py", "training/arguments.py"))
+
+
+def _parser_in(here: str, root: str, extra: tuple[str, ...] = ()) -> TreeParser | None:
+    for rel in (*PARSER_FILES, *extra):
         flags = parser_flags(os.path.join(here, rel))
         if len(flags) >= _MIN_FLAGS:
             shown = os.path.relpath(os.path.join(here, rel), root)
