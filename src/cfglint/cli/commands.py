@@ -34,7 +34,9 @@ def _rules_parser() -> argparse.ArgumentParser:
 
 def _explain_parser() -> argparse.ArgumentParser:
     explain = sub_parser("explain")
-    explain.add_argument("rule", metavar="RULE-ID")
+    explain.add_argument(
+        "rule", metavar="RULE|ROW", help="a rule id (OPT006) or a checklist row (optimizer.beta2)"
+    )
     add_color(explain)
     return explain
 

@@ -30,7 +30,7 @@ from cfglint.evidence.probe.measure import (
     round_to,
 )
 from cfglint.evidence.probe.plan import Confirmation, plain, plan, same_math
-from cfglint.evidence.probe.protocol import PROBE_LR, Job, Run, RunResult
+from cfglint.evidence.probe.protocol import PROBE_LR, Job, Run, RunResult, job_timeout
 from cfglint.evidence.probe.spec import (
     DTYPES,
     MAX_LOG_STEPS,
@@ -202,6 +202,7 @@ class Probe:
         self.start_mg = self._init(mg)
         self.files: dict[tuple[str, ...], str] = {}
         self.workers: dict[str, Worker] = {}
+        self.sent: dict[str, int] = {}  # runs in the job last sent on each channel
         self.devices: dict[str, str] = {}
         self.timings: list[str] = []
         self.measurements: list[dict[str, Any]] = []
@@ -267,10 +268,13 @@ class Probe:
 
     def send(self, framework: str, runs: list[Run]) -> int:
         self.say(f"{framework}: {', '.join(r.id for r in runs)} ({self.steps} steps each)")
+        self.sent[framework] = len(runs)
         return self.worker(framework).send(Job(device=self.device, runs=runs))
 
     def collect(self, channel: str, n: int) -> dict[str, RunResult]:
-        res = self.worker(channel).wait(n, timeout=540)
+        res = self.worker(channel).wait(
+            n, timeout=job_timeout(self.steps, self.sent.get(channel, 1))
+        )
         framework = res.framework
         if res.error:
             if "was requested but" in res.error:

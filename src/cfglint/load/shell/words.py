@@ -40,6 +40,8 @@ class Invocation:
     args: list[Word]
     loc: Loc
     conditional: bool = False
+    # the folder the last `cd`/`pushd` before it moved to (the entry path is relative to it)
+    cwd: Word | None = None
 
 
 @dataclass
