@@ -96,6 +96,11 @@ class GuardedInput:
         self.exit_seen = False
         self.rejected = 0
 
+    @property
+    def buffered(self) -> int:
+        """Bytes read ahead and not handed on yet (bounded by MAX_BODY plus one read)."""
+        return len(self._buf)
+
     # -- the stream pygls reads ------------------------------------------------------
     @property
     def closed(self) -> bool:
