@@ -304,3 +304,23 @@ def test_readme_plot_command_is_the_documented_one() -> None:
     assert "cfglint logs fixtures/runs/lr/mindformers.log fixtures/runs/lr/megatron.log" in readme
     assert (ROOT / "docs" / "logs_lr.png").exists()
     assert os.path.getsize(ROOT / "docs" / "logs_lr.png") < 400_000
+
+
+def test_curves_parting_early_name_the_seed_finding_of_the_lint(tmp_path: Path, capsys) -> None:
+    """With --config/--megatron, a divergence in the first steps names the lint's seed
+    finding (DET001), which the lint raises and the divergence row used to leave out."""
+    text = (RUNS / "lr.yaml").read_text(encoding="utf-8").replace("seed: 1234", "seed: 42")
+    (tmp_path / "lr.yaml").write_text(text, encoding="utf-8")
+    d = RUNS / "lr"
+    doc = _logs_json(
+        capsys,
+        str(d / "mindformers.log"),
+        str(d / "megatron.log"),
+        "--config",
+        str(tmp_path / "lr.yaml"),
+        "--megatron",
+        str(RUNS / "base.sh"),
+    )
+    assert doc["logs"]["divergence_step"] == 2
+    assert {"DET001", "OPT010"} <= _named(doc, "divergence")
+    assert "DET001" not in _named(doc, "lr.logged")

@@ -181,6 +181,13 @@ def describe(log: RunLog) -> list[str]:
             f"{name} printed lm loss 0 where every iteration of the window was skipped "
             f"(core >= 0.17): not a loss, left out at steps {_listed(log.empty_windows)}"
         )
+    return out + _events(log, name)
+
+
+def _events(log: RunLog, name: str) -> list[str]:
+    """The steps where a side printed no finite loss, skipped or nan iterations, or an
+    overflow: listed, not only counted."""
+    out = []
     loss = log.series.get("loss")
     if loss is not None:
         bad = log.steps[~np.isfinite(loss)]
