@@ -49,3 +49,44 @@ def test_no_cache_reads_and_writes_no_cache_file(tmp_path: Path) -> None:
         )
         assert proc.returncode in (0, 1), proc.stderr[-500:]
         assert not cache.exists() or not any(cache.rglob("*")), sorted(cache.rglob("*"))
+
+
+def test_a_ready_table_is_read_without_parsing_or_caching(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # what hatch_build.py puts in the wheel: the JSON of a table, named by its YAML's hash
+    from cfglint.load import datacache
+    from cfglint.load.datayaml import READY, ready_name
+
+    table = tmp_path / "t.yaml"
+    table.write_bytes(b"a: 1\n")
+    (tmp_path / READY).mkdir()
+    (tmp_path / READY / f"{ready_name(table.read_bytes())}.json").write_text('{"a": "ready"}')
+    monkeypatch.setattr(datacache, "DATA_DIR", tmp_path)
+    monkeypatch.setenv("CFGLINT_CACHE_DIR", str(tmp_path / "cache"))
+    assert datacache.load_data(table) == {"a": "ready"}
+    assert not (tmp_path / "cache").exists()
+    table.write_bytes(b"a: 2\n")  # edited after the build: parsed (and cached) as before
+    assert datacache.load_data(table) == {"a": 2}
+    assert any((tmp_path / "cache").rglob("*.json"))
+
+
+@pytest.mark.slow
+def test_the_wheel_ships_every_table_ready(tmp_path: Path) -> None:
+    import json
+    import zipfile
+
+    from cfglint.load.datayaml import READY, ready_name
+
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(ROOT)],
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
+    (wheel,) = tmp_path.glob("*.whl")
+    with zipfile.ZipFile(wheel) as z:
+        for table in TABLES:
+            raw = table.read_bytes()
+            name = f"cfglint/data/{READY}/{ready_name(raw)}.json"
+            assert json.loads(z.read(name)) == parse_data_yaml(raw, str(table)), table.name

@@ -27,6 +27,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from cfglint import __version__
+from cfglint.load.datayaml import READY, parse_data_yaml, ready_name
 from cfglint.load.safeio import TMP_SUFFIX, atomic_write, read_bytes
 from cfglint.model.errors import InputError
 
@@ -135,57 +136,13 @@ def load_data(path: str | Path) -> Any:
         return hit
     import json
 
+    ready = DATA_DIR / READY / f"{ready_name(raw)}.json"
+    if ready.is_file():
+        # built with the package (hatch_build.py): part of the installation, like the YAML
+        return json.loads(ready.read_bytes())
     data = parse_data_yaml(raw, str(path))
     write_entry(cached, "data", key, json.dumps(data))
     return data
-
-
-# YAML 1.2's core schema, for the scalars PyYAML (YAML 1.1) resolves otherwise: `1e-5` is a
-# float and `yes`/`on`/`010` are not booleans or octal. Our data files are YAML 1.2 (unlike
-# user configs, which MindFormers reads as 1.1); tests/load/test_datacache.py checks that
-# every shipped table reads the same here as with ruamel (a YAML 1.2 parser).
-_CORE_RESOLVERS: tuple[tuple[str, str, list[str | None]], ...] = (
-    ("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", list("tTfF")),
-    ("tag:yaml.org,2002:int", r"^[-+]?[0-9]+$", list("-+0123456789")),
-    (
-        "tag:yaml.org,2002:float",
-        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
-        r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
-        list("-+.0123456789"),
-    ),
-    # None: the empty scalar
-    ("tag:yaml.org,2002:null", r"^(?:~|null|Null|NULL|)$", [*"~nN", None]),
-)
-
-
-def _data_loader() -> Any:
-    """PyYAML's libyaml loader (C: ten times ruamel's pure-Python one, which is what an empty
-    cache paid at start-up) with the YAML 1.2 core schema's implicit types."""
-    import re
-
-    import yaml
-
-    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-    class CoreSchemaLoader(base):  # type: ignore[misc,valid-type]
-        yaml_implicit_resolvers: dict[Any, list[tuple[str, Any]]] = {}  # noqa: RUF012
-
-    for tag, pattern, first in _CORE_RESOLVERS:
-        CoreSchemaLoader.add_implicit_resolver(tag, re.compile(pattern), first)
-    # decimal, whatever the leading zeros (YAML 1.1 reads `010` as octal)
-    CoreSchemaLoader.add_constructor(
-        "tag:yaml.org,2002:int", lambda loader, node: int(loader.construct_scalar(node), 10)
-    )
-    return CoreSchemaLoader
-
-
-def parse_data_yaml(raw: bytes, name: str) -> Any:
-    import yaml
-
-    try:
-        return yaml.load(raw.decode("utf-8"), Loader=_data_loader())
-    except yaml.YAMLError as exc:
-        raise ValueError(f"{name}: {' '.join(str(exc).split())}") from None
 
 
 def prune_temp(folder: Path, *, older_than: float = STALE_TMP_SECONDS, depth: int = 1) -> int:
