@@ -597,9 +597,10 @@ def test_sarif_regions_cover_the_value_the_message_names(
     line = Path(EX_MF).read_text().splitlines()[region["startLine"] - 1]
     assert line[region["startColumn"] - 1 : region["endColumn"] - 1] == "0.95"
     assert "0.95" in beta2["message"]["text"]
-    # a setting that is not written anywhere points at its file, with no region (no line 1)
+    # a setting that is not written anywhere points at the first line of the file that
+    # omits it, underlining nothing (GitHub code scanning needs a startLine on every result)
     dropout = next(r for r in results if r["ruleId"] == "STR009")
-    assert "region" not in dropout["locations"][0]["physicalLocation"]
+    assert dropout["locations"][0]["physicalLocation"]["region"] == {"startLine": 1}
 
 
 # -- configured pairs ------------------------------------------------------------------------
@@ -645,6 +646,25 @@ def test_pairs_option_runs_only_the_pairs_a_change_touches(
     assert code == 0 and "nothing checked" in err
     code, data, _ = run_json(capsys, "--pairs", "pyproject.toml")  # the pair list changed
     assert len(data["inputs"]) == 4
+
+
+def test_folders_holding_a_configured_pair_lint_it_as_a_pair(
+    pair_repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # each file alone would say "No findings": the pair's beta2 differs
+    code, data, _ = run_json(capsys, "configs", "scripts")
+    pairs = sorted(
+        (Path(f["path"]).name for f in data["inputs"] if f["kind"] == "mindformers"),
+    )
+    assert pairs == ["align.yaml", "llama2.yaml"]
+    assert code == 1 and any(f["rule"] == "OPT006" for f in data["findings"])
+    kinds = {Path(i["path"]).name: i["kind"] for i in data["inputs"]}
+    assert kinds == {
+        "llama2.yaml": "mindformers",
+        "pretrain.sh": "megatron",
+        "align.yaml": "mindformers",
+        "align.sh": "megatron",
+    }
 
 
 def test_bad_pairs_setting_is_an_input_error(

@@ -34,6 +34,7 @@ def _planned_jobs(args: Any, cfg: dict[str, Any]) -> Plan:
         sources=list(args.source or []),
         exclude=list(cfg.get("exclude", [])),
         base=Path(cfg.get("_base") or Path.cwd()),
+        pairs=pairs,
     )
 
 
