@@ -79,6 +79,35 @@ def test_directory_with_a_broken_config_is_exit_2(
     assert "No findings." not in out + err
 
 
+def test_a_config_with_only_its_model_section_that_does_not_parse_is_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # no top-level key of MindFormers' own: its model section's model_config shows what it
+    # is, so a folder holding it is not "nothing to check" (exit 0)
+    (tmp_path / "llama.yaml").write_text(
+        "seed: 0\nmodel:\n  model_config:\n    hidden_size: 4096\n"
+        "    num_layers: [32\noptimizer:\n  type: AdamW\n"
+    )
+    code, out, err = run(capsys, str(tmp_path))
+    assert code == 2 and "llama.yaml:" in err, err
+    assert "No findings." not in out + err
+
+
+def test_a_base_config_child_is_read_through_its_base(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a child that only sets the seed: what it trains (beta2, weight decay) is its base's
+    (tmp_path / "base").mkdir()
+    shutil.copy(EX_MF, tmp_path / "base" / "llama2.yaml")
+    child = tmp_path / "seed42.yaml"
+    child.write_text("base_config: base/llama2.yaml\nseed: 42\n")
+    code, data, _ = run_json(capsys, str(child), "--megatron", EX_MG)
+    assert code == 1 and any(f["rule"] == "OPT006" for f in data["findings"])
+    (tmp_path / "base" / "llama2.yaml").unlink()  # a base that is gone: an input error
+    code, _, err = run(capsys, str(tmp_path))
+    assert code == 2 and "seed42.yaml" in err and "not found" in err, err
+
+
 def test_directory_is_walked_with_gitignore_and_exclude(
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
