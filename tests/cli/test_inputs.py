@@ -782,6 +782,48 @@ def test_readme_workflow_uploads_sarif_even_when_the_lint_fails() -> None:
     assert "--fail-on never" not in lint["run"] and "--format sarif" in lint["run"]
 
 
+def test_the_action_expands_globs_and_uploads_under_its_category(tmp_path: Path) -> None:
+    """upload-sarif@v4 (v3 is retired), a category per use (two uses in one workflow must
+    not replace each other's alerts), and `configs/*.yaml` reaching cfglint as the files it
+    names: the lint step's own script, run by bash with a stand-in cfglint."""
+    import yaml
+
+    action = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
+    steps = action["runs"]["steps"]
+    upload = next(s for s in steps if "upload-sarif" in str(s.get("uses")))
+    assert upload["uses"] == "github/codeql-action/upload-sarif@v4"
+    assert upload["with"]["category"] == "${{ inputs.category }}"
+    assert action["inputs"]["category"]["default"] == "cfglint"
+    lint = next(s for s in steps if "cfglint $" in str(s.get("run", "")))
+    (tmp_path / "bin").mkdir()
+    stub = tmp_path / "bin" / "cfglint"
+    stub.write_text('#!/bin/sh\nprintf "%s\\n" "$@"\n')
+    stub.chmod(0o755)
+    (tmp_path / "configs" / "sub").mkdir(parents=True)
+    for name in ("a.yaml", "b.yaml", "sub/c.yaml"):
+        (tmp_path / "configs" / name).write_text("seed: 1\n")
+    env = {
+        "PATH": f"{tmp_path / 'bin'}:/usr/bin:/bin",
+        "CFGLINT_ARGS": "configs/*.yaml configs/**/c.yaml --megatron 'x.sh' none/*.yaml",
+        "CFGLINT_SARIF": "out.sarif",
+    }
+    proc = subprocess.run(
+        ["bash", "-e", "-c", lint["run"]], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert proc.stdout.splitlines() == [
+        "configs/a.yaml",
+        "configs/b.yaml",
+        "configs/sub/c.yaml",
+        "--megatron",
+        "'x.sh'",  # quotes are not read: the input's description says so
+        "none/*.yaml",
+        "--format",
+        "sarif",
+        "--output",
+        "out.sarif",
+    ], proc.stderr
+
+
 def test_walk_skips_fifos_and_symlink_loops(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
