@@ -495,3 +495,18 @@ def test_the_hooks_print_what_blocks_the_commit(capsys: pytest.CaptureFixture[st
     assert len(err.splitlines()) == 1, err
     code, out, _ = run(capsys, EX_MF, "--megatron", EX_MG, *hook, "-v")
     assert code == 1 and len(out.splitlines()) == len(findings)
+
+
+def test_the_readme_statistics_example_is_what_the_command_prints(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme.split("<!-- example:start -->\n", 1)[1].split("<!-- example:end -->", 1)[0]
+    lines = block.strip().removeprefix("```text\n").removesuffix("```").splitlines()
+    command, shown = lines[0].removeprefix("$ cfglint ").split(), lines[1:]
+    monkeypatch.chdir(ROOT)
+    _, out, _ = run(capsys, *command)
+    assert shown == out.splitlines()
+    # the Quickstart block is the two commands: the lint and the tests
+    quick = readme.split("## Quickstart", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
+    assert [c.split()[0] for c in quick.splitlines()] == ["./cfglint", "./test"]
