@@ -195,6 +195,20 @@ def test_rules_listing_and_explain(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 2 and "NOPE999" in err
 
 
+def test_explain_takes_a_checklist_row(capsys: pytest.CaptureFixture[str]) -> None:
+    """`--select optimizer.beta2` takes a row, so `explain` does too: every rule of it."""
+    code, out, _ = run(capsys, "explain", "optimizer.beta2", "--no-color")
+    assert code == 0
+    titles = [line for line in out.splitlines() if line.startswith(("OPT006:", "OPT007:"))]
+    assert [t[:6] for t in titles] == ["OPT006", "OPT007"]
+    assert out.count("Why it matters:") == 2
+    # a setting `show` prints names the rules that read it
+    code, out, _ = run(capsys, "explain", "structure.ffn_hidden_size", "--no-color")
+    assert code == 0 and out.startswith("STR004:")
+    code, _, err = run(capsys, "explain", "optimizer.beta3")
+    assert code == 2 and "optimizer.beta2" in err
+
+
 def test_show_lists_values_with_provenance(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "show", EX_MF, "--megatron", EX_MG, "--format", "json")
     data = json.loads(out)

@@ -30,6 +30,7 @@ from pydantic import (
 from cfglint.check.expr import ExprError, compile_expr
 from cfglint.model.config import Config
 from cfglint.model.findings import SECTION_ORDER, RuleProbe, Severity
+from cfglint.model.values import TOLERANCE
 
 SideName = Literal["mindformers", "megatron"]
 PROFILES = ("default", "align")
@@ -98,12 +99,23 @@ def _norm(v: Any) -> Any:
     return v.lower() if isinstance(v, str) else v
 
 
-def equal(a: Any, b: Any, rel: float = 1e-6) -> bool:
+def equal(a: Any, b: Any, rel: float = TOLERANCE) -> bool:
     if isinstance(a, bool) or isinstance(b, bool):
         return a is b or a == b
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return abs(a - b) <= rel * max(abs(a), abs(b)) or a == b
+        if a == b:
+            return True
+        try:
+            return abs(a - b) <= rel * max(abs(a), abs(b))
+        except OverflowError:  # an integer past float range (a 400-digit ffn size)
+            return False
     return a == b
+
+
+def same_value(a: Any, b: Any, rel: float = TOLERANCE) -> bool:
+    """Two normalized values are the same setting: numbers within ``rel``, strings in any
+    case."""
+    return equal(_norm(a), _norm(b), rel)
 
 
 class SideFix(BaseModel):
@@ -146,7 +158,9 @@ class FixAction(BaseModel):
     ones change more of the run (the device layout, the data read, the model's shape) and
     need ``--unsafe-fixes``. A compare rule moves one side to the other's value; a recommend
     rule writes ``expect``'s value on the side it flags; an env rule exports ``export`` in
-    the side's launch script."""
+    the side's launch script. ``with_fields``: fields that must agree for this fix to make
+    sense (a rotation dtype follows the compute dtype): while another rule reports one of
+    them and the same run does not fix it, this fix is left out."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
@@ -154,6 +168,7 @@ class FixAction(BaseModel):
     mindformers: SideFix | None = None
     megatron: SideFix | None = None
     export: str | None = None
+    with_fields: tuple[str, ...] = ()
 
     @model_validator(mode="after")
     def _some(self) -> FixAction:
@@ -305,7 +320,7 @@ class CompareRule(RuleBase):
     kind: Literal["compare"]
     field: str
     # relative tolerance for numeric comparison
-    tolerance: float = Field(default=1e-6, ge=0)
+    tolerance: float = Field(default=TOLERANCE, ge=0)
 
 
 class RecommendRule(RuleBase):
