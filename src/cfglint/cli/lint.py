@@ -244,9 +244,7 @@ def _note_skipped(todo: Plan, report: Report, args: argparse.Namespace) -> None:
         )
 
 
-def _hook_view(
-    report: Report, fmt_name: str, args: argparse.Namespace, fail_on: str
-) -> Report:
+def _hook_view(report: Report, fmt_name: str, args: argparse.Namespace, fail_on: str) -> Report:
     """``--format concise --quiet`` (the pre-commit hooks): the findings that block, like
     ruff's hook; the rest is counted in one line, and listed with -v."""
     if fmt_name != "concise" or not args.quiet or args.verbose or args.statistics:
