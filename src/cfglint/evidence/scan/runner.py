@@ -24,6 +24,7 @@ from cfglint.load.datacache import (
     cache_dir,
     cache_enabled,
     clear_part,
+    is_entry,
     prune_temp,
     read_entry,
     write_entry,
@@ -483,6 +484,8 @@ class Cache:
                 if not sub.is_dir() or sub.is_symlink():
                     continue
                 for p in sub.iterdir():
+                    if not is_entry(p, "scan"):  # only what cfglint wrote is pruned
+                        continue
                     try:
                         st = p.lstat()
                     except OSError:
