@@ -107,6 +107,11 @@ def test_megatron_017_zero_loss_on_a_skipped_window_is_not_a_loss(tmp_path: Path
     assert log.steps.tolist() == [1, 2, 3]
     assert np.isnan(log.series["loss"][1]) and log.series["loss"][2] == pytest.approx(9.8)
     assert log.empty_windows.tolist() == [2]
+    # core_v0.16.0 and most forks ("avg > 0.0", training.py:2069@3bec9aa9) leave the field
+    # out: the same window, no loss printed
+    no_field = _mg(2, 0.0, skipped=1).replace("lm loss: 0.000000E+00 | ", "")
+    log = read_run_log(_w(tmp_path, "mg16.log", _mg(1, 10.0) + no_field + _mg(3, 9.8)))
+    assert log.steps.tolist() == [1, 2, 3] and log.empty_windows.tolist() == [2]
 
 
 def test_a_last_line_still_being_written_is_left_out_and_said(tmp_path: Path) -> None:
