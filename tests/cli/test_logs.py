@@ -324,3 +324,19 @@ def test_curves_parting_early_name_the_seed_finding_of_the_lint(tmp_path: Path, 
     assert doc["logs"]["divergence_step"] == 2
     assert {"DET001", "OPT010"} <= _named(doc, "divergence")
     assert "DET001" not in _named(doc, "lr.logged")
+
+
+def test_a_baseline_identical_to_the_reference_is_flagged(tmp_path: Path, capsys) -> None:
+    """The probe's reference run written again (a deterministic rerun, or the same log
+    copied): no run-to-run error is measured, so it gives no band and says so."""
+    d = RUNS / "same"
+    again = tmp_path / "megatron_again.log"
+    shutil.copyfile(d / "megatron.log", again)
+    doc = _logs_json(
+        capsys, str(d / "mindformers.log"), str(d / "megatron.log"), "--baseline", str(again)
+    )
+    band = _rows(doc)["benchmark.band"]
+    assert band["verdict"] == "unknown"
+    assert "identical to the reference run" in band["detail"]
+    assert band["numbers"]["identical_baselines"] == [str(again)]
+    assert doc["code"] == 0

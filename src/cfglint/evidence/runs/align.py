@@ -178,8 +178,8 @@ def describe(log: RunLog) -> list[str]:
         out.append(f"{name} log ends inside a line (a run still writing it): that line is left out")
     if log.empty_windows.size:
         out.append(
-            f"{name} printed lm loss 0 where every iteration of the window was skipped "
-            f"(core >= 0.17): not a loss, left out at steps {_listed(log.empty_windows)}"
+            f"{name} printed no lm loss, or 0 (core >= 0.17), where every iteration of the "
+            f"window was skipped: not a loss, left out at steps {_listed(log.empty_windows)}"
         )
     return out + _events(log, name)
 

@@ -124,7 +124,7 @@ def judge(
     if lost is not None and (div_step is None or lost.numbers["step"] < div_step):
         div_row, div_step = lost, int(lost.numbers["step"])
     rows.append(div_row)
-    rows.append(_late_gap(pair, band))
+    rows.append(_late_gap(pair, band, bool(base_curves)))
     rows += _lr_rows(pair, schedules or {})
     if findings is not None:
         _link(rows, findings, div_step, _early(pair, div_step))
@@ -815,7 +815,7 @@ def _events(pair: Pair, step: int, radius: int) -> list[str]:
     return out
 
 
-def _late_gap(pair: Pair, band: np.ndarray) -> Row:
+def _late_gap(pair: Pair, band: np.ndarray, known: bool = True) -> Row:
     la, lb = pair.series("a", "loss"), pair.series("b", "loss")
     assert la is not None and lb is not None
     k = _late_n(la.size)
@@ -840,7 +840,11 @@ def _late_gap(pair: Pair, band: np.ndarray) -> Row:
         detail=(
             f"steps {first}-{last}: mean loss {ma:.5g} vs {mb:.5g}, gap {gap:+.3g} ({rel:.2%}; the "
             f"guide accepts under {std.LATE_GAP_REL:.0%} and moves on to downstream evaluation)"
-            + ("; inside the benchmark band" if inside else "")
+            + (
+                f"; inside the {'benchmark band' if known else 'float-noise limit'}"
+                if inside
+                else ""
+            )
         ),
     )
 
