@@ -119,6 +119,13 @@ def _fix_fields(a: Value, b: Value, mf: Config, mg: Config) -> dict[str, str]:
     default (the other side's value was written on purpose), else Megatron's, whose flag
     is the quicker edit; the fix names both when both were written."""
     a_default, b_default = a.origin.value == "default", b.origin.value == "default"
+    # a value no setting holds (the model class fixes it: the legacy Llama has no dropout)
+    # is never the side to change
+    a_fixed, b_fixed = (v.origin.value == "derived" and not v.inputs for v in (a, b))
+    if a_fixed and not b_fixed:
+        return {"fix_side": label(mg), "fix_knob": b.knob, "fix_value": fmt(a.value)}
+    if b_fixed and not a_fixed:
+        return {"fix_side": label(mf), "fix_knob": a.knob, "fix_value": fmt(b.value)}
     if a_default and not b_default:
         return {"fix_side": label(mf), "fix_knob": a.knob, "fix_value": fmt(b.value)}
     other = "" if b_default else f", or {a.knob} to {fmt(b.value)} on {label(mf)}"
@@ -316,7 +323,12 @@ _KINDS = {
 }
 
 
-def failing(findings: list[Finding], fail_on: str) -> bool:
+def blocking(findings: list[Finding], fail_on: str) -> list[Finding]:
+    """The findings that make the exit code 1 (what blocks a commit or a CI job)."""
     if fail_on == "never":
-        return False
-    return any(SEVERITY_RANK[f.severity] >= SEVERITY_RANK[fail_on] for f in findings)
+        return []
+    return [f for f in findings if SEVERITY_RANK[f.severity] >= SEVERITY_RANK[fail_on]]
+
+
+def failing(findings: list[Finding], fail_on: str) -> bool:
+    return bool(blocking(findings, fail_on))

@@ -9,7 +9,7 @@ from cfglint.check.context import Context
 from cfglint.model.errors import InputError
 from cfglint.model.findings import Report
 
-__all__ = ["configured_schedules", "judge_runs"]
+__all__ = ["configured_schedules", "judge_runs", "watch_runs"]
 
 
 def configured_schedules(report: Report, ctx: Context) -> dict[str, Any]:
@@ -40,3 +40,11 @@ def judge_runs(
     from cfglint.evidence.runs.judge import judge
 
     return judge(a, b, baselines, findings, schedules)
+
+
+def watch_runs(mf_path: str, mg_path: str, **kwargs: Any) -> Any:
+    """Follow two growing logs and judge them as steps arrive (``evidence.runs.watch``); the
+    CLI reaches it here, as it reaches every judgement, through the library."""
+    from cfglint.evidence.runs.watch import watch
+
+    return watch(mf_path, mg_path, **kwargs)
