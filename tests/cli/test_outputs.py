@@ -279,3 +279,26 @@ def test_a_cache_write_never_replaces_a_file_it_did_not_write(tmp_path: Path) ->
     fresh = tmp_path / "data" / ("a" * 32 + ".json")
     assert write_entry(fresh, "data", "k", "{}")
     assert write_entry(fresh, "data", "k", "[]")  # its own entry is replaced
+
+
+def test_rewrite_file_keeps_the_rule_for_a_deliberate_edit(tmp_path: Path) -> None:
+    from cfglint.load.outputs import rewrite_file
+    from cfglint.load.safeio import check_regular, forget_reads
+    from cfglint.model.errors import InputError
+
+    f = tmp_path / "c.yaml"
+    f.write_text("a: 1\n")
+    f.chmod(0o640)
+    check_regular(str(f))  # read by the run: --fix edits it all the same
+    rewrite_file(str(f), "a: 2\n")
+    assert f.read_text() == "a: 2\n" and f.stat().st_mode & 0o777 == 0o640
+    link = tmp_path / "link.yaml"
+    link.symlink_to(f)
+    with pytest.raises(InputError, match="symbolic link"):
+        rewrite_file(str(link), "a: 3\n")
+    f.chmod(0o444)
+    with pytest.raises(InputError, match="read-only"):
+        rewrite_file(str(f), "a: 3\n")
+    assert f.read_text() == "a: 2\n"
+    assert [p.name for p in tmp_path.iterdir() if "cfglint" in p.name] == []
+    forget_reads()

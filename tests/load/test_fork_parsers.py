@@ -67,19 +67,28 @@ def test_vendor_fork_flags_are_its_parsers_not_errors(tmp_path: Path) -> None:
 
 
 def test_set_fork_flag_leaves_defaults_undecided(tmp_path: Path) -> None:
-    m = load_megatron(str(_hygon(tmp_path / "das")))
-    # the vendor's flag is read with its own definition (a switch), as a value
+    # with Megatron-LM's parser in the tree (read), the vendor's flags are read with their own
+    # definition (a switch, a string) as values
+    m = load_megatron(str(_hygon(tmp_path / "das", with_megatron=True)))
     assert m.values["use_hip_profiler"].value is True
     assert m.values["profile_dir"].value == "prof"
     # a setting left to a default may be changed by the flags cfglint does not model
     drop = m.arg("hidden_dropout")
     assert not drop.known
-    assert (
-        "--use-hip-profiler" in drop.detail and "hcu_megatron/training/arguments.py" in drop.detail
-    )
+    assert "--use-hip-profiler" in drop.detail
+    assert "hcu_megatron/training/arguments.py" in drop.detail
     # what the launch writes is still read
     assert m.arg("lr").value == 1e-4
     assert m.arg("num_layers").value == 4
+
+
+def test_unread_parser_leaves_defaults_undecided(tmp_path: Path) -> None:
+    # without Megatron-LM in the tree (the das submodule), upstream's table is no reading of
+    # the job's defaults: a row from a default is not decided, never an error
+    m = load_megatron(str(_hygon(tmp_path / "das")))
+    drop = m.arg("hidden_dropout")
+    assert not drop.known and "was not read" in drop.detail
+    assert m.arg("lr").value == 1e-4
 
 
 def test_fork_with_its_megatron_in_tree_refuses_what_none_registers(tmp_path: Path) -> None:
@@ -172,3 +181,131 @@ def test_fork_float_flag_is_read_with_the_forks_type(tmp_path: Path) -> None:
     m = load_megatron(str(script))
     assert not [w for w in m.warnings if "not a valid" in w]
     assert m.values["rotary_base"].value == 1e6
+
+
+# -- launch forms (issue 28, mechanism 4) ----------------------------------------------
+
+
+def test_python_after_the_distributed_launcher_is_not_the_entry(tmp_path: Path) -> None:
+    # ROCm/Megatron-LM @ 2b855baf tools/retro/sft/sft_retro_lm.sh:128-145:
+    # run_cmd="python -u ${SFT_HOME}/tools/retro/sft/sft_retro.py ${options}", then
+    # `python -m torch.distributed.run --nproc_per_node ${NPROCS} ... ${run_cmd}`
+    from cfglint.load.detect import classify_script
+
+    script = _write(
+        tmp_path / "sft.sh",
+        '#!/bin/bash\nrun_cmd="python -u ${SFT_HOME}/tools/retro/sft/sft_retro.py '
+        f'{MODEL}--lr 1e-5"\npython -m torch.distributed.run --nproc_per_node 8 --nnodes 1 '
+        "--master_port 6000 ${run_cmd}\n",
+    )
+    c = classify_script(str(script))
+    assert c.entry is not None and c.entry.endswith("sft_retro.py")
+    m = load_megatron(str(script))
+    assert "-u" not in [v.knob for v in m.unknown]
+
+
+def test_rendezvous_flags_do_not_make_a_megatron_launch(tmp_path: Path) -> None:
+    # a data-loader test run the way every DDP script is: the launcher's --local_rank,
+    # --master_addr and --master_port are no evidence of Megatron's parser
+    from cfglint.load.detect import InputKind, classify_script
+
+    script = _write(
+        tmp_path / "test_loader.sh",
+        "#!/bin/bash\npython test_dataloader.py --local_rank 0 --master_addr localhost "
+        "--master_port 6000 --data-path /data/x\n",
+    )
+    assert classify_script(str(script)).kind is not InputKind.MG_LAUNCH
+
+
+def test_a_forks_own_evaluation_task_is_not_training(tmp_path: Path) -> None:
+    # tasks/main.py dispatches on --task (ROCm/Megatron-LM @ 2b855baf tasks/main.py:86-98);
+    # a fork adds tasks of its own to the zero-shot branch (WIKITEXT2 and C4 beside
+    # WIKITEXT103 in a fork's tasks/zeroshot_gpt/evaluate.py, found through the code index)
+    from cfglint.load.detect import InputKind, classify_script
+
+    _write(
+        tmp_path / "tasks" / "main.py",
+        "def main():\n    args = get_args()\n    if args.task == 'RACE':\n"
+        "        from race.finetune import main\n"
+        "    elif args.task in ['LAMBADA', 'WIKITEXT103', 'WIKITEXT2', 'C4']:\n"
+        "        from zeroshot_gpt.evaluate import main\n"
+        "    elif args.task in ['RET-FINETUNE-NQ']:\n"
+        "        from orqa.supervised.finetune import main\n",
+    )
+    ev = _write(
+        tmp_path / "examples" / "eval_c4.sh",
+        f"#!/bin/bash\npython tasks/main.py --task C4 {MODEL}--load ckpt --micro-batch-size 8\n",
+    )
+    assert classify_script(str(ev)).kind is not InputKind.MG_LAUNCH
+    ft = _write(
+        tmp_path / "examples" / "ft_race.sh",
+        f"#!/bin/bash\npython tasks/main.py --task RACE {MODEL}--lr 1e-5 --epochs 3\n",
+    )
+    assert classify_script(str(ft)).kind is InputKind.MG_LAUNCH
+
+
+def test_srun_sh_c_of_a_command_built_with_unknown_parts(tmp_path: Path) -> None:
+    # argonne-lcf/Megatron-DeepSpeed @ ffa3456d examples/pretrain_gpt3_175B.sh:55-61 (as in
+    # Megatron-LM's): run_cmd="python -u ${DIR}/pretrain_gpt.py $@ ${options}" then
+    # `srun -l --container-image ... sh -c "${run_cmd}"`; it was called a helper script
+    from cfglint.load.detect import InputKind, classify_script
+
+    script = _write(
+        tmp_path / "pretrain_gpt3_175B.sh",
+        "#!/bin/bash\nDIR=`pwd`\n"
+        f'options=" {MODEL}--lr 6.0e-5 --train-iters 10"\n'
+        'run_cmd="python -u ${DIR}/pretrain_gpt.py $@ ${options}"\n'
+        'srun -l --container-image "nvcr.io/nvidia/pytorch:20.12-py3" '
+        '--output=$DIR/logs/x.log sh -c "${run_cmd}"\n',
+    )
+    c = classify_script(str(script))
+    assert c.kind is InputKind.MG_LAUNCH
+    assert c.entry is not None and c.entry.endswith("pretrain_gpt.py")
+
+
+def test_renamed_megatron_package_is_the_parser(tmp_path: Path) -> None:
+    # Ascend/AscendSpeed @ e35df80d: pretrain_gpt.py does `from ascendspeed import get_args`,
+    # and ascendspeed/arguments.py (a renamed Megatron-DeepSpeed parser) registers the flags
+    # examples/gpt/pretrain_gpt_ptd_8p.sh passes, --DDP-impl among them
+    root = _repo(tmp_path / "AscendSpeed")
+    _write(
+        root / "ascendspeed" / "arguments.py",
+        "def _add_training_args(parser):\n    group = parser.add_argument_group(title='t')\n"
+        "    group.add_argument('--DDP-impl', default='local', choices=['local', 'torch'])\n"
+        + "".join(f"    group.add_argument('--k{i}', type=int)\n" for i in range(45)),
+    )
+    _write(root / "pretrain_gpt.py", "import torch_npu\nfrom ascendspeed import get_args\n")
+    script = _write(
+        root / "examples" / "gpt" / "pretrain_gpt_ptd_8p.sh",
+        "#!/bin/bash\npython -m torch.distributed.launch --nproc_per_node 8 pretrain_gpt.py "
+        f"{MODEL}--DDP-impl local --no-such-flag\n",
+    )
+    m = load_megatron(str(script))
+    assert any("ascendspeed/arguments.py" in e for e in m.evidence)
+    assert [v.knob for v in m.unknown] == ["--no-such-flag"]  # the parser was read
+
+
+def test_read_parsers_literal_default_replaces_the_tables(tmp_path: Path) -> None:
+    # swiss-ai/Megatron-LM @ 81d44dbe megatron/training/arguments.py:1633 registers
+    # `--lr-wsd-decay-style ... default='1-sqrt'` where Megatron-LM core_v0.19.0 defaults to
+    # 'exponential': the tree's parser (read) is the run's, so its default is the value
+    from tests.normalize.test_dialects import _flags_of, _parser_module
+
+    root = _repo(tmp_path / "swiss")
+    parser = root / "megatron" / "training" / "arguments.py"
+    _parser_module(parser, [f for f in _flags_of("megatron-lm") if f != "--lr-wsd-decay-style"])
+    text = parser.read_text(encoding="utf-8").replace(
+        "    return parser.parse_args()",
+        "    group.add_argument('--lr-wsd-decay-style', type=str, default='1-sqrt',\n"
+        "                       choices=['exponential', 'linear', 'cosine', '1-sqrt'])\n"
+        "    return parser.parse_args()",
+    )
+    parser.write_text(text, encoding="utf-8")
+    _write(root / "pretrain_gpt.py", "from megatron.training import pretrain\n")
+    script = _write(
+        root / "run.sh", f"#!/bin/bash\ntorchrun --nproc_per_node 8 pretrain_gpt.py {MODEL}\n"
+    )
+    m = load_megatron(str(script))
+    got = m.arg("lr_wsd_decay_style")
+    assert got.value == "1-sqrt"
+    assert "megatron/training/arguments.py" in got.detail

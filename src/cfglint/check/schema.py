@@ -103,7 +103,12 @@ def equal(a: Any, b: Any, rel: float = TOLERANCE) -> bool:
     if isinstance(a, bool) or isinstance(b, bool):
         return a is b or a == b
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return abs(a - b) <= rel * max(abs(a), abs(b)) or a == b
+        if a == b:
+            return True
+        try:
+            return abs(a - b) <= rel * max(abs(a), abs(b))
+        except OverflowError:  # an integer past float range (a 400-digit ffn size)
+            return False
     return a == b
 
 

@@ -145,17 +145,9 @@ def _lint(args: Any) -> tuple[Any, list[Any], dict[str, Any]]:
     if report.errors:
         e = report.errors[0]
         raise InputError(e.path, e.message, line=e.line)
-    schedules: dict[str, Any] = {}
-    from cfglint.evidence.lr.bridge import schedule_of
+    from cfglint.check.runs import configured_schedules
 
-    for cfg in (ctx.mf, ctx.mg):
-        if cfg is None:
-            continue
-        try:
-            schedules[cfg.side] = schedule_of(cfg)
-        except (ValueError, InputError) as exc:
-            report.not_checked.append((f"lr.configured.{cfg.side}", str(exc)))
-    return report, report.findings, schedules
+    return report, report.findings, configured_schedules(report, ctx)
 
 
 def _plot(judged: Any, path: str | None) -> None:
@@ -171,7 +163,7 @@ def _plot(judged: Any, path: str | None) -> None:
 def _watch(args: Any, findings: list[Any], schedules: dict[str, Any]) -> Any:
     """Follow both logs until the curves part, the logs stop growing, or Ctrl-C; one status
     line a judgement. The last judgement (``None``: never two common steps)."""
-    from cfglint.evidence.runs.watch import watch
+    from cfglint.check.runs import watch_runs
     from cfglint.load.tbevents import is_event_path
     from cfglint.report.runs import headline
 
@@ -185,13 +177,13 @@ def _watch(args: Any, findings: list[Any], schedules: dict[str, Any]) -> Any:
         st = judged.report.steps
         print(f"[{st['last']}] {headline(judged.report)[0]}", file=sys.stderr, flush=True)
 
-    end = watch(
+    end = watch_runs(
         args.mf_log,
         args.mg_log,
-        bases,
-        findings if (args.config or args.megatron) else None,
-        schedules,
-        show,
+        baselines=bases,
+        findings=findings if (args.config or args.megatron) else None,
+        schedules=schedules,
+        on_judged=show,
         interval=args.watch,
         idle=args.idle,
     )
@@ -200,7 +192,7 @@ def _watch(args: Any, findings: list[Any], schedules: dict[str, Any]) -> Any:
 
 
 def cmd_logs(args: Any) -> int:
-    from cfglint.evidence.runs.judge import judge
+    from cfglint.check.runs import judge_runs as judge
 
     if args.plot and not args.plot.lower().endswith(PLOT_KINDS):
         raise InputError(args.plot, "--plot writes a .png or an .html file")

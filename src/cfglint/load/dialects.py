@@ -239,13 +239,13 @@ def _unread(
     script outside any repository: the release the table was read from)."""
     if tree is not None or found.dialect.kind in _PATCHING_KINDS:
         return ""
+    if found.dialect.name in dialect_names():
+        return ""  # a modelled fork: its table was read from its source at a recorded commit
     base = os.path.basename(entry_script or "")
     if located is None:
         if not entry_script or base in MEGATRON_ENTRIES | MINDSPEED_ENTRIES:
             return ""
         return f"the entry script {entry_script} was not found, and its own flags are not known"
-    if found.dialect.kind == "fork":
-        return ""
     return (
         f"{os.path.basename(located[1])} is in the repository, but no Megatron argument "
         f"parser ({', '.join(PARSER_FILES)}) is beside it or on its PYTHONPATH: the package "

@@ -22,8 +22,8 @@ run. So every writer goes through this module, and the rule is:
   folder lint learns its inputs while it runs.
 
 Callers that write something other than bytes (matplotlib's ``savefig``) pass a function
-that writes into the open temporary file. ``--fix`` (cli/fix.py) can use
-:func:`write_atomic` with ``inputs`` naming the other side of the pair.
+that writes into the open temporary file. ``--fix`` rewrites its own inputs on purpose:
+:func:`rewrite_file` is the same rule without the "never an input" part.
 """
 
 from __future__ import annotations
@@ -303,4 +303,28 @@ def write_atomic(
     except OSError as exc:
         if exc.errno == errno.ENOSPC:
             raise InputError(path, f"cannot write the {what}: the disk is full") from None
+        raise InputError(path, f"cannot write the {what}: {_why(exc)}") from None
+
+
+def rewrite_file(path: str, data: str | bytes | Writer, *, what: str = "fix") -> None:
+    """Replace a file the run has read on purpose (``--fix`` edits its own inputs): the
+    rule without the "never an input" part. A symbolic link, anything but a regular file
+    and a read-only file are refused (the caller decides whether to edit a link's target
+    instead); the new bytes keep the file's mode and replace it atomically. Every failure
+    is one :class:`InputError` naming ``path``."""
+    try:
+        lst = os.lstat(path)
+    except (OSError, ValueError) as exc:
+        raise InputError(path, f"cannot write the {what}: {exc}") from None
+    if stat.S_ISLNK(lst.st_mode):
+        raise InputError(path, f"is a symbolic link; the {what} is written to its target only")
+    if not stat.S_ISREG(lst.st_mode):
+        raise InputError(path, f"is {kind_of(lst.st_mode)}; the {what} edits regular files only")
+    if _read_only(lst, path):
+        raise InputError(path, f"is read-only; cfglint does not write the {what} into it")
+    check_folder_writable(os.path.dirname(os.path.abspath(path)) or ".", path, what)
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    try:
+        replace_file(path, raw)
+    except OSError as exc:
         raise InputError(path, f"cannot write the {what}: {_why(exc)}") from None

@@ -76,7 +76,12 @@ def _os_error(path: str, exc: OSError, what: str) -> InputError:
 
 def check_regular(path: str, *, what: str = "file") -> os.stat_result:
     """``stat`` of ``path`` if it is a regular file (symbolic links followed), else one clear
-    :class:`InputError`. Never opens the file."""
+    :class:`InputError`. Never opens the file. An editor buffer for a file not saved yet is
+    a regular file of its text's size."""
+    text = _BUFFERS.get(os.path.abspath(path)) if _BUFFERS else None
+    if text is not None and not os.path.lexists(path):
+        size = len(text.encode("utf-8"))
+        return os.stat_result((stat.S_IFREG | 0o644, 0, 0, 1, 0, 0, size, 0, 0, 0))
     try:
         st = os.stat(path)
     except OSError as exc:
@@ -167,6 +172,15 @@ def buffers(texts: dict[str, str]) -> Iterator[None]:
     finally:
         _BUFFERS.clear()
         _BUFFERS.update(saved)
+
+
+def exists(path: str) -> bool:
+    """Whether ``path`` names something to read: a file (or link) on disk, or an editor
+    buffer not saved yet (issue 32: a new launch script in the editor was "no such
+    file")."""
+    if _BUFFERS and os.path.abspath(path) in _BUFFERS:
+        return True
+    return os.path.lexists(path)
 
 
 def read_bytes(

@@ -75,9 +75,11 @@ def find_tree_parser(
     here = os.path.dirname(entry)
     if not here.startswith(root + os.sep):
         root = here  # `../../pretrain_gpt.py`: the entry's own folder is the top
+    # the packages the entry imports may be a renamed Megatron (AscendSpeed's ascendspeed/)
+    names = _package_parsers(entry)
     # from the entry's folder up, never above the folder its path starts from
     while here == root or here.startswith(root + os.sep):
-        got = _parser_in(here, root)
+        got = _parser_in(here, root, names)
         if got is not None:
             return got
         if here == root:
@@ -90,8 +92,16 @@ def find_tree_parser(
     return None
 
 
-def _parser_in(here: str, root: str) -> TreeParser | None:
-    for rel in PARSER_FILES:
+def _package_parsers(entry: str) -> tuple[str, ...]:
+    """Where the packages ``entry`` imports would keep a Megatron-style parser, after
+    PARSER_FILES: ``ascendspeed/arguments.py`` for Ascend/AscendSpeed's pretrain_gpt.py
+    (``from ascendspeed import get_args``), a fork that renamed ``megatron``."""
+    pkgs = sorted(entry_imports(entry) - {"megatron"})
+    return tuple(f"{p}/{rel}" for p in pkgs for rel in ("arguments.py", "training/arguments.py"))
+
+
+def _parser_in(here: str, root: str, extra: tuple[str, ...] = ()) -> TreeParser | None:
+    for rel in (*PARSER_FILES, *extra):
         flags = parser_flags(os.path.join(here, rel))
         if len(flags) >= _MIN_FLAGS:
             shown = os.path.relpath(os.path.join(here, rel), root)
@@ -136,7 +146,7 @@ def locate_entry(
         if parent == here:
             break
         here = parent
-    return _search_repository(rel, script_path)
+    return _search_repository(entry_script, script_path)
 
 
 def _cwd_folders(script_path: str, place: Place) -> list[str]:
@@ -192,18 +202,27 @@ _PROJECT_FILES = ("setup.py", "pyproject.toml", "setup.cfg")
 
 
 def _search_repository(rel: str, script_path: str) -> tuple[str, str] | None:
-    """The entry found anywhere in the script's repository by the known end of its path
-    (``${MEGATRON_PATH}/pretrain_gpt.py`` with the variable set by a ``cd``/``dirname``
-    chain): the candidate nearest the script when several are."""
+    """The entry of a path built at run time (``${MEGATRON_PATH}/pretrain_gpt.py``, whose
+    known end starts with ``/``) found in the script's repository by that end: the
+    candidate nearest the repository's top, when only one is that near (copies at one depth,
+    say tests' fixtures, leave it unknown). A path written out is never searched for."""
+    if not rel.startswith("/"):
+        return None
     root = repository_root(script_path)
     if root is None:
         return None
-    tail = os.sep + os.path.normpath(rel).replace("..", "").lstrip(os.sep + ".")
+    tail = os.sep + os.path.normpath(rel.lstrip("/")).lstrip(os.sep)
+    if tail.startswith(os.sep + ".."):
+        return None
     hits = [p for p in python_files(root) if p.endswith(tail)]
     if not hits:
         return None
-    here = os.path.dirname(os.path.abspath(script_path))
-    best = max(hits, key=lambda p: (len(os.path.commonpath([p, here])), -len(p)))
+    depth = {p: p.count(os.sep) for p in hits}
+    top = min(depth.values())
+    nearest = [p for p in hits if depth[p] == top]
+    if len(nearest) != 1:
+        return None
+    best = nearest[0]
     return best[: len(best) - len(tail)] or os.sep, best
 
 
@@ -483,3 +502,56 @@ def launch_place(cwd: object, variables: dict[str, object]) -> Place:
     path = known(variables.get("PYTHONPATH")) if variables.get("PYTHONPATH") else ""
     parts = tuple(p for p in path.split(":") if p and "$" not in p)
     return Place(cwd=known(cwd) or None if cwd is not None else None, pythonpath=parts)
+
+
+def task_dispatch(path: str, flag: str) -> dict[str, str]:
+    """What Megatron's ``tasks/main.py``-style entry runs for each value of ``flag``: the
+    module each ``if args.task == 'X':`` / ``elif args.task in [...]:`` branch imports
+    (``{'LAMBADA': 'zeroshot_gpt.evaluate', 'RACE': 'race.finetune'}``), read from the
+    fork's own file, which may add tasks of its own."""
+    from cfglint.load.safeio import read_text
+
+    dest = flag.lstrip("-").replace("-", "_")
+    try:
+        tree = ast.parse(read_text(path, max_bytes=_MAX_PARSER_BYTES, what="entry script"))
+    except (InputError, SyntaxError, ValueError, RecursionError, MemoryError, OSError):
+        return {}
+    out: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.If) or not isinstance(node.test, ast.Compare):
+            continue
+        t = node.test
+        if ast.unparse(t.left) != f"args.{dest}" or len(t.comparators) != 1:
+            continue
+        values, _ = _literal(t.comparators[0])
+        names = values if isinstance(values, (list, tuple, set)) else [values]
+        module = next(
+            (b.module for b in node.body if isinstance(b, ast.ImportFrom) and b.module), None
+        )
+        for v in names:
+            if isinstance(v, str) and module:
+                out.setdefault(v, module)
+    return out
+
+
+def first_read(root: str, dest: str) -> str | None:
+    """Where the repository first reads ``args.<dest>`` (``path:line: the line``), for a
+    finding to point at the code that decides what a fork's flag changes; None when no file
+    reads it so (Megatron also reads arguments by name through getattr)."""
+    import re
+
+    from cfglint.load.safeio import read_text
+
+    pattern = re.compile(rf"\bargs\.{re.escape(dest)}\b")
+    for path in python_files(root):
+        try:
+            text = read_text(path, max_bytes=_MAX_PARSER_BYTES, what="source")
+        except InputError:
+            continue
+        m = pattern.search(text)
+        if m is None:
+            continue
+        line = text.count("\n", 0, m.start()) + 1
+        code = text.splitlines()[line - 1].strip()
+        return f"{os.path.relpath(path, root)}:{line}: {code[:80]}"
+    return None

@@ -12,7 +12,7 @@ import sys
 from typing import Any
 
 from cfglint.load.outputs import write_atomic
-from cfglint.model.errors import InputError
+from cfglint.model.errors import InputError, single_line
 from cfglint.model.findings import InputProblem
 
 
@@ -102,7 +102,7 @@ def stdout_failing(exc: OSError) -> InputError | None:
 
 
 def _line(e: InputProblem) -> str:
-    return f"{e.path}:{e.line}: {e.message}" if e.line else f"{e.path}: {e.message}"
+    return single_line(f"{e.path}:{e.line}: {e.message}" if e.line else f"{e.path}: {e.message}")
 
 
 def error_lines(errors: list[InputProblem], verbose: bool = False) -> list[str]:

@@ -7,6 +7,7 @@ import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 from cfglint import DISTRIBUTION, HOMEPAGE, __version__
 from cfglint.check.schema import Rule
@@ -33,7 +34,9 @@ def artifact(path: str, root: Path) -> dict[str, Any]:
         rel = p.relative_to(root)
     except ValueError:
         return {"uri": p.as_uri()}
-    return {"uri": rel.as_posix(), "uriBaseId": "%SRCROOT%"}
+    # RFC 3986: a space, "%", non-ASCII and a ":" in a first segment ("a:b.yaml" reads as
+    # the scheme "a:") are percent-encoded (UTF-8 bytes), as Path.as_uri does for the rest
+    return {"uri": quote(rel.as_posix(), safe="/"), "uriBaseId": "%SRCROOT%"}
 
 
 def physical(

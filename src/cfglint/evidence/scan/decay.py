@@ -268,6 +268,14 @@ def all_params(node: ast.expr) -> bool:
         if dotted(func) in ("list", "filter", "tuple") and node.args and not node.keywords:
             # filter(lambda p: p.requires_grad, model.parameters()) keeps every trainable one
             return all_params(node.args[-1])
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        # list(backbone.parameters()) + list(head.parameters()): every parameter of both
+        return all_params(node.left) and all_params(node.right)
+    if isinstance(node, ast.List) and node.elts:
+        # [*backbone.parameters(), *head.parameters()]
+        return all(isinstance(e, ast.Starred) and all_params(e.value) for e in node.elts)
+    if isinstance(node, ast.Call) and dotted(node.func) in ("itertools.chain", "chain"):
+        return bool(node.args) and all(all_params(a) for a in node.args)
     if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
         if len(node.generators) != 1:
             return False

@@ -91,6 +91,8 @@ class _Resolved:
     # in, the name as written there)
     ref: tuple[str, str, str] | None = None
     offset: str = ""  # added to the base seed `value`, as written
+    # a dict literal handed over: its integer entries ((key, value), ...)
+    items: tuple[tuple[str, int], ...] = ()
 
 
 def side_of(frameworks: list[str]) -> Side | None:
@@ -819,6 +821,10 @@ def _eval_base(a: Arg | None, env: dict[str, _Resolved], where: str = "") -> _Re
         if isinstance(v, int) and not isinstance(v, bool):
             return _Resolved(value=v, text=str(v))
         return _Resolved(text=repr(v))
+    if a.kind == "dict":
+        return _Resolved(text="{...}", items=tuple(tuple(i) for i in a.value))
+    if a.kind == "param" and a.key:
+        return _keyed(a, env.get(a.text))
     if a.kind == "param":
         return env.get(a.text, _Resolved(text=a.text))
     if a.kind == "config":
@@ -828,6 +834,17 @@ def _eval_base(a: Arg | None, env: dict[str, _Resolved], where: str = "") -> _Re
     last = a.text.rsplit(".", 1)[-1].lower()
     # args.seed, config.seed, cfg.training.seed: the run's configured seed
     return _Resolved(text=a.text, from_config="." in a.text and "seed" in last)
+
+
+def _keyed(a: Arg, held: _Resolved | None) -> _Resolved:
+    """``config["seed"]`` where the caller handed over ``{"seed": 42, ...}``: 42, located
+    where the dict was written; otherwise the configured value, by name."""
+    text = f'{a.text}["{a.key}"]'
+    if held is not None:
+        for k, v in held.items:
+            if k == a.key:
+                return _Resolved(value=v, text=str(v), loc=held.loc)
+    return _Resolved(text=text, from_config="seed" in a.key.lower())
 
 
 def _bind(
@@ -850,7 +867,7 @@ def _bind(
 
     def ev(a: Arg) -> _Resolved:
         r = _eval(a, env, caller.abspath)
-        if r.value is not None and r.loc is None:
+        if (r.value is not None or r.items) and r.loc is None:
             r = dataclasses.replace(r, loc=here)
         return r
 

@@ -14,6 +14,7 @@ Effect kinds are those of :data:`cfglint.evidence.scan.model.EffectKind`; ``torc
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,6 +72,9 @@ def _load() -> dict[str, LibraryHelper]:
 
 
 LIBRARY_HELPERS: dict[str, LibraryHelper] = _load()
+# What a file's cached summary depends on besides its text and the scanner version: the
+# library data (a new entry changes which calls train or seed).
+DATA_KEY = hashlib.sha256((DATA_DIR / "library_models.yaml").read_bytes()).hexdigest()[:16]
 
 # Last name parts of calls that look like a seeding helper: when such a call goes into a
 # library that is neither in the tables nor scanned, the seeding is unknown, not missing.

@@ -37,6 +37,7 @@ from cfglint.load.shell.pieces import (
     merge_positions,
     snippet,
     split_words,
+    template_of,
     word_problem,
 )
 from cfglint.load.shell.words import Invocation, Word
@@ -528,6 +529,7 @@ class Statements:
                 cond,
                 tail=tail,
                 head=head,
+                template=template_of(pieces) if reason else "",
             )
         alternatives: tuple[tuple[str, Loc], ...] = ()
         alts = self.branch_choices[pieces[choices[0]].pos]

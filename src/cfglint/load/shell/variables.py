@@ -26,6 +26,7 @@ from cfglint.load.shell.pieces import (
     pieces_size,
     split_words,
     storable,
+    template_of,
     word_problem,
 )
 from cfglint.load.shell.words import Pos, Word
@@ -262,4 +263,13 @@ class Variables:
         # the known end of a value built at run time (`$PYTHONPATH:$(pwd)/Megatron-LM`):
         # enough to find the folder it names
         tail = known_tail(values[-1]) if reason and values else ""
-        return Word(text, self.loc(at), tuple(self.loc(v) for v in via), reason, cond, tail=tail)
+        template = " ".join(template_of(v) for v in values) if reason else ""
+        return Word(
+            text,
+            self.loc(at),
+            tuple(self.loc(v) for v in via),
+            reason,
+            cond,
+            tail=tail,
+            template=template,
+        )

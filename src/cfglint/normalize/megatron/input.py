@@ -9,7 +9,7 @@ starts.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from cfglint.load.dialects import (
@@ -22,6 +22,7 @@ from cfglint.load.tree_parser import (
     NOWHERE,
     Place,
     entry_flags,
+    first_read,
     launch_place,
     parser_specs,
     repository_flags,
@@ -75,6 +76,10 @@ class MegatronInput:
     # flags the job's own parser defines, that the launch sets and cfglint does not model:
     # they may change any setting, so what the launch leaves to a default is not decided
     fork_flags: list[Value] = field(default_factory=list)
+    fork_note: str = ""  # where the job's code defines and reads them (for the reason)
+    # why the parser the job runs was not read (dialects.Detection.unread): its defaults
+    # are then not known, whatever the table says
+    unread: str = ""
 
     def arg(self, dest: str, *older: str) -> Value:
         """What Megatron would hold in ``args.<dest>`` before post-processing. ``older``
@@ -92,22 +97,26 @@ class MegatronInput:
             return self._hidden(dest)
         if d is not None and not d.modelled and dest not in self.values:
             return self.undecided(dest)
-        if self.fork_flags and dest not in self.values and not any(o in self.values for o in older):
-            return self._forked(dest)
+        if dest not in self.values and not any(o in self.values for o in older):
+            if self.unread:
+                return Value.unknown(
+                    self._plain(dest).knob,
+                    f"not set in {os.path.basename(self.path)}, and the parser the job runs "
+                    f"was not read ({self.unread}): its default is not known, not decided",
+                )
+            if self.fork_flags:
+                return self._forked(dest)
         return self._plain(dest, *older)
 
     def _forked(self, dest: str) -> Value:
         """A setting the launch leaves to a default while it sets flags of its own parser
         that cfglint does not model: what they change is not known, so neither is this."""
         plain = self._plain(dest)
-        names = ", ".join(dict.fromkeys(v.knob for v in self.fork_flags))
-        spec = self.table.by_flag.get(self.fork_flags[0].knob)
-        where = spec.source if spec is not None else "the job's own parser"
         return Value.unknown(
             plain.knob,
-            f"not set in {os.path.basename(self.path)}; it sets {names} ({where}), "
-            "which cfglint does not model and which may change it (which settings a fork's "
-            "flag changes cannot be told from its parser): not decided",
+            f"not set in {os.path.basename(self.path)}; it sets {self.fork_note}, which "
+            "cfglint does not model and which may change it (which settings a fork's flag "
+            "changes cannot be told from its parser): not decided",
         )
 
     @property
@@ -342,6 +351,8 @@ def _from_script(path: str, version: str | None) -> MegatronInput:
         evidence=det.evidence,
         fork_flags=[v for v in forked if det.dialect.modelled],
     )
+    m.fork_note = _fork_note(m.fork_flags, table, det)
+    m.unread = det.unread if det.dialect.modelled else ""
     m.launcher = Value.written(
         inv.launcher, knob="launcher", loc=inv.loc, conditional=inv.conditional
     )
@@ -373,14 +384,57 @@ def _forked_table(table: ArgTable, tokens: list[Any], det: Detection) -> ArgTabl
     defs = [own.get(f) or repo[f] for f in sorted(missing) if f in own or f in repo]
     for f, d in own.items():
         spec = table.by_flag.get(f)
-        if f in given and spec is not None and spec.type != d.type and d.typed:
+        if spec is None or spec.dest != d.dest:
+            continue
+        if f in given and spec.type != d.type and d.typed:
             defs.append(d)
+        elif _other_default(d, spec):
+            # the job's parser was read: its literal default is the run's, not the table's
+            defs.append(
+                replace(
+                    d,
+                    flags=spec.flags,
+                    type=spec.type,
+                    action=spec.action,
+                    nargs=spec.nargs,
+                    choices=spec.choices,
+                    const=spec.const,
+                )
+            )
     if not defs:
         return table
     root = det.root or os.path.dirname(det.parser.path if det.parser else "")
     return with_fork_flags(
         table, [(d, f"{_FORK_SOURCE} {_shown(d.path, root)}:{d.line}") for d in defs]
     )
+
+
+def _other_default(d: Any, spec: Any) -> bool:
+    """The job's parser gives a flag a literal default other than the table's (same action;
+    ``None`` is no evidence: upstream fills many such defaults from its config dataclasses)."""
+    if not d.literal or d.default is None or d.action != spec.action:
+        return False
+    a, b = d.default, spec.default
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
+        return float(a) != float(b)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return list(a) != list(b)
+    return bool(a != b)
+
+
+def _fork_note(flags: list[Value], table: ArgTable, det: Detection) -> str:
+    """The fork flags a launch sets, where the job's code defines each and where it first
+    reads it (``args.<dest>``): the code an engineer reads to tell what they change."""
+    if not flags:
+        return ""
+    parts = []
+    for v in flags[:3]:
+        spec = table.by_flag.get(v.knob)
+        where = spec.source if spec is not None else "the job's own parser"
+        read = first_read(det.root, spec.dest) if det.root and spec is not None else None
+        parts.append(f"{v.knob} ({where}{'; read at ' + read if read else ''})")
+    more = f" and {len(flags) - 3} more" if len(flags) > 3 else ""
+    return ", ".join(parts) + more
 
 
 def _shown(path: str, root: str) -> str:
