@@ -164,3 +164,15 @@ def test_follower_memory_is_bounded(tmp_path: Path, monkeypatch) -> None:
 @pytest.fixture(autouse=True)
 def _cache(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("CFGLINT_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def test_follower_catches_up_a_large_log_in_one_poll(tmp_path: Path, monkeypatch) -> None:
+    """A watch started on a log already weeks long reads all of it at once, a chunk at a
+    time (it read one chunk a poll: a 800 MB log took fifty polls to be judged whole)."""
+    from cfglint.load import losslog
+
+    monkeypatch.setattr(losslog, "FOLLOW_CHUNK", 1000)
+    path = tmp_path / "mg.log"
+    path.write_text("".join(_mg(s, 1000, 5.0) for s in range(1, 51)))
+    f = LogFollower(str(path), "megatron")
+    assert f.poll() == 50 and f.log().steps[-1] == 50
