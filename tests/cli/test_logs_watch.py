@@ -155,7 +155,7 @@ def test_follower_memory_is_bounded(tmp_path: Path, monkeypatch) -> None:
     for k in range(5):
         with open(path, "a") as fh:
             fh.write("".join(_mg(s, 1000, 5.0) for s in range(k * 40 + 1, k * 40 + 41)))
-        f.poll()
+        assert f.poll() == 40  # new steps are said even once old ones are dropped
     log = f.log()
     assert log.steps.size == 50 and log.steps[-1] == 200 and f.dropped == 150
     assert len(f.acc.steps) == 1  # one array, not a list growing with every poll

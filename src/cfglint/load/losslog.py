@@ -637,22 +637,22 @@ class LogFollower:
         self.acc = _Acc()
         self.lines = 0
         self.dropped = 0  # steps left behind by FOLLOW_MAX_STEPS
+        self.read = 0  # step lines read in all (the kept ones are bounded)
 
     def poll(self) -> int:
         """Read what was written since the last poll, all of it (a log that is already
         large when the watch starts is caught up at once, a chunk at a time); the number
         of new step lines."""
-        before = self.acc.count
+        before = self.read
         with open_regular(self.path, what="training log") as fh:
             st = os.fstat(fh.fileno())
             ident = (st.st_dev, st.st_ino)
             if ident != self.ident or st.st_size < self.pos:  # replaced or truncated
                 self.ident, self.pos, self.acc, self.lines = ident, 0, _Acc(), 0
-                before = 0
             self.size = st.st_size
             while self.pos < self.size and self._read(fh):
                 pass
-        return self.acc.count - before
+        return self.read - before
 
     def _read(self, fh: BinaryIO) -> bool:
         """Parse the next chunk of whole lines; ``False`` when only part of a line is left."""
@@ -669,6 +669,7 @@ class LogFollower:
         self.pos += cut
         steps, cols, counted = _parse_chunk(data[:cut], self.framework)
         self.lines += counted
+        self.read += steps.size
         self.acc.add((steps, _compact(cols)))
         self._bound()
         return True
