@@ -109,6 +109,31 @@ def _parser_in(here: str, root: str, extra: tuple[str, ...] = ()) -> TreeParser 
     return None
 
 
+def unreadable_parser(entry: str, root: str) -> str:
+    """A parser file beside ``entry`` (up to ``root``) that exists but does not parse as
+    Python (an instrumented copy, a merge conflict): its path from ``root``, else ""."""
+    here = os.path.dirname(entry)
+    while here == root or here.startswith(root + os.sep):
+        for rel in PARSER_FILES:
+            path = os.path.join(here, rel)
+            if os.path.isfile(path) and not parser_flags(path) and not _parses(path):
+                return os.path.relpath(path, root)
+        if here == root:
+            break
+        here = os.path.dirname(here)
+    return ""
+
+
+def _parses(path: str) -> bool:
+    from cfglint.load.safeio import read_text
+
+    try:
+        ast.parse(read_text(path, max_bytes=_MAX_PARSER_BYTES, what="argument parser"))
+    except (InputError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
 def entry_flags(
     entry_script: str | None, script_path: str | None, place: Place = NOWHERE
 ) -> frozenset[str]:
