@@ -143,3 +143,49 @@ def test_real_baichuan2_7b_config_reads_rope_and_the_norm_head() -> None:
     assert s.position_embedding_type.value == "rope"
     assert s.output_head.value == "row-normalized"
     assert "Baichuan7BV2ForCausalLM" in s.output_head.detail
+
+
+# -- run length from the dataset: `take n` on the HF loader -------------------------------
+QWEN3_SFT = ("configs__qwen3__finetune_qwen3_32b_4k.yaml",)  # mindformers configs/qwen3 @ c358dfe6
+
+
+def test_take_bounds_the_run_length(tmp_path: Path) -> None:
+    """total_steps -1 with `take n: 2000` then Alpaca and packing handlers: at most 2000
+    samples / global batch 4 = 500 steps, shorter than --train-iters 2000."""
+    mf = need_shared("corpus", "mindformers", *QWEN3_SFT)
+    f = _by_rule(_lint(mf, PAIRSEM / "qwen3_32b_sft_msl.sh"))["OPT019"]
+    assert f.values == {"mindformers": 500, "megatron": 2000}  # type: ignore[attr-defined]
+    assert "handler[0].n" in f.message  # type: ignore[attr-defined]
+    # a bound at least as long as the other run says nothing
+    y = _edited(mf, tmp_path, "n: 2000", "n: 100000")
+    assert "OPT019" not in _by_rule(_lint(y, PAIRSEM / "qwen3_32b_sft_msl.sh"))
+
+
+def test_a_handler_that_may_add_rows_after_take_lifts_the_bound(tmp_path: Path) -> None:
+    from cfglint.normalize.mindformers.build import load_mindformers
+
+    mf = need_shared("corpus", "mindformers", *QWEN3_SFT)
+    y = _edited(mf, tmp_path, "pack_strategy: 'pack'", "pack_strategy: 'truncate'")
+    assert load_mindformers(str(y)).optimizer.train_steps_bound is None
+
+
+# -- two shufflers with one seed -------------------------------------------------------------
+def test_two_different_shufflers_are_reported() -> None:
+    """research/qwen2_5 fine-tuning reads a MindDataset (MindSpore's sampler shuffles it);
+    MindSpeed-LLM's instruction dataset shuffles its documents with numpy
+    (decoder_packed_mtf_dataset.py:449-454 @ c77308a1): no seed makes the orders equal."""
+    mf = need_shared("corpus", "mindformers", "research__qwen2_5__finetune_qwen2_5_7b_8k.yaml")
+    f = _by_rule(_lint(mf, PAIRSEM / "qwen3_32b_sft_msl.sh"))["DET009"]
+    assert f.values == {  # type: ignore[attr-defined]
+        "mindformers": "MindSpore dataset sampler",
+        "megatron": "MindSpeed-LLM instruction dataset shuffle (numpy, per document)",
+    }
+
+
+def test_the_same_gpt_dataset_on_both_sides_is_one_shuffler() -> None:
+    """MindFormers' BlendedMegatronDatasetDataLoader builds Megatron's GPTDataset: the seeds
+    decide (DET007), not the shuffler."""
+    pair = FIXTURES / "realpairs" / "qwen3_30b_a3b_pretrain_msl"
+    r = _by_rule(_lint(pair / "mindformers.yaml", pair / "megatron.sh"))
+    assert "DET009" not in r
+    assert "DET007" in r

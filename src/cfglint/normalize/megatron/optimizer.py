@@ -56,6 +56,7 @@ def read_optimizer(m: MegatronInput, cfg: Config) -> None:
             [samples, gbs],
         )
     o.train_steps = iters
+    o.train_steps_bound = iters  # an exact count is its own bound (OPT019)
     decay = m.arg("lr_decay_iters")
     if decay.value is None and iters.known:
         decay = Value.derived(
