@@ -189,3 +189,24 @@ def test_the_same_gpt_dataset_on_both_sides_is_one_shuffler() -> None:
     r = _by_rule(_lint(pair / "mindformers.yaml", pair / "megatron.sh"))
     assert "DET009" not in r
     assert "DET007" in r
+
+
+# -- optimizer sharding at data-parallel size 1 ------------------------------------------
+def test_distributed_optimizer_at_data_parallel_one_shards_nothing(tmp_path: Path) -> None:
+    """MindSpeed-LLM tune_qwen3_32b_4K_full_ptd.sh (c77308a1): 16 devices, TP 8 x PP 2, so
+    data-parallel size 1, with --use-distributed-optimizer: one shard, nothing sharded, the
+    same as MindFormers' enable_parallel_optimizer False. No PAR014."""
+    mf = need_shared("corpus", "mindformers", *QWEN3_SFT)
+    sh = _edited(
+        PAIRSEM / "qwen3_32b_sft_msl.sh",
+        tmp_path,
+        "--seed 42",
+        "--seed 42 --use-distributed-optimizer",
+    )
+    assert "PAR014" not in _by_rule(_lint(mf, sh))
+    # two data-parallel ranks: the state is sharded on one side
+    wide = tmp_path / "wide"
+    wide.mkdir()
+    sh2 = _edited(sh, wide, "--nnodes 2", "--nnodes 4")
+    f = _by_rule(_lint(mf, sh2))["PAR014"]
+    assert f.values == {"mindformers": False, "megatron": True}  # type: ignore[attr-defined]

@@ -19,6 +19,7 @@ from cfglint.normalize.megatron.parallel import read_parallel
 from cfglint.normalize.megatron.precision import read_precision
 from cfglint.normalize.megatron.rope import read_rope
 from cfglint.normalize.megatron.structure import read_structure
+from cfglint.normalize.sharding import one_shard
 
 
 def normalize_megatron(m: MegatronInput) -> Config:
@@ -40,6 +41,7 @@ def normalize_megatron(m: MegatronInput) -> Config:
     )
     cfg.warnings.extend(m.warnings)
     read_parallel(m, cfg)
+    one_shard(cfg)
     read_structure(m, cfg)
     read_rope(m, cfg)
     read_moe(m, cfg)
