@@ -210,3 +210,28 @@ def test_distributed_optimizer_at_data_parallel_one_shards_nothing(tmp_path: Pat
     sh2 = _edited(sh, wide, "--nnodes 2", "--nnodes 4")
     f = _by_rule(_lint(mf, sh2))["PAR014"]
     assert f.values == {"mindformers": False, "megatron": True}  # type: ignore[attr-defined]
+
+
+# -- release labels ----------------------------------------------------------------------
+def test_a_research_class_labels_the_config_with_a_release_that_ships_it() -> None:
+    """research/baichuan2 exists up to v1.3.2 (gone from v1.5.0 on): the config's defaults
+    and labels are v1.3.2's, not those of the newest release with its optimizer class."""
+    from cfglint.normalize.mindformers.build import load_mindformers
+
+    cfg = load_mindformers(str(BC2_MF))
+    assert cfg.dialect.startswith("MindFormers v1.3.2")
+    assert "v1.3.2" in cfg.defaults_from
+
+
+def test_a_script_named_like_an_older_example_says_whose_defaults_apply(tmp_path: Path) -> None:
+    """pretrain_deepseek2_236b_8k_ptd.sh ships with MindSpeed-LLM v2.0.0-v2.2.0 only; the
+    defaults cfglint reads are v26.1.0's, and the input warnings say so."""
+    from cfglint.normalize.megatron.build import normalize_megatron
+    from cfglint.normalize.megatron.input import load_megatron
+
+    named = tmp_path / "pretrain_deepseek2_236b_8k_ptd.sh"
+    named.write_text(DS2_MSL.read_text())
+    notes = [w for w in normalize_megatron(load_megatron(str(named))).warnings if "example" in w]
+    assert len(notes) == 1 and "v2.2.0" in notes[0] and "v26.1.0" in notes[0]
+    plain = normalize_megatron(load_megatron(str(DS2_MSL))).warnings
+    assert not [w for w in plain if "named like" in w]

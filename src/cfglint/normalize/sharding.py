@@ -14,7 +14,10 @@ from cfglint.model.values import Value
 def one_shard(cfg: Config) -> None:
     p = cfg.parallel
     on, dp, cp = p.distributed_optimizer, p.data_parallel, p.context_parallel
-    if on is None or not on.known or not on.value or dp is None or not dp.known:
+    if on is None or not on.known or not on.value or dp is None:
+        return
+    if not dp.known:
+        p.distributed_optimizer = Value.derived(None, on.knob, "", [on, dp])  # unknown: why dp is
         return
     if dp.value != 1 or (cp is not None and (not cp.known or cp.value not in (1, None))):
         return
