@@ -235,3 +235,17 @@ def test_a_script_named_like_an_older_example_says_whose_defaults_apply(tmp_path
     assert len(notes) == 1 and "v2.2.0" in notes[0] and "v26.1.0" in notes[0]
     plain = normalize_megatron(load_megatron(str(DS2_MSL))).warnings
     assert not [w for w in plain if "named like" in w]
+
+
+# -- values a class derives from others when unset (ChatGLM2Config's rotary dtype) --------
+GLM3_MF = MODELS / "glm3_6b_finetune_mf.yaml"  # mindformers configs/glm3 @ v1.5.0
+GLM3_MSL = MODELS / "chatglm3_6b_tune_msl.sh"  # MindSpeed-LLM v2.3.0 chatglm3 tune
+
+
+def test_unset_rotary_dtype_of_chatglm2_is_the_compute_dtype() -> None:
+    """glm2_config.py:211 @ v1.5.0: rotary_dtype None -> compute_dtype (bfloat16), the dtype
+    MindSpeed-LLM rotates in under --bf16: no rotary-precision finding. The 0.51 rotary
+    fraction is a true difference: int(128 x 0.51) = 65 gives frequencies base^(-2i/65)."""
+    r = _by_rule(_lint(GLM3_MF, GLM3_MSL))
+    assert "PRC004" not in r
+    assert r["STR022"].values == {"mindformers": 0.5, "megatron": 0.51}  # type: ignore[attr-defined]

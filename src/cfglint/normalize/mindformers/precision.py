@@ -69,6 +69,12 @@ def read_precision(view: MFView, cfg: Config) -> None:
                 "float32 when " + " or ".join(facts["softmax_fp32_any"]) + ", else compute_dtype",
                 [*sw, *([] if on else [pr.compute_dtype])],
             )
+        rot, unset = pr.rotary_dtype, facts.get("rotary_dtype_unset")
+        if unset and rot is not None and rot.known and rot.value is None and pr.compute_dtype:
+            # a class that takes compute_dtype for an unset rotary_dtype (knobs: legacy_classes)
+            pr.rotary_dtype = Value.derived(
+                pr.compute_dtype.value, "rotary_dtype", unset, [pr.compute_dtype]
+            )
         emb = view.legacy(["embedding_init_type"], "dtype", "weight.embedding_dtype")
         w.embedding_dtype = emb if emb.known and emb.value is not None else w.param_dtype
         res = view.legacy(["residual_dtype", "res_dtype"], "dtype", "precision.residual_dtype")
