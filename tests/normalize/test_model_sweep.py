@@ -249,3 +249,21 @@ def test_unset_rotary_dtype_of_chatglm2_is_the_compute_dtype() -> None:
     r = _by_rule(_lint(GLM3_MF, GLM3_MSL))
     assert "PRC004" not in r
     assert r["STR022"].values == {"mindformers": 0.5, "megatron": 0.51}  # type: ignore[attr-defined]
+
+
+# -- a legacy training config without an optimizer section -----------------------------------
+def test_no_optimizer_section_stops_the_run_instead_of_taking_defaults(tmp_path: Path) -> None:
+    """research/yi/yi_34b/pretrain_yi_34b.yaml @ v1.5.0 has no optimizer or lr_schedule: the
+    trainer reads config.optimizer.weight_decay on None (base_trainer.py:543) and stops, so
+    no learning-rate or weight-decay default is compared (they were false errors)."""
+    from cfglint.normalize.mindformers.build import load_mindformers
+
+    yi = MODELS / "yi_34b_pretrain_mf.yaml"
+    o = load_mindformers(str(yi)).optimizer
+    assert o.build_error is not None and "no optimizer section" in o.build_error.value
+    assert not o.lr.known and not o.weight_decay.known
+    r = _by_rule(_lint(yi, DS2_MSL))
+    assert "OPT018" in r and not {"OPT008", "OPT010", "OPT011"} & set(r)
+    # a prediction config builds no optimizer: nothing is said
+    pred = _edited(yi, tmp_path, "run_mode: 'train'", "run_mode: 'predict'")
+    assert load_mindformers(str(pred)).optimizer.build_error is None

@@ -182,6 +182,9 @@ class Parallel(_Section):
     expert_parallel: V = None
     sequence_parallel: V = None
     distributed_optimizer: V = None
+    # whether the optimizer state really is split: the switch above, but False with one
+    # data-parallel rank (one shard) and unknown with an unknown data-parallel size
+    sharded_optimizer: V = None
     micro_batch_interleave: V = None
     virtual_pipeline: V = None
     micro_batch_num: V = None

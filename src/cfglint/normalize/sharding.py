@@ -12,16 +12,19 @@ from cfglint.model.values import Value
 
 
 def one_shard(cfg: Config) -> None:
+    """``parallel.sharded_optimizer`` from the switch and the data-parallel size (PAR014);
+    the switch itself stays as written (PAR005 recommends it off while aligning)."""
     p = cfg.parallel
     on, dp, cp = p.distributed_optimizer, p.data_parallel, p.context_parallel
+    p.sharded_optimizer = on
     if on is None or not on.known or not on.value or dp is None:
         return
     if not dp.known:
-        p.distributed_optimizer = Value.derived(None, on.knob, "", [on, dp])  # unknown: why dp is
+        p.sharded_optimizer = Value.derived(None, on.knob, "", [on, dp])  # unknown: why dp is
         return
     if dp.value != 1 or (cp is not None and (not cp.known or cp.value not in (1, None))):
         return
-    p.distributed_optimizer = Value.derived(
+    p.sharded_optimizer = Value.derived(
         False,
         on.knob,
         "switched on, but with data-parallel size 1 the optimizer state has one shard: "

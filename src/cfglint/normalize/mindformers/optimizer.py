@@ -79,6 +79,50 @@ def read_optimizer(view: MFView, cfg: Config) -> None:
     _batch(view, cfg)
     _schedule(view, cfg)
     _clip(view, cfg)
+    mode = view.node("run_mode")
+    trains = mode is None or str(mode.value).strip().lower() in ("train", "finetune")
+    if sec is None and not view.v2 and trains:
+        _no_optimizer_section(cfg)
+
+
+# the fields the optimizer and its schedule set: none of them is used by a run that stops
+_BUILT = (
+    "type",
+    "eps",
+    "beta1",
+    "beta2",
+    "weight_decay",
+    "lr",
+    "min_lr",
+    "lr_decay_style",
+    "lr_warmup_steps",
+    "lr_warmup_fraction",
+    "lr_warmup_init",
+    "lr_decay_steps",
+)
+
+
+def _no_optimizer_section(cfg: Config) -> None:
+    """A config run through MindFormers' trainer (run_mindformer.py hands the YAML over as
+    it is, with no default sections merged in: trainer.py _config_init @ v1.5.0) builds its
+    optimizer from config.optimizer; without that section the trainer reads
+    ``self.config.optimizer.weight_decay`` on None and stops (base_trainer.py:487 @ v1.3.2,
+    :543 @ v1.5.0, :592 @ v1.7.0, :556 @ fd4deebc). The v2 template has defaults of its own
+    (training_args) and is read apart. No optimizer value of such a config is ever used."""
+    o = cfg.optimizer
+    refuse = (
+        "the config has no optimizer section, and MindFormers' trainer builds the optimizer "
+        "from it: the run stops at optimizer.weight_decay on None"
+    )
+    for field in _BUILT:
+        if getattr(o, field) is not None:
+            setattr(
+                o, field, Value.unknown("optimizer", f"MindFormers will refuse to start: {refuse}")
+            )
+    o.lr_extra = {}
+    o.build_error = Value.default(
+        refuse, "optimizer", "MindFormers' trainer (base_trainer.py:543 @ v1.5.0)"
+    )
 
 
 def _type_checks(view: MFView, cfg: Config, cls: str) -> None:
