@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from cfglint.check.fix_verify import checked_plan
 from cfglint.check.fixes import plan_fixes
 from cfglint.check.pipeline import Options, lint
 from cfglint.check.rulebook import load_rules
@@ -85,7 +86,7 @@ def test_fix_removes_what_it_fixed_and_keeps_the_rest_byte_for_byte(
     opts = _opts(tmp_path, mf, mg, launch, profile)
     before = {f: (tmp_path / f).read_bytes() for f in files}
     report, ctx = lint(opts)
-    plan = plan_fixes(report.findings, ctx, load_rules(), fix_to=fix_to, unsafe=True)
+    plan = checked_plan(report, ctx, opts, load_rules(), fix_to=fix_to, unsafe=True)
     fixed = {_key(fx.finding) for fx in plan.fixes}
     argv = _argv(tmp_path, mf, mg, launch, "--fix", "--unsafe-fixes", "--fix-to", fix_to)
     main([*argv, "--profile", profile, "--format", "json", "-o", str(tmp_path / "r.json")])
@@ -110,7 +111,7 @@ def test_fix_removes_what_it_fixed_and_keeps_the_rest_byte_for_byte(
         ]
     ) in (0, 1)
     again, ctx2 = lint(opts)
-    replan = plan_fixes(again.findings, ctx2, load_rules(), fix_to=fix_to, unsafe=True)
+    replan = checked_plan(again, ctx2, opts, load_rules(), fix_to=fix_to, unsafe=True)
     assert not {_key(fx.finding) for fx in replan.fixes} & fixed
 
 
@@ -131,11 +132,12 @@ def test_fix_on_real_public_configs(tmp_path: Path, config: str, script: str, fi
     if not (CORPUS / config).is_file():
         pytest.skip("../shared corpus not available")
     shutil.copy(CORPUS / config, tmp_path / "mf.yaml")
+    os.chmod(tmp_path / "mf.yaml", 0o644)  # the corpus is read-only, which --fix refuses
     shutil.copy(REAL / script / "megatron.sh", tmp_path / "mg.sh")
     opts = _opts(tmp_path, "mf.yaml", "mg.sh", None, "default")
     before = {f: (tmp_path / f).read_text() for f in ("mf.yaml", "mg.sh")}
     report, ctx = lint(opts)
-    plan = plan_fixes(report.findings, ctx, load_rules(), fix_to=fix_to, unsafe=True)
+    plan = checked_plan(report, ctx, opts, load_rules(), fix_to=fix_to, unsafe=True)
     assert plan.fixes
     fixed = {_key(fx.finding) for fx in plan.fixes}
     assert main(
@@ -191,7 +193,7 @@ def test_diff_writes_nothing_and_exits_1_then_0_after_fix(
     capsys.readouterr()
     assert main([*argv, "--diff"]) == 0
     assert capsys.readouterr().out == ""
-    assert not [p for p in os.listdir(tmp_path) if p.startswith(".cfglint-fix-")]
+    assert not [p for p in os.listdir(tmp_path) if "cfglint" in p]  # no temporary left
 
 
 def test_fix_exit_code_follows_what_remains(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
@@ -222,7 +224,11 @@ def test_fix_to_mindformers_edits_the_launch_script_at_the_variable(tmp_path: Pa
     assert "    --seed 42 \\\n" in sh  # a default made explicit, among the other flags
 
 
-def test_base_config_value_is_edited_in_the_base_file(tmp_path: Path) -> None:
+def test_base_config_value_is_edited_in_the_base_file_only_with_unsafe_fixes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A base file may be inherited by other configs: a plain --fix names it and them and
+    writes nothing; --unsafe-fixes edits the value where it is written."""
     base = (
         "# shared optimizer settings\n"
         "optimizer:   # used by every run\n"
@@ -241,16 +247,14 @@ def test_base_config_value_is_edited_in_the_base_file(tmp_path: Path) -> None:
         "#!/bin/bash\nARGS=(\n    --adam-beta2 0.95\n    --weight-decay 0.1\n"
         '    --num-layers 2\n)\ntorchrun pretrain_gpt.py "${ARGS[@]}"\n'
     )
-    rc = main(
-        [
-            str(tmp_path / "run.yaml"),
-            "--megatron",
-            str(tmp_path / "run.sh"),
-            "--fix",
-            "--select",
-            "OPT006",
-        ]
-    )
+    (tmp_path / "other.yaml").write_text("base_config: ['./base.yaml']\n")
+    argv = [str(tmp_path / "run.yaml"), "--megatron", str(tmp_path / "run.sh")]
+    assert main([*argv, "--fix", "--select", "OPT006", "-v"]) == 1
+    err = capsys.readouterr().err
+    assert "fixed 0 finding(s)" in err and "1 more fixable with --unsafe-fixes" in err
+    assert "base.yaml, which run.yaml inherits through base_config; so do other.yaml" in err
+    assert (tmp_path / "base.yaml").read_text() == base
+    rc = main([*argv, "--fix", "--unsafe-fixes", "--select", "OPT006"])
     assert rc == 0
     assert (tmp_path / "run.yaml").read_text() == child
     assert (tmp_path / "base.yaml").read_text() == base.replace("0.999]", "0.95]")

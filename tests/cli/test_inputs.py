@@ -534,7 +534,7 @@ def test_lr_png_has_title_markers_and_curves_that_stop(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     pytest.importorskip("matplotlib")
-    from cfglint.cli.lr import lr_schedules
+    from cfglint.check.schedules import lr_schedules
     from cfglint.report.lr_plot import figure_for
 
     mf = tmp_path / "short.yaml"
@@ -713,15 +713,16 @@ def test_detector_table(tmp_path: Path, name: str, body: str, kind: str, why: st
     assert why in d.why
 
 
-def test_readme_workflow_uploads_sarif_even_when_the_lint_fails() -> None:
-    """The README's workflow uses this repository's action, which uploads the SARIF report
-    after a failed lint too (findings fail the job and are still uploaded)."""
+def test_documented_workflow_uploads_sarif_even_when_the_lint_fails() -> None:
+    """The documented workflow (docs/setup/github-action.md) uses this repository's action, which
+    uploads the SARIF report after a failed lint too (findings fail the job and are still
+    uploaded)."""
     import yaml
 
     from cfglint import HOMEPAGE
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    block = readme.split("# .github/workflows/cfglint.yml\n", 1)[1].split("```", 1)[0]
+    page = (ROOT / "docs" / "setup" / "github-action.md").read_text(encoding="utf-8")
+    block = page.split("# .github/workflows/cfglint.yml\n", 1)[1].split("```", 1)[0]
     steps = yaml.safe_load(block)["jobs"]["cfglint"]["steps"]
     used = next(s for s in steps if "cfglint" in str(s.get("uses", "")))
     assert used["uses"].split("@")[0] == HOMEPAGE.removeprefix("https://github.com/")

@@ -296,8 +296,10 @@ def test_one_repository_url_for_readme_sarif_and_pyproject(
 
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert project["urls"]["Homepage"] == HOMEPAGE
-    readme = (ROOT / "README.md").read_text()
-    assert "your-org" not in readme and f"repo: {HOMEPAGE}" in readme
+    manual = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    assert all("your-org" not in p.read_text(encoding="utf-8") for p in manual)
+    hook = (ROOT / "docs" / "setup" / "pre-commit.md").read_text(encoding="utf-8")
+    assert f"repo: {HOMEPAGE}" in hook
     _, out, _ = run(capsys, EX_MF, "--megatron", EX_MG, "--format", "sarif")
     driver = json.loads(out)["runs"][0]["tool"]["driver"]
     assert driver["informationUri"] == HOMEPAGE
@@ -426,9 +428,12 @@ def _generator():  # type: ignore[no-untyped-def]
 
 def test_readme_option_table_and_quickstart_are_generated() -> None:
     gen = _generator()
+    for page in gen.PAGES:
+        text = (ROOT / page).read_text(encoding="utf-8")
+        assert gen.with_parts(text, page) == text, f"{page}: run scripts/update_readme_rules.py"
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert gen.readme_with_parts(readme) == readme, "run scripts/update_readme_rules.py"
-    table = readme.split("<!-- options:start -->\n", 1)[1].split("<!-- options:end -->", 1)[0]
+    lint = (ROOT / "docs" / "commands" / "lint.md").read_text(encoding="utf-8")
+    table = lint.split("<!-- options:start -->\n", 1)[1].split("<!-- options:end -->", 1)[0]
     for option in ("--config", "--pairs", "--exit-zero", "--quiet", "--output-format"):
         assert f"`{option}`" in table, option
     # every rule the Quickstart prose names is one the example reports
@@ -452,8 +457,10 @@ def test_every_install_instruction_installs_this_project() -> None:
     assert f"{DISTRIBUTION}[probe] @ git+{HOMEPAGE}" in INSTALL_PROBE
     import re
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    for line in readme.splitlines():
+    manual = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    lines = [line for page in manual for line in page.read_text(encoding="utf-8").splitlines()]
+    assert any("pip install" in line for line in lines)
+    for line in lines:
         for cmd in re.findall(r"pip install [^#`]*", line):
             # the index's `cfglint` is another project: never install it by name
             assert not re.search(r"(^|\s|')cfglint(\[|'|\s|$)", cmd.split("install", 1)[1]), line

@@ -16,7 +16,7 @@ from cfglint.check.context import (
 )
 from cfglint.check.expr import ConfigView, evaluate
 from cfglint.check.registry import resolve
-from cfglint.check.schema import GENERAL_FIX_WORDS, BuiltinRule, Rule, equal
+from cfglint.check.schema import GENERAL_FIX_WORDS, BuiltinRule, Rule, same_value
 from cfglint.model.config import Config
 from cfglint.model.findings import SEVERITY_RANK, Finding, Location
 from cfglint.model.values import Value, fmt
@@ -84,7 +84,7 @@ def _compare(rule: Rule, ctx: Context) -> list[Finding]:
             gone = a if not a.known else b
             ctx.not_checked.append((rule.row, f"{rule.id}: {gone.knob} is {gone.where()}"))
         return []
-    if equal(_n(a.value), _n(b.value), rule.tolerance):
+    if same_value(a.value, b.value, rule.tolerance):
         return []
     if _branch_may_match(rule, ctx, a, b):
         return []
@@ -119,6 +119,13 @@ def _fix_fields(a: Value, b: Value, mf: Config, mg: Config) -> dict[str, str]:
     default (the other side's value was written on purpose), else Megatron's, whose flag
     is the quicker edit; the fix names both when both were written."""
     a_default, b_default = a.origin.value == "default", b.origin.value == "default"
+    # a value no setting holds (the model class fixes it: the legacy Llama has no dropout)
+    # is never the side to change
+    a_fixed, b_fixed = (v.origin.value == "derived" and not v.inputs for v in (a, b))
+    if a_fixed and not b_fixed:
+        return {"fix_side": label(mg), "fix_knob": b.knob, "fix_value": fmt(a.value)}
+    if b_fixed and not a_fixed:
+        return {"fix_side": label(mf), "fix_knob": a.knob, "fix_value": fmt(b.value)}
     if a_default and not b_default:
         return {"fix_side": label(mf), "fix_knob": a.knob, "fix_value": fmt(b.value)}
     other = "" if b_default else f", or {a.knob} to {fmt(b.value)} on {label(mf)}"
@@ -134,11 +141,11 @@ def _branch_may_match(rule: Rule, ctx: Context, a: Value, b: Value) -> bool:
         if not mine.branch_choice:
             continue
         if mine.alternatives and not any(
-            equal(_n(alt.value), _n(other.value), rule.tolerance) for alt in mine.alternatives
+            same_value(alt.value, other.value, rule.tolerance) for alt in mine.alternatives
         ):
             continue  # no branch matches: a difference whichever branch runs
         match = next(
-            (x for x in mine.alternatives if equal(_n(x.value), _n(other.value), rule.tolerance)),
+            (x for x in mine.alternatives if same_value(x.value, other.value, rule.tolerance)),
             None,
         )
         why = (
@@ -151,10 +158,6 @@ def _branch_may_match(rule: Rule, ctx: Context, a: Value, b: Value) -> bool:
         )
         return True
     return False
-
-
-def _n(v: Any) -> Any:
-    return v.lower() if isinstance(v, str) else v
 
 
 def _locate(rule: Rule, ctx: Context, side: str, prefixed_only: bool = False) -> list[Location]:

@@ -26,6 +26,9 @@ from cfglint.model.findings import Finding
 from cfglint.model.values import Origin, Value, fmt
 
 SIDES = ("mindformers", "megatron")
+# why a finding is left to the user: its rule has no fix_action (the report's fix line says
+# what to change by hand)
+NO_FIX = "no automatic fix: follow the finding's fix advice"
 # Megatron inputs a fix may edit: launch scripts and plain argument files (a training log
 # records a past run; Megatron's own YAML config is not handled yet)
 EDITABLE_MEGATRON = frozenset({"megatron-script", "mindspeed-script", "megatron-args"})
@@ -94,6 +97,7 @@ def plan_fixes(
     # (it would pull the pair apart again); compare and env fixes are planned first
     aligned: set[str] = set()
     todo = [(by_id[f.rule], f) for f in findings if f.rule in by_id]
+    plan.skipped += [(f.rule, NO_FIX) for f in findings if f.rule not in by_id]
     todo.sort(key=lambda rf: rf[0].kind == "recommend")
     for rule, f in todo:
         # a MindFormers number PyYAML reads as a string is written as a number, whatever
@@ -103,6 +107,7 @@ def plan_fixes(
         if misread is not None:
             fix: Fix | None = Fix(rule.id, f, "mindformers", "safe", misread[0], [misread[1]])
         elif rule.fix_action is None:
+            plan.skipped.append((f.rule, NO_FIX))
             continue
         elif rule.kind == "recommend" and rule.field in aligned:  # type: ignore[union-attr]
             plan.skipped.append((f.rule, "the pair is aligned on this setting instead"))
@@ -124,7 +129,35 @@ def plan_fixes(
         else:
             plan.fixes.append(fix)
     _both_or_neither(plan, [(r, f) for r, f in todo if r.fix_action is not None])
+    _with_fields(plan, by_id, findings)
     return plan
+
+
+def _with_fields(plan: FixPlan, by_id: dict[str, Rule], findings: list[Finding]) -> None:
+    """A fix whose ``with_fields`` are still reported and not fixed in this run is left out:
+    alone it would write a combination neither framework runs."""
+    fixed = {f.rule for f in plan.fixes}
+    open_fields: dict[str, str] = {}
+    for f in findings:
+        field = getattr(by_id.get(f.rule), "field", None)
+        if field and f.rule not in fixed:
+            open_fields.setdefault(field, f.rule)
+    kept = []
+    for fx in plan.fixes:
+        fa = by_id[fx.rule].fix_action if fx.rule in by_id else None
+        blocking = [(w, open_fields[w]) for w in (fa.with_fields if fa else ()) if w in open_fields]
+        if not blocking:
+            kept.append(fx)
+            continue
+        field, rule = blocking[0]
+        plan.skipped.append(
+            (
+                fx.rule,
+                f"{fx.title}: left out while {field} differs too ({rule} is not fixed "
+                "in this run: --unsafe-fixes fixes both)",
+            )
+        )
+    plan.fixes = kept
 
 
 def _both_or_neither(plan: FixPlan, todo: list[tuple[Rule, Finding]]) -> None:
@@ -178,23 +211,26 @@ def _plan_one(
     ok, spelled = how.spelling(want)
     if not ok:
         return None, f"{fmt(want)} has no spelling in {mover} that the rule knows"
-    edit, why = _edit_side(cfg, how, current, spelled, texts)
-    if edit is None:
+    edits, why = _edit_side(cfg, how, current, spelled, texts)
+    if not edits:
         return None, why
-    title = _title(how, current, spelled, edit)
-    return Fix(rule.id, f, mover, fa.safety, title, [edit]), ""
+    title = _title(how, current, spelled, edits[0])
+    return Fix(rule.id, f, mover, fa.safety, title, edits), ""
 
 
 def _misread_number(f: Finding, texts: _Texts) -> tuple[str, TextEdit] | None:
     """A MindFormers number that PyYAML reads as a string (``1e-8``) where ``f`` points:
     whichever side moves, the first fix is to write it as the number it was meant to be."""
-    from cfglint.load.edit_yaml import misread_number_at
+    from cfglint.load.edit_yaml import Unreadable, misread_number_at
 
     for loc in f.locations:
         if loc.side != "mindformers" or loc.anchor:
             continue
         text = texts.get(loc.path)
-        edit = misread_number_at(text, loc.path, loc.line, loc.column) if text else None
+        try:
+            edit = misread_number_at(text, loc.path, loc.line, loc.column) if text else None
+        except Unreadable:
+            return None
         if edit is not None:
             old = text[edit.start : edit.end].strip()  # type: ignore[index]
             return f"write {old} as the number {edit.text.strip()} ({_at(edit)})", edit
@@ -208,44 +244,54 @@ def _expected(rule: Rule) -> Any:
 
 def _edit_side(
     cfg: Config, how: SideFix, current: Value, value: Any, texts: _Texts
-) -> tuple[TextEdit | None, str]:
+) -> tuple[list[TextEdit], str]:
     if current.branch_choice or current.conditional:
-        return None, f"{current.knob} is set inside a script branch: edit it by hand"
+        return [], f"{current.knob} is set inside a script branch: edit it by hand"
     if current.origin is Origin.DERIVED:
-        return None, f"{current.knob} is derived ({current.detail}): edit its inputs by hand"
+        return [], f"{current.knob} is derived ({current.detail}): edit its inputs by hand"
     if current.origin is Origin.UNKNOWN:
-        return None, f"{current.knob} is unknown: {current.detail}"
+        return [], f"{current.knob} is unknown: {current.detail}"
     if cfg.side == "megatron" and cfg.kind not in EDITABLE_MEGATRON:
-        return None, f"{cfg.path} is a {cfg.kind}, not a script or argument file to edit"
-    if current.origin is Origin.FILE:
-        return _edit_written(cfg, how, current, value, texts)
-    return _add_default(cfg, how, current.knob, value, texts)
+        return [], f"{cfg.path} is a {cfg.kind}, not a script or argument file to edit"
+    from cfglint.load.edit_yaml import Unreadable
+
+    try:
+        if current.origin is Origin.FILE:
+            return _edit_written(cfg, how, current, value, texts)
+        edit, why = _add_default(cfg, how, current.knob, value, texts)
+    except Unreadable as exc:  # PyYAML refuses the text: the lint did not read it either
+        return [], f"its YAML does not load: {exc}"
+    return ([edit] if edit else []), why
 
 
 def _edit_written(
     cfg: Config, how: SideFix, current: Value, value: Any, texts: _Texts
-) -> tuple[TextEdit | None, str]:
+) -> tuple[list[TextEdit], str]:
     loc = current.loc
-    if loc is None or current.knob not in how.keys:
-        return None, f"{current.knob} is not one of the settings the fix writes"
+    # a written value is edited where the lint read it, whatever the dialect spells it
+    # (template v2, a fork's flag); the check that follows re-reads the result the way the
+    # framework does and refuses an edit that does not change the finding's value
+    if loc is None or (how.switch and current.knob not in how.keys):
+        return [], f"{current.knob} is not one of the settings the fix writes"
     text = texts.get(loc.path)
     if text is None:
-        return None, f"cannot read {loc.path}"
+        return [], f"cannot read {loc.path}"
     if cfg.side == "mindformers":
-        from cfglint.load.edit_yaml import set_scalar_at
+        from cfglint.load.edit_yaml import edit_path
 
-        edit = set_scalar_at(text, loc.path, loc.line, loc.column, value)
-    elif how.switch:
+        # by key path: the use being fixed, whatever anchors, aliases and merges it shares
+        return edit_path(text, loc.path, current.knob, value)
+    if how.switch:
         from cfglint.load.edit_shell import remove_flag_at
 
         if value:
-            return None, f"{current.knob} is on already"
+            return [], f"{current.knob} is on already"
         edit = remove_flag_at(text, loc.path, loc, current.knob)
     else:
         from cfglint.load.edit_shell import set_value_at
 
         edit = set_value_at(text, loc.path, loc, current.via, value, current.knob, current.raw)
-    return edit, "" if edit else f"cannot edit {current.knob} at {loc} in place"
+    return ([edit] if edit else []), "" if edit else f"cannot edit {current.knob} at {loc} in place"
 
 
 def _add_default(
@@ -254,7 +300,7 @@ def _add_default(
     text = texts.get(cfg.path)
     if text is None:
         return None, f"cannot read {cfg.path}"
-    if knob not in how.keys:
+    if knob not in how.keys and legacy_key(knob) not in how.keys:
         # the default's knob names where this dialect reads the setting; a key the rule
         # does not list might be one this config's class never reads
         return None, f"{knob} is not one of the settings the fix writes"
@@ -270,6 +316,29 @@ def _add_default(
     anchors = _flag_lines(cfg)
     edit = add_flag(text, cfg.path, anchors, knob, None if how.switch else value)
     return edit, "" if edit else f"no flag line in {cfg.path} to add {knob} next to"
+
+
+# MindFormers' template v2 (top-level model_config / training_args) spells some settings
+# differently from the legacy layout the rules' keys name: the v2 key -> the legacy one.
+# training_args.dataset_seed replaces data_loader.config.seed: the v2 trainer writes
+# ``dataset_seed or training_seed or 1234`` over it (mindformers/trainer/
+# llm_trainer_for_graph_experimental/llm_trainer.py:1380 and dataset/llm_dataset.py:331
+# @ 26cd9a4f, branch br_feature_llm_trainer)
+V2_KEYS = {
+    "training_args.training_seed": "seed",
+    "training_args.dataset_seed": "train_dataset.data_loader.config.seed",
+}
+V2_PREFIXES = {"model_config.": "model.model_config."}
+
+
+def legacy_key(knob: str) -> str:
+    """The legacy-layout key of a template-v2 ``knob`` (itself when it has none)."""
+    if knob in V2_KEYS:
+        return V2_KEYS[knob]
+    for new, old in V2_PREFIXES.items():
+        if knob.startswith(new):
+            return old + knob[len(new) :]
+    return knob
 
 
 def _flag_lines(cfg: Config) -> list[int]:

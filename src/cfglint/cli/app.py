@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import argparse
 import gc
 import os
 import sys
-from typing import Any
 
 from cfglint.check.rulebook import RuleFileError
 from cfglint.cli.commands import PARSERS, build_parser, parse
@@ -110,12 +110,12 @@ def _failed_report(argv: list[str], exc: InputError) -> None:
             print(again.one_line(), file=sys.stderr)
 
 
-def _dispatch(args: Any) -> int:
+def _dispatch(args: argparse.Namespace) -> int:
     import importlib
 
     from cfglint.load.datacache import use_cache
+    from cfglint.load.outputs import check_targets
     from cfglint.load.safeio import forget_reads
-    from cfglint.report.output import check_targets
 
     forget_reads()  # one process may run many command lines (the test suite does)
     use_cache(not getattr(args, "no_cache", False))

@@ -62,12 +62,12 @@ def fix_job(args: Any, opts: Options, report: Report, ctx: Context) -> tuple[Rep
     Returns the lint to show (and probe): what remains after writing."""
     if report.errors:
         return report, ctx
-    from cfglint.check.fixes import plan_fixes
+    from cfglint.check.fix_verify import checked_plan
     from cfglint.check.pipeline import lint
     from cfglint.check.rulebook import load_rules
 
-    plan = plan_fixes(
-        report.findings, ctx, load_rules(), fix_to=args.fix_to, unsafe=args.unsafe_fixes
+    plan = checked_plan(
+        report, ctx, opts, load_rules(), fix_to=args.fix_to, unsafe=args.unsafe_fixes
     )
     _tally(args, plan)
     if args.diff:
@@ -103,34 +103,57 @@ def render_diff(plan: FixPlan) -> str:
 
 
 def write_plan(plan: FixPlan) -> None:
-    """Every edited file, checked unchanged first, then each written atomically."""
-    from cfglint.load.safeio import read_text
+    """Every file both sides were read from checked unchanged (the side a fix planned
+    from as well as the one it edits: two fixes running at once in opposite directions
+    must not both win), every edited file checked writable, then each written atomically
+    through its symbolic link to the file it names, its UTF-8 BOM kept."""
+    from cfglint.load.safeio import read_bytes
 
     edits = plan.edits_by_file()
-    for path in edits:
-        if digest(read_text(path)) != plan.texts[path][1]:
+    for path, (_, sha) in plan.texts.items():
+        if digest(_text(read_bytes(path), path)) != sha:
             raise InputError(path, "changed since it was read; not fixed (run again)")
+    targets = {path: _target(path) for path in edits}
     for path, file_edits in edits.items():
-        write_atomic(path, apply_edits(plan.texts[path][0], file_edits))
+        data = read_bytes(path)
+        bom = "\ufeff" if data.startswith(b"\xef\xbb\xbf") else ""
+        write_atomic(targets[path], bom + apply_edits(plan.texts[path][0], file_edits), path)
 
 
-def write_atomic(path: str, text: str) -> None:
-    import tempfile
+def _text(data: bytes, path: str) -> str:
+    from cfglint.load.safeio import decode_text
 
-    folder = os.path.dirname(os.path.abspath(path))
+    return decode_text(data, path)
+
+
+def _target(path: str) -> str:
+    """The file a fix of ``path`` writes: the one a symbolic link names (the link stays);
+    refused when it is read-only (its owner's choice) or its folder is."""
+    import stat
+
+    real = os.path.realpath(path)
     try:
-        mode = os.stat(path).st_mode & 0o7777
-        fd, tmp = tempfile.mkstemp(prefix=".cfglint-fix-", dir=folder)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-                fh.write(text)
-            os.chmod(tmp, mode)
-            os.replace(tmp, path)
-        except BaseException:
-            os.unlink(tmp)
-            raise
+        st = os.stat(real)
     except OSError as exc:
-        raise InputError(path, f"cannot write the fix: {exc.strerror}") from None
+        raise InputError(path, f"cannot fix it: {exc.strerror}") from None
+    if not st.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH) or not os.access(
+        real, os.W_OK
+    ):
+        raise InputError(path, "is read-only; not fixed (make it writable to fix it)")
+    if not os.access(os.path.dirname(real), os.W_OK | os.X_OK):
+        raise InputError(path, f"its folder {os.path.dirname(real)} is read-only; not fixed")
+    return real
+
+
+def write_atomic(path: str, text: str, shown: str | None = None) -> None:
+    """``text`` replaces ``path`` whole or not at all (load/outputs.py replace_file: a unique
+    temporary file in the same folder, renamed over it, the mode kept)."""
+    from cfglint.load.outputs import replace_file
+
+    try:
+        replace_file(path, text.encode("utf-8"))
+    except OSError as exc:
+        raise InputError(shown or path, f"cannot write the fix: {exc.strerror}") from None
 
 
 def finish(args: Any, report: Report, fail_on: str) -> int:
@@ -139,13 +162,19 @@ def finish(args: Any, report: Report, fail_on: str) -> int:
 
     state = getattr(args, "fix_state", {"fixed": 0, "files": set(), "skipped": []})
     if args.diff:
+        _list_skipped(args, state)
         return 1 if state["fixed"] else 0
     unsafe = sum(1 for _, why in state["skipped"] if why.startswith("unsafe fix"))
     line = f"cfglint: fixed {state['fixed']} finding(s) in {len(state['files'])} file(s)"
     if unsafe:
         line += f"; {unsafe} more fixable with --unsafe-fixes"
     print(line, file=sys.stderr)
-    if args.verbose:
-        for rule, why in state["skipped"]:
-            print(f"  not fixed: {rule}: {why}", file=sys.stderr)
+    _list_skipped(args, state)
     return 1 if failing(report.findings, fail_on) else 0
+
+
+def _list_skipped(args: Any, state: dict[str, Any]) -> None:
+    """With -v: every finding left unfixed, with why (those with no fix at all included)."""
+    if args.verbose:
+        for rule, why in dict.fromkeys(state["skipped"]):
+            print(f"  not fixed: {rule}: {why}", file=sys.stderr)

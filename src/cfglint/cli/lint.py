@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
@@ -16,7 +17,7 @@ from cfglint.model.errors import InputError
 from cfglint.model.findings import InputProblem, Report
 
 
-def _planned_jobs(args: Any, cfg: dict[str, Any]) -> Plan:
+def _planned_jobs(args: argparse.Namespace, cfg: dict[str, Any]) -> Plan:
     """What this invocation lints: the configured pairs (no FILE, or --pairs), else the
     files and folders given, each classified before any rule sees it."""
     from cfglint.load.classify import plan, plan_pairs
@@ -25,7 +26,7 @@ def _planned_jobs(args: Any, cfg: dict[str, Any]) -> Plan:
     no_inputs = not (args.files or args.megatron or args.source)
     if args.pairs or (no_inputs and pairs):
         if not pairs:
-            raise InputError(None, "--pairs: no pairs in [tool.cfglint] (see README, pre-commit)")
+            raise InputError(None, "--pairs: no pairs in [tool.cfglint] (docs/setup/pre-commit.md)")
         return plan_pairs(pairs, list(args.files), cfg.get("_path"))
     return plan(
         list(args.files),
@@ -37,7 +38,7 @@ def _planned_jobs(args: Any, cfg: dict[str, Any]) -> Plan:
     )
 
 
-def _check_paths(args: Any) -> None:
+def _check_paths(args: argparse.Namespace) -> None:
     """--data and --tokenizer name files the user expects to exist: a typo is an input
     error, not a finding about a file that is not there."""
     data = getattr(args, "data", None)
@@ -50,7 +51,7 @@ def _check_paths(args: Any) -> None:
         raise InputError(tok, "--tokenizer: no such file or folder")
 
 
-def _check_selectors(args: Any, cfg: dict[str, Any]) -> None:
+def _check_selectors(args: argparse.Namespace, cfg: dict[str, Any]) -> None:
     from cfglint.check.rulebook import load_rules
     from cfglint.check.selection import check_known, split
 
@@ -105,7 +106,7 @@ def _rename(report: Report, old: str, new: str) -> Report:
     return renamed
 
 
-def cmd_lint(args: Any) -> int:
+def cmd_lint(args: argparse.Namespace) -> int:
     cfg = settings(args)
     fmt_name = args.format or cfg.get("format") or report_format(None, args.output) or "text"
     profile = args.profile or cfg.get("profile", "default")
@@ -173,7 +174,7 @@ def cmd_lint(args: Any) -> int:
 
 
 def _run_jobs(
-    todo: Plan, args: Any, cfg: dict[str, Any], profile: str, version: str | None
+    todo: Plan, args: argparse.Namespace, cfg: dict[str, Any], profile: str, version: str | None
 ) -> Report:
     total = Report.model_construct()
     fix_wanted = getattr(args, "fix", False) or getattr(args, "diff", False)
@@ -220,7 +221,7 @@ def _run_jobs(
     return total
 
 
-def _note_skipped(todo: Plan, report: Report, args: Any) -> None:
+def _note_skipped(todo: Plan, report: Report, args: argparse.Namespace) -> None:
     """A note per skipped file named on the command line (pre-commit passes names); files
     found by walking a folder are counted, and listed with -v."""
     if args.quiet:
@@ -241,7 +242,7 @@ def _note_skipped(todo: Plan, report: Report, args: Any) -> None:
         )
 
 
-def _emit(report: Report, fmt_name: str, args: Any, many: bool = False) -> None:
+def _emit(report: Report, fmt_name: str, args: argparse.Namespace, many: bool = False) -> None:
     from cfglint.cli.terminal import term_width, use_color
     from cfglint.report import RenderOptions, render
 

@@ -69,7 +69,7 @@ COMMAND_HELP = {
     "lint": "check a config pair (the default: `cfglint FILE...` is `cfglint lint FILE...`)",
     "show": "print every checked setting with its value and origin",
     "rules": "list every rule",
-    "explain": "rationale and fix of one rule",
+    "explain": "rationale and fix of a rule, or of every rule of a checklist row",
     "lr": "both learning-rate curves, step by step",
     "probe": "run a short real training step of both sides and confirm the findings "
     "(needs the probe extra)",

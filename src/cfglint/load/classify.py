@@ -25,6 +25,7 @@ from cfglint.load.detect import (
     classify_script,
     is_shell_name,
 )
+from cfglint.load.safeio import exists
 from cfglint.load.walk import excluded, walk
 from cfglint.model.errors import InputError
 
@@ -167,7 +168,7 @@ def _classify_files(
             continue
         c = (
             classify(f)
-            if os.path.lexists(f)
+            if exists(f)
             else Classified(path=f, kind=InputKind.BROKEN, why="no such file")
         )
         named.append(c)

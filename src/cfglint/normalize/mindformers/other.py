@@ -241,6 +241,8 @@ def _data_seed(view: MFView) -> Value | None:
         # side reproduces that order, so there is no comparable knob (the data-set rows
         # compare what is read instead)
         return None
+    if view.v2:
+        return _v2_data_seed(view)
     knob = "train_dataset.data_loader.config.seed"
     n = view.node(knob)
     if n is not None:
@@ -254,6 +256,29 @@ def _data_seed(view: MFView) -> Value | None:
         )
     default, source = _MEGATRON_DATASETS[loader.value]
     return Value.default(default, knob, source)
+
+
+def _v2_data_seed(view: MFView) -> Value:
+    """The template-v2 trainer orders the samples with ``training_args.dataset_seed or
+    training_args.training_seed or 1234`` and writes it over the loader's config.seed
+    (mindformers/trainer/llm_trainer_for_graph_experimental/llm_trainer.py:1380,
+    dataset/llm_dataset.py:331 @ 26cd9a4f, branch br_feature_llm_trainer): a zero or null
+    falls through to the next."""
+    knob = "training_args.dataset_seed"
+    n = view.node(knob)
+    own = view.value(n, knob, "int") if n is not None else None
+    if own is not None and (not own.known or own.value):
+        return own
+    t = view.node("training_args.training_seed")
+    seed = view.value(t, "training_args.training_seed", "int") if t is not None else None
+    if seed is not None and (not seed.known or seed.value):
+        # not written (or 0): the dataset takes the training seed; a fix writes dataset_seed
+        return Value.default(
+            seed.value, knob, f"training_args.training_seed at {seed.loc} (dataset_seed unset)"
+        )
+    return Value.default(
+        1234, knob, "MindFormers v2 trainer (dataset_seed or training_seed or 1234)"
+    )
 
 
 # BlendedMegatronDatasetDataLoader's document-boundary options (each default False,

@@ -192,10 +192,12 @@ def _legacy_dropout(view: MFView, facts: dict[str, Any]) -> tuple[Value, Value]:
         )
     if spec == "none" or spec is None:
         cls = view.model_cls
-        why = f"{cls.label if cls else 'MindFormers'} (the legacy model has no dropout)"
+        name = cls.label if cls else "MindFormers"
+        why = f"{name} has no dropout argument (the legacy model applies none)"
+        # derived from nothing: no setting holds it, so no fix or advice may write it
         return (
-            Value.default(0.0, "hidden_dropout", why),
-            Value.default(0.0, "attention_dropout", why),
+            Value.derived(0.0, "hidden_dropout", why, []),
+            Value.derived(0.0, "attention_dropout", why, []),
         )
     return (view.legacy(spec["hidden"], "float"), view.legacy(spec["attention"], "float"))
 
