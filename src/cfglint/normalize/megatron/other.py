@@ -94,7 +94,8 @@ def _shuffler(m: MegatronInput, shuffle: Value) -> Value:
         return Value.derived(IN_ORDER, shuffle.knob, "no shuffling", [shuffle])
     sft = m.arg("is_instruction_dataset") if "is_instruction_dataset" in m.table.by_dest else None
     name = MSL_INSTRUCTION if sft is not None and sft.known and sft.value else GPT_DATASET
-    return Value.derived(name, shuffle.knob, shuffle.detail, [shuffle])
+    # the inputs of the shuffle decision (the seed, the flags), not the boolean itself
+    return Value.derived(name, shuffle.knob, shuffle.detail, list(shuffle.inputs) or [shuffle])
 
 
 def _document_boundaries(m: MegatronInput) -> Value:

@@ -213,7 +213,8 @@ def _shuffler(view: MFView, shuffle: Value | None) -> Value | None:
         name = HF_SHUFFLE
     else:
         name = MINDSPORE_SAMPLER
-    return Value.derived(name, shuffle.knob, f"{loader.value} shuffles", [shuffle])
+    why = shuffle.detail or f"{loader.value} shuffles"
+    return Value.derived(name, shuffle.knob, why, list(shuffle.inputs) or [shuffle])
 
 
 def _shuffle_handler(view: MFView) -> Value | None:
