@@ -267,3 +267,17 @@ def test_no_optimizer_section_stops_the_run_instead_of_taking_defaults(tmp_path:
     # a prediction config builds no optimizer: nothing is said
     pred = _edited(yi, tmp_path, "run_mode: 'train'", "run_mode: 'predict'")
     assert load_mindformers(str(pred)).optimizer.build_error is None
+
+
+def test_baichuan2_residual_stream_starts_in_the_embedding_dtype() -> None:
+    """Baichuan13BV2's embedding rows enter the layers uncast (param_init_type, here float32)
+    and each residual add meets a bfloat16 output: MindSpore adds in float32, MindSpeed-LLM
+    in bf16 (baichuan2_13b.py:292-295, 381, 819, 824 @ 024279c2)."""
+    from cfglint.normalize.mindformers.build import load_mindformers
+
+    res = load_mindformers(str(BC2_MF)).precision.residual_dtype
+    assert res.value == "float32" and "Baichuan13BV2ForCausalLM" in res.detail
+    assert _by_rule(_lint(BC2_MF, BC2_MSL))["PRC007"].values == {  # type: ignore[attr-defined]
+        "mindformers": "float32",
+        "megatron": "bfloat16",
+    }
