@@ -231,7 +231,9 @@ def _refuse_base_files(plan: FixPlan, ctx: Context, unsafe: bool) -> None:
         if hit is None or unsafe:
             kept.append(fx)
             continue
-        others = [os.path.basename(p) for p in inheritors(hit, [own]) if os.path.abspath(p) != own]
+        others = [
+            os.path.basename(p) for p in inheritors(hit, [own]) if os.path.abspath(p) != own
+        ]
         also = f"; so do {', '.join(others[:5])}" if others else ""
         plan.skipped.append(
             (
