@@ -482,3 +482,38 @@ def test_output_name_implies_the_format(tmp_path: Path, capsys: pytest.CaptureFi
     run(capsys, EX_MF, "--megatron", EX_MG, "-o", str(text))
     assert text.read_text().rstrip().endswith(".")  # a name that implies nothing: text
     assert oct(sarif.stat().st_mode & 0o777) != "0o600"  # written whole, with a usual mode
+
+
+def test_the_hooks_print_what_blocks_the_commit(capsys: pytest.CaptureFixture[str]) -> None:
+    # a blocked commit shows the findings that block it, one line each (ruff's hook does);
+    # the others are one counted line, and -v lists them
+    import yaml
+
+    hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    assert all("--format concise --quiet" in h["entry"] for h in hooks), hooks
+    hook = ["--format", "concise", "--quiet", "--fail-on", "error"]
+    code, out, err = run(capsys, EX_MF, "--megatron", EX_MG, *hook)
+    _, full, _ = run(capsys, EX_MF, "--megatron", EX_MG, "--format", "json")
+    findings = json.loads(full)["findings"]
+    errors = [f for f in findings if f["severity"] == "error"]
+    assert code == 1 and 0 < len(errors) < len(findings)
+    assert len(out.splitlines()) == len(errors)
+    assert f"{len(findings) - len(errors)} more finding(s) below --fail-on error" in err
+    assert len(err.splitlines()) == 1, err
+    code, out, _ = run(capsys, EX_MF, "--megatron", EX_MG, *hook, "-v")
+    assert code == 1 and len(out.splitlines()) == len(findings)
+
+
+def test_the_readme_statistics_example_is_what_the_command_prints(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme.split("<!-- example:start -->\n", 1)[1].split("<!-- example:end -->", 1)[0]
+    lines = block.strip().removeprefix("```text\n").removesuffix("```").splitlines()
+    command, shown = lines[0].removeprefix("$ cfglint ").split(), lines[1:]
+    monkeypatch.chdir(ROOT)
+    _, out, _ = run(capsys, *command)
+    assert shown == out.splitlines()
+    # the Quickstart block is the two commands: the lint and the tests
+    quick = readme.split("## Quickstart", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
+    assert [c.split()[0] for c in quick.splitlines()] == ["./cfglint", "./test"]

@@ -283,3 +283,29 @@ def test_renamed_megatron_package_is_the_parser(tmp_path: Path) -> None:
     m = load_megatron(str(script))
     assert any("ascendspeed/arguments.py" in e for e in m.evidence)
     assert [v.knob for v in m.unknown] == ["--no-such-flag"]  # the parser was read
+
+
+def test_read_parsers_literal_default_replaces_the_tables(tmp_path: Path) -> None:
+    # swiss-ai/Megatron-LM @ 81d44dbe megatron/training/arguments.py:1633 registers
+    # `--lr-wsd-decay-style ... default='1-sqrt'` where Megatron-LM core_v0.19.0 defaults to
+    # 'exponential': the tree's parser (read) is the run's, so its default is the value
+    from tests.normalize.test_dialects import _flags_of, _parser_module
+
+    root = _repo(tmp_path / "swiss")
+    parser = root / "megatron" / "training" / "arguments.py"
+    _parser_module(parser, [f for f in _flags_of("megatron-lm") if f != "--lr-wsd-decay-style"])
+    text = parser.read_text(encoding="utf-8").replace(
+        "    return parser.parse_args()",
+        "    group.add_argument('--lr-wsd-decay-style', type=str, default='1-sqrt',\n"
+        "                       choices=['exponential', 'linear', 'cosine', '1-sqrt'])\n"
+        "    return parser.parse_args()",
+    )
+    parser.write_text(text, encoding="utf-8")
+    _write(root / "pretrain_gpt.py", "from megatron.training import pretrain\n")
+    script = _write(
+        root / "run.sh", f"#!/bin/bash\ntorchrun --nproc_per_node 8 pretrain_gpt.py {MODEL}\n"
+    )
+    m = load_megatron(str(script))
+    got = m.arg("lr_wsd_decay_style")
+    assert got.value == "1-sqrt"
+    assert "megatron/training/arguments.py" in got.detail

@@ -323,7 +323,12 @@ _KINDS = {
 }
 
 
-def failing(findings: list[Finding], fail_on: str) -> bool:
+def blocking(findings: list[Finding], fail_on: str) -> list[Finding]:
+    """The findings that make the exit code 1 (what blocks a commit or a CI job)."""
     if fail_on == "never":
-        return False
-    return any(SEVERITY_RANK[f.severity] >= SEVERITY_RANK[fail_on] for f in findings)
+        return []
+    return [f for f in findings if SEVERITY_RANK[f.severity] >= SEVERITY_RANK[fail_on]]
+
+
+def failing(findings: list[Finding], fail_on: str) -> bool:
+    return bool(blocking(findings, fail_on))

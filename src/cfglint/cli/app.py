@@ -28,6 +28,7 @@ def main(argv: list[str] | None = None) -> int:
         guard_stdout()  # `> /dev/full` is one line and exit 2, wherever the write fails
     args_list = list(sys.argv[1:] if argv is None else argv)
     try:
+        _cache_before_parsing(args_list)
         args = parse(args_list)
         rc = _dispatch(args)
         from cfglint.report.output import flush_stdout
@@ -108,6 +109,15 @@ def _failed_report(argv: list[str], exc: InputError) -> None:
     except InputError as again:  # the report file itself cannot be written: said once
         if again.path != exc.path:
             print(again.one_line(), file=sys.stderr)
+
+
+def _cache_before_parsing(args_list: list[str]) -> None:
+    """Parsing may read a data table (``--megatron-version``'s choices): ``--no-cache`` is in
+    force from the start, so such a run reads and writes no cache file at all."""
+    from cfglint.load.datacache import use_cache
+
+    options = args_list[: args_list.index("--")] if "--" in args_list else args_list
+    use_cache("--no-cache" not in options)
 
 
 def _dispatch(args: argparse.Namespace) -> int:

@@ -35,6 +35,7 @@ def _planned_jobs(args: argparse.Namespace, cfg: dict[str, Any]) -> Plan:
         sources=list(args.source or []),
         exclude=list(cfg.get("exclude", [])),
         base=Path(cfg.get("_base") or Path.cwd()),
+        pairs=pairs,
     )
 
 
@@ -163,7 +164,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
         from cfglint.cli.fix import finish
 
         return finish(args, total, fail_on)
-    _emit(total, fmt_name, args, len(todo.jobs) > 1)
+    _emit(_hook_view(total, fmt_name, args, fail_on), fmt_name, args, len(todo.jobs) > 1)
     if getattr(args, "fix", False):
         from cfglint.cli.fix import finish
 
@@ -223,8 +224,9 @@ def _run_jobs(
 
 def _note_skipped(todo: Plan, report: Report, args: argparse.Namespace) -> None:
     """A note per skipped file named on the command line (pre-commit passes names); files
-    found by walking a folder are counted, and listed with -v."""
-    if args.quiet:
+    found by walking a folder are counted, and listed with -v (which --quiet does not
+    silence: a hook's `args: [-v]` asks for the rest)."""
+    if args.quiet and not args.verbose:
         return
     walked = [s for s in report.skipped if s.path in todo.walked]
     if args.verbose:  # what each linted file was taken for, and why
@@ -240,6 +242,23 @@ def _note_skipped(todo: Plan, report: Report, args: argparse.Namespace) -> None:
             "inputs (converters, preprocessing, other YAML, ...); -v lists them",
             file=sys.stderr,
         )
+
+
+def _hook_view(report: Report, fmt_name: str, args: argparse.Namespace, fail_on: str) -> Report:
+    """``--format concise --quiet`` (the pre-commit hooks): the findings that block, like
+    ruff's hook; the rest is counted in one line, and listed with -v."""
+    if fmt_name != "concise" or not args.quiet or args.verbose or args.statistics:
+        return report
+    from cfglint.check.engine import blocking
+
+    shown = blocking(report.findings, fail_on)
+    hidden = len(report.findings) - len(shown)
+    if hidden:
+        print(
+            f"cfglint: {hidden} more finding(s) below --fail-on {fail_on}; -v lists them",
+            file=sys.stderr,
+        )
+    return report.model_copy(update={"findings": shown})
 
 
 def _emit(report: Report, fmt_name: str, args: argparse.Namespace, many: bool = False) -> None:

@@ -28,6 +28,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from cfglint import __version__
+from cfglint.load.datayaml import READY, parse_data_yaml, ready_name
 from cfglint.load.outputs import TMP_SUFFIX, replace_file
 from cfglint.load.safeio import open_regular, read_bytes
 from cfglint.model.errors import InputError
@@ -138,22 +139,20 @@ def write_entry(path: Path, part: str, key: str, payload_json: str, *, prune: bo
 
 def load_data(path: str | Path) -> Any:
     """Plain data of one of *our* YAML files (trusted, but still parsed safely)."""
+    import json
+
     raw = Path(path).read_bytes()
+    ready = DATA_DIR / READY / f"{ready_name(raw)}.json"
+    if ready.is_file():
+        # built with the package (hatch_build.py): part of the installation, like the YAML;
+        # no cache is read or written for it
+        return json.loads(ready.read_bytes())
     key = content_key(raw)
     cached = cache_dir() / "data" / f"{Path(path).stem}-{key[:32]}.json"
     hit = read_entry(cached, "data", key, lambda payload: payload)
     if hit is not None:
         return hit
-    import json
-
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import YAMLError
-
-    # Our data files are YAML 1.2 (unlike user configs, which MindFormers reads as 1.1).
-    try:
-        data = YAML(typ="safe", pure=False).load(raw.decode("utf-8"))
-    except YAMLError as exc:
-        raise ValueError(f"{path}: {' '.join(str(exc).split())}") from None
+    data = parse_data_yaml(raw, str(path))
     write_entry(cached, "data", key, json.dumps(data))
     return data
 

@@ -214,8 +214,10 @@ MF_SECTIONS = frozenset(
 )
 # run_mode values that run no training step (run_mindformer.py --run_mode)
 INFERENCE_MODES = frozenset({"predict", "eval"})
-# text markers of a MindFormers config, for a file that does not parse
-_MF_TEXT = re.compile(r"^(runner_config|parallel_config|run_mode|model_config)\s*:", re.M)
+# text markers of a MindFormers config, for a file that does not parse: one of its own
+# top-level keys, or its model section's model_config at any depth (a file that looks like a
+# training config but does not parse is an input error, never a silent skip)
+_MF_TEXT = re.compile(rf"^(?:(?:{'|'.join(sorted(MF_OWN))})|[ \t]*model_config)[ \t]*:", re.M)
 
 
 def classify_yaml(path: str, *, named: bool = True, megatron: bool = False) -> Classified:
@@ -238,22 +240,12 @@ def classify_yaml(path: str, *, named: bool = True, megatron: bool = False) -> C
         kind = InputKind.BROKEN if named else InputKind.OTHER_YAML
         return _c(path, kind, "top level is not a mapping")
     keys = set(root.value)
-    own = sorted(MF_OWN & keys)
     sections = sorted(MF_SECTIONS & keys)
-    mf_model = _mf_model(root.value.get("model"))
-    if mf_model or own:
-        facts = mf_model + own[:3] + [x for x in sections if x != "model"][:2]
-        mode = root.value.get("run_mode")
-        run_mode = str(mode.plain()).strip().lower() if mode is not None and not mode.is_map else ""
-        if run_mode in INFERENCE_MODES:
-            return _c(
-                path,
-                InputKind.MF_INFER,
-                f"run_mode: {run_mode}",
-                evidence=(f"has {', '.join(facts)}",),
-            )
-        if len(facts) >= 2:
-            return _c(path, InputKind.MF_TRAIN, f"has {', '.join(facts[:4])}")
+    found = _mindformers(path, root.value)
+    if found is None and "base_config" in keys:
+        found = _through_bases(path)
+    if found is not None:
+        return found
     if megatron or named:
         from cfglint.load.megatron_yamlcfg import NESTED
 
@@ -275,6 +267,46 @@ def classify_yaml(path: str, *, named: bool = True, megatron: bool = False) -> C
             return _c(path, InputKind.OTHER_YAML, what)
     seen = f" (has only {', '.join(sections)})" if sections else ""
     return _c(path, InputKind.OTHER_YAML, f"none of MindFormers' own sections{seen}")
+
+
+def _mindformers(path: str, top: dict[str, Any], via: str = "") -> Classified | None:
+    """A MindFormers training or inference config, told by its own sections (``via``: what
+    they came through, for a file that inherits them); None when they do not show it."""
+    keys = set(top)
+    own = sorted(MF_OWN & keys)
+    sections = sorted(MF_SECTIONS & keys)
+    mf_model = _mf_model(top.get("model"))
+    if not (mf_model or own):
+        return None
+    facts = mf_model + own[:3] + [x for x in sections if x != "model"][:2]
+    mode = top.get("run_mode")
+    run_mode = str(mode.plain()).strip().lower() if mode is not None and not mode.is_map else ""
+    if run_mode in INFERENCE_MODES:
+        return _c(
+            path,
+            InputKind.MF_INFER,
+            f"run_mode: {run_mode}",
+            evidence=(f"has {via}{', '.join(facts)}",),
+        )
+    if len(facts) >= 2:
+        return _c(path, InputKind.MF_TRAIN, f"has {via}{', '.join(facts[:4])}")
+    return None
+
+
+def _through_bases(path: str) -> Classified:
+    """A config that holds little but ``base_config`` (a child that sets the seed) is what
+    its bases make it; one whose bases cannot be read is an input error naming it (its
+    ``base_config`` makes it MindFormers' own)."""
+    from cfglint.load.mindformers_yaml import load_mindformers_yaml
+
+    try:
+        merged = load_mindformers_yaml(path).root
+    except InputError as exc:
+        return _c(path, InputKind.BROKEN, exc.message, line=exc.line)
+    found = _mindformers(path, merged.value, via="through base_config: ")
+    if found is not None:
+        return found
+    return _c(path, InputKind.OTHER_YAML, "base_config whose bases hold no MindFormers sections")
 
 
 def _mf_model(model: Any) -> list[str]:

@@ -9,7 +9,7 @@ starts.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from cfglint.load.dialects import (
@@ -384,14 +384,42 @@ def _forked_table(table: ArgTable, tokens: list[Any], det: Detection) -> ArgTabl
     defs = [own.get(f) or repo[f] for f in sorted(missing) if f in own or f in repo]
     for f, d in own.items():
         spec = table.by_flag.get(f)
-        if f in given and spec is not None and spec.type != d.type and d.typed:
+        if spec is None or spec.dest != d.dest:
+            continue
+        if f in given and spec.type != d.type and d.typed:
             defs.append(d)
+        elif _other_default(d, spec):
+            # the job's parser was read: its literal default is the run's, not the table's
+            defs.append(
+                replace(
+                    d,
+                    flags=spec.flags,
+                    type=spec.type,
+                    action=spec.action,
+                    nargs=spec.nargs,
+                    choices=spec.choices,
+                    const=spec.const,
+                )
+            )
     if not defs:
         return table
     root = det.root or os.path.dirname(det.parser.path if det.parser else "")
     return with_fork_flags(
         table, [(d, f"{_FORK_SOURCE} {_shown(d.path, root)}:{d.line}") for d in defs]
     )
+
+
+def _other_default(d: Any, spec: Any) -> bool:
+    """The job's parser gives a flag a literal default other than the table's (same action;
+    ``None`` is no evidence: upstream fills many such defaults from its config dataclasses)."""
+    if not d.literal or d.default is None or d.action != spec.action:
+        return False
+    a, b = d.default, spec.default
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
+        return float(a) != float(b)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return list(a) != list(b)
+    return bool(a != b)
 
 
 def _fork_note(flags: list[Value], table: ArgTable, det: Detection) -> str:
