@@ -124,6 +124,7 @@ def read_optimizer(m: MegatronInput, cfg: Config) -> None:
             [samples, gbs],
         )
     o.train_steps = iters
+    o.train_steps_bound = iters  # an exact count is its own bound (OPT019)
     by_samples = m.arg("train_iters").value is None and bool(samples.known and samples.value)
     decay = _per_batch(m, "lr_decay_samples", gbs) if by_samples else m.arg("lr_decay_iters")
     if decay.value is None and iters.known:
