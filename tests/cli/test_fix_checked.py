@@ -342,3 +342,37 @@ def test_a_tab_after_a_colon_is_read_as_the_lint_reads_it(tmp_path: Path) -> Non
     mf, sh = _glm(tmp_path, ("run_mode: 'finetune'", "run_mode:\t'finetune'"))
     assert _fix(mf, sh, "--select", "OPT006") == 0
     assert "betas: [0.9, 0.95]" in mf.read_text() and "run_mode:\t'finetune'" in mf.read_text()
+
+
+# -- inputs ---------------------------------------------------------------------------------
+def test_an_infinite_warmup_ratio_is_an_input_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: OverflowError, an internal error (int(total steps x inf))."""
+    pair = FIXTURES / "realpairs" / "llama2_7b_pretrain_msl"
+    mf = tmp_path / "mf.yaml"
+    text = (pair / "mindformers.yaml").read_text()
+    mf.write_text(
+        text.replace("warmup_ratio: 0.03", "warmup_ratio: .inf").replace(
+            "total_steps: -1", "total_steps: 1000"
+        )
+    )
+    assert main([str(mf), "--megatron", str(pair / "megatron.sh")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "mf.yaml:" in err and "warmup_ratio is inf" in err
+
+
+def test_explicit_megatron_on_pretrain_gpt_with_unknown_flags_is_linted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: refused (exit 2) as "another framework" for its two unknown flags."""
+    sh = tmp_path / "run.sh"
+    sh.write_text(
+        "#!/bin/bash\ntorchrun pretrain_gpt.py \\\n    --num-layers 2 \\\n"
+        "    --my-flag 3 \\\n    --other-flag 5\n"
+    )
+    pair = FIXTURES / "realpairs" / "llama2_7b_pretrain_msl"
+    rc = main([str(pair / "mindformers.yaml"), "--megatron", str(sh), "--select", "OTH011"])
+    out = capsys.readouterr().out
+    assert rc == 1
+    assert "--my-flag is not an argument" in out and "--other-flag is not an argument" in out
