@@ -212,7 +212,7 @@ def _written(cfg: Config) -> list[tuple[str, str, Origin, Any]]:
     out = []
     for name in Config.field_paths():
         v = cfg.get(name)
-        if v is not None and v.origin is Origin.FILE:
+        if v is not None and v.loc is not None:  # written (or misread) where it stands
             out.append((name, v.knob, v.origin, v.loc))
     return out
 
