@@ -376,3 +376,15 @@ def test_explicit_megatron_on_pretrain_gpt_with_unknown_flags_is_linted(
     out = capsys.readouterr().out
     assert rc == 1
     assert "--my-flag is not an argument" in out and "--other-flag is not an argument" in out
+
+
+def test_the_lr_schedules_fixable_parts_are_fixed(tmp_path: Path) -> None:
+    """Before: learning-rate differences (OPT010, a builtin) were never fixable. Peak and
+    minimum lr are one setting on each side: both directions write them."""
+    mf, sh = _glm(tmp_path)
+    _fix(mf, sh, "--select", "OPT010")
+    doc = yaml.safe_load(mf.read_text())["lr_schedule"]
+    assert (doc["learning_rate"], doc["lr_end"]) == (1.25e-6, 1e-8)
+    mf, sh = _glm(tmp_path)
+    _fix(mf, sh, "--select", "OPT010", "--fix-to", "mindformers")
+    assert "    --lr 1e-06 \\\n" in sh.read_text() and "    --min-lr 1e-06 \\\n" in sh.read_text()

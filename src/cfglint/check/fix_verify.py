@@ -15,6 +15,7 @@ fixes are taken one by one, each kept only when it passes with those kept before
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable
 from typing import Any
@@ -117,13 +118,19 @@ class _Judge:
             return f"the result does not load ({where}: {e.message})"
         now = {finding_key(f) for f in after.findings}
         for fx in fixes:
-            if finding_key(fx.finding) in now:
+            if fx.part:  # one part of a finding: that part agrees now
+                if not _agree(actx, fx.part):
+                    return f"{fx.part} still differs after it (the value read did not change)"
+            elif finding_key(fx.finding) in now:
                 return f"{fx.rule} is still reported after it (the value read did not change)"
         fixed_rows = {fx.finding.row for fx in fixes}
         for key in sorted(now - self.before):
             if key[1] not in fixed_rows:
                 return f"it changes another row: {key[1]} ({key[0]}) would be reported"
-        return self._other_settings(fixes, actx)
+        why = self._other_settings(fixes, actx)
+        if why is None:
+            self.plan.gone = self.before - now
+        return why
 
     def _texts(self, fixes: list[Fix]) -> dict[str, str]:
         """Every file read, as it would be after ``fixes``."""
@@ -159,7 +166,7 @@ class _Judge:
             return out
         for fx in fixes:
             rule = self.by_id.get(fx.rule)
-            field = getattr(rule, "field", None)
+            field = fx.part or getattr(rule, "field", None)
             if fx.side != side:
                 continue
             v = cfg.get(field) if field else None
@@ -197,6 +204,15 @@ def snapshot_sides(plan: FixPlan, ctx: Context, given: dict[str, str] | None = N
             plan.texts[path] = (text, digest(text))
 
 
+def _agree(ctx: Context, name: str) -> bool:
+    a, b = (c.get(name) if c is not None else None for c in (ctx.mf, ctx.mg))
+    if a is None or b is None or not (a.known and b.known):
+        return False
+    if isinstance(a.value, (int, float)) and isinstance(b.value, (int, float)):
+        return math.isclose(a.value, b.value, rel_tol=1e-9, abs_tol=0.0)
+    return bool(a.value == b.value)
+
+
 def _values(cfg: Config | None) -> dict[str, tuple[str, str, Origin]]:
     if cfg is None:
         return {}
@@ -231,9 +247,7 @@ def _refuse_base_files(plan: FixPlan, ctx: Context, unsafe: bool) -> None:
         if hit is None or unsafe:
             kept.append(fx)
             continue
-        others = [
-            os.path.basename(p) for p in inheritors(hit, [own]) if os.path.abspath(p) != own
-        ]
+        others = [os.path.basename(p) for p in inheritors(hit, [own]) if os.path.abspath(p) != own]
         also = f"; so do {', '.join(others[:5])}" if others else ""
         plan.skipped.append(
             (

@@ -42,6 +42,8 @@ class Fix:
     safety: str
     title: str  # "set optimizer.betas[1] to 0.95 (mindformers.yaml:69)"
     edits: list[TextEdit]
+    # the field this fix moves when it is one part of a finding (rule.fix_parts)
+    part: str = ""
 
 
 @dataclass
@@ -51,6 +53,14 @@ class FixPlan:
     skipped: list[tuple[str, str]] = field(default_factory=list)
     # every file read while planning: path -> (text, sha256 of it)
     texts: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # the findings (rule, row, sides) the checked fixes make go away, once checked
+    gone: set[tuple[str, str, tuple[str, ...]]] = field(default_factory=set)
+
+    def fixed_count(self) -> tuple[int, int]:
+        """(findings the fixes make go away, parts of findings that stay)."""
+        keys = {_key(f.finding) for f in self.fixes}
+        parts = {f.part for f in self.fixes if f.part and _key(f.finding) not in self.gone}
+        return len(keys & self.gone), len(parts)
 
     def edits_by_file(self) -> dict[str, list[TextEdit]]:
         out: dict[str, list[TextEdit]] = {}
@@ -106,6 +116,11 @@ def plan_fixes(
         misread = _misread_number(f, reader)
         if misread is not None:
             fix: Fix | None = Fix(rule.id, f, "mindformers", "safe", misread[0], [misread[1]])
+        elif rule.fix_action is None and rule.fix_parts:
+            parts, why_not = _plan_parts(rule, f, ctx, fix_to, unsafe, reader)
+            plan.skipped += why_not
+            plan.fixes += [p for p in parts if not _clashes(p, plan)]
+            continue
         elif rule.fix_action is None:
             plan.skipped.append((f.rule, NO_FIX))
             continue
@@ -160,6 +175,10 @@ def _with_fields(plan: FixPlan, by_id: dict[str, Rule], findings: list[Finding])
     plan.fixes = kept
 
 
+def _clashes(fix: Fix, plan: FixPlan) -> bool:
+    return any(overlaps(e, o) for other in plan.fixes for o in other.edits for e in fix.edits)
+
+
 def _both_or_neither(plan: FixPlan, todo: list[tuple[Rule, Finding]]) -> None:
     """A recommendation flagged on both sides is fixed on both or on neither: one side
     alone would make the pair differ where it agreed."""
@@ -172,6 +191,10 @@ def _both_or_neither(plan: FixPlan, todo: list[tuple[Rule, Finding]]) -> None:
         if mine and len(mine) < n:
             plan.fixes = [f for f in plan.fixes if f.rule != rid]
             plan.skipped.append((rid, "the other side cannot be fixed the same way"))
+
+
+def _key(f: Finding) -> tuple[str, str, tuple[str, ...]]:
+    return f.rule, f.row, tuple(sorted(f.values))
 
 
 def _same(a: Fix, b: Fix) -> bool:
@@ -190,22 +213,41 @@ def _plan_one(
             return None, "no such side"
         return _env_fix(rule, f, cfg, fa, texts)
     if rule.kind == "compare":
-        mover = "mindformers" if fix_to == "megatron" else "megatron"
-        keep = ctx.side(fix_to)
-        target = keep.get(rule.field) if keep is not None else None  # type: ignore[attr-defined]
-        if target is None or not target.known:
-            return None, f"the {fix_to} value is not known"
-        if target.branch_choice or target.conditional:
-            return None, f"the {fix_to} value is set in a script branch: which runs is unknown"
-        want = target.value
-    else:  # recommend: the flagged side takes the expected value
-        mover = next(iter(f.values), "")
-        want = _expected(rule)
+        return _move(rule.id, rule.field, fa, f, ctx, fix_to, texts)  # type: ignore[attr-defined]
+    # recommend: the flagged side takes the expected value
+    mover = next(iter(f.values), "")
+    return _write(rule.id, rule.field, fa, f, ctx, mover, _expected(rule), texts)  # type: ignore[attr-defined]
+
+
+def _move(
+    rule_id: str, field: str, fa: FixAction, f: Finding, ctx: Context, fix_to: str, texts: _Texts
+) -> tuple[Fix | None, str]:
+    """The other side moved to ``fix_to``'s value of ``field``."""
+    mover = "mindformers" if fix_to == "megatron" else "megatron"
+    keep = ctx.side(fix_to)
+    target = keep.get(field) if keep is not None else None
+    if target is None or not target.known:
+        return None, f"the {fix_to} value is not known"
+    if target.branch_choice or target.conditional:
+        return None, f"the {fix_to} value is set in a script branch: which runs is unknown"
+    return _write(rule_id, field, fa, f, ctx, mover, target.value, texts)
+
+
+def _write(
+    rule_id: str,
+    field: str,
+    fa: FixAction,
+    f: Finding,
+    ctx: Context,
+    mover: str,
+    want: Any,
+    texts: _Texts,
+) -> tuple[Fix | None, str]:
     cfg = ctx.side(mover)
     how = getattr(fa, mover, None) if mover in SIDES else None
     if cfg is None or how is None:
         return None, f"not fixable on the {mover} side"
-    current = cfg.get(rule.field)  # type: ignore[attr-defined]
+    current = cfg.get(field)
     if current is None:
         return None, f"{mover} has no such setting"
     ok, spelled = how.spelling(want)
@@ -215,7 +257,30 @@ def _plan_one(
     if not edits:
         return None, why
     title = _title(how, current, spelled, edits[0])
-    return Fix(rule.id, f, mover, fa.safety, title, edits), ""
+    return Fix(rule_id, f, mover, fa.safety, title, edits), ""
+
+
+def _plan_parts(
+    rule: Rule, f: Finding, ctx: Context, fix_to: str, unsafe: bool, texts: _Texts
+) -> tuple[list[Fix], list[tuple[str, str]]]:
+    """The parts of ``f`` (``rule.fix_parts``) whose values differ, each moved to
+    ``fix_to``'s value."""
+    fixes, skipped = [], []
+    for name, fa in rule.fix_parts.items():
+        a, b = (ctx.side(s) for s in SIDES)
+        va, vb = (c.get(name) if c is not None else None for c in (a, b))
+        if va is None or vb is None or (va.known and vb.known and va.value == vb.value):
+            continue
+        if fa.safety == "unsafe" and not unsafe:
+            skipped.append((rule.id, f"unsafe fix: {name} needs --unsafe-fixes"))
+            continue
+        fix, why = _move(rule.id, name, fa, f, ctx, fix_to, texts)
+        if fix is None:
+            skipped.append((rule.id, f"{name}: {why}"))
+        else:
+            fix.part = name
+            fixes.append(fix)
+    return fixes, skipped
 
 
 def _misread_number(f: Finding, texts: _Texts) -> tuple[str, TextEdit] | None:

@@ -200,6 +200,10 @@ class RuleBase(BaseModel):
     advice: bool = False
     section: str = ""  # filled from the file
     fix_action: FixAction | None = None
+    # a finding made of several settings (the learning-rate curve): each part that differs
+    # is moved like a compare fix of that field (field -> how each side writes it); the
+    # finding is fixed when every part that differs is
+    fix_parts: dict[str, FixAction] = Field(default_factory=dict)
 
     @property
     def general_fix(self) -> str:

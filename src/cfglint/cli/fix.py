@@ -80,8 +80,13 @@ def fix_job(args: Any, opts: Options, report: Report, ctx: Context) -> tuple[Rep
 
 
 def _tally(args: Any, plan: FixPlan) -> None:
-    state = args.__dict__.setdefault("fix_state", {"fixed": 0, "files": set(), "skipped": []})
-    state["fixed"] += len(plan.fixes)
+    state = args.__dict__.setdefault(
+        "fix_state", {"fixed": 0, "parts": 0, "files": set(), "skipped": []}
+    )
+    # only findings the checked re-lint no longer reports count as fixed
+    gone, parts = plan.fixed_count() if not args.diff else (len(plan.fixes), 0)
+    state["fixed"] += gone
+    state["parts"] += parts
     state["files"].update(plan.edits_by_file())
     state["skipped"].extend(plan.skipped)
 
@@ -166,6 +171,8 @@ def finish(args: Any, report: Report, fail_on: str) -> int:
         return 1 if state["fixed"] else 0
     unsafe = sum(1 for _, why in state["skipped"] if why.startswith("unsafe fix"))
     line = f"cfglint: fixed {state['fixed']} finding(s) in {len(state['files'])} file(s)"
+    if state.get("parts"):
+        line += f"; aligned {state['parts']} part(s) of findings that remain"
     if unsafe:
         line += f"; {unsafe} more fixable with --unsafe-fixes"
     print(line, file=sys.stderr)
