@@ -388,3 +388,25 @@ def test_the_lr_schedules_fixable_parts_are_fixed(tmp_path: Path) -> None:
     mf, sh = _glm(tmp_path)
     _fix(mf, sh, "--select", "OPT010", "--fix-to", "mindformers")
     assert "    --lr 1e-06 \\\n" in sh.read_text() and "    --min-lr 1e-06 \\\n" in sh.read_text()
+
+
+def test_a_megatron_yaml_cfg_is_writable(tmp_path: Path) -> None:
+    """Every dialect the lint reads is writable: Megatron's --yaml-cfg file too (a value
+    written there is edited where it stands; the nested sections are kept)."""
+    mg = tmp_path / "mg.yaml"
+    shutil.copy(FIXTURES / "megatron" / "gpt_yaml_cfg.yaml", mg)
+    mf, _ = _glm(tmp_path)
+    main(
+        [
+            str(mf),
+            "--megatron",
+            str(mg),
+            "--fix",
+            "--fix-to",
+            "mindformers",
+            "--select",
+            "OPT006,STR008",
+        ]
+    )
+    doc = yaml.safe_load(mg.read_text())
+    assert doc["adam_beta2"] == 0.999 and doc["language_model"]["layernorm_epsilon"] == 1.5625e-07

@@ -29,9 +29,12 @@ SIDES = ("mindformers", "megatron")
 # why a finding is left to the user: its rule has no fix_action (the report's fix line says
 # what to change by hand)
 NO_FIX = "no automatic fix: follow the finding's fix advice"
-# Megatron inputs a fix may edit: launch scripts and plain argument files (a training log
-# records a past run; Megatron's own YAML config is not handled yet)
-EDITABLE_MEGATRON = frozenset({"megatron-script", "mindspeed-script", "megatron-args"})
+# Megatron inputs a fix may edit: launch scripts, plain argument files and --yaml-cfg files
+# (a written value only: a setting's place in the nested YAML is Megatron's to decide); a
+# training log records a past run
+EDITABLE_MEGATRON = frozenset(
+    {"megatron-script", "mindspeed-script", "megatron-args", "megatron-yaml"}
+)
 
 
 @dataclass
@@ -346,6 +349,11 @@ def _edit_written(
 
         # by key path: the use being fixed, whatever anchors, aliases and merges it shares
         return edit_path(text, loc.path, current.knob, value)
+    if cfg.kind == "megatron-yaml":
+        from cfglint.load.edit_yaml import set_scalar_at
+
+        edit = set_scalar_at(text, loc.path, loc.line, loc.column, value)
+        return ([edit] if edit else []), "" if edit else f"cannot edit {current.knob} at {loc}"
     if how.switch:
         from cfglint.load.edit_shell import remove_flag_at
 
@@ -376,6 +384,8 @@ def _add_default(
         return edit, "" if edit else f"no place for {knob} in {cfg.path}"
     from cfglint.load.edit_shell import add_flag
 
+    if cfg.kind == "megatron-yaml":
+        return None, f"{knob} is not in {cfg.path}: add it to the --yaml-cfg file by hand"
     if how.switch and not value:
         return None, f"{knob} is off already"
     anchors = _flag_lines(cfg)
