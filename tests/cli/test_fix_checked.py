@@ -410,3 +410,15 @@ def test_a_megatron_yaml_cfg_is_writable(tmp_path: Path) -> None:
     )
     doc = yaml.safe_load(mg.read_text())
     assert doc["adam_beta2"] == 0.999 and doc["language_model"]["layernorm_epsilon"] == 1.5625e-07
+
+
+def test_a_mindformers_seed_zero_is_not_copied_to_megatron(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: --fix-to mindformers wrote --seed 0, though MindFormers' seed 0 means "do
+    not seed" (trainer.py:285 @ fd4deebc): the pair looked equal and was not."""
+    mf, sh = _glm(tmp_path, ("seed: 42\n", "seed: 0\n"))
+    before = sh.read_bytes()
+    _fix(mf, sh, "--select", "DET001", "--fix-to", "mindformers", "-v")
+    assert sh.read_bytes() == before
+    assert "the mindformers value 0 is not applied" in capsys.readouterr().err

@@ -233,6 +233,13 @@ def _move(
         return None, f"the {fix_to} value is not known"
     if target.branch_choice or target.conditional:
         return None, f"the {fix_to} value is set in a script branch: which runs is unknown"
+    gate = keep.get(fa.copy_only_if) if keep is not None and fa.copy_only_if else None
+    if gate is not None and gate.known and not gate.value:
+        why = gate.detail or f"{fa.copy_only_if} is false"
+        return (
+            None,
+            f"the {fix_to} value {fmt(target.value)} is not applied ({why}): no value to copy",
+        )
     return _write(rule_id, field, fa, f, ctx, mover, target.value, texts)
 
 

@@ -148,6 +148,9 @@ class FixAction(BaseModel):
     megatron: SideFix | None = None
     export: str | None = None
     with_fields: tuple[str, ...] = ()
+    # a compare fix copies the kept side's value only when this field of the kept side is
+    # true: a MindFormers seed it never applies (seed 0) is no value to copy to Megatron
+    copy_only_if: str | None = None
 
     @model_validator(mode="after")
     def _some(self) -> FixAction:
