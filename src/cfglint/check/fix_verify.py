@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from cfglint.check.context import Context
-from cfglint.check.fixes import Fix, FixPlan
+from cfglint.check.fixes import CLASH, Fix, FixPlan
 from cfglint.check.pipeline import Options, SideLoader, lint, load_side
 from cfglint.check.schema import Rule
 from cfglint.model.config import Config
@@ -45,13 +45,16 @@ def checked_plan(
     unsafe: bool = False,
     load: SideLoader = load_side,
     texts: dict[str, str] | None = None,
+    only: set[str] | None = None,
 ) -> FixPlan:
     """The fixes of a lint, each checked (:func:`verify_plan`) against the lint of the files
-    as they would be written; ``texts`` are unsaved buffers (the editor's)."""
+    as they would be written; ``texts`` are unsaved buffers (the editor's); ``only`` limits
+    the rules planned."""
     from cfglint.check.fixes import plan_fixes
     from cfglint.load.safeio import buffers
 
-    plan = plan_fixes(report.findings, ctx, rules, fix_to=fix_to, unsafe=unsafe, texts=texts)
+    todo = [f for f in report.findings if only is None or f.rule in only]
+    plan = plan_fixes(todo, ctx, rules, fix_to=fix_to, unsafe=unsafe, texts=texts)
     snapshot_sides(plan, ctx, texts)
 
     def relint(edited: dict[str, str]) -> tuple[Report, Context]:
@@ -60,6 +63,68 @@ def checked_plan(
 
     verify_plan(plan, report, ctx, rules, relint, unsafe=unsafe)
     return plan
+
+
+def converge(
+    report: Report,
+    ctx: Context,
+    opts: Options,
+    rules: tuple[Rule, ...],
+    *,
+    fix_to: str = "megatron",
+    unsafe: bool = False,
+    rounds: int = 4,
+) -> FixPlan:
+    """Checked fixes applied in rounds, each planned from the lint of the last one's result,
+    until a round has nothing left to fix (as ruff iterates): a fix that clashed with
+    another in one round (an alias and its anchor) is made in the next, so one ``--fix``
+    reaches what a second would. ``plan.final`` holds the texts to write; ``plan.texts``
+    the texts first read, whose hashes the writer checks."""
+    from cfglint.load.safeio import buffers
+
+    total = checked_plan(report, ctx, opts, rules, fix_to=fix_to, unsafe=unsafe)
+    first = {finding_key(f) for f in report.findings}
+    current = _result(total, total.fixes)
+    last, more = total, False
+    for _ in range(rounds - 1):
+        if not last.fixes:
+            break
+        # only what clashed with another fix is planned again: the rest of a round's
+        # reasons stand (a recommendation a compare fix aligned stays left alone)
+        retry = {rule for rule, why in last.skipped if why.endswith(CLASH)}
+        if not retry:
+            break
+        with buffers(current):
+            rep, c = lint(opts)
+        if rep.errors:
+            break
+        again = checked_plan(
+            rep, c, opts, rules, fix_to=fix_to, unsafe=unsafe, texts=current, only=retry
+        )
+        total.skipped = [s for s in total.skipped if s[0] not in retry] + again.skipped
+        last = again
+        if last.fixes:
+            current = _result(last, last.fixes, current)
+            total.fixes += last.fixes
+            more = True
+    if more:  # findings gone over all rounds
+        with buffers(current):
+            rep, _ = lint(opts)
+        total.gone = first - {finding_key(f) for f in rep.findings}
+    total.final = current
+    return total
+
+
+def _result(plan: FixPlan, fixes: list[Fix], base: dict[str, str] | None = None) -> dict[str, str]:
+    """Absolute path -> text after ``fixes``, from ``base`` (else the texts first read)."""
+    out = dict(base) if base else {os.path.abspath(p): t for p, (t, _) in plan.texts.items()}
+    edits: dict[str, list[Any]] = {}
+    for fx in fixes:
+        for e in fx.edits:
+            edits.setdefault(os.path.abspath(e.path), []).append(e)
+    for path, es in edits.items():
+        out[path] = apply_edits(out[path], es)
+    return out
 
 
 def finding_key(f: Finding) -> tuple[str, str, tuple[str, ...]]:

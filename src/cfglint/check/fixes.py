@@ -29,6 +29,8 @@ SIDES = ("mindformers", "megatron")
 # why a finding is left to the user: its rule has no fix_action (the report's fix line says
 # what to change by hand)
 NO_FIX = "no automatic fix: follow the finding's fix advice"
+# why a fix waits for the next round: it edits what another fix of this round edits
+CLASH = "conflicts with another fix"
 # Megatron inputs a fix may edit: launch scripts, plain argument files and --yaml-cfg files
 # (a written value only: a setting's place in the nested YAML is Megatron's to decide); a
 # training log records a past run
@@ -58,6 +60,23 @@ class FixPlan:
     texts: dict[str, tuple[str, str]] = field(default_factory=dict)
     # the findings (rule, row, sides) the checked fixes make go away, once checked
     gone: set[tuple[str, str, tuple[str, ...]]] = field(default_factory=set)
+    # absolute path -> the text to write, when fixes were made in rounds (check.fix_verify)
+    final: dict[str, str] = field(default_factory=dict)
+
+    def changed(self) -> dict[str, tuple[str, str]]:
+        """Path as read -> (text read, text to write), for every file a fix changes."""
+        import os
+
+        from cfglint.model.edits import apply_edits
+
+        out = {}
+        for path, (old, _) in self.texts.items():
+            new = self.final.get(os.path.abspath(path))
+            if new is None:
+                new = apply_edits(old, self.edits_by_file().get(path, []))
+            if new != old:
+                out[path] = (old, new)
+        return out
 
     def fixed_count(self) -> tuple[int, int]:
         """(findings the fixes make go away, parts of findings that stay)."""
@@ -83,6 +102,10 @@ class _Texts:
     def get(self, path: str) -> str | None:
         if path not in self.plan.texts:
             text = self.given.get(path)
+            if text is None:  # the editor's buffers and a fix round's texts: absolute paths
+                import os
+
+                text = self.given.get(os.path.abspath(path))
             if text is None:
                 from cfglint.load.safeio import read_text
 
@@ -143,7 +166,7 @@ def plan_fixes(
         if any(_same(fix, other) for other in plan.fixes):
             continue  # the same edit, asked for by two rules
         if any(overlaps(e, o) for other in plan.fixes for o in other.edits for e in fix.edits):
-            plan.skipped.append((f.rule, f"{fix.title}: conflicts with another fix"))
+            plan.skipped.append((f.rule, f"{fix.title}: {CLASH}"))
         else:
             plan.fixes.append(fix)
     _both_or_neither(plan, [(r, f) for r, f in todo if r.fix_action is not None])
@@ -234,7 +257,10 @@ def _move(
     if target.branch_choice or target.conditional:
         return None, f"the {fix_to} value is set in a script branch: which runs is unknown"
     gate = keep.get(fa.copy_only_if) if keep is not None and fa.copy_only_if else None
-    if gate is not None and gate.known and not gate.value:
+    # refused when the kept value itself switches the gate off (seed 0: "do not seed"), not
+    # when something else does (a parallel mode that skips set_seed still shuffles with it)
+    off_by_value = any(i.knob == target.knob for i in (gate.inputs if gate else ()))
+    if gate is not None and gate.known and not gate.value and off_by_value:
         why = gate.detail or f"{fa.copy_only_if} is false"
         return (
             None,
