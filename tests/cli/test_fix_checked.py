@@ -423,3 +423,22 @@ def test_a_mindformers_seed_zero_is_not_copied_to_megatron(
     _fix(mf, sh, "--select", "DET001", "--fix-to", "mindformers", "-v")
     assert sh.read_bytes() == before
     assert "the mindformers value 0 is not applied" in capsys.readouterr().err
+
+
+def test_an_anchor_and_its_alias_both_fixed_in_one_run(tmp_path: Path) -> None:
+    """Found by the property campaign: the anchor's fix and the alias's fix edit the same
+    alias, so one --fix fixed one and a second --fix the other. Rounds settle it in one."""
+    mf, sh = _glm(
+        tmp_path,
+        ANCHORED,
+        [
+            ("--hidden-dropout 0.0", "--hidden-dropout 0.1"),
+            ("--attention-dropout 0.0", "--attention-dropout 0.1"),
+        ],
+    )
+    assert _fix(mf, sh, "--select", "STR009,STR010") == 0
+    model = yaml.safe_load(mf.read_text())["model"]["model_config"]
+    assert (model["hidden_dropout"], model["attention_dropout"]) == (0.1, 0.1)
+    written = mf.read_bytes()
+    _fix(mf, sh, "--select", "STR009,STR010")
+    assert mf.read_bytes() == written
