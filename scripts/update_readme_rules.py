@@ -1,11 +1,12 @@
-"""Regenerate what README.md and docs/rules.md derive from the code and the rule files.
+"""Regenerate what README.md and docs/ derive from the code and the rule files.
 
     .venv/bin/python scripts/update_readme_rules.py          # rewrite what is stale
     .venv/bin/python scripts/update_readme_rules.py --check  # exit 1 if anything is stale
 
-The README holds each generated part between two HTML comments: the rule tables
-(``rules``), the lint's option table (``options``, from the argument parser) and the
-Quickstart example's per-rule counts (``example``, from running it). docs/rules.md is what
+A page holds each generated part between two HTML comments (``PAGES`` says which part is on
+which page): the Quickstart example's per-rule counts in the README (``example``, from
+running it), the lint's option table on docs/commands/lint.md (``options``, from the argument
+parser) and the rule tables on docs/rule-index.md (``rules``). docs/rules.md is what
 ``cfglint rules --format markdown`` prints. Tests fail when any of them is stale.
 """
 
@@ -78,21 +79,29 @@ def options_table() -> str:
 
 
 def example_block() -> str:
-    """The Quickstart example's findings per rule and its summary line, as it prints them."""
+    """The Quickstart example's findings per rule, exactly as ``--statistics`` prints them
+    (it prints no summary line: nothing is added that the command does not print)."""
     counts = _cli(*EXAMPLE, "--statistics")
-    summary = _cli(*EXAMPLE).rstrip("\n").splitlines()[-1]
-    return f"```text\n$ cfglint {' '.join(EXAMPLE)} --statistics\n{counts}{summary}\n```\n"
+    return f"```text\n$ cfglint {' '.join(EXAMPLE)} --statistics\n{counts}```\n"
 
 
 PARTS = {"rules": rules_tables, "options": options_table, "example": example_block}
+# page (relative to the checkout) -> the generated parts it holds
+PAGES = {
+    "README.md": ("example",),
+    "docs/commands/lint.md": ("options",),
+    "docs/rule-index.md": ("rules",),
+}
 
 
-def readme_with_parts(text: str) -> str:
-    for name, make in PARTS.items():
+def with_parts(text: str, page: str = "README.md") -> str:
+    """``text`` of ``page`` with each of its generated parts made afresh."""
+    for name in PAGES[page]:
+        make = PARTS[name]
         start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
         head, found, rest = text.partition(start)
         if not found:
-            raise SystemExit(f"README.md has no {start}")
+            raise SystemExit(f"{page} has no {start}")
         _, _, tail = rest.partition(end)
         text = f"{head}{start}\n{make()}{end}{tail}"
     return text
@@ -101,13 +110,14 @@ def readme_with_parts(text: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     check = "--check" in (argv if argv is not None else sys.argv[1:])
     stale = []
-    readme = ROOT / "README.md"
-    text = readme.read_text(encoding="utf-8")
-    new = readme_with_parts(text)
-    if new != text:
-        stale.append("README.md")
-        if not check:
-            readme.write_text(new, encoding="utf-8")
+    for name in PAGES:
+        path = ROOT / name
+        text = path.read_text(encoding="utf-8")
+        new = with_parts(text, name)
+        if new != text:
+            stale.append(name)
+            if not check:
+                path.write_text(new, encoding="utf-8")
     page = ROOT / "docs" / "rules.md"
     want = rules_page()
     if not page.is_file() or page.read_text(encoding="utf-8") != want:

@@ -138,3 +138,17 @@ def test_no_module_takes_another_modules_private_names() -> None:
         if n.startswith("_") and not n.startswith("__") and t != name
     ]
     assert taken == []
+
+
+def test_cli_calls_the_library_and_decides_nothing() -> None:
+    """cli/ parses, calls the pipeline's API (check/, report/) and prints: it never reaches
+    past that API into the evidence producers or the builtin checks, where the decisions
+    are made (issue 34: the probe's thresholds and show's tolerance once lived in cli/)."""
+    reached = [
+        f"{MODULES[name].relative_to(ROOT)}:{line} imports {target}"
+        for name, imports in GRAPH.items()
+        if name.startswith("cfglint.cli")
+        for target, _, line in imports
+        if target.startswith(("cfglint.evidence", "cfglint.check.builtins"))
+    ]
+    assert reached == []

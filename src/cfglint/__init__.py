@@ -6,7 +6,7 @@ __version__ = "0.1.0"
 # The distribution name on the package index ("cfglint" there is an unrelated project); the
 # command stays `cfglint`. Every install instruction installs this repository by URL.
 DISTRIBUTION = "cfglint-align"
-# Must equal [project.urls] Homepage in pyproject.toml (tests check it, and that the README
+# Must equal [project.urls] Homepage in pyproject.toml (tests check it, and that the docs
 # names the same repository): SARIF helpUri and every install hint derive from it.
 HOMEPAGE = "https://github.com/cfglint/cfglint"
 

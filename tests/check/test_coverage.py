@@ -91,11 +91,11 @@ def test_source_rules_need_sources_so_a_plain_lint_never_imports_them() -> None:
     assert src and all("sources" in r.needs for r in load_rules() if r.id in src)
 
 
-def test_readme_rule_table_is_generated_from_the_rule_files() -> None:
+def test_rule_index_table_is_generated_from_the_rule_files() -> None:
     from cfglint.report.rules_doc import rules_markdown
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("<!-- rules:start -->\n", 1)[1].split("<!-- rules:end -->", 1)[0]
+    index = (ROOT / "docs" / "rule-index.md").read_text(encoding="utf-8")
+    section = index.split("<!-- rules:start -->\n", 1)[1].split("<!-- rules:end -->", 1)[0]
     assert section == rules_markdown(load_rules()), "run scripts/update_readme_rules.py"
     for rule in load_rules():
         assert f"| {rule.id} |" in section

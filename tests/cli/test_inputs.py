@@ -79,6 +79,35 @@ def test_directory_with_a_broken_config_is_exit_2(
     assert "No findings." not in out + err
 
 
+def test_a_config_with_only_its_model_section_that_does_not_parse_is_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # no top-level key of MindFormers' own: its model section's model_config shows what it
+    # is, so a folder holding it is not "nothing to check" (exit 0)
+    (tmp_path / "llama.yaml").write_text(
+        "seed: 0\nmodel:\n  model_config:\n    hidden_size: 4096\n"
+        "    num_layers: [32\noptimizer:\n  type: AdamW\n"
+    )
+    code, out, err = run(capsys, str(tmp_path))
+    assert code == 2 and "llama.yaml:" in err, err
+    assert "No findings." not in out + err
+
+
+def test_a_base_config_child_is_read_through_its_base(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a child that only sets the seed: what it trains (beta2, weight decay) is its base's
+    (tmp_path / "base").mkdir()
+    shutil.copy(EX_MF, tmp_path / "base" / "llama2.yaml")
+    child = tmp_path / "seed42.yaml"
+    child.write_text("base_config: base/llama2.yaml\nseed: 42\n")
+    code, data, _ = run_json(capsys, str(child), "--megatron", EX_MG)
+    assert code == 1 and any(f["rule"] == "OPT006" for f in data["findings"])
+    (tmp_path / "base" / "llama2.yaml").unlink()  # a base that is gone: an input error
+    code, _, err = run(capsys, str(tmp_path))
+    assert code == 2 and "seed42.yaml" in err and "not found" in err, err
+
+
 def test_directory_is_walked_with_gitignore_and_exclude(
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -534,7 +563,7 @@ def test_lr_png_has_title_markers_and_curves_that_stop(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     pytest.importorskip("matplotlib")
-    from cfglint.cli.lr import lr_schedules
+    from cfglint.check.schedules import lr_schedules
     from cfglint.report.lr_plot import figure_for
 
     mf = tmp_path / "short.yaml"
@@ -597,9 +626,10 @@ def test_sarif_regions_cover_the_value_the_message_names(
     line = Path(EX_MF).read_text().splitlines()[region["startLine"] - 1]
     assert line[region["startColumn"] - 1 : region["endColumn"] - 1] == "0.95"
     assert "0.95" in beta2["message"]["text"]
-    # a setting that is not written anywhere points at its file, with no region (no line 1)
+    # a setting that is not written anywhere points at the first line of the file that
+    # omits it, underlining nothing (GitHub code scanning needs a startLine on every result)
     dropout = next(r for r in results if r["ruleId"] == "STR009")
-    assert "region" not in dropout["locations"][0]["physicalLocation"]
+    assert dropout["locations"][0]["physicalLocation"]["region"] == {"startLine": 1}
 
 
 # -- configured pairs ------------------------------------------------------------------------
@@ -645,6 +675,25 @@ def test_pairs_option_runs_only_the_pairs_a_change_touches(
     assert code == 0 and "nothing checked" in err
     code, data, _ = run_json(capsys, "--pairs", "pyproject.toml")  # the pair list changed
     assert len(data["inputs"]) == 4
+
+
+def test_folders_holding_a_configured_pair_lint_it_as_a_pair(
+    pair_repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # each file alone would say "No findings": the pair's beta2 differs
+    code, data, _ = run_json(capsys, "configs", "scripts")
+    pairs = sorted(
+        (Path(f["path"]).name for f in data["inputs"] if f["kind"] == "mindformers"),
+    )
+    assert pairs == ["align.yaml", "llama2.yaml"]
+    assert code == 1 and any(f["rule"] == "OPT006" for f in data["findings"])
+    kinds = {Path(i["path"]).name: i["kind"] for i in data["inputs"]}
+    assert kinds == {
+        "llama2.yaml": "mindformers",
+        "pretrain.sh": "megatron",
+        "align.yaml": "mindformers",
+        "align.sh": "megatron",
+    }
 
 
 def test_bad_pairs_setting_is_an_input_error(
@@ -713,15 +762,16 @@ def test_detector_table(tmp_path: Path, name: str, body: str, kind: str, why: st
     assert why in d.why
 
 
-def test_readme_workflow_uploads_sarif_even_when_the_lint_fails() -> None:
-    """The README's workflow uses this repository's action, which uploads the SARIF report
-    after a failed lint too (findings fail the job and are still uploaded)."""
+def test_documented_workflow_uploads_sarif_even_when_the_lint_fails() -> None:
+    """The documented workflow (docs/setup/github-action.md) uses this repository's action, which
+    uploads the SARIF report after a failed lint too (findings fail the job and are still
+    uploaded)."""
     import yaml
 
     from cfglint import HOMEPAGE
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    block = readme.split("# .github/workflows/cfglint.yml\n", 1)[1].split("```", 1)[0]
+    page = (ROOT / "docs" / "setup" / "github-action.md").read_text(encoding="utf-8")
+    block = page.split("# .github/workflows/cfglint.yml\n", 1)[1].split("```", 1)[0]
     steps = yaml.safe_load(block)["jobs"]["cfglint"]["steps"]
     used = next(s for s in steps if "cfglint" in str(s.get("uses", "")))
     assert used["uses"].split("@")[0] == HOMEPAGE.removeprefix("https://github.com/")
@@ -731,6 +781,48 @@ def test_readme_workflow_uploads_sarif_even_when_the_lint_fails() -> None:
     assert "always()" in upload["if"]
     lint = next(s for s in action["runs"]["steps"] if "cfglint $" in str(s.get("run", "")))
     assert "--fail-on never" not in lint["run"] and "--format sarif" in lint["run"]
+
+
+def test_the_action_expands_globs_and_uploads_under_its_category(tmp_path: Path) -> None:
+    """upload-sarif@v4 (v3 is retired), a category per use (two uses in one workflow must
+    not replace each other's alerts), and `configs/*.yaml` reaching cfglint as the files it
+    names: the lint step's own script, run by bash with a stand-in cfglint."""
+    import yaml
+
+    action = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
+    steps = action["runs"]["steps"]
+    upload = next(s for s in steps if "upload-sarif" in str(s.get("uses")))
+    assert upload["uses"] == "github/codeql-action/upload-sarif@v4"
+    assert upload["with"]["category"] == "${{ inputs.category }}"
+    assert action["inputs"]["category"]["default"] == "cfglint"
+    lint = next(s for s in steps if "cfglint $" in str(s.get("run", "")))
+    (tmp_path / "bin").mkdir()
+    stub = tmp_path / "bin" / "cfglint"
+    stub.write_text('#!/bin/sh\nprintf "%s\\n" "$@"\n')
+    stub.chmod(0o755)
+    (tmp_path / "configs" / "sub").mkdir(parents=True)
+    for name in ("a.yaml", "b.yaml", "sub/c.yaml"):
+        (tmp_path / "configs" / name).write_text("seed: 1\n")
+    env = {
+        "PATH": f"{tmp_path / 'bin'}:/usr/bin:/bin",
+        "CFGLINT_ARGS": "configs/*.yaml configs/**/c.yaml --megatron 'x.sh' none/*.yaml",
+        "CFGLINT_SARIF": "out.sarif",
+    }
+    proc = subprocess.run(
+        ["bash", "-e", "-c", lint["run"]], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert proc.stdout.splitlines() == [
+        "configs/a.yaml",
+        "configs/b.yaml",
+        "configs/sub/c.yaml",
+        "--megatron",
+        "'x.sh'",  # quotes are not read: the input's description says so
+        "none/*.yaml",
+        "--format",
+        "sarif",
+        "--output",
+        "out.sarif",
+    ], proc.stderr
 
 
 def test_walk_skips_fifos_and_symlink_loops(

@@ -20,7 +20,7 @@ WEIRD_ARG = ["abc", "0", "-1", "inf", "nan", "1e400", "99999999999999999999"]
 WEIRD_LOG = ["abc", "[1, 2]", "None", "True", "-1", "inf", "(1,"]
 
 
-def _variants(path: Path, pattern: str, weird: list[str]) -> list[tuple[str, int, str]]:
+def _variants(path: Path, pattern: str, weird: list[str]) -> list[tuple[str, int, str, str]]:
     out = []
     for i, line in enumerate(path.read_text().splitlines()):
         m = re.match(pattern, line)
@@ -30,6 +30,7 @@ def _variants(path: Path, pattern: str, weird: list[str]) -> list[tuple[str, int
                     path.name,
                     i,
                     m.group(1) + w + (m.group(3) if m.lastindex == 3 and m.group(3) else ""),
+                    w,
                 )
                 for w in weird
             ]
@@ -49,9 +50,20 @@ CASES = (
 )
 
 
-@pytest.mark.parametrize(
-    ("name", "line", "text"), CASES, ids=[f"{c[0]}:{c[1] + 1}:{c[2].strip()[:30]}" for c in CASES]
-)
+def _sampled(cases: list[tuple[str, int, str, str]]) -> list[object]:
+    """Every weird value in every file once (at its first line) in the default run; the
+    whole campaign (every line: about a thousand runs) is marked slow (.ci/run: --slow)."""
+    seen: set[tuple[str, str]] = set()
+    out: list[object] = []
+    for name, line, text, weird in cases:
+        marks = [pytest.mark.slow] if (name, weird) in seen else []
+        seen.add((name, weird))
+        ident = f"{name}:{line + 1}:{text.strip()[:30]}"
+        out.append(pytest.param(name, line, text, marks=marks, id=ident))
+    return out
+
+
+@pytest.mark.parametrize(("name", "line", "text"), _sampled(CASES))
 def test_weird_values_never_crash(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, line: int, text: str
 ) -> None:
@@ -69,3 +81,13 @@ def test_weird_values_never_crash(
     ):
         assert main(argv) in (0, 1, 2)
         capsys.readouterr()
+
+
+def test_the_default_run_tries_each_weird_value_once_and_the_campaign_is_slow() -> None:
+    # ./test stays within minutes: the thousand-run campaign is CI's (--slow), while every
+    # weird value still meets every kind of file once in the default run
+    params = _sampled(CASES)
+    quick = [p for p in params if not p.marks]  # type: ignore[attr-defined]
+    kinds = {(c[0], c[3]) for c in CASES}
+    assert len(quick) == len(kinds) and len(params) == len(CASES) > 10 * len(quick)
+    assert {(p.values[0], c[3]) for p, c in zip(params, CASES, strict=True) if not p.marks} == kinds  # type: ignore[attr-defined]

@@ -296,8 +296,10 @@ def test_one_repository_url_for_readme_sarif_and_pyproject(
 
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert project["urls"]["Homepage"] == HOMEPAGE
-    readme = (ROOT / "README.md").read_text()
-    assert "your-org" not in readme and f"repo: {HOMEPAGE}" in readme
+    manual = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    assert all("your-org" not in p.read_text(encoding="utf-8") for p in manual)
+    hook = (ROOT / "docs" / "setup" / "pre-commit.md").read_text(encoding="utf-8")
+    assert f"repo: {HOMEPAGE}" in hook
     _, out, _ = run(capsys, EX_MF, "--megatron", EX_MG, "--format", "sarif")
     driver = json.loads(out)["runs"][0]["tool"]["driver"]
     assert driver["informationUri"] == HOMEPAGE
@@ -426,9 +428,12 @@ def _generator():  # type: ignore[no-untyped-def]
 
 def test_readme_option_table_and_quickstart_are_generated() -> None:
     gen = _generator()
+    for page in gen.PAGES:
+        text = (ROOT / page).read_text(encoding="utf-8")
+        assert gen.with_parts(text, page) == text, f"{page}: run scripts/update_readme_rules.py"
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert gen.readme_with_parts(readme) == readme, "run scripts/update_readme_rules.py"
-    table = readme.split("<!-- options:start -->\n", 1)[1].split("<!-- options:end -->", 1)[0]
+    lint = (ROOT / "docs" / "commands" / "lint.md").read_text(encoding="utf-8")
+    table = lint.split("<!-- options:start -->\n", 1)[1].split("<!-- options:end -->", 1)[0]
     for option in ("--config", "--pairs", "--exit-zero", "--quiet", "--output-format"):
         assert f"`{option}`" in table, option
     # every rule the Quickstart prose names is one the example reports
@@ -452,8 +457,10 @@ def test_every_install_instruction_installs_this_project() -> None:
     assert f"{DISTRIBUTION}[probe] @ git+{HOMEPAGE}" in INSTALL_PROBE
     import re
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    for line in readme.splitlines():
+    manual = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    lines = [line for page in manual for line in page.read_text(encoding="utf-8").splitlines()]
+    assert any("pip install" in line for line in lines)
+    for line in lines:
         for cmd in re.findall(r"pip install [^#`]*", line):
             # the index's `cfglint` is another project: never install it by name
             assert not re.search(r"(^|\s|')cfglint(\[|'|\s|$)", cmd.split("install", 1)[1]), line
@@ -475,3 +482,38 @@ def test_output_name_implies_the_format(tmp_path: Path, capsys: pytest.CaptureFi
     run(capsys, EX_MF, "--megatron", EX_MG, "-o", str(text))
     assert text.read_text().rstrip().endswith(".")  # a name that implies nothing: text
     assert oct(sarif.stat().st_mode & 0o777) != "0o600"  # written whole, with a usual mode
+
+
+def test_the_hooks_print_what_blocks_the_commit(capsys: pytest.CaptureFixture[str]) -> None:
+    # a blocked commit shows the findings that block it, one line each (ruff's hook does);
+    # the others are one counted line, and -v lists them
+    import yaml
+
+    hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    assert all("--format concise --quiet" in h["entry"] for h in hooks), hooks
+    hook = ["--format", "concise", "--quiet", "--fail-on", "error"]
+    code, out, err = run(capsys, EX_MF, "--megatron", EX_MG, *hook)
+    _, full, _ = run(capsys, EX_MF, "--megatron", EX_MG, "--format", "json")
+    findings = json.loads(full)["findings"]
+    errors = [f for f in findings if f["severity"] == "error"]
+    assert code == 1 and 0 < len(errors) < len(findings)
+    assert len(out.splitlines()) == len(errors)
+    assert f"{len(findings) - len(errors)} more finding(s) below --fail-on error" in err
+    assert len(err.splitlines()) == 1, err
+    code, out, _ = run(capsys, EX_MF, "--megatron", EX_MG, *hook, "-v")
+    assert code == 1 and len(out.splitlines()) == len(findings)
+
+
+def test_the_readme_statistics_example_is_what_the_command_prints(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme.split("<!-- example:start -->\n", 1)[1].split("<!-- example:end -->", 1)[0]
+    lines = block.strip().removeprefix("```text\n").removesuffix("```").splitlines()
+    command, shown = lines[0].removeprefix("$ cfglint ").split(), lines[1:]
+    monkeypatch.chdir(ROOT)
+    _, out, _ = run(capsys, *command)
+    assert shown == out.splitlines()
+    # the Quickstart block is the two commands: the lint and the tests
+    quick = readme.split("## Quickstart", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
+    assert [c.split()[0] for c in quick.splitlines()] == ["./cfglint", "./test"]

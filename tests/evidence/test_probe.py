@@ -854,3 +854,12 @@ def test_printed_loss_with_the_aux_loss_is_confirmed(tmp_path: Path) -> None:
     assert c.knobs == {"moe_logged_aux": [True, False]}
     assert c.verdict == "confirmed", c
     assert res.residual["floor_multiple"] < 10, res.residual
+
+
+def test_probe_job_timeout_scales_with_the_steps() -> None:
+    """A 300-step --log-dir job of four runs died at a fixed 540 s under load."""
+    from cfglint.evidence.probe.protocol import JOB_BASE_S, job_timeout
+
+    assert job_timeout(2) >= JOB_BASE_S
+    assert job_timeout(300, 4) > 4 * job_timeout(10)
+    assert job_timeout(600, 4) > job_timeout(300, 4)

@@ -76,7 +76,9 @@ def test_late_drift_diverges_where_it_starts() -> None:
     a = base + late + rng.normal(0, 0.002, N)
     j = judge(_log("mindformers", a), _log("megatron", base))
     step = j.report.divergence_step
-    assert step is not None and 1400 <= step <= 1550
+    # no baselines: the step is where the running mean (20 steps) leaves the float-noise
+    # limit on the side the gap opens, within a window of the cause's start
+    assert step is not None and 1380 <= step <= 1550
     assert _rows(j)["drift"].verdict == "drift"
 
 
@@ -138,7 +140,9 @@ def test_lint_findings_named_for_a_late_gap_but_not_for_noise() -> None:
     j = judge(_log("mindformers", a), _log("megatron", base), findings=[wd, shape, data])
     rows = _rows(j)
     assert [f.rule for f in rows["late_gap"].findings] == ["OPT007"]
-    assert {f.rule for f in rows["divergence"].findings} == {"OPT007", "OTH001"}
+    # the curves part from the first steps: the structure is named as well (the guide's
+    # prerequisites of a long run)
+    assert {f.rule for f in rows["divergence"].findings} == {"OPT007", "OTH001", "STR001"}
     assert "decode the batches around step" in rows["divergence"].detail
     calm = judge(_log("mindformers", base), _log("megatron", base), findings=[wd])
     assert all(not r.findings for r in calm.report.rows)

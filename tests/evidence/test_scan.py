@@ -802,14 +802,19 @@ def test_api_spellings(tmp_path: Path) -> None:
         ("cudnn.benchmark", "cudnn_benchmark", None, False),
         ("mindspore.set_seed(12)", "mindspore", 12, True),
         ("mindspore.set_seed(12)", "numpy", 12, True),  # mindspore.set_seed seeds numpy too
+        ("mindspore.set_seed(12)", "random", 12, True),  # and random (dataset config)
         ("ms.set_seed(13)", "mindspore", 13, True),
         ("ms.set_seed(13)", "numpy", 13, True),  # mindspore.set_seed seeds numpy too
+        ("ms.set_seed(13)", "random", 13, True),  # and random (dataset config)
         ("    set_seed(14)", "mindspore", 14, True),
         ("    set_seed(14)", "numpy", 14, True),  # mindspore.set_seed seeds numpy too
+        ("    set_seed(14)", "random", 14, True),  # and random (dataset config)
         ("common_set_seed(15)", "mindspore", 15, True),
         ("common_set_seed(15)", "numpy", 15, True),  # mindspore.set_seed seeds numpy too
+        ("common_set_seed(15)", "random", 15, True),  # and random (dataset config)
         ("mindspore.common.set_seed(16)", "mindspore", 16, True),
         ("mindspore.common.set_seed(16)", "numpy", 16, True),  # mindspore.set_seed seeds numpy too
+        ("mindspore.common.set_seed(16)", "random", 16, True),  # and random (dataset config)
         ('ms.set_context(deterministic="ON")', "mindspore_deterministic", None, True),
         ('context.set_context(deterministic="OFF")', "mindspore_deterministic", None, False),
         ("ms.set_deterministic(True)", "mindspore_deterministic", None, True),

@@ -67,7 +67,7 @@ def rules_of(res: ScanResult, **kw) -> set[str]:
         ("timm_train.py", "utils.random_seed(", {"random", "numpy", "torch"}, False),
         ("deepspeed_train.py", "set_random_seed(31)", {"random", "numpy", "torch"}, False),
         ("deepspeed_train.py", "model_parallel_cuda_manual_seed(31)", {"cuda"}, False),
-        ("mindspore_train.py", "ms.set_seed(5)", {"mindspore", "numpy"}, False),
+        ("mindspore_train.py", "ms.set_seed(5)", {"mindspore", "numpy", "random"}, False),
         ("lightning_cli.py", "LightningCLI(", {"random", "numpy", "torch"}, False),
     ],
 )
@@ -82,25 +82,44 @@ def test_library_seeding_helpers_are_modelled_at_the_callers_line(
     assert all(not e.conditional for e in mine)
     on = [e for e in entry.of("torch_deterministic") if e.enabled and not e.conditional]
     assert bool(on) is deterministic
-    # nothing here is reported as unseeded (MindSpore's set_seed leaves Python's random)
+    # nothing here is reported as unseeded
     unseeded = {"DET012", "DET013"} | ({"DET010"} if "random" in seeded else set())
     assert not rules_of(res) & unseeded
 
 
-def test_a_library_trainer_without_a_model_is_unknown() -> None:
-    res, entry = one_entry("seed_helpers", "trl_sft.py")
-    [helper] = entry.of("seed_helper")
-    assert helper.api == "trl.SFTTrainer"
+def test_trl_trainers_seed_as_the_transformers_trainer_they_subclass() -> None:
+    """TRL's trainers derive from transformers.Trainer (data/library_models.yaml,
+    subclasses): constructing one seeds from TrainingArguments.seed, and determinism is
+    the Trainer's full_determinism switch, off by default: decided, not "unknown"."""
+    res, entry = one_entry("issue31", "trl_sft_tpu.py")
+    assert not entry.of("seed_helper")
+    trainer = [e for e in entry.effects if e.api == "trl.SFTTrainer"]
+    assert {e.kind for e in trainer} >= {"random", "numpy", "torch"}
     findings, ctx = lint(res)
-    assert not {f.rule for f in findings} & {"DET010", "DET012", "DET013"}
-    assert any("trl.SFTTrainer" in r for _, r in ctx.not_checked)
+    rules = {f.rule for f in findings}
+    assert not rules & {"DET010", "DET012", "DET013"}
+    assert "DET014" in rules
+    assert not any("trl.SFTTrainer" in r for _, r in ctx.not_checked)
+
+
+def test_mindspore_set_seed_seeds_python_random_too() -> None:
+    """mindspore.set_seed calls mindspore.dataset.config.set_seed, which calls
+    random.seed (mindface recognition/train.py excerpt): no DET010."""
+    res, entry = one_entry("issue31", "mindface_train.py")
+    assert entry.side == "mindformers"
+    assert {"random", "numpy", "mindspore"} <= {e.kind for e in entry.effects}
+    assert not rules_of(res) & {"DET010", "DET012", "DET013"}
 
 
 def test_transformers_trainer_seeds_from_training_arguments() -> None:
     _, entry = one_entry("seed_helpers", "hf_run_clm.py")
     trainer = [e for e in entry.effects if e.api == "transformers.Trainer"]
-    assert {e.kind for e in trainer} >= {"torch", "numpy", "random"}
-    assert all(e.seed_from_config for e in trainer)
+    seeds = [e for e in trainer if e.kind != "torch_deterministic"]
+    assert {e.kind for e in seeds} >= {"torch", "numpy", "random"}
+    assert all(e.seed_from_config for e in seeds)
+    # full_determinism is a TrainingArguments switch: read, never taken for "on"
+    [det] = [e for e in trainer if e.kind == "torch_deterministic"]
+    assert det.enabled is not True
 
 
 def test_lightning_trainer_deterministic_switch_is_read() -> None:

@@ -9,7 +9,7 @@ sources and cache entries, and every run must keep the input-error contract:
 * whatever the cache holds, a lint reports what a lint without the cache reports.
 
 The CI profile runs a few dozen examples per property (tens of seconds in all). The long
-campaign is a command (README, "Fuzzing"):
+campaign is a command (docs/development.md, "Fuzzing"):
 
     CFGLINT_FUZZ_EXAMPLES=3000 python -m pytest tests/fuzz/test_properties.py -p no:randomly
 

@@ -213,8 +213,11 @@ def test_megatron_llama_overlapped_optimizer_shards_state(tmp_path: Path) -> Non
 
 def _parser_module(path: Path, flags: list[str], deepspeed: bool = False) -> None:
     """A parser module registering ``flags``, shaped as Megatron's arguments.py is."""
+    from cfglint.normalize.megatron.args import load_table
+
     path.parent.mkdir(parents=True, exist_ok=True)
-    body = "".join(f"    group.add_argument({f!r}, type=str, default=None)\n" for f in flags)
+    known = load_table("megatron-lm").by_flag
+    body = "".join(f"    group.add_argument({f!r}, {_kwargs(known.get(f), f)})\n" for f in flags)
     if deepspeed:
         body += "    parser = deepspeed.add_config_arguments(parser)\n"
     path.write_text(
@@ -223,6 +226,15 @@ def _parser_module(path: Path, flags: list[str], deepspeed: bool = False) -> Non
         "    return parser.parse_args()\n",
         encoding="utf-8",
     )
+
+
+def _kwargs(spec: object, flag: str) -> str:
+    """How a fork registers ``flag``: as Megatron-LM does when Megatron-LM has it (its type,
+    its switch action), a switch for a GLM-style ``--block-lm``, else a string."""
+    action = getattr(spec, "action", "store")
+    if action in ("store_true", "store_false") or flag == "--block-lm":
+        return f"action={'store_false' if action == 'store_false' else 'store_true'!r}"
+    return f"type={getattr(spec, 'type', 'str')}, default=None"
 
 
 def _flags_of(table: str) -> list[str]:
@@ -249,12 +261,18 @@ def test_inherited_example_runs_the_forks_code(tmp_path: Path) -> None:
     cfg = normalize_megatron(m)
     # a default that differs from Megatron-LM's newest (apply_query_key_layer_scaling True)
     assert "Megatron-LLaMA" in cfg.structure.hidden_dropout.detail
-    # without that parser beside it the same script is Megatron-LM's, and --data-impl is
-    # refused by core_v0.19.0's argparse
+    # without that parser the entry script is still in the tree, but the Megatron package it
+    # imports is not: the parser the job runs was not read, so --data-impl (unknown to
+    # core_v0.19.0) is not decided, never an OTH011 error (issue 28)
     (tmp_path / "megatron" / "arguments.py").unlink()
     m2 = load_megatron(str(p))
     assert m2.dialect is not None and m2.dialect.name == "megatron-lm"
-    assert "--data-impl" in [v.knob for v in m2.unknown]
+    assert [v.knob for v in m2.unknown] == []
+    assert any("--data-impl" in w and "not decided" in w for w in m2.warnings)
+    # a launch script on its own (no repository, no entry on disk) runs the table's release
+    alone = _script(tmp_path.parent / "alone" / "gpt.sh", p.read_text(encoding="utf-8"))
+    m3 = load_megatron(str(alone))
+    assert "--data-impl" in [v.knob for v in m3.unknown]
 
 
 def test_flat_fork_parser_accepts_its_own_flags(tmp_path: Path) -> None:
@@ -316,6 +334,13 @@ def test_entry_script_registers_task_flags(tmp_path: Path) -> None:
         "python -m torch.distributed.launch ./tasks/main.py --task MNLI --pretrained-checkpoint "
         "c --num-layers 4 --hidden-size 64 --num-attention-heads 4 --activations-checkpoint-x\n",
     )
+    # Megatron-LM's parser is not in the tree: the flag tasks/main.py does not register
+    # may be the installed Megatron's, so it is not decided (issue 28) ...
+    m = load_megatron(str(p))
+    assert [v.knob for v in m.unknown] == []
+    assert any("--activations-checkpoint-x" in w for w in m.warnings)
+    # ... and with the release's parser beside it, the parser the job runs was read
+    _parser_module(tmp_path / "megatron" / "training" / "arguments.py", _flags_of("core_v0.12.1"))
     m = load_megatron(str(p))
     assert [v.knob for v in m.unknown] == ["--activations-checkpoint-x"]
 

@@ -376,3 +376,42 @@ def test_unknown_launcher_options_leave_the_world_size_unknown(
         assert not ws.known and "options are not all known" in ws.detail
     else:
         assert ws.value == world
+
+
+def test_sample_based_run_warms_up_over_lr_warmup_samples(tmp_path: Path) -> None:
+    # flagos-ai/Megatron-LM-FL @ 175ae90e examples/mamba/train.sh:69-84 (Megatron-LM's
+    # examples/mamba/train.sh): --train-samples, --lr-warmup-samples, --lr-decay-samples
+    # with --global-batch-size; training.py get_optimizer_param_scheduler then warms up over
+    # lr_warmup_samples (issue 28: it was read as 0 warmup iterations)
+    p = script(
+        tmp_path,
+        "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 4 --hidden-size 64 "
+        "--num-attention-heads 4 --seq-length 128 --max-position-embeddings 128 "
+        "--train-samples 2560000 --lr-warmup-samples 25600 --lr-decay-samples 2560000 "
+        "--global-batch-size 256 --micro-batch-size 4 --lr 2.5e-4 --min-lr 2.5e-5 "
+        "--lr-decay-style cosine\n",
+    )
+    o = cfg_of(p).optimizer
+    assert o.train_steps.value == 10000
+    assert o.lr_warmup_steps.value == 100  # 25600 samples / 256 a step
+    assert o.lr_decay_steps.value == 10000
+    assert o.lr_warmup_fraction.value == 0.01
+
+
+def test_sgd_run_has_no_adam_betas_to_compare(tmp_path: Path) -> None:
+    # Megatron-LM core_v0.19.0 megatron/core/optimizer/__init__.py builds SGD(lr, weight_decay,
+    # momentum=config.sgd_momentum) for --optimizer sgd: --adam-beta1/2 and --adam-eps are
+    # never read, so their defaults are no value of the run (issue 28)
+    p = script(
+        tmp_path,
+        "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 4 --hidden-size 64 "
+        "--num-attention-heads 4 --seq-length 128 --max-position-embeddings 128 "
+        "--optimizer sgd --sgd-momentum 0.9 --lr 0.1 --train-iters 100 --micro-batch-size 1\n",
+    )
+    o = cfg_of(p).optimizer
+    for v in (o.beta1, o.beta2, o.eps):
+        assert not v.known and "sgd" in v.detail
+    q = script(
+        tmp_path, p.read_text(encoding="utf-8").replace("sgd --sgd-momentum 0.9", "adam"), "a.sh"
+    )
+    assert cfg_of(q).optimizer.beta1.value == 0.9

@@ -509,4 +509,7 @@ def test_device_and_comm_balance_losses_are_part_of_the_method(tmp_path: Path) -
     y.write_text(y.read_text().replace("type: LlamaConfig", "type: DeepseekV3Config"))
     e = load_mindformers(str(y)).moe
     assert e.aux_loss_coeff.value == 0.003  # the expert term only, not the sum
-    assert e.load_balancing_type.value == "aux_loss+device+comm"
+    # the expert-level loss is the method; the device and comm losses are rows of their own
+    assert e.load_balancing_type.value == "aux_loss"
+    assert e.device_balancing.value.startswith("0.05 x group scores x group loads over ")
+    assert e.comm_balancing.value.startswith("0.02 x expert choices on each of ")

@@ -1,5 +1,7 @@
 """Golden snapshots of the outputs users and CI rely on: text, JSON and SARIF of the bundled
-example and the fixture pairs, `show --format json` and `rules --format json`.
+example and the fixture pairs, concise and GitHub annotations of some of them (one line per
+finding: what editors, CI logs and pull-request annotations read), `show` as text and JSON
+and `rules --format json`.
 
 Regenerate after an intended change with
 ``CFGLINT_UPDATE_GOLDEN=1 ./test tests/report/test_golden.py`` and say in the commit what
@@ -65,7 +67,14 @@ PAIRS = {
 }
 
 CASES = [(name, fmt) for name in PAIRS for fmt in ("text", "json", "sarif")]
-CASES += [("show_example", "json"), ("rules", "json")]
+CASES += [
+    (name, fmt)
+    for name in ("example", "example_align", "moe", "example_mg_only")
+    for fmt in ("concise", "github")
+]
+CASES += [("show_example", "text"), ("show_example", "json"), ("rules", "json")]
+# snapshot file suffix per format
+SUFFIX = {"text": "txt", "concise": "concise.txt", "github": "github.txt"}
 
 
 def _argv(name: str, fmt: str) -> list[str]:
@@ -86,7 +95,7 @@ def test_output_matches_snapshot(
     main(_argv(name, fmt))
     # the SARIF base URI is the checkout's absolute path, which differs between clones
     out = capsys.readouterr().out.replace(ROOT.as_uri() + "/", "file:///CHECKOUT/")
-    snap = GOLDEN / f"{name}.{'txt' if fmt == 'text' else fmt}"
+    snap = GOLDEN / f"{name}.{SUFFIX.get(fmt, fmt)}"
     if os.environ.get("CFGLINT_UPDATE_GOLDEN"):
         snap.write_text(out, encoding="utf-8")
     assert snap.exists(), f"no snapshot {snap.name}: run with CFGLINT_UPDATE_GOLDEN=1"

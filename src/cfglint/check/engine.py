@@ -16,7 +16,7 @@ from cfglint.check.context import (
 )
 from cfglint.check.expr import ConfigView, evaluate
 from cfglint.check.registry import resolve
-from cfglint.check.schema import GENERAL_FIX_WORDS, BuiltinRule, Rule, equal
+from cfglint.check.schema import GENERAL_FIX_WORDS, BuiltinRule, Rule, same_value
 from cfglint.model.config import Config
 from cfglint.model.findings import SEVERITY_RANK, Finding, Location
 from cfglint.model.values import Value, fmt
@@ -84,7 +84,7 @@ def _compare(rule: Rule, ctx: Context) -> list[Finding]:
             gone = a if not a.known else b
             ctx.not_checked.append((rule.row, f"{rule.id}: {gone.knob} is {gone.where()}"))
         return []
-    if equal(_n(a.value), _n(b.value), rule.tolerance):
+    if same_value(a.value, b.value, rule.tolerance):
         return []
     if _branch_may_match(rule, ctx, a, b):
         return []
@@ -141,11 +141,11 @@ def _branch_may_match(rule: Rule, ctx: Context, a: Value, b: Value) -> bool:
         if not mine.branch_choice:
             continue
         if mine.alternatives and not any(
-            equal(_n(alt.value), _n(other.value), rule.tolerance) for alt in mine.alternatives
+            same_value(alt.value, other.value, rule.tolerance) for alt in mine.alternatives
         ):
             continue  # no branch matches: a difference whichever branch runs
         match = next(
-            (x for x in mine.alternatives if equal(_n(x.value), _n(other.value), rule.tolerance)),
+            (x for x in mine.alternatives if same_value(x.value, other.value, rule.tolerance)),
             None,
         )
         why = (
@@ -158,10 +158,6 @@ def _branch_may_match(rule: Rule, ctx: Context, a: Value, b: Value) -> bool:
         )
         return True
     return False
-
-
-def _n(v: Any) -> Any:
-    return v.lower() if isinstance(v, str) else v
 
 
 def _locate(rule: Rule, ctx: Context, side: str, prefixed_only: bool = False) -> list[Location]:
@@ -327,7 +323,12 @@ _KINDS = {
 }
 
 
-def failing(findings: list[Finding], fail_on: str) -> bool:
+def blocking(findings: list[Finding], fail_on: str) -> list[Finding]:
+    """The findings that make the exit code 1 (what blocks a commit or a CI job)."""
     if fail_on == "never":
-        return False
-    return any(SEVERITY_RANK[f.severity] >= SEVERITY_RANK[fail_on] for f in findings)
+        return []
+    return [f for f in findings if SEVERITY_RANK[f.severity] >= SEVERITY_RANK[fail_on]]
+
+
+def failing(findings: list[Finding], fail_on: str) -> bool:
+    return bool(blocking(findings, fail_on))

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
-from cfglint.model.values import Value
+from cfglint.model.values import TOLERANCE, Value
 
 
 class ExprError(ValueError):
@@ -50,7 +50,7 @@ _FUNCS: dict[str, Callable[..., Any]] = {
     "float": float,
     "len": len,
     "lower": lambda s: s.lower() if isinstance(s, str) else s,
-    "isclose": lambda a, b, rel=1e-6: abs(a - b) <= rel * max(abs(a), abs(b), 1e-30),
+    "isclose": lambda a, b, rel=TOLERANCE: abs(a - b) <= rel * max(abs(a), abs(b), 1e-30),
 }
 # Calls whose arguments may be None (they exist to ask about presence).
 _NULL_SAFE: dict[str, Callable[..., Any]] = {

@@ -9,7 +9,7 @@ from pathlib import Path
 from pydantic import TypeAdapter, ValidationError
 
 from cfglint.check.registry import exists
-from cfglint.check.schema import PROFILES, Rule, RuleFile
+from cfglint.check.schema import FROM_CACHE, PROFILES, Rule, RuleFile
 from cfglint.load.datacache import cache_dir, content_key, read_entry, write_entry
 
 
@@ -62,7 +62,7 @@ def _cache_path(key: str) -> Path:
 def _parse_cached(payload: object) -> tuple[Rule, ...]:
     """The cached rule set, validated like the rule files are (same schema); an empty set
     is never a valid cache entry (the rule files hold rules, or loading fails)."""
-    rules = tuple(_RULES.validate_python(payload))
+    rules = tuple(_RULES.validate_python(payload, context={FROM_CACHE: True}))
     if not rules:
         raise ValueError("no rules")
     return rules

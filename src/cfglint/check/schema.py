@@ -18,14 +18,24 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from cfglint.check.expr import ExprError, compile_expr
 from cfglint.model.config import Config
 from cfglint.model.findings import SECTION_ORDER, RuleProbe, Severity
+from cfglint.model.values import TOLERANCE
 
 SideName = Literal["mindformers", "megatron"]
 PROFILES = ("default", "align")
+# validation context key: the rules come from the cache (checked when they were written)
+FROM_CACHE = "from_cache"
 ROW_SECTIONS = SECTION_ORDER
 # a fix's per-finding fields (see RuleBase.general_fix), as the rule reference words them
 GENERAL_FIX_WORDS = {
@@ -89,12 +99,23 @@ def _norm(v: Any) -> Any:
     return v.lower() if isinstance(v, str) else v
 
 
-def equal(a: Any, b: Any, rel: float = 1e-6) -> bool:
+def equal(a: Any, b: Any, rel: float = TOLERANCE) -> bool:
     if isinstance(a, bool) or isinstance(b, bool):
         return a is b or a == b
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return abs(a - b) <= rel * max(abs(a), abs(b)) or a == b
+        if a == b:
+            return True
+        try:
+            return abs(a - b) <= rel * max(abs(a), abs(b))
+        except OverflowError:  # an integer past float range (a 400-digit ffn size)
+            return False
     return a == b
+
+
+def same_value(a: Any, b: Any, rel: float = TOLERANCE) -> bool:
+    """Two normalized values are the same setting: numbers within ``rel``, strings in any
+    case."""
+    return equal(_norm(a), _norm(b), rel)
 
 
 class SideFix(BaseModel):
@@ -248,11 +269,16 @@ class RuleBase(BaseModel):
 
     @field_validator("probe")
     @classmethod
-    def _probe(cls, v: RuleProbe | None) -> RuleProbe | None:
+    def _probe(cls, v: RuleProbe | None, info: ValidationInfo) -> RuleProbe | None:
         if v is None:
             return v
         if bool(v.knobs) == bool(v.why):
             raise ValueError("probe: give either knobs (the spec fields) or why (not probed)")
+        if info.context and info.context.get(FROM_CACHE):
+            # the cached set passed this check when the rule files were validated (the
+            # entry is tied to their bytes), and nothing but the probe reads the knobs: a
+            # lint does not import the probe's spec for it
+            return v
         # the spec module imports no framework: safe to read at rule validation
         from cfglint.evidence.probe.spec import Spec
 
@@ -301,7 +327,7 @@ class CompareRule(RuleBase):
     kind: Literal["compare"]
     field: str
     # relative tolerance for numeric comparison
-    tolerance: float = Field(default=1e-6, ge=0)
+    tolerance: float = Field(default=TOLERANCE, ge=0)
 
 
 class RecommendRule(RuleBase):

@@ -76,6 +76,34 @@ def check_known(selectors: list[str], rules: tuple[Rule, ...], where: str) -> No
         raise InputError(None, f"{where}: unknown rule, row or section {s!r}{hint}")
 
 
+# what `cfglint explain NAME` accepts: a rule id, or a row or setting (every rule of it)
+_EXPLAINED = 20
+
+
+def explain_rules(rules: tuple[Rule, ...], name: str) -> tuple[Rule, ...]:
+    """The rules ``cfglint explain NAME`` prints: the rule with that id (any case), else
+    every rule of the checklist row or setting ``NAME`` (the names ``--select`` takes). An
+    unknown name is a usage error naming the closest ids and rows."""
+    up = name.strip().upper()
+    exact = tuple(r for r in rules if r.id == up)
+    if exact:
+        return exact
+    named = tuple(r for r in rules if specificity(r, name) == _EXPLAINED)
+    if named:
+        return named
+    import difflib
+    import re
+
+    known = {v.lower(): v for r in rules for v in (r.id, r.row)}
+    close = [known[c] for c in difflib.get_close_matches(name.lower(), list(known), n=3)]
+    m = re.fullmatch(r"([A-Z]+)0*(\d{1,3})", up)
+    padded = f"{m.group(1)}{int(m.group(2)):03d}" if m else ""
+    if padded in known.values():  # OPT6, OPT06: the id with its zeros first
+        close = [padded, *[c for c in close if c != padded]][:3]
+    hint = f"did you mean {', '.join(close)}?" if close else "`cfglint rules` lists them"
+    raise InputError(None, f"no rule or row {name!r}; {hint}")
+
+
 def select_rules(rules: tuple[Rule, ...], select: list[str], ignore: list[str]) -> tuple[Rule, ...]:
     sel, ign = split(select), split(ignore)
 

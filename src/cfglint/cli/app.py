@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import argparse
 import gc
 import os
 import sys
-from typing import Any
 
 from cfglint.check.rulebook import RuleFileError
 from cfglint.cli.commands import PARSERS, build_parser, parse
@@ -28,6 +28,7 @@ def main(argv: list[str] | None = None) -> int:
         guard_stdout()  # `> /dev/full` is one line and exit 2, wherever the write fails
     args_list = list(sys.argv[1:] if argv is None else argv)
     try:
+        _cache_before_parsing(args_list)
         args = parse(args_list)
         rc = _dispatch(args)
         from cfglint.report.output import flush_stdout
@@ -110,12 +111,21 @@ def _failed_report(argv: list[str], exc: InputError) -> None:
             print(again.one_line(), file=sys.stderr)
 
 
-def _dispatch(args: Any) -> int:
+def _cache_before_parsing(args_list: list[str]) -> None:
+    """Parsing may read a data table (``--megatron-version``'s choices): ``--no-cache`` is in
+    force from the start, so such a run reads and writes no cache file at all."""
+    from cfglint.load.datacache import use_cache
+
+    options = args_list[: args_list.index("--")] if "--" in args_list else args_list
+    use_cache("--no-cache" not in options)
+
+
+def _dispatch(args: argparse.Namespace) -> int:
     import importlib
 
     from cfglint.load.datacache import use_cache
+    from cfglint.load.outputs import check_targets
     from cfglint.load.safeio import forget_reads
-    from cfglint.report.output import check_targets
 
     forget_reads()  # one process may run many command lines (the test suite does)
     use_cache(not getattr(args, "no_cache", False))

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
-from typing import Any
 
 
-def cmd_cache(args: Any) -> int:
+def cmd_cache(args: argparse.Namespace) -> int:
     """``cfglint cache clear`` / ``cfglint cache info``: every part of the cache (parsed data
     tables, validated rules, source-scan summaries)."""
-    from cfglint.evidence.scan.runner import Cache
+    from cfglint.check.caches import scan_cache
     from cfglint.load.datacache import PARTS, cache_dir, clear_part, part_usage
 
     root = cache_dir()
@@ -20,7 +20,7 @@ def cmd_cache(args: Any) -> int:
             n, freed = n + k, freed + b
         sys.stdout.write(f"removed {n} cache files from {root} ({freed / 2**20:.1f} MiB)\n")
         return 0
-    scan = Cache(root / "scan")
+    scan = scan_cache(root)
     n, size = scan.usage()
     sys.stdout.write(
         f"{scan.root}: {n} scan summaries, {size / 2**20:.1f} MiB "

@@ -34,7 +34,9 @@ def _rules_parser() -> argparse.ArgumentParser:
 
 def _explain_parser() -> argparse.ArgumentParser:
     explain = sub_parser("explain")
-    explain.add_argument("rule", metavar="RULE-ID")
+    explain.add_argument(
+        "rule", metavar="RULE|ROW", help="a rule id (OPT006) or a checklist row (optimizer.beta2)"
+    )
     add_color(explain)
     return explain
 
@@ -153,9 +155,31 @@ def parse(argv: list[str]) -> argparse.Namespace:
     lint = lint_parser()
     command, rest = split_command(argv, lint)
     parser = lint if command == "lint" else PARSERS[command]()
+    rest, held = _hold_after_dashdash(rest)
     args = parser.parse_intermixed_args(rest)
+    _restore(args, held)
     args.command = command
     return args
+
+
+def _hold_after_dashdash(argv: list[str]) -> tuple[list[str], dict[str, str]]:
+    """``--`` ends the options: every argument after it is a positional, also one that
+    starts with "-" (a file named ``-x.yaml``). argparse's intermixed parsing does not honour
+    ``--`` (Python 3.11), so each such argument is held under a name no argument can have
+    (it starts with a NUL) and put back after the parse."""
+    if "--" not in argv:
+        return argv, {}
+    i = argv.index("--")
+    held = {f"\0{k}": a for k, a in enumerate(argv[i + 1 :])}
+    return argv[:i] + list(held), held
+
+
+def _restore(args: argparse.Namespace, held: dict[str, str]) -> None:
+    for name, value in vars(args).items():
+        if isinstance(value, str) and value in held:
+            setattr(args, name, held[value])
+        elif isinstance(value, list):
+            setattr(args, name, [held.get(v, v) if isinstance(v, str) else v for v in value])
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import argparse
 import os
+from collections.abc import Callable
 from typing import Any
 
 from cfglint.model.config import Config
@@ -10,7 +12,7 @@ from cfglint.model.errors import InputError
 from cfglint.model.findings import InputProblem
 
 
-def settings(args: Any) -> dict[str, Any]:
+def settings(args: argparse.Namespace) -> dict[str, Any]:
     from cfglint.cli.settings import find_pyproject, load_settings
 
     path = getattr(args, "config", None)
@@ -23,7 +25,7 @@ def settings(args: Any) -> dict[str, Any]:
     return load_settings(find_pyproject())
 
 
-def load_pair(args: Any) -> tuple[Config | None, Config | None]:
+def load_pair(args: argparse.Namespace) -> tuple[Config | None, Config | None]:
     """Both sides of the one pair a ``show`` / ``lr`` call names, classified as the lint
     classifies its inputs."""
     from cfglint.check.pipeline import load_megatron_side, load_mindformers_side
@@ -43,7 +45,7 @@ def load_pair(args: Any) -> tuple[Config | None, Config | None]:
 SEVERITY_ANSI = {"error": "1;31", "warning": "1;33", "note": "1;36"}
 
 
-def painter(args: Any) -> Any:
+def painter(args: argparse.Namespace) -> Callable[[str, str], str]:
     """ANSI styling for the small plain-text commands, under the same switches as lint."""
     from cfglint.cli.terminal import use_color
 
@@ -53,4 +55,6 @@ def painter(args: Any) -> Any:
 
 
 def problem_line(e: InputProblem) -> str:
-    return f"{e.path}:{e.line}: {e.message}" if e.line else f"{e.path}: {e.message}"
+    from cfglint.model.errors import single_line
+
+    return single_line(f"{e.path}:{e.line}: {e.message}" if e.line else f"{e.path}: {e.message}")

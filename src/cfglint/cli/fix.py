@@ -147,12 +147,12 @@ def _target(path: str) -> str:
 
 
 def write_atomic(path: str, text: str, shown: str | None = None) -> None:
-    """``text`` replaces ``path`` whole or not at all (safeio's atomic writer: a unique
+    """``text`` replaces ``path`` whole or not at all (load/outputs.py replace_file: a unique
     temporary file in the same folder, renamed over it, the mode kept)."""
-    from cfglint.load.safeio import atomic_write
+    from cfglint.load.outputs import replace_file
 
     try:
-        atomic_write(path, text.encode("utf-8"))
+        replace_file(path, text.encode("utf-8"))
     except OSError as exc:
         raise InputError(shown or path, f"cannot write the fix: {exc.strerror}") from None
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
@@ -16,7 +17,7 @@ from cfglint.model.errors import InputError
 from cfglint.model.findings import InputProblem, Report
 
 
-def _planned_jobs(args: Any, cfg: dict[str, Any]) -> Plan:
+def _planned_jobs(args: argparse.Namespace, cfg: dict[str, Any]) -> Plan:
     """What this invocation lints: the configured pairs (no FILE, or --pairs), else the
     files and folders given, each classified before any rule sees it."""
     from cfglint.load.classify import plan, plan_pairs
@@ -25,7 +26,7 @@ def _planned_jobs(args: Any, cfg: dict[str, Any]) -> Plan:
     no_inputs = not (args.files or args.megatron or args.source)
     if args.pairs or (no_inputs and pairs):
         if not pairs:
-            raise InputError(None, "--pairs: no pairs in [tool.cfglint] (see README, pre-commit)")
+            raise InputError(None, "--pairs: no pairs in [tool.cfglint] (docs/setup/pre-commit.md)")
         return plan_pairs(pairs, list(args.files), cfg.get("_path"))
     return plan(
         list(args.files),
@@ -34,10 +35,11 @@ def _planned_jobs(args: Any, cfg: dict[str, Any]) -> Plan:
         sources=list(args.source or []),
         exclude=list(cfg.get("exclude", [])),
         base=Path(cfg.get("_base") or Path.cwd()),
+        pairs=pairs,
     )
 
 
-def _check_paths(args: Any) -> None:
+def _check_paths(args: argparse.Namespace) -> None:
     """--data and --tokenizer name files the user expects to exist: a typo is an input
     error, not a finding about a file that is not there."""
     data = getattr(args, "data", None)
@@ -50,7 +52,7 @@ def _check_paths(args: Any) -> None:
         raise InputError(tok, "--tokenizer: no such file or folder")
 
 
-def _check_selectors(args: Any, cfg: dict[str, Any]) -> None:
+def _check_selectors(args: argparse.Namespace, cfg: dict[str, Any]) -> None:
     from cfglint.check.rulebook import load_rules
     from cfglint.check.selection import check_known, split
 
@@ -105,7 +107,7 @@ def _rename(report: Report, old: str, new: str) -> Report:
     return renamed
 
 
-def cmd_lint(args: Any) -> int:
+def cmd_lint(args: argparse.Namespace) -> int:
     cfg = settings(args)
     fmt_name = args.format or cfg.get("format") or report_format(None, args.output) or "text"
     profile = args.profile or cfg.get("profile", "default")
@@ -162,7 +164,7 @@ def cmd_lint(args: Any) -> int:
         from cfglint.cli.fix import finish
 
         return finish(args, total, fail_on)
-    _emit(total, fmt_name, args, len(todo.jobs) > 1)
+    _emit(_hook_view(total, fmt_name, args, fail_on), fmt_name, args, len(todo.jobs) > 1)
     if getattr(args, "fix", False):
         from cfglint.cli.fix import finish
 
@@ -173,7 +175,7 @@ def cmd_lint(args: Any) -> int:
 
 
 def _run_jobs(
-    todo: Plan, args: Any, cfg: dict[str, Any], profile: str, version: str | None
+    todo: Plan, args: argparse.Namespace, cfg: dict[str, Any], profile: str, version: str | None
 ) -> Report:
     total = Report.model_construct()
     fix_wanted = getattr(args, "fix", False) or getattr(args, "diff", False)
@@ -220,10 +222,11 @@ def _run_jobs(
     return total
 
 
-def _note_skipped(todo: Plan, report: Report, args: Any) -> None:
+def _note_skipped(todo: Plan, report: Report, args: argparse.Namespace) -> None:
     """A note per skipped file named on the command line (pre-commit passes names); files
-    found by walking a folder are counted, and listed with -v."""
-    if args.quiet:
+    found by walking a folder are counted, and listed with -v (which --quiet does not
+    silence: a hook's `args: [-v]` asks for the rest)."""
+    if args.quiet and not args.verbose:
         return
     walked = [s for s in report.skipped if s.path in todo.walked]
     if args.verbose:  # what each linted file was taken for, and why
@@ -241,7 +244,24 @@ def _note_skipped(todo: Plan, report: Report, args: Any) -> None:
         )
 
 
-def _emit(report: Report, fmt_name: str, args: Any, many: bool = False) -> None:
+def _hook_view(report: Report, fmt_name: str, args: argparse.Namespace, fail_on: str) -> Report:
+    """``--format concise --quiet`` (the pre-commit hooks): the findings that block, like
+    ruff's hook; the rest is counted in one line, and listed with -v."""
+    if fmt_name != "concise" or not args.quiet or args.verbose or args.statistics:
+        return report
+    from cfglint.check.engine import blocking
+
+    shown = blocking(report.findings, fail_on)
+    hidden = len(report.findings) - len(shown)
+    if hidden:
+        print(
+            f"cfglint: {hidden} more finding(s) below --fail-on {fail_on}; -v lists them",
+            file=sys.stderr,
+        )
+    return report.model_copy(update={"findings": shown})
+
+
+def _emit(report: Report, fmt_name: str, args: argparse.Namespace, many: bool = False) -> None:
     from cfglint.cli.terminal import term_width, use_color
     from cfglint.report import RenderOptions, render
 

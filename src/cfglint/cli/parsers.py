@@ -4,6 +4,7 @@ shares."""
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
 
 from cfglint import __version__
 from cfglint.check.schema import PROFILES
@@ -20,8 +21,24 @@ class Parser(argparse.ArgumentParser):
         raise InputError(None, f"{sub}: {message}" if sub else message)
 
 
+class _KnownVersions:
+    """``--megatron-version``'s choices, read from the tables only when argparse needs them
+    (the option is given, or --help): building the parser reads no table, so ``--version``
+    and every command start without them, and ``--no-cache`` is in force before any read."""
+
+    def _names(self) -> list[str]:
+        from cfglint.load.dialects import known_versions
+
+        return known_versions()
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names())
+
+
 def common_inputs(p: argparse.ArgumentParser) -> None:
-    from cfglint.load.dialects import known_versions
     from cfglint.normalize.mindformers.defaults import MF_RELEASES
 
     p.add_argument(
@@ -50,10 +67,12 @@ def common_inputs(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--megatron-version",
-        choices=known_versions(),
+        choices=_KnownVersions(),  # type: ignore[arg-type]
+        # a metavar: argparse would list the choices (read every table) to build the parser
+        metavar="VERSION",
         help="the release whose argument defaults apply (default: detected from the flags: "
         "MindSpeed-LLM if the command uses MindSpeed-LLM's own flags, else the newest "
-        "Megatron-LM table)",
+        "Megatron-LM table); an unknown name lists the known ones",
     )
 
 
@@ -69,7 +88,7 @@ COMMAND_HELP = {
     "lint": "check a config pair (the default: `cfglint FILE...` is `cfglint lint FILE...`)",
     "show": "print every checked setting with its value and origin",
     "rules": "list every rule",
-    "explain": "rationale and fix of one rule",
+    "explain": "rationale and fix of a rule, or of every rule of a checklist row",
     "lr": "both learning-rate curves, step by step",
     "probe": "run a short real training step of both sides and confirm the findings "
     "(needs the probe extra)",

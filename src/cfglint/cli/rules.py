@@ -1,17 +1,20 @@
-"""``cfglint rules`` and ``cfglint explain RULE``."""
+"""``cfglint rules`` and ``cfglint explain RULE|ROW``."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 from cfglint.cli.common import SEVERITY_ANSI, painter
-from cfglint.model.errors import InputError
 from cfglint.report.rules_doc import rules_page
 
+if TYPE_CHECKING:
+    from cfglint.check.rulebook import Rule
 
-def cmd_rules(args: Any) -> int:
+
+def cmd_rules(args: argparse.Namespace) -> int:
     from cfglint.check.rulebook import load_rules
 
     rules = load_rules()
@@ -41,7 +44,7 @@ def cmd_rules(args: Any) -> int:
     return 0
 
 
-def _fixable(rule: Any) -> str:
+def _fixable(rule: Rule) -> str:
     fa = rule.fix_action
     if fa is None:
         return ""
@@ -50,29 +53,18 @@ def _fixable(rule: Any) -> str:
     return "  `--fix --unsafe-fixes` writes it (unsafe: it changes more of the run).\n"
 
 
-def cmd_explain(args: Any) -> int:
+def cmd_explain(args: argparse.Namespace) -> int:
     from cfglint.check.rulebook import load_rules
+    from cfglint.check.selection import explain_rules
 
-    want = args.rule.upper()
     paint = painter(args)
-    for r in load_rules():
-        if r.id == want:
-            sys.stdout.write(
-                f"{paint(r.id + ': ' + r.title, '1')}\n"
-                f"row: {r.row}   severity: {paint(r.severity, SEVERITY_ANSI[r.severity])}   "
-                f"kind: {r.kind}   profiles: {', '.join(r.profiles)}\n\n"
-                f"{paint('Why it matters:', '1')}\n  {' '.join(r.rationale.split())}\n\n"
-                f"{paint('How to fix:', '1')}\n  {' '.join(r.general_fix.split())}\n" + _fixable(r)
-            )
-            return 0
-    import difflib
-    import re
-
-    ids = [r.id for r in load_rules()]
-    close = difflib.get_close_matches(want, ids, n=3, cutoff=0.6)
-    m = re.fullmatch(r"([A-Z]+)0*(\d{1,3})", want)
-    padded = f"{m.group(1)}{int(m.group(2)):03d}" if m else ""
-    if padded in ids:  # OPT6, OPT06: the id with its zeros first
-        close = [padded, *[c for c in close if c != padded]][:3]
-    hint = f"did you mean {', '.join(close)}?" if close else "`cfglint rules` lists them"
-    raise InputError(None, f"no rule {args.rule!r}; {hint}")
+    blocks = [
+        f"{paint(r.id + ': ' + r.title, '1')}\n"
+        f"row: {r.row}   severity: {paint(r.severity, SEVERITY_ANSI[r.severity])}   "
+        f"kind: {r.kind}   profiles: {', '.join(r.profiles)}\n\n"
+        f"{paint('Why it matters:', '1')}\n  {' '.join(r.rationale.split())}\n\n"
+        f"{paint('How to fix:', '1')}\n  {' '.join(r.general_fix.split())}\n" + _fixable(r)
+        for r in explain_rules(load_rules(), args.rule)
+    ]
+    sys.stdout.write("\n".join(blocks))
+    return 0

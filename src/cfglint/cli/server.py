@@ -44,7 +44,7 @@ def cmd_server(args: Any) -> int:
         raise InputError(None, f"cfglint server needs pygls: {install_hint('server')}") from None
     from cfglint import __version__
 
-    server = LanguageServer("cfglint", __version__)
+    server = _guarded_server(LanguageServer)("cfglint", __version__)
     state: dict[str, Any] = {"told": set(), "timers": {}}
 
     def workspace() -> Any:
@@ -119,8 +119,37 @@ def cmd_server(args: Any) -> int:
             return None
         return t.Hover(contents=t.MarkupContent(kind=t.MarkupKind.Markdown, value=text))
 
-    server.start_io()
-    return 0
+    return _serve(server)
+
+
+def _guarded_server(base: Any) -> Any:
+    """pygls's server with its error hook answering the requests pygls could not read
+    (cli/lsp_transport.py)."""
+    from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
+
+    class GuardedServer(base):  # type: ignore[misc, valid-type]
+        guard: Any = None
+
+        def report_server_error(self, error: Exception, source: Any) -> None:
+            unread = isinstance(error, (JsonRpcInvalidParams, JsonRpcInternalError))
+            if unread and self.guard is not None and self.guard.answer_failed(error):
+                return
+            super().report_server_error(error, source)
+
+    return GuardedServer
+
+
+def _serve(server: Any) -> int:
+    """Serve stdio through the guarded transport; the exit code the protocol asks for."""
+    import sys
+
+    from cfglint.cli.lsp_transport import GuardedInput, LockedOutput
+
+    out = LockedOutput(sys.stdout.buffer)
+    guard = GuardedInput(sys.stdin.buffer, out)
+    server.guard = guard
+    server.start_io(stdin=guard, stdout=out)
+    return guard.exit_code()
 
 
 def _pyproject(args: Any, root: str | None) -> Path | None:

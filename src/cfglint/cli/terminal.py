@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
-from typing import Any
 
 
-def use_color(args: Any, *, to_file: bool = False) -> bool:
+def use_color(args: argparse.Namespace, *, to_file: bool = False) -> bool:
     """--no-color, then NO_COLOR, then FORCE_COLOR, then whether stdout is a terminal
     (https://no-color.org, https://force-color.org)."""
     if getattr(args, "no_color", False) or to_file:

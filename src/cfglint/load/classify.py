@@ -25,6 +25,7 @@ from cfglint.load.detect import (
     classify_script,
     is_shell_name,
 )
+from cfglint.load.safeio import exists
 from cfglint.load.walk import excluded, walk
 from cfglint.model.errors import InputError
 
@@ -113,7 +114,10 @@ def plan(
     sources: list[str] | None = None,
     exclude: list[str] | None = None,
     base: Path | None = None,
+    pairs: list[dict[str, Any]] | None = None,
 ) -> Plan:
+    """``pairs``: the configured pairs ([tool.cfglint]); one whose file is among the inputs
+    (a folder's included) is linted as that pair, not each file alone."""
     base = base or Path.cwd()
     out = Plan()
     named = _classify_files(files, exclude or [], base, out)
@@ -138,6 +142,8 @@ def plan(
     launch_of = _pair_launches(by[InputKind.MF_LAUNCH], configs, named, out)
     if launch and configs:
         launch_of.update(dict.fromkeys(configs, launch))
+    if mg_side is None:
+        out.jobs += _configured_pairs(pairs or [], configs, mg_launches)
     _jobs(out, configs, mg_launches, launch_of, mg_side, launch)
     members = [c.path for c in by[InputKind.PYTHON]]
     srcs = list(sources or [])
@@ -167,7 +173,7 @@ def _classify_files(
             continue
         c = (
             classify(f)
-            if os.path.lexists(f)
+            if exists(f)
             else Classified(path=f, kind=InputKind.BROKEN, why="no such file")
         )
         named.append(c)
@@ -220,6 +226,32 @@ def _pair_launches(
             )
             out.skipped.append(c.model_copy(update={"why": f"{c.why}; {why}"}))
     return launch_of
+
+
+def _configured_pairs(
+    pairs: list[dict[str, Any]], configs: list[str], mg_launches: list[str]
+) -> list[Job]:
+    """The configured pairs a config or launch among the inputs belongs to, as pair jobs;
+    their files leave ``configs`` and ``mg_launches`` (they are not linted alone too)."""
+    jobs = []
+    for p in pairs:
+        mine = [
+            (found, p.get(k))
+            for found, k in ((configs, "mindformers"), (mg_launches, "megatron"))
+            if p.get(k)
+        ]
+        hits = [(found, x) for found, want in mine for x in found if _same(x, want)]
+        if not hits:
+            continue
+        for found, x in hits:
+            found.remove(x)
+        mg = p.get("megatron")
+        side = megatron_side(mg, given="megatron in [tool.cfglint] pairs") if mg else None
+        form = MEGATRON_FORMS.get(side.kind) if side is not None else None
+        jobs.append(
+            Job(p.get("mindformers"), mg, p.get("launch"), list(p["source"]), megatron_form=form)
+        )
+    return jobs
 
 
 def _jobs(

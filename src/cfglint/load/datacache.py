@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -27,7 +28,9 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from cfglint import __version__
-from cfglint.load.safeio import TMP_SUFFIX, atomic_write, read_bytes
+from cfglint.load.datayaml import READY, parse_data_yaml, ready_name
+from cfglint.load.outputs import TMP_SUFFIX, replace_file
+from cfglint.load.safeio import open_regular, read_bytes
 from cfglint.model.errors import InputError
 
 # the default tables and reference data shipped inside the package (src/cfglint/data/)
@@ -41,6 +44,13 @@ MAX_ENTRY_BYTES = 64 * 1024 * 1024
 # a temporary file older than this belongs to a run that died (a live write takes
 # milliseconds)
 STALE_TMP_SECONDS = 3600.0
+
+# The names cfglint gives entries: ``<table>-<32 hex>.json`` (data), ``rules-<32 hex>.json``,
+# ``<2 hex>/<64 hex>.json`` (scan), and its temporary files ``.<entry>.<random>.cfglint-tmp``.
+_ENTRY_NAME = re.compile(r"[A-Za-z0-9_.-]{0,128}[0-9a-f]{32,64}\.json")
+_TMP_NAME = re.compile(r"\..{1,200}" + re.escape(TMP_SUFFIX))
+# how an entry cfglint wrote begins (write_entry): a file that does not is not ours
+_HEAD = '{{"format":{format},"part":"{part}",'
 
 _enabled = True
 
@@ -117,9 +127,11 @@ def write_entry(path: Path, part: str, key: str, payload_json: str, *, prune: bo
         prune_temp(path.parent, depth=0)
     head = Envelope.model_construct(format=FORMAT, part=part, tool=__version__, key=key)
     text = head.model_dump_json(exclude={"payload"})[:-1] + f',"payload":{payload_json}}}'
+    if os.path.lexists(path) and not is_entry(path, part):
+        return False  # not ours (a project folder given as the cache): never replaced
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(str(path), text.encode("utf-8"))
+        replace_file(str(path), text.encode("utf-8"))
     except (OSError, ValueError):
         return False
     return True
@@ -127,22 +139,20 @@ def write_entry(path: Path, part: str, key: str, payload_json: str, *, prune: bo
 
 def load_data(path: str | Path) -> Any:
     """Plain data of one of *our* YAML files (trusted, but still parsed safely)."""
+    import json
+
     raw = Path(path).read_bytes()
+    ready = DATA_DIR / READY / f"{ready_name(raw)}.json"
+    if ready.is_file():
+        # built with the package (hatch_build.py): part of the installation, like the YAML;
+        # no cache is read or written for it
+        return json.loads(ready.read_bytes())
     key = content_key(raw)
     cached = cache_dir() / "data" / f"{Path(path).stem}-{key[:32]}.json"
     hit = read_entry(cached, "data", key, lambda payload: payload)
     if hit is not None:
         return hit
-    import json
-
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import YAMLError
-
-    # Our data files are YAML 1.2 (unlike user configs, which MindFormers reads as 1.1).
-    try:
-        data = YAML(typ="safe", pure=False).load(raw.decode("utf-8"))
-    except YAMLError as exc:
-        raise ValueError(f"{path}: {' '.join(str(exc).split())}") from None
+    data = parse_data_yaml(raw, str(path))
     write_entry(cached, "data", key, json.dumps(data))
     return data
 
@@ -158,7 +168,7 @@ def prune_temp(folder: Path, *, older_than: float = STALE_TMP_SECONDS, depth: in
         except OSError:
             continue
         for name in names:
-            if not name.endswith(TMP_SUFFIX):
+            if not _TMP_NAME.fullmatch(name):
                 continue
             p = d / name
             try:
@@ -177,8 +187,28 @@ def _subfolders(folder: Path) -> list[Path]:
         return []
 
 
-def _part_files(folder: Path) -> list[tuple[str, int]]:
-    """(path, bytes) of every file of one part of the cache, links not followed."""
+def is_entry(path: Path, part: str) -> bool:
+    """Whether cfglint can prove it wrote ``path`` for ``part``: a regular file (not a link)
+    with an entry's name whose first bytes are an envelope for ``part``, or a temporary file
+    of its writer. Only such files are counted, pruned or removed: ``CFGLINT_CACHE_DIR``
+    may point at a folder holding anything (issue 32: ``cache clear`` with it set to a
+    project deleted the project's ``data/``, ``rules/`` and ``scan/``)."""
+    name = path.name
+    if _TMP_NAME.fullmatch(name):
+        return path.is_file() and not path.is_symlink()
+    if not _ENTRY_NAME.fullmatch(name):
+        return False
+    head = _HEAD.format(format=FORMAT, part=part).encode()
+    try:
+        with open_regular(str(path), what="cache entry", follow=False) as fh:
+            return fh.read(len(head)) == head
+    except (InputError, OSError):
+        return False
+
+
+def _part_files(folder: Path, part: str) -> list[tuple[str, int]]:
+    """(path, bytes) of every file cfglint wrote in one part of the cache, links not
+    followed and nothing else counted."""
     out = []
     for d in (folder, *_subfolders(folder)):
         try:
@@ -187,7 +217,7 @@ def _part_files(folder: Path) -> list[tuple[str, int]]:
             continue
         for e in entries:
             try:
-                if not e.is_dir(follow_symlinks=False):
+                if e.is_file(follow_symlinks=False) and is_entry(Path(e.path), part):
                     out.append((e.path, e.stat(follow_symlinks=False).st_size))
             except OSError:
                 continue
@@ -195,9 +225,10 @@ def _part_files(folder: Path) -> list[tuple[str, int]]:
 
 
 def clear_part(folder: Path) -> tuple[int, int]:
-    """Remove every file of one part (entries and temporary files): (files, bytes)."""
+    """Remove every file cfglint wrote in one part (entries and temporary files):
+    (files, bytes). Anything else in the folder stays."""
     n = freed = 0
-    for path, size in _part_files(folder):
+    for path, size in _part_files(folder, folder.name):
         try:
             os.unlink(path)
         except OSError:
@@ -208,5 +239,5 @@ def clear_part(folder: Path) -> tuple[int, int]:
 
 def part_usage(folder: Path) -> tuple[int, int]:
     """(files, bytes) of one part of the cache."""
-    files = _part_files(folder)
+    files = _part_files(folder, folder.name)
     return len(files), sum(size for _, size in files)

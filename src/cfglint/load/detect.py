@@ -138,9 +138,9 @@ def classify_megatron(path: str) -> Classified:
     """A file given as the Megatron side: a launch script, a plain args file, the
     arguments block of a training log, or a ``--yaml-cfg`` file, told apart by content."""
     from cfglint.load.megatron_log import looks_like_log
-    from cfglint.load.safeio import check_regular, read_text
+    from cfglint.load.safeio import check_regular, exists, read_text
 
-    if not os.path.lexists(path):
+    if not exists(path):
         return _c(path, InputKind.BROKEN, "no such file")
     if os.path.isdir(path):
         return _c(
@@ -214,8 +214,10 @@ MF_SECTIONS = frozenset(
 )
 # run_mode values that run no training step (run_mindformer.py --run_mode)
 INFERENCE_MODES = frozenset({"predict", "eval"})
-# text markers of a MindFormers config, for a file that does not parse
-_MF_TEXT = re.compile(r"^(runner_config|parallel_config|run_mode|model_config)\s*:", re.M)
+# text markers of a MindFormers config, for a file that does not parse: one of its own
+# top-level keys, or its model section's model_config at any depth (a file that looks like a
+# training config but does not parse is an input error, never a silent skip)
+_MF_TEXT = re.compile(rf"^(?:(?:{'|'.join(sorted(MF_OWN))})|[ \t]*model_config)[ \t]*:", re.M)
 
 
 def classify_yaml(path: str, *, named: bool = True, megatron: bool = False) -> Classified:
@@ -238,22 +240,12 @@ def classify_yaml(path: str, *, named: bool = True, megatron: bool = False) -> C
         kind = InputKind.BROKEN if named else InputKind.OTHER_YAML
         return _c(path, kind, "top level is not a mapping")
     keys = set(root.value)
-    own = sorted(MF_OWN & keys)
     sections = sorted(MF_SECTIONS & keys)
-    mf_model = _mf_model(root.value.get("model"))
-    if mf_model or own:
-        facts = mf_model + own[:3] + [x for x in sections if x != "model"][:2]
-        mode = root.value.get("run_mode")
-        run_mode = str(mode.plain()).strip().lower() if mode is not None and not mode.is_map else ""
-        if run_mode in INFERENCE_MODES:
-            return _c(
-                path,
-                InputKind.MF_INFER,
-                f"run_mode: {run_mode}",
-                evidence=(f"has {', '.join(facts)}",),
-            )
-        if len(facts) >= 2:
-            return _c(path, InputKind.MF_TRAIN, f"has {', '.join(facts[:4])}")
+    found = _mindformers(path, root.value)
+    if found is None and "base_config" in keys:
+        found = _through_bases(path)
+    if found is not None:
+        return found
     if megatron or named:
         from cfglint.load.megatron_yamlcfg import NESTED
 
@@ -275,6 +267,46 @@ def classify_yaml(path: str, *, named: bool = True, megatron: bool = False) -> C
             return _c(path, InputKind.OTHER_YAML, what)
     seen = f" (has only {', '.join(sections)})" if sections else ""
     return _c(path, InputKind.OTHER_YAML, f"none of MindFormers' own sections{seen}")
+
+
+def _mindformers(path: str, top: dict[str, Any], via: str = "") -> Classified | None:
+    """A MindFormers training or inference config, told by its own sections (``via``: what
+    they came through, for a file that inherits them); None when they do not show it."""
+    keys = set(top)
+    own = sorted(MF_OWN & keys)
+    sections = sorted(MF_SECTIONS & keys)
+    mf_model = _mf_model(top.get("model"))
+    if not (mf_model or own):
+        return None
+    facts = mf_model + own[:3] + [x for x in sections if x != "model"][:2]
+    mode = top.get("run_mode")
+    run_mode = str(mode.plain()).strip().lower() if mode is not None and not mode.is_map else ""
+    if run_mode in INFERENCE_MODES:
+        return _c(
+            path,
+            InputKind.MF_INFER,
+            f"run_mode: {run_mode}",
+            evidence=(f"has {via}{', '.join(facts)}",),
+        )
+    if len(facts) >= 2:
+        return _c(path, InputKind.MF_TRAIN, f"has {via}{', '.join(facts[:4])}")
+    return None
+
+
+def _through_bases(path: str) -> Classified:
+    """A config that holds little but ``base_config`` (a child that sets the seed) is what
+    its bases make it; one whose bases cannot be read is an input error naming it (its
+    ``base_config`` makes it MindFormers' own)."""
+    from cfglint.load.mindformers_yaml import load_mindformers_yaml
+
+    try:
+        merged = load_mindformers_yaml(path).root
+    except InputError as exc:
+        return _c(path, InputKind.BROKEN, exc.message, line=exc.line)
+    found = _mindformers(path, merged.value, via="through base_config: ")
+    if found is not None:
+        return found
+    return _c(path, InputKind.OTHER_YAML, "base_config whose bases hold no MindFormers sections")
 
 
 def _mf_model(model: Any) -> list[str]:
@@ -368,7 +400,9 @@ def script_role(entry: str | None) -> str | None:
     return None
 
 
-def _argument_role(entry: str | None, args: list[Any]) -> str | None:
+def _argument_role(
+    entry: str | None, args: list[Any], script_path: str | None = None
+) -> str | None:
     """The role an entry script takes from one of its arguments (``tasks/main.py --task
     LAMBADA`` evaluates)."""
     words = [w.text for w in args]
@@ -378,7 +412,28 @@ def _argument_role(entry: str | None, args: list[Any]) -> str | None:
         for i, t in enumerate(words[:-1]):
             if t == row["flag"] and words[i + 1] in row["values"]:
                 return str(row["role"])
+            if t == row["flag"] and words[i + 1] is not None and script_path:
+                return _dispatched_role(entry, script_path, row["flag"], words[i + 1])
     return None
+
+
+# what a dispatched module's name says it does (tasks/<task>/evaluate.py, .../finetune.py)
+_EVAL_MODULE = re.compile(r"eval|generat|prompt|inference|predict|zeroshot", re.I)
+_TRAIN_MODULE = re.compile(r"finetune|train", re.I)
+
+
+def _dispatched_role(entry: str, script_path: str, flag: str, value: str) -> str | None:
+    """The role of ``entry --task value`` read from the entry the repository holds: the
+    module its branch for ``value`` imports (a fork's tasks/main.py adds its own tasks)."""
+    from cfglint.load.tree_parser import locate_entry, task_dispatch
+
+    found = locate_entry(entry, script_path)
+    module = task_dispatch(found[1], flag).get(value) if found else None
+    if module is None:
+        return None
+    if _EVAL_MODULE.search(module):
+        return "evaluation"
+    return "training" if _TRAIN_MODULE.search(module) else None
 
 
 # MindSpeed-LLM FSDP2 flags are dotted paths into its own config classes.
@@ -428,14 +483,41 @@ def _weigh(inv: Any, own: str | None) -> _Seen:
     return _Seen(
         inv=inv,
         entry=entry,
-        role=_argument_role(entry, inv.args)
+        role=_argument_role(entry, inv.args, inv.loc.path if inv.loc else None)
         or (script_role(entry) if entry else own)
         or _named(own),
-        megatron=[f for f in flags if f in vocab],
-        foreign=[f for f in flags if f not in vocab],
+        megatron=[f for f in flags if f in vocab and f not in RENDEZVOUS_FLAGS],
+        foreign=[f for f in flags if f not in vocab and f not in RENDEZVOUS_FLAGS],
         unknown=sum(1 for w in inv.args if w.text is None),
         settings_file=_settings_file(inv.args),
     )
+
+
+# What a process is told about its place in a distributed launch: torchrun's and
+# torch.distributed.launch's options, passed on to any script (a data-loader test takes
+# --local_rank as every DDP script does). They say nothing about whose arguments the rest are.
+RENDEZVOUS_FLAGS = frozenset(
+    {
+        "--local_rank",
+        "--local-rank",
+        "--master_addr",
+        "--master-addr",
+        "--master_port",
+        "--master-port",
+        "--node_rank",
+        "--node-rank",
+        "--nnodes",
+        "--nproc_per_node",
+        "--nproc-per-node",
+        "--rank",
+        "--world_size",
+        "--world-size",
+        "--dist-url",
+        "--dist_url",
+        "--dist-backend",
+        "--dist_backend",
+    }
+)
 
 
 def _named(own: str | None) -> str | None:
@@ -578,8 +660,12 @@ def _as_megatron(path: str, sh: Any, seen: list[_Seen]) -> Classified | None:
     if others:
         evidence.append(f"also runs {', '.join(dict.fromkeys(e for e in others if e))}")
     from cfglint.load.dialects import detect_dialect
+    from cfglint.load.tree_parser import launch_place
 
-    found = detect_dialect([*s.megatron, *s.foreign], entry_path(s.inv.script), path, sh.text)
+    place = launch_place(s.inv.cwd, {**sh.variables, **sh.env})
+    found = detect_dialect(
+        [*s.megatron, *s.foreign], entry_path(s.inv.script), path, sh.text, place
+    )
     why = f" ({'; '.join(found.evidence[:2])})" if found.evidence else ""
     evidence.append(f"dialect {found.dialect.label}{why}")
     return _c(

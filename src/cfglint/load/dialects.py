@@ -19,7 +19,18 @@ from functools import cache
 from typing import Any
 
 from cfglint.load.datacache import DATA_DIR, load_data
-from cfglint.load.tree_parser import TreeParser, entry_flags, find_tree_parser
+from cfglint.load.tree_parser import (
+    MINDSPEED_PACKAGES,
+    NOWHERE,
+    PARSER_FILES,
+    Place,
+    TreeParser,
+    entry_flags,
+    entry_imports,
+    find_tree_parser,
+    locate_entry,
+    repository_root,
+)
 
 DATA = DATA_DIR
 DIALECT_DIR = DATA_DIR / "dialects"
@@ -83,6 +94,12 @@ class Detection:
     accepts: frozenset[str] | None = None
     # the flags the entry script registers itself (an extra_args_provider)
     extra: frozenset[str] = frozenset()
+    # the argument parser the job runs, when it was found in the repository and read
+    parser: TreeParser | None = None
+    root: str | None = None  # the repository the launch belongs to, when one is
+    # why the parser the job runs was not read ("" when it was, or when the table is it):
+    # a flag the table lacks is then not decided, never an error
+    unread: str = ""
 
 
 @cache
@@ -169,16 +186,71 @@ def detect_dialect(
     entry_script: str | None,
     script_path: str | None = None,
     text: str = "",
+    place: Place = NOWHERE,
 ) -> Detection:
     """Which Megatron dialect a launch is written for (see :func:`_detect_by_launch`), then
-    checked against the argument parser of the repository that holds its entry script: a
-    tree whose parser is a fork's runs that fork's code, whatever flags the script passes."""
+    checked against the code the launch runs: the entry script found in its repository
+    (through the launch's ``cd`` and ``PYTHONPATH``), the packages it imports and the
+    argument parser beside it. A tree whose parser is a fork's runs that fork's code,
+    whatever flags the script passes."""
     found = _detect_by_launch(flags, entry_script, script_path, text)
+    located = locate_entry(entry_script, script_path, place)
+    if found.dialect.kind in _PATCHING_KINDS and not _runs_mindspeed(located, script_path, text):
+        # flags or an entry script's name chose MindSpeed, but the entry the launch runs
+        # imports none of it and none is in the tree: the code present decides (a fork that
+        # defines the same flags, a Megatron-LM pretrain_vlm.py)
+        found = Detection(get_dialect("megatron-lm"), [f"entry script {entry_script}"])
+    tree = None
     if found.dialect.kind not in _PATCHING_KINDS:
-        tree = find_tree_parser(entry_script, script_path)
+        tree = find_tree_parser(entry_script, script_path, place)
         found = found if tree is None else _by_tree(found, tree, entry_script)
-    found.extra = entry_flags(entry_script, script_path)
+    found.extra = entry_flags(entry_script, script_path, place)
+    found.parser = tree
+    found.root = repository_root(script_path)
+    found.unread = _unread(found, tree, entry_script, located)
     return found
+
+
+def _runs_mindspeed(
+    located: tuple[str, str] | None, script_path: str | None, text: str = ""
+) -> bool:
+    """Whether the code present confirms a MindSpeed dialect chosen from the launch (its
+    flags, its entry script's name): the entry script is not in the tree (nothing there
+    contradicts the launch), or it imports a MindSpeed package, or its repository holds
+    one, or the script puts one on its path."""
+    if located is None:
+        return True
+    if entry_imports(located[1]) & MINDSPEED_PACKAGES:
+        return True
+    roots = {located[0], repository_root(script_path) or located[0]}
+    if any(os.path.isdir(os.path.join(r, p)) for r in roots for p in MINDSPEED_PACKAGES):
+        return True
+    return any(p in text.lower() for p in ("mindspeed", "modellink"))
+
+
+def _unread(
+    found: Detection,
+    tree: TreeParser | None,
+    entry_script: str | None,
+    located: tuple[str, str] | None,
+) -> str:
+    """Why the argument parser the job runs was not read, or "" when it was (found in the
+    tree) or when a table is it (a MindSpeed release, a modelled fork, a Megatron-LM entry
+    script outside any repository: the release the table was read from)."""
+    if tree is not None or found.dialect.kind in _PATCHING_KINDS:
+        return ""
+    if found.dialect.name in dialect_names():
+        return ""  # a modelled fork: its table was read from its source at a recorded commit
+    base = os.path.basename(entry_script or "")
+    if located is None:
+        if not entry_script or base in MEGATRON_ENTRIES | MINDSPEED_ENTRIES:
+            return ""
+        return f"the entry script {entry_script} was not found, and its own flags are not known"
+    return (
+        f"{os.path.basename(located[1])} is in the repository, but no Megatron argument "
+        f"parser ({', '.join(PARSER_FILES)}) is beside it or on its PYTHONPATH: the package "
+        "it imports (a submodule, an installed fork) was not read"
+    )
 
 
 # MindSpeed patches Megatron's parser at import: a vendored megatron/ in its tree is not the

@@ -28,6 +28,7 @@ import os
 import re
 import warnings
 from dataclasses import dataclass, field
+from typing import BinaryIO
 
 import numpy as np
 
@@ -57,7 +58,18 @@ SERIES = (
     "step_time_ms",
     "throughput",
 )
-# Step numbers are bounded to 18 digits: int() of a 5,000-digit run would raise.
+# Step numbers are bounded to 18 digits: int() of a 5,000-digit run would raise. A global
+# step computed from MindFormers' epoch counter is bounded the same way: int64 arithmetic
+# wraps silently (issue 32: a wrapped counter aligned with Megatron's steps, every row PASS).
+MAX_STEP = 10**18 - 1
+# the step given to a line whose global step is beyond MAX_STEP (read counters are >= 0)
+STEP_OVERFLOW = -1
+# A logged loss, norm, rate, scale, count or time larger than this in magnitude is no value
+# a training run printed: it reads as infinite (a non-finite print, which the judge lists),
+# so that no sum or difference of the series overflows float64 (issue 32: losses of 1e308
+# gave a drift "offset -inf" and numpy warnings). 1e30 is far above any loss scale (2**64)
+# or throughput, and its square is still finite.
+MAX_MAGNITUDE = 1e30
 _MG_STEP = re.compile(rb"iteration\s+(\d{1,18})\s*/\s*\d{1,18}\s*\|")
 _MG_FORM = StepForm(b"iteration", b"|", gap=True, pattern=_MG_STEP)
 _MG_SCAN: dict[str, Field] = {
@@ -97,9 +109,11 @@ _MF_FORM = StepForm(
 _BRACKET = ((b"[", 1), (WS, None))  # a value printed as a one-element array: "[1.5]"
 _MF_SCAN: dict[str, Field] = {
     # sink mode "loss: 10.1", otherwise "loss:[10.1/10.2]" (the step's, then the mean)
-    "loss": Field(b"], loss:", ((b" ", 1), *_BRACKET), varying=True),
+    "loss": Field(b"], loss:", ((b" ", 1), *_BRACKET), varying=True, required=True),
     "lm_loss": Field(b", lm_loss: ", varying=True),
     "grad_norm": Field(b"global_norm: ", _BRACKET, varying=True),
+    # the dynamic-graph trainer's "{ step:[N/M], loss: L, ..., grad_norm: G }"
+    "grad_norm_dynamic": Field(b", grad_norm: ", varying=True),
     "lr": Field(b", lr: ", _BRACKET),
     "loss_scale": Field(b"loss_scale: ", _BRACKET),
     "overflow": Field(b"overflow cond: ", words=(b"True", b"False")),
@@ -107,6 +121,10 @@ _MF_SCAN: dict[str, Field] = {
     "throughput": Field(b"train_throughput_per_npu: ", suffix=b"T"),
 }
 _MG_FIELDS = {k: f.pattern for k, f in _MG_SCAN.items()}
+_REQUIRED = {
+    fw: tuple(f.label for f in scan_fields.values() if f.required)
+    for fw, scan_fields in (("megatron", _MG_SCAN), ("mindformers", _MF_SCAN))
+}
 _MF_FIELDS = {k: f.pattern for k, f in _MF_SCAN.items()}
 # which framework's step line a chunk has: cheap substring tests first
 _MARKS = {"megatron": b"iteration", "mindformers": b"step:["}
@@ -127,6 +145,17 @@ class RunLog:
     restarts: list[tuple[int, int]] = field(default_factory=list)
     truncated: bool = False
     lines_read: int = 0
+    # the file's last line had no line end (a run still writing it): left out
+    partial_line: bool = False
+    # Megatron steps whose printed loss is not a loss: every iteration of the window was
+    # skipped and core >= 0.17 prints the empty mean as 0 (training.py:2244-2246@9539a12e)
+    empty_windows: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    # how many restarts there are in all (``restarts`` details the first MAX_RESTARTS)
+    restart_count: int = 0
+    # values beyond MAX_MAGNITUDE, read as infinite
+    out_of_range: int = 0
+    # what the reader could not read (corrupt records skipped, bytes dropped), for the notes
+    read_notes: list[str] = field(default_factory=list)
 
     def has(self, name: str) -> bool:
         s = self.series.get(name)
@@ -198,19 +227,25 @@ def read_run_logs(logs: list[tuple[str, str | None]]) -> list[RunLog]:
 
 
 def _assemble(
-    path: str, framework: str | None, parts: list[tuple[dict[str, list[_Part]], int]], size: int
+    path: str,
+    framework: str | None,
+    parts: list[tuple[dict[str, list[_Part]], int, bool]],
+    size: int,
 ) -> RunLog:
     acc = {fw: _Acc() for fw in ("megatron", "mindformers")}
-    lines = 0
-    for part, n in parts:
+    lines, partial = 0, False
+    for part, n, cut in parts:
         lines += n
+        partial |= cut
         for fw, chunks in part.items():
             for c in chunks:
                 acc[fw].add(c)
     if framework is None:
         framework = max(acc, key=lambda fw: acc[fw].count)
     log = acc[framework].finish(path, framework)
-    log.truncated, log.lines_read = size > MAX_BYTES, lines
+    log.truncated, log.lines_read, log.partial_line = size > MAX_BYTES, lines, partial
+    if framework == "megatron":
+        _drop_empty_windows(log)
     if not np.isfinite(log.series.get("loss", np.zeros(0))).any():
         want = (
             "Megatron 'iteration ... lm loss:'"
@@ -219,6 +254,20 @@ def _assemble(
         )
         raise InputError(path, f"no per-step loss lines found ({want})")
     return log
+
+
+def _drop_empty_windows(log: RunLog) -> None:
+    """A Megatron loss of exactly 0 on a line that counts skipped iterations is the mean
+    of a window where every iteration was skipped (core >= 0.17 prints ``avg >= 0.0``,
+    training.py:2244-2246@9539a12e; before, ``avg > 0.0`` left the field out): no loss."""
+    loss, skipped = log.series.get("loss"), log.series.get("skipped")
+    if loss is None or skipped is None:
+        return
+    # a fork that tests ``avg > 0.0`` prints no loss for that window at all (NaN here)
+    empty = ((loss == 0) | np.isnan(loss)) & (np.nan_to_num(skipped) > 0)
+    if empty.any():
+        log.empty_windows = log.steps[empty]
+        loss[empty] = np.nan
 
 
 def _ranges(size: int) -> list[tuple[int, int]]:
@@ -234,14 +283,15 @@ def _ranges(size: int) -> list[tuple[int, int]]:
 
 def _read_range(
     path: str, start: int, end: int, framework: str | None
-) -> tuple[dict[str, list[_Part]], int]:
-    """The parsed chunks of the lines that start in [start, end), per framework, and the
-    number of lines read."""
+) -> tuple[dict[str, list[_Part]], int, bool]:
+    """The parsed chunks of the lines that start in [start, end), per framework, the
+    number of lines read, and whether the file ended inside a line (that line, which a
+    running job is still writing, is left out)."""
     out: dict[str, list[_Part]] = {
         "megatron": [],
         "mindformers": [],
     }
-    lines = 0
+    lines, partial = 0, False
     with open_regular(path, what="training log") as fh:
         pos = max(0, start - 1)
         fh.seek(pos)
@@ -254,8 +304,8 @@ def _read_range(
                 buf = fh.read(CHUNK)
             except OSError as exc:
                 raise InputError(path, f"cannot read training log: {exc.strerror or exc}") from None
-            if not buf:
-                chunk, tail = tail, b""
+            if not buf:  # the end of the file inside a line: not a whole line yet
+                partial, chunk, tail = bool(tail), b"", b""
             else:
                 buf = tail + buf
                 cut = buf.rfind(b"\n") + 1
@@ -275,7 +325,7 @@ def _read_range(
             pos += len(chunk)
             if not buf:
                 break
-    return out, lines
+    return out, lines, partial
 
 
 def _compact(cols: dict[str, np.ndarray]) -> dict[str, np.ndarray | float]:
@@ -309,41 +359,96 @@ class _Acc:
         if not self.steps:
             return RunLog(path, framework)
         raw = np.concatenate(self.steps)
+        if raw.size and int(raw.min()) < 0:
+            raise InputError(
+                path,
+                f"a {framework} step counter goes beyond {MAX_STEP:.0e} (epoch x steps per "
+                "epoch overflows): no run reaches that step, so the log cannot be aligned",
+            )
         if raw.size < 2 or bool((raw[1:] > raw[:-1]).all()):
-            uniq, keep, restarts = raw, None, []  # in order, each step once: no sort
+            uniq, keep, restarts, count = raw, None, [], 0  # in order, each step once
         else:
-            restarts = _restarts(raw)
+            restarts, count = _restarts(raw)
             # a resumed run repeats steps: the later print is the run that went on
             uniq, first_in_rev = np.unique(raw[::-1], return_index=True)
             keep = raw.size - 1 - first_in_rev
         series = {}
+        wild = 0
         for k in SERIES:
             col = np.concatenate(self.cols[k])
-            col = col if keep is None else col[keep]
+            col, n = bounded(col if keep is None else col[keep])
+            wild += n
             if np.isfinite(col).any():
                 series[k] = col
         return RunLog(
-            path, framework, steps=uniq.astype(np.int64), series=series, restarts=restarts
+            path,
+            framework,
+            steps=uniq.astype(np.int64),
+            series=series,
+            restarts=restarts,
+            restart_count=count,
+            out_of_range=wild,
         )
 
 
-def _restarts(raw: np.ndarray) -> list[tuple[int, int]]:
+def bounded(col: np.ndarray) -> tuple[np.ndarray, int]:
+    """``col`` with every value beyond MAX_MAGNITUDE made infinite (its sign kept), and how
+    many were."""
+    with np.errstate(invalid="ignore"):
+        wild = np.abs(col) > MAX_MAGNITUDE
+    wild &= np.isfinite(col)
+    n = int(wild.sum())
+    if n:
+        col = col.copy()
+        col[wild] = np.copysign(np.inf, col[wild])
+    return col, n
+
+
+# restarts described one by one (each costs a pass over the steps before it)
+MAX_RESTARTS = 100
+
+
+def _restarts(raw: np.ndarray) -> tuple[list[tuple[int, int]], int]:
+    """The first MAX_RESTARTS restarts (step resumed from, logged steps repeated) and how
+    many there are in all."""
     back = np.flatnonzero(raw[1:] <= raw[:-1]) + 1
     out = []
-    for i in back[:100]:
+    for i in back[:MAX_RESTARTS]:
         resumed = int(raw[i])
         repeated = int(np.count_nonzero(raw[:i] >= resumed))
         out.append((resumed, repeated))
-    return out
+    return out, int(back.size)
 
 
 def _parse_chunk(chunk: bytes, framework: str) -> tuple[np.ndarray, dict[str, np.ndarray], int]:
     """Steps, series and the chunk's newlines (the scan has found them already)."""
     form, fields = (_MG_FORM, _MG_SCAN) if framework == "megatron" else (_MF_FORM, _MF_SCAN)
     fast = scan(chunk, form, fields)
-    if fast is not None:
-        return fast
-    return (*_parse_lines(chunk, framework), chunk.count(b"\n"))
+    steps, cols, newlines = (
+        fast if fast is not None else (*_parse_lines(chunk, framework), chunk.count(b"\n"))
+    )
+    for alias, name in _ALIASES.items():
+        col = cols.pop(alias, None)
+        if col is not None:
+            have = cols.get(name)
+            cols[name] = col if have is None else np.where(np.isnan(have), col, have)
+    return steps, cols, newlines
+
+
+# a field another format of the same framework prints under another label: (its key, the
+# series it fills)
+_ALIASES = {"grad_norm_dynamic": "grad_norm"}
+
+
+def global_steps(epoch: np.ndarray, n: np.ndarray, per: np.ndarray) -> np.ndarray:
+    """MindFormers' global step ``N + (E - 1) * M`` (callback.py:297-305@fd4deebc), with
+    STEP_OVERFLOW where it would pass MAX_STEP (checked before multiplying: int64 wraps)."""
+    e = np.maximum(epoch - 1, 0)
+    room = (MAX_STEP - np.minimum(n, MAX_STEP)) // np.maximum(per, 1)
+    over = (n > MAX_STEP) | ((per > 0) & (e > room))
+    steps = n + np.where(over, 0, e) * per
+    steps[over] = STEP_OVERFLOW
+    return steps
 
 
 def _parse_lines(chunk: bytes, framework: str) -> tuple[np.ndarray, dict[str, np.ndarray]]:
@@ -356,7 +461,7 @@ def _parse_lines(chunk: bytes, framework: str) -> tuple[np.ndarray, dict[str, np
         hits = _MF_STEP.findall(chunk)
         if hits:
             a = np.array(hits, dtype=np.int64).reshape(-1, 3)
-            steps = a[:, 1] + (a[:, 0] - 1) * a[:, 2]
+            steps = global_steps(a[:, 0], a[:, 1], a[:, 2])
         else:
             steps = np.array([h[0] for h in _MF_STEP_ONLY.findall(chunk)], dtype=np.int64)
         fields = _MF_FIELDS
@@ -366,7 +471,10 @@ def _parse_lines(chunk: bytes, framework: str) -> tuple[np.ndarray, dict[str, np
     if chunk.count(b"\n") + (not chunk.endswith(b"\n")) != steps.size:
         # other lines too: keep the step lines only, so that a field is counted on them
         # alone (a validation or warning line may print "grad norm:" as well)
-        chunk = b"\n".join(_step_lines(chunk, framework))
+        lines = _step_lines(chunk, framework)
+        chunk = b"\n".join(lines)
+        if len(lines) != steps.size:  # lines with a step counter but no loss (monitor lines)
+            steps = np.array([_step_of(ln, framework) for ln in lines], dtype=np.int64)
     slow: list[str] = []
     for name, pat in fields.items():
         const = None if name in _VARYING else _constant(chunk, pat, steps.size)
@@ -409,9 +517,15 @@ def _constant(chunk: bytes, pat: re.Pattern[bytes], n: int) -> float | None:
 
 
 def _step_lines(chunk: bytes, framework: str) -> list[bytes]:
+    """The chunk's step lines: the step counter and every required field on them."""
     mark = _MARKS[framework]
     pat = _MG_STEP if framework == "megatron" else _MF_STEP_ONLY
-    return [ln for ln in chunk.split(b"\n") if mark in ln and pat.search(ln)]
+    need = _REQUIRED[framework]
+    return [
+        ln
+        for ln in chunk.split(b"\n")
+        if mark in ln and all(r in ln for r in need) and pat.search(ln)
+    ]
 
 
 _WORDS = {b"True": b"1", b"False": b"0", b"": b"nan"}
@@ -464,7 +578,8 @@ def _step_of(raw: bytes, framework: str) -> int | None:
     m = _MF_STEP.search(raw)
     if m:
         e, s, per = (int(x) for x in m.groups())
-        return s + (e - 1) * per
+        step = s + (e - 1) * per
+        return step if step <= MAX_STEP else STEP_OVERFLOW
     m = _MF_STEP_ONLY.search(raw)
     return int(m.group(1)) if m else None
 
@@ -499,3 +614,83 @@ def _as_dict(run: RunLog, name: str) -> dict[int, float]:
         return {}
     ok = np.isfinite(col)
     return dict(zip(run.steps[ok].tolist(), col[ok].tolist(), strict=True))
+
+
+# -- following a log that a running job is still writing ------------------------------------
+# one poll reads at most this much (a log that grew by more is caught up over several polls)
+FOLLOW_CHUNK = CHUNK
+# a followed log keeps at most this many steps (the most recent): bounded memory on a run
+# that lasts weeks (about 100 bytes a step: half a gigabyte at the limit)
+FOLLOW_MAX_STEPS = 5_000_000
+
+
+class LogFollower:
+    """A text log read as it grows: each :meth:`poll` parses the whole lines written since
+    the last one (a line still being written waits for its end), so memory holds the parsed
+    series, never the text. A log that shrinks or is replaced starts again from its top."""
+
+    def __init__(self, path: str, framework: str) -> None:
+        self.path, self.framework = path, framework
+        self.pos = 0
+        self.size = 0
+        self.ident: tuple[int, int] | None = None
+        self.acc = _Acc()
+        self.lines = 0
+        self.dropped = 0  # steps left behind by FOLLOW_MAX_STEPS
+        self.read = 0  # step lines read in all (the kept ones are bounded)
+
+    def poll(self) -> int:
+        """Read what was written since the last poll, all of it (a log that is already
+        large when the watch starts is caught up at once, a chunk at a time); the number
+        of new step lines."""
+        before = self.read
+        with open_regular(self.path, what="training log") as fh:
+            st = os.fstat(fh.fileno())
+            ident = (st.st_dev, st.st_ino)
+            if ident != self.ident or st.st_size < self.pos:  # replaced or truncated
+                self.ident, self.pos, self.acc, self.lines = ident, 0, _Acc(), 0
+            self.size = st.st_size
+            while self.pos < self.size and self._read(fh):
+                pass
+        return self.read - before
+
+    def _read(self, fh: BinaryIO) -> bool:
+        """Parse the next chunk of whole lines; ``False`` when only part of a line is left."""
+        fh.seek(self.pos)
+        try:
+            data = fh.read(min(FOLLOW_CHUNK, self.size - self.pos))
+        except OSError as exc:
+            raise InputError(self.path, f"cannot read training log: {exc.strerror}") from None
+        cut = data.rfind(b"\n") + 1
+        if cut == 0 and len(data) >= FOLLOW_CHUNK:
+            cut = len(data)  # one enormous line: read past it
+        if cut == 0:
+            return False
+        self.pos += cut
+        steps, cols, counted = _parse_chunk(data[:cut], self.framework)
+        self.lines += counted
+        self.read += steps.size
+        self.acc.add((steps, _compact(cols)))
+        self._bound()
+        return True
+
+    def _bound(self) -> None:
+        """One array per series (no list of chunks growing with the run), the oldest steps
+        dropped past FOLLOW_MAX_STEPS."""
+        if len(self.acc.steps) < 2 and self.acc.count <= FOLLOW_MAX_STEPS:
+            return
+        keep = min(self.acc.count, FOLLOW_MAX_STEPS)
+        self.dropped += self.acc.count - keep
+        self.acc.steps = [np.concatenate(self.acc.steps)[-keep:]]
+        for k in SERIES:
+            self.acc.cols[k] = [np.concatenate(self.acc.cols[k])[-keep:]]
+        self.acc.count = keep
+
+    def log(self) -> RunLog:
+        """The steps read so far, as :func:`read_run_log` gives them."""
+        log = self.acc.finish(self.path, self.framework)
+        log.lines_read = self.lines
+        log.partial_line = self.size > self.pos
+        if self.framework == "megatron":
+            _drop_empty_windows(log)
+        return log

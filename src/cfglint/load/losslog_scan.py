@@ -43,6 +43,9 @@ class Field:
     suffix: bytes = b""
     words: tuple[bytes, ...] = ()
     varying: bool = False  # changes every step: never tested for a constant first
+    # a line with the step counter but without this field is not a step line (MindFormers'
+    # TrainingStateMonitor prints "step:[N/M] local_norm/<param>: v" lines between them)
+    required: bool = False
 
     @property
     def pattern(self) -> re.Pattern[bytes]:
@@ -368,7 +371,9 @@ def scan(
     newlines, or ``None`` when a step counter cannot be decided here (the caller reads the
     chunk line by line)."""
     c = Chunk(data)
-    if form.pattern is not None:
+    # a label count that is not one a line (MindFormers' progress lines between the step
+    # lines) rules the pattern's reading out without a pass of the pattern
+    if form.pattern is not None and data.count(form.label) == c.ends.size:
         # the step pattern's own reading, when it finds one counter a line: the line-by-line
         # reader takes the steps from the same pattern
         found = form.pattern.findall(data)
@@ -397,6 +402,8 @@ def scan(
             sel, idx = lines.place(e_at)
             steps = steps.copy()
             steps[idx] += (epoch[sel] - 1) * per[idx]
+    if steps.size and not float(steps.max()) < 2.0**53:
+        return None  # not exact as a float: the line reader checks it in integers
     return _fields(c, steps, lines, fields)
 
 
@@ -405,11 +412,24 @@ def _fields(
 ) -> tuple[np.ndarray, dict[str, np.ndarray], int]:
     same = _constants(c, {k: f.pattern for k, f in fields.items() if not f.varying}, lines)
     cols = {name: np.full(steps.size, v) for name, v in same.items()}
+    keep: np.ndarray | None = None
     for name, f in fields.items():
-        if name not in same and (col := _field(c, f, lines)) is not None:
-            cols[name] = col
+        if name in same:
+            continue
+        found = _field(c, f, lines)
+        if found is None:
+            if f.required:
+                keep = np.zeros(steps.size, bool)
+            continue
+        cols[name], rows = found
+        if f.required and rows.size != steps.size:
+            keep = np.zeros(steps.size, bool)
+            keep[rows] = True
     newlines = c.ends.size - (c.size > 0 and not c.data.endswith(b"\n"))
-    return steps.astype(np.int64), {k: cols[k] for k in fields if k in cols}, newlines
+    out = {k: cols[k] for k in fields if k in cols}
+    if keep is not None:
+        steps, out = steps[keep], {k: v[keep] for k, v in out.items()}
+    return steps.astype(np.int64), out, newlines
 
 
 def _constants(c: Chunk, patterns: dict[str, re.Pattern[bytes]], lines: _Lines) -> dict[str, float]:
@@ -468,7 +488,9 @@ def _column(c: Chunk, f: Field, lines: _Lines) -> np.ndarray | None:
     return at
 
 
-def _field(c: Chunk, f: Field, lines: _Lines) -> np.ndarray | None:
+def _field(c: Chunk, f: Field, lines: _Lines) -> tuple[np.ndarray, np.ndarray] | None:
+    """The field's value on each step line (NaN where it is not printed) and the step
+    lines it is printed on."""
     if f.label not in c.data:  # a field this log does not print: no pass over the chunk
         return None
     at = _column(c, f, lines)
@@ -489,7 +511,7 @@ def _field(c: Chunk, f: Field, lines: _Lines) -> np.ndarray | None:
         for k, word in enumerate(f.words):
             val[starts_with(c, p, word)] = 1.0 - k
         out[idx] = val
-        return out
+        return out, idx
     num = numbers(c, p)
     val = num.value
     bad = num.undecided
@@ -501,7 +523,7 @@ def _field(c: Chunk, f: Field, lines: _Lines) -> np.ndarray | None:
             m = f.pattern.match(c.data, int(at[i]))
             val[i] = _float(m.group(1)) if m else np.nan
     out[idx] = val
-    return out
+    return out, idx
 
 
 _WORDS = {b"True": 1.0, b"False": 0.0}

@@ -10,11 +10,9 @@ type check is made on the opened descriptor (no window between check and open).
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import stat
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import BinaryIO
@@ -78,7 +76,12 @@ def _os_error(path: str, exc: OSError, what: str) -> InputError:
 
 def check_regular(path: str, *, what: str = "file") -> os.stat_result:
     """``stat`` of ``path`` if it is a regular file (symbolic links followed), else one clear
-    :class:`InputError`. Never opens the file."""
+    :class:`InputError`. Never opens the file. An editor buffer for a file not saved yet is
+    a regular file of its text's size."""
+    text = _BUFFERS.get(os.path.abspath(path)) if _BUFFERS else None
+    if text is not None and not os.path.lexists(path):
+        size = len(text.encode("utf-8"))
+        return os.stat_result((stat.S_IFREG | 0o644, 0, 0, 1, 0, 0, size, 0, 0, 0))
     try:
         st = os.stat(path)
     except OSError as exc:
@@ -171,6 +174,15 @@ def buffers(texts: dict[str, str]) -> Iterator[None]:
         _BUFFERS.update(saved)
 
 
+def exists(path: str) -> bool:
+    """Whether ``path`` names something to read: a file (or link) on disk, or an editor
+    buffer not saved yet (issue 32: a new launch script in the editor was "no such
+    file")."""
+    if _BUFFERS and os.path.abspath(path) in _BUFFERS:
+        return True
+    return os.path.lexists(path)
+
+
 def read_bytes(
     path: str, *, max_bytes: int = MAX_BYTES, what: str = "file", follow: bool = True
 ) -> bytes:
@@ -235,45 +247,9 @@ def kind_of(mode: int) -> str:
     return _kind(mode)
 
 
-def _new_file_mode(path: str) -> int:
-    """The mode the file would get from a plain ``open(path, "w")``: the existing file's, or
-    0o666 less the umask (mkstemp's 0o600 would hide a report from the rest of a CI job)."""
+def same_file(a: str, b: str) -> bool:
+    """Whether two paths name one file (through any link or spelling)."""
     try:
-        st = os.lstat(path)
-        if stat.S_ISREG(st.st_mode):
-            return stat.S_IMODE(st.st_mode)
-        raise FileNotFoundError(path)
-    except OSError:
-        mask = os.umask(0)
-        os.umask(mask)
-        return 0o666 & ~mask
-
-
-TMP_SUFFIX = ".cfglint-tmp"
-
-
-def atomic_write(path: str, data: bytes) -> None:
-    """Replace ``path`` with ``data`` all at once: a temporary file in the same folder,
-    flushed to disk, then renamed over the target. A failure (full disk, read-only folder)
-    leaves the previous file whole and no temporary behind; it raises ``OSError``.
-
-    A symbolic link at ``path`` is replaced, never followed: a link planted in a cache
-    folder must not turn a cache write into a write anywhere else (one to /dev/zero
-    replaced the device with a regular file)."""
-    real = os.path.abspath(path)
-    folder = os.path.dirname(real) or "."
-    mode = _new_file_mode(real)
-    fd, tmp = tempfile.mkstemp(
-        dir=folder, prefix=f".{os.path.basename(real)[:64]}.", suffix=TMP_SUFFIX
-    )
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, real)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):
+        return False

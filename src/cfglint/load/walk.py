@@ -197,12 +197,33 @@ def excluded(path: str, patterns: list[str], base: Path) -> bool:
     return ig.ignored(p, False) or any(ig.ignored(parent, True) for parent in p.parents)
 
 
+def _tracked_by_git(folder: str) -> Callable[[Path], bool]:
+    """Whether a path under ``folder`` is one git tracks (or a folder holding one): git
+    never ignores those, whatever a .gitignore says (load/gitindex.py)."""
+    from cfglint.load.gitindex import git_root, tracked
+
+    top = git_root(folder)
+    paths = tracked(top) if top is not None else frozenset()
+    if not paths or top is None:
+        return lambda _p: False
+    real = Path(top).resolve()
+
+    def kept(path: Path) -> bool:
+        try:
+            return path.resolve().relative_to(real).as_posix() in paths
+        except (ValueError, OSError, RuntimeError):
+            return False
+
+    return kept
+
+
 def walk(folder: str, exclude: list[str], base: Path, on_skip: Skip = _no_skip) -> Iterator[str]:
     """Candidate files under ``folder`` in a stable order. Bounded: the filesystem root is
     refused, a walk past MAX_WALK_DIRS folders or MAX_WALK_FILES candidates stops with one
     error naming the folder, and what is too deep or cannot be applied is named through
     ``on_skip(path, why)``."""
-    ignore = Ignore(exclude, base, on_skip)
+    ignore = Ignore(exclude, base, on_skip)  # the user's own: applies to every file
+    gitignore = Ignore([], base, on_skip)  # git's: never to a file git tracks
     root = Path(folder)
     if root.resolve() == Path(os.sep).resolve():
         raise InputError(folder, "is the filesystem root; give the folder of the configs")
@@ -221,21 +242,24 @@ def walk(folder: str, exclude: list[str], base: Path, on_skip: Skip = _no_skip) 
     # .gitignore files above the folder (up to the repository root) apply as well
     for parent in reversed(list(root.resolve().parents)):
         if base.resolve() in (parent, *parent.parents):
-            ignore.add_gitignore(parent)
+            gitignore.add_gitignore(parent)
+    kept = _tracked_by_git(folder)
+
+    def dropped(path: Path, is_dir: bool) -> bool:
+        if ignore.ignored(path, is_dir):
+            return True
+        return gitignore.ignored(path, is_dir) and not kept(path)
+
     for dirpath, dirnames, filenames in bounded_walk(folder, on_skip=skipped):
         here = Path(dirpath)
-        ignore.add_gitignore(here)
+        gitignore.add_gitignore(here)
         dirnames[:] = [
-            d for d in dirnames if d not in DEFAULT_EXCLUDE and not ignore.ignored(here / d, True)
+            d for d in dirnames if d not in DEFAULT_EXCLUDE and not dropped(here / d, True)
         ]
         for name in filenames:
             p = here / name
             # regular files only: a FIFO or device named *.yaml would block or never end
-            if (
-                name.lower().endswith(WALK_EXT)
-                and is_regular(str(p))
-                and not ignore.ignored(p, False)
-            ):
+            if name.lower().endswith(WALK_EXT) and is_regular(str(p)) and not dropped(p, False):
                 files += 1
                 if files > MAX_WALK_FILES:
                     raise too_many

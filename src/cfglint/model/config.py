@@ -68,6 +68,9 @@ class Structure(_Section):
     # True: rotate interleaved pairs (GLM, Megatron --rotary-interleaved); False: the two halves
     rope_interleaved: V = None
     tied_embeddings: V = None
+    # "plain" (a linear output layer) or "row-normalized" (Baichuan2's NormHead divides each
+    # vocabulary row by its L2 norm in every training forward pass)
+    output_head: V = None
     add_bias_linear: V = None
     add_qkv_bias: V = None
     activation: V = None
@@ -98,6 +101,11 @@ class Moe(_Section):
     topk_scaling_factor: V = None
     score_function: V = None
     load_balancing_type: V = None
+    # DeepSeek-V2's device-level and communication balancing losses: "none", or the loss in
+    # words with its weight ("0.05 x group scores x group loads over 8 expert groups"); the
+    # two frameworks define the communication loss differently (normalize/balancing.py)
+    device_balancing: V = None
+    comm_balancing: V = None
     expert_bias: V = None
     first_k_dense: V = None
     # group-limited routing: "K of N groups kept" or "no grouping" (every expert can be

@@ -7,6 +7,19 @@ exceptions escape.
 
 from __future__ import annotations
 
+# C0 controls and DEL: a newline (or a carriage return, or an escape sequence) in a file
+# name must not split or repaint the one line an error is
+_CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F)} | {
+    0x0A: "\\n",
+    0x0D: "\\r",
+    0x09: "\\t",
+}
+
+
+def single_line(text: str) -> str:
+    """``text`` with every control character written as an escape (``\\n``, ``\\x1b``)."""
+    return text.translate(_CONTROLS)
+
 
 class InputError(Exception):
     """A problem with a file the user gave us (or with how they called us)."""
@@ -21,7 +34,7 @@ class InputError(Exception):
         where = self.path or "cfglint"
         if self.line is not None:
             where = f"{where}:{self.line}"
-        return f"{where}: {self.message}"
+        return single_line(f"{where}: {self.message}")
 
     def __str__(self) -> str:
         return self.one_line()

@@ -13,6 +13,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+# the relative tolerance within which two numbers are the same setting: the default of every
+# comparison (compare rules, expectations, ``isclose`` in rule expressions, ``cfglint show``)
+TOLERANCE = 1e-6
+
 
 class Origin(StrEnum):
     FILE = "file"

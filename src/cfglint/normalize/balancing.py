@@ -5,6 +5,17 @@ from __future__ import annotations
 from cfglint.model.config import Config
 from cfglint.model.values import Value
 
+# a balancing loss that is not added (weight 0, or a router that does not compute it)
+NO_LOSS = "none"
+
+
+def device_loss(weight: object, groups: object) -> str:
+    """DeepSeek-V2's device-level balancing loss in one form for both frameworks: the sum
+    over expert groups of a group's summed mean scores times its mean load. MindFormers'
+    _device_load_balancing (moe.py:1831-1859 @ fd4deebc) and MindSpeed-LLM's (router.py:
+    116-147 @ c77308a1) reduce to alpha x G x sum_g P_g x count_g / (kN) alike."""
+    return f"{weight} x group scores x group loads over {groups} expert groups"
+
 
 def fold_single_sequence(cfg: Config) -> None:
     """A per-sequence balancing loss over micro-batches of one sequence is the per-micro-batch

@@ -163,12 +163,12 @@ def write_png(scheds: dict[str, Schedule], title: str, path: str) -> None:
     """The plot to ``path``, written whole and never over a file the run read."""
     import io
 
-    from cfglint.report.output import write_file
+    from cfglint.load.outputs import write_atomic
 
     buf = io.BytesIO()
     fig = figure_for(scheds, title)
     fig.savefig(buf, format=path.rpartition(".")[2].lower() if "." in path else "png", dpi=110)
-    write_file(buf.getvalue(), path, what="plot")
+    write_atomic(path, buf.getvalue(), what="plot")
 
 
 def plot_png(a: Schedule, b: Schedule, path: str, title: str | None = None) -> None:

@@ -1,15 +1,6 @@
-"""Where a run's results go: never into a file the run reads, never half-written.
-
-Every subcommand that writes a file (``-o`` reports of lint and probe, ``lr --plot``) checks
-its target with :func:`check_target` before any work and writes through :func:`write_file`:
-
-* a target that is the same file as an input (by device and inode, so a symbolic or hard
-  link to ``c.yaml`` is ``c.yaml``) is refused: issue 20 saw ``-o c.yaml`` replace the
-  config with its own report;
-* a FIFO, device or socket is refused without opening it (opening a FIFO with no reader
-  blocks forever);
-* the bytes go to a temporary file beside the target that is renamed over it, so a full
-  disk leaves the previous report whole (load/safeio.py, ``atomic_write``).
+"""Where a run's results go: a file under the one output rule of load/outputs.py (never an
+input, never through a link, checked before the work, written atomically), else standard
+output.
 
 Standard output that cannot be written (``> /dev/full``) is one input-error line, exit 2.
 """
@@ -17,123 +8,18 @@ Standard output that cannot be written (``> /dev/full``) is one input-error line
 from __future__ import annotations
 
 import os
-import stat
 import sys
-from collections.abc import Iterable
 from typing import Any
 
-from cfglint.load.safeio import atomic_write, kind_of, was_read
-from cfglint.model.errors import InputError
+from cfglint.load.outputs import write_atomic
+from cfglint.model.errors import InputError, single_line
 from cfglint.model.findings import InputProblem
-
-# argparse destinations that name files or folders a run reads, in every subcommand
-_INPUT_ARGS = ("files", "megatron", "launch", "source", "loss_log", "tokenizer", "config")
-# the destinations that name files a run writes
-OUTPUT_ARGS = ("output", "plot")
-
-
-def named_inputs(args: Any) -> list[str]:
-    """Every path named on the command line as something to read (a dataset prefix with
-    its ``.bin`` and ``.idx``)."""
-    out: list[str] = []
-    for name in _INPUT_ARGS:
-        v = getattr(args, name, None)
-        if isinstance(v, str):
-            out.append(v)
-        elif isinstance(v, list):
-            out.extend(x for x in v if isinstance(x, str))
-    data = getattr(args, "data", None)
-    if isinstance(data, str):
-        out += [data, data + ".bin", data + ".idx"]
-    return [p for p in out if p and p != "-"]
-
-
-def _stat(path: str) -> os.stat_result | None:
-    try:
-        return os.stat(path)
-    except (OSError, ValueError):
-        return None
-
-
-def check_target(output: str, inputs: Iterable[str] = (), *, what: str = "report") -> None:
-    """Refuse (one :class:`InputError`) an output that is not a regular file, that resolves
-    to one of ``inputs`` or to any file this run has read, or whose folder does not exist."""
-    try:
-        st = os.stat(output)
-    except FileNotFoundError:
-        folder = os.path.dirname(os.path.realpath(output)) or "."
-        if not os.path.isdir(folder):
-            raise InputError(output, f"cannot write the {what}: no such folder") from None
-        return
-    except OSError as exc:
-        raise InputError(output, f"cannot write the {what}: {exc.strerror or exc}") from None
-    except ValueError:
-        raise InputError(output, f"is not a valid path for the {what}") from None
-    if not stat.S_ISREG(st.st_mode):
-        raise InputError(
-            output, f"is {kind_of(st.st_mode)}; the {what} is written to a regular file only"
-        )
-    for p in inputs:
-        other = _stat(p)
-        if other is not None and (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino):
-            raise InputError(output, _same_file(what, p, output))
-    if was_read(st):
-        raise InputError(output, _same_file(what, None, output))
-
-
-def _same_file(what: str, name: str | None, output: str) -> str:
-    which = f" ({name})" if name and name != output else ""
-    return (
-        f"is an input of this run{which}; writing the {what} there would replace it: "
-        "give another file"
-    )
-
-
-def _walked_by(target: str, inputs: list[str]) -> str | None:
-    """The named folder whose walk would read an existing ``target`` (a config or script
-    name under it, or a Python file under a --source folder), if any."""
-    from cfglint.load.walk import WALK_EXT
-
-    if not os.path.isfile(target) or not target.lower().endswith((*WALK_EXT, ".py")):
-        return None
-    real = os.path.realpath(target)
-    for p in inputs:
-        if os.path.isdir(p):
-            top = os.path.realpath(p).rstrip(os.sep) + os.sep
-            if real.startswith(top):
-                return p
-    return None
-
-
-def check_targets(args: Any) -> None:
-    """Before any work: each output of this command line against its named inputs (and
-    the files a named folder's walk would read)."""
-    inputs = named_inputs(args)
-    for name in OUTPUT_ARGS:
-        target = getattr(args, name, None)
-        if isinstance(target, str) and target:
-            what = "plot" if name == "plot" else "report"
-            check_target(target, inputs, what=what)
-            folder = _walked_by(target, inputs)
-            if folder is not None:
-                raise InputError(target, _same_file(what, folder, target))
-
-
-def write_file(data: str | bytes, output: str, *, what: str = "report") -> None:
-    """Write ``data`` to ``output`` atomically, after checking it again against every file
-    the run has read (a folder lint learns its inputs while it runs)."""
-    check_target(output, what=what)
-    raw = data.encode("utf-8") if isinstance(data, str) else data
-    try:
-        atomic_write(output, raw)
-    except OSError as exc:
-        raise InputError(output, f"cannot write the {what}: {exc.strerror or exc}") from None
 
 
 def write_report(text: str, output: str | None) -> None:
     """The report to ``output`` (--output), else to standard output."""
     if output:
-        write_file(text, output)
+        write_atomic(output, text)
         return
     try:
         sys.stdout.write(text)
@@ -216,7 +102,7 @@ def stdout_failing(exc: OSError) -> InputError | None:
 
 
 def _line(e: InputProblem) -> str:
-    return f"{e.path}:{e.line}: {e.message}" if e.line else f"{e.path}: {e.message}"
+    return single_line(f"{e.path}:{e.line}: {e.message}" if e.line else f"{e.path}: {e.message}")
 
 
 def error_lines(errors: list[InputProblem], verbose: bool = False) -> list[str]:

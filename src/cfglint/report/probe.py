@@ -126,9 +126,9 @@ def plot(result: Any, path: str, names: tuple[str, str]) -> None:
     fig.tight_layout()
     import io
 
-    from cfglint.report.output import write_file
+    from cfglint.load.outputs import write_atomic
 
     buf = io.BytesIO()
     fig.savefig(buf, format=path.rpartition(".")[2].lower() if "." in path else "png", dpi=90)
     plt.close(fig)
-    write_file(buf.getvalue(), path, what="plot")
+    write_atomic(path, buf.getvalue(), what="plot")

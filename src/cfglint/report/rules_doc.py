@@ -1,4 +1,4 @@
-"""The rule reference as Markdown: docs/rules.md and the README's tables."""
+"""The rule reference as Markdown: docs/rules.md and the tables of docs/rule-index.md."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def rules_page(rules: Any) -> str:
 
 
 def rules_markdown(rules: Any) -> str:
-    """The rule reference for the README, one table per checklist section."""
+    """The rule index (docs/rule-index.md), one table per checklist section."""
     out: list[str] = []
     section = None
     for r in sorted(rules, key=lambda r: (SECTION_ORDER.index(r.row.split(".")[0]), r.id)):

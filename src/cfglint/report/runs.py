@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from cfglint.evidence.runs.judge import BAD
 from cfglint.model.findings import Report
 
 VERDICT_COLOR = {
@@ -19,7 +20,66 @@ VERDICT_COLOR = {
     "differ": "1;33",
     "departs": "1;31",
     "offset": "1;33",
+    "parts": "1;33",
 }
+# verdicts that call for a look without failing the comparison (BAD: those that fail it)
+WATCH = {"offset", "parts", "unknown"}
+# each row's short name and its verdicts in words, for a title read at a glance
+SHORT = {
+    "standard.first_loss": "first loss",
+    "standard.mean_loss": "mean loss",
+    "standard.global_norm": "global norm",
+    "lr0.forward": "lr=0 forward",
+    "lr0.backward": "lr=0 backward",
+    "benchmark.band": "band",
+    "drift": "drift",
+    "divergence": "divergence",
+    "late_gap": "late gap",
+    "lr.logged": "learning rates",
+}
+WORDS = {
+    "pass": "ok",
+    "fail": "FAILS",
+    "noise": "noise only",
+    "offset": "small one-sided offset",
+    "drift": "DRIFTS",
+    "none": "none",
+    "diverges": "DIVERGES",
+    "departs": "DEPARTS",
+    "parts": "parts (within the lr=0 limit)",
+    "inside": "inside",
+    "outside": "OUTSIDE",
+    "unknown": "unknown",
+    "differ": "DIFFER",
+    "not applicable": "n/a",
+}
+
+
+def headline(report: Any) -> tuple[str, str]:
+    """The verdict in words, and every row's state: a picture's title."""
+    failing = [r for r in report.rows if r.verdict in BAD]
+    if failing:
+        head = "The runs do not match: " + ", ".join(_state(r, report) for r in failing[:3])
+    elif any(r.verdict in WATCH for r in report.rows if r.row != "benchmark.band"):
+        head = "No failure within the limits used; look at: " + ", ".join(
+            _state(r, report)
+            for r in report.rows
+            if r.verdict in WATCH and r.row != "benchmark.band"
+        )
+    else:
+        head = "The runs match within the limits used"
+    if report.band.get("runs", 1) <= 1:
+        head += " (band unknown: no baseline run)"
+    states = " · ".join(_state(r, report) for r in report.rows)
+    return head, states
+
+
+def _state(row: Any, report: Any) -> str:
+    name = SHORT.get(row.row, row.title)
+    words = WORDS.get(row.verdict, row.verdict)
+    if row.row == "divergence" and report.divergence_step is not None:
+        words += f" at step {report.divergence_step}"
+    return f"{name} {words}"
 
 
 def logs_json(report: Any) -> dict[str, Any]:
@@ -57,7 +117,13 @@ def render_text(report: Any, color: bool = False) -> str:
         f"({src.get('mindformers', 'text log')}, {st['mindformers']} steps) against Megatron "
         f"{os.path.basename(report.inputs['megatron'])} ({src.get('megatron', 'text log')}, "
         f"{st['megatron']} steps): {st['common']} common steps, {st['first']}-{st['last']}",
-        f"benchmark band: +/-{band['half_width_median']:.3g} from {band['source']}",
+        (
+            f"benchmark band: +/-{band['half_width_median']:.3g} from {band['source']}"
+            if "lr0_limit" not in band
+            else "benchmark band: unknown (no --baseline); used instead: the float-noise limit "
+            f"+/-{band['float_noise_limit']:.3g} and the lr = 0 forward limit "
+            f"+/-{band['lr0_limit']:.3g}"
+        ),
     ]
     for b in report.inputs.get("baselines", []):
         lines.append(f"  baseline: {b}")

@@ -13,9 +13,13 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import textwrap
+import warnings
 from typing import Any
 
 import numpy as np
+
+from cfglint.load.outputs import write_atomic
 
 BUCKETS = 2000
 COLORS = {
@@ -56,6 +60,21 @@ def thin(x: np.ndarray, y: np.ndarray, buckets: int = BUCKETS) -> tuple[np.ndarr
     return np.asarray(xs), np.asarray(ys, dtype=np.float64)
 
 
+def envelope_of(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each bucket's first step, minimum and maximum (all samples when there are few)."""
+    y = np.asarray(y, dtype=np.float64)
+    edges = thin_index(x.size)
+    if edges.size == x.size + 1:
+        return x, y, y
+    lo_i, hi_i = edges[:-1], edges[1:]
+    fin = np.where(np.isfinite(y), y, np.nan)
+    with warnings.catch_warnings():  # an all-NaN bucket is a gap, not a warning
+        warnings.simplefilter("ignore", RuntimeWarning)
+        lo = np.array([np.nanmin(fin[a:b]) for a, b in zip(lo_i, hi_i, strict=True)])
+        hi = np.array([np.nanmax(fin[a:b]) for a, b in zip(lo_i, hi_i, strict=True)])
+    return x[lo_i], lo, hi
+
+
 def panels(judged: Any) -> list[dict[str, Any]]:
     """The panels both formats draw: title, series (name, colour, x, y, dashed) and an
     optional band."""
@@ -73,11 +92,18 @@ def panels(judged: Any) -> list[dict[str, Any]]:
             _series(f"baseline {os.path.basename(log.path)}", colors[k % len(colors)], x, curve)
         )
     out.append({"title": "loss", "series": loss})
-    diff = [
-        _series("MindFormers - Megatron", "mindformers", x, p.diff, width=0.8),
-        _series("running mean", "smooth", x, judged.smooth, width=1.6),
-    ]
-    for k, (log, curve) in enumerate(judged.baselines):
+    # a long noisy difference thinned to min/max is drawn as its envelope (a zigzag line
+    # between them would cover the band in a solid block)
+    raw = _series("MindFormers - Megatron", "mindformers", x, p.diff, width=0.8)
+    envelope = None
+    if x.size > 2 * BUCKETS:
+        ex, elo, ehi = envelope_of(x, p.diff)
+        envelope = {"x": ex, "lo": elo, "hi": ehi, "name": "MindFormers - Megatron (range)"}
+    diff = [] if envelope else [raw]
+    diff.append(_series("running mean", "smooth", x, judged.smooth, width=1.6))
+    # thinned, each baseline's difference would be one more solid block: the band is
+    # their envelope already
+    for k, (log, curve) in enumerate([] if envelope else judged.baselines):
         colors = COLORS["baselines"]
         lb = p.series("b", "loss")
         diff.append(
@@ -89,13 +115,28 @@ def panels(judged: Any) -> list[dict[str, Any]]:
                 width=0.6,
             )
         )
-    bx, blo = thin(x, -judged.band)
-    _, bhi = thin(x, judged.band)
+    known = bool(judged.baselines)
+    bx, _, bhi = envelope_of(x, judged.band)
+    band_name = "benchmark band" if known else "float-noise limit (band unknown)"
+    limit = getattr(judged, "limit", None)
+    if not known and limit is not None:
+        lx, _, lhi = envelope_of(x, limit)
+        diff.append(
+            {
+                "name": "lr=0 forward limit",
+                "color": "#7f7f7f",
+                "x": np.concatenate([lx, [np.nan], lx]),
+                "y": np.concatenate([lhi, [np.nan], -lhi]),
+                "width": 0.9,
+                "dashed": True,
+            }
+        )
     out.append(
         {
-            "title": "loss difference, benchmark band",
+            "title": f"loss difference (MindFormers - Megatron), {band_name}",
             "series": diff,
-            "band": {"x": bx, "lo": blo, "hi": bhi} if bx.size == bhi.size else None,
+            "band": {"x": bx, "lo": -bhi, "hi": bhi, "name": band_name},
+            "envelope": envelope,
             "zero": True,
         }
     )
@@ -131,15 +172,14 @@ def _series(
 
 
 def _title(judged: Any) -> str:
+    """The verdict in words, then the two logs, then every row's state."""
+    from cfglint.report.runs import headline
+
     r = judged.report
-    verdicts = ", ".join(
-        f"{row.row} {row.verdict}"
-        for row in r.rows
-        if row.row in ("drift", "divergence", "late_gap", "benchmark.band")
-    )
+    head, states = headline(r)
     return (
-        f"{os.path.basename(r.inputs['mindformers'])} vs "
-        f"{os.path.basename(r.inputs['megatron'])}: {verdicts}"
+        f"{head}\n{os.path.basename(r.inputs['mindformers'])} (MindFormers) vs "
+        f"{os.path.basename(r.inputs['megatron'])} (Megatron)\n{states}"
     )
 
 
@@ -161,17 +201,30 @@ def write_png(judged: Any, path: str) -> None:
     )
     div = judged.report.divergence_step
     for ax, panel in zip(np.atleast_1d(axes), ps, strict=True):
-        band = panel.get("band")
+        env, band = panel.get("envelope"), panel.get("band")
         if band is not None:
             ax.fill_between(
                 band["x"],
                 band["lo"],
                 band["hi"],
                 color=COLORS["band"],
-                alpha=0.6,
+                alpha=0.55,
                 lw=0,
-                label="benchmark band",
+                label=band["name"],
             )
+        if env is not None:  # see-through over the band
+            ax.fill_between(
+                env["x"],
+                env["lo"],
+                env["hi"],
+                color=COLORS["mindformers"],
+                alpha=0.3,
+                lw=0,
+                label=env["name"],
+            )
+        if band is not None:  # its edges on top: visible at any length
+            for edge in (band["lo"], band["hi"]):
+                ax.plot(band["x"], edge, color="#3182bd", lw=0.7)
         if panel.get("zero"):
             ax.axhline(0, color="#888", lw=0.6)
         for s in panel["series"]:
@@ -187,22 +240,31 @@ def write_png(judged: Any, path: str) -> None:
             ax.axvline(div, color="#ff7f0e", lw=1.4, ls=":", label=f"divergence, step {div}")
         ax.set_title(panel["title"], fontsize=10, loc="left")
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, loc="upper right")
-    np.atleast_1d(axes)[-1].set_xlabel("step")
-    fig.suptitle(_title(judged), fontsize=10)
+        ax.legend(fontsize=7, loc="best" if panel.get("zero") else "upper right")
+    from matplotlib.ticker import FuncFormatter
+
+    last = np.atleast_1d(axes)[-1]
+    last.set_xlabel("step")
+    last.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:,.0f}"))
+    title = _title(judged)
+    head, rest = title.split("\n", 1)
+    bad = any(r.verdict in _bad() for r in judged.report.rows)
+    fig.suptitle(
+        head + "\n" + "\n".join(textwrap.wrap(rest.replace("\n", " — "), 150)),
+        fontsize=9,
+        color="#b00" if bad else "#222",
+    )
     fig.tight_layout()
-    _atomic(path, lambda tmp: fig.savefig(tmp, dpi=110, format="png"))
-    plt.close(fig)
-
-
-def _atomic(path: str, write: Any) -> None:
-    tmp = os.path.join(os.path.dirname(os.path.abspath(path)), f".{os.path.basename(path)}.tmp")
     try:
-        write(tmp)
-        os.replace(tmp, path)
+        write_atomic(path, lambda fh: fig.savefig(fh, dpi=110, format="png"), what="plot")
     finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        plt.close(fig)
+
+
+def _bad() -> set[str]:
+    from cfglint.evidence.runs.judge import BAD
+
+    return BAD
 
 
 # -- HTML -----------------------------------------------------------------------------------
@@ -213,14 +275,27 @@ def _nums(a: np.ndarray) -> list[float | None]:
 def html_data(judged: Any) -> dict[str, Any]:
     ps = []
     for panel in panels(judged):
-        band = panel.get("band")
+        band, env = panel.get("band"), panel.get("envelope")
         ps.append(
             {
                 "title": panel["title"],
                 "zero": bool(panel.get("zero")),
                 "band": None
                 if band is None
-                else {"x": _nums(band["x"]), "lo": _nums(band["lo"]), "hi": _nums(band["hi"])},
+                else {
+                    "x": _nums(band["x"]),
+                    "lo": _nums(band["lo"]),
+                    "hi": _nums(band["hi"]),
+                    "name": band["name"],
+                },
+                "envelope": None
+                if env is None
+                else {
+                    "x": _nums(env["x"]),
+                    "lo": _nums(env["lo"]),
+                    "hi": _nums(env["hi"]),
+                    "name": env["name"],
+                },
                 "series": [
                     {
                         "name": s["name"],
@@ -235,10 +310,14 @@ def html_data(judged: Any) -> dict[str, Any]:
             }
         )
     r = judged.report
+    from cfglint.report.runs import WATCH
+
     return {
         "title": _title(judged),
         "divergence": r.divergence_step,
-        "rows": [{"row": x.row, "verdict": x.verdict, "detail": x.detail} for x in r.rows],
+        "bad": sorted(_bad()),
+        "watch": sorted(WATCH),
+        "rows": [{"row": x.title, "verdict": x.verdict, "detail": x.detail} for x in r.rows],
         "panels": ps,
     }
 
@@ -252,11 +331,7 @@ def write_html(judged: Any, path: str) -> None:
     page = template.replace("__DATA__", data.replace("</", "<\\/"))
     page = page.replace("__TITLE__", _escape(_title(judged)))
 
-    def write(tmp: str) -> None:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(page)
-
-    _atomic(path, write)
+    write_atomic(path, page, what="plot")
 
 
 def _escape(s: str) -> str:

@@ -7,6 +7,7 @@ import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 from cfglint import DISTRIBUTION, HOMEPAGE, __version__
 from cfglint.check.schema import Rule
@@ -33,7 +34,9 @@ def artifact(path: str, root: Path) -> dict[str, Any]:
         rel = p.relative_to(root)
     except ValueError:
         return {"uri": p.as_uri()}
-    return {"uri": rel.as_posix(), "uriBaseId": "%SRCROOT%"}
+    # RFC 3986: a space, "%", non-ASCII and a ":" in a first segment ("a:b.yaml" reads as
+    # the scheme "a:") are percent-encoded (UTF-8 bytes), as Path.as_uri does for the rest
+    return {"uri": quote(rel.as_posix(), safe="/"), "uriBaseId": "%SRCROOT%"}
 
 
 def physical(
@@ -41,8 +44,14 @@ def physical(
 ) -> dict[str, Any]:
     out: dict[str, Any] = {"artifactLocation": artifact(loc.path if loc else path, root)}
     start = loc.line if loc else line
+    if loc is None and not start:
+        # a notification about a whole file (not a result): no line to name
+        return out
     if not start or (loc is not None and loc.anchor):
-        # a default is written nowhere: the file, with no region (not a made-up line 1)
+        # a default is written nowhere: the result points at where the setting would go,
+        # the file's first line (its anchor), and underlines nothing. GitHub code scanning
+        # rejects a result without region.startLine (the SARIF multitool's GitHub rules)
+        out["region"] = {"startLine": max(start or 1, 1)}
         return out
     region: dict[str, Any] = {"startLine": start}
     if loc is not None and not loc.anchor:

@@ -66,7 +66,7 @@ def first_loss(rule: Rule, ctx: Context) -> list[Finding]:
     a, b, steps = pair
     step = steps[0]
     x, y = a.loss[step], b.loss[step]
-    err, rel = abs(x - y), abs(x - y) / max(abs(y), 1e-12)
+    err, rel = std.first_loss_error(x, y)
     if std.first_loss_ok(err, rel):
         return []
     detail = (
@@ -89,10 +89,7 @@ def mean_loss(rule: Rule, ctx: Context) -> list[Finding]:
     if pair is None:
         return []
     a, b, steps = pair
-    abs_err = sum(abs(a.loss[s] - b.loss[s]) for s in steps) / len(steps)
-    rel_err = sum(abs(a.loss[s] - b.loss[s]) / max(abs(b.loss[s]), 1e-12) for s in steps) / len(
-        steps
-    )
+    abs_err, rel_err = std.mean_loss_error([a.loss[s] for s in steps], [b.loss[s] for s in steps])
     if std.mean_loss_ok(abs_err, rel_err):
         return []
     worst = max(steps, key=lambda s: abs(a.loss[s] - b.loss[s]))
@@ -120,9 +117,7 @@ def global_norm(rule: Rule, ctx: Context) -> list[Finding]:
     if pair is None:
         return []
     a, b, steps = pair
-    rel = sum(
-        abs(a.grad_norm[s] - b.grad_norm[s]) / max(abs(b.grad_norm[s]), 1e-12) for s in steps
-    ) / len(steps)
+    rel = std.global_norm_error([a.grad_norm[s] for s in steps], [b.grad_norm[s] for s in steps])
     if std.global_norm_ok(rel):
         return []
     mean_a = sum(a.grad_norm[s] for s in steps) / len(steps)

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from cfglint.evidence.probe.protocol import RunResult, load_npz
+from cfglint.model import standard as std
 
 CONFIRM_MULTIPLE = 10.0  # an effect this many floors above the floor is confirmed
 F32_EPS = float(np.finfo(np.float32).eps)
@@ -26,15 +27,14 @@ def compare(a: RunResult, b: RunResult, mode: str, upd: tuple[str, str] | None =
     """a against b (b is the reference). ``upd``: the two saved update files to compare."""
     ca, cb = a.curves[mode], b.curves[mode]
     n = min(len(ca.loss), len(cb.loss))
+    first_abs, first_rel = std.first_loss_error(ca.loss[0], cb.loss[0])
+    mean_abs, mean_rel = std.mean_loss_error(ca.loss[:n], cb.loss[:n])
     out: dict[str, Any] = {
-        "first_loss_abs": abs(ca.loss[0] - cb.loss[0]),
-        "mean_loss_abs": sum(abs(ca.loss[i] - cb.loss[i]) for i in range(n)) / n,
-        "mean_loss_rel": sum(abs(ca.loss[i] - cb.loss[i]) / abs(cb.loss[i]) for i in range(n)) / n,
-        "first_loss_rel": abs(ca.loss[0] - cb.loss[0]) / abs(cb.loss[0]),
-        "global_norm_rel": sum(
-            abs(ca.grad_norm[i] - cb.grad_norm[i]) / max(cb.grad_norm[i], 1e-30) for i in range(n)
-        )
-        / n,
+        "first_loss_abs": first_abs,
+        "mean_loss_abs": mean_abs,
+        "mean_loss_rel": mean_rel,
+        "first_loss_rel": first_rel,
+        "global_norm_rel": std.global_norm_error(ca.grad_norm[:n], cb.grad_norm[:n]),
     }
     by_weight = {
         k: abs(a.local_norms[k] - vb) / max(vb, 1e-30)

@@ -78,6 +78,24 @@ MAX_TOPK = 2
 MAX_EXPERTS = 8
 MAX_DENSE = 2
 HIDDEN = 64
+# The widest FFN the probe builds, as a multiple of its hidden size. Real models run 2.5x to
+# 8x (expert FFNs less); a config beyond this keeps the probe small instead of following it
+# (issue 32: FFN 1e8 allocated 3.9 GB, 1e12 asked for 7 TiB).
+MAX_FFN_RATIO = 16
+
+
+def probe_ffn(ffn: int, hidden: int, notes: list[str], what: str = "ffn_hidden_size") -> int:
+    """The probe's FFN width for a config's ``ffn`` at ``hidden``: the same ratio to the
+    probe's hidden size, at most MAX_FFN_RATIO (said in ``notes`` when capped). Integers
+    are compared before any division, so a 400-digit value cannot overflow a float."""
+    if ffn > hidden * MAX_FFN_RATIO:
+        notes.append(
+            f"{what} is more than {MAX_FFN_RATIO}x the hidden size ({hidden}): the probe "
+            f"uses {MAX_FFN_RATIO}x"
+        )
+        ffn = hidden * MAX_FFN_RATIO
+    return max(8, 2 * round(HIDDEN * ffn / hidden / 2))
+
 
 LOSS_TYPES = ("aux_loss", "seq_aux_loss", "global_aux_loss", "none")
 # MindFormers' mcore load-balancing types: at the probe's size (one micro-batch of one
@@ -356,7 +374,7 @@ def shrink_moe(
         f = _val(ref, dotted)
         if not isinstance(f, int) or isinstance(f, bool) or f <= 0 or not hidden:
             return 0
-        return max(8, 2 * round(HIDDEN * f / hidden / 2))
+        return probe_ffn(f, hidden, notes, dotted.split(".")[-1])
 
     ffn = width("moe.expert_ffn_size")
     if not ffn:

@@ -38,6 +38,7 @@ from cfglint.evidence.probe.protocol import (
     Run,
     RunResult,
     SideResult,
+    job_timeout,
     load_npz,
     lr_for,
     main_guard,
@@ -541,7 +542,8 @@ def optimizer_check(run: Run, job_dir: str, model: Model, opt: Adam) -> dict[str
     """The shared step-1 gradients through this spec's optimizer once, from the shared
     start (the compiled cells of the run are reused: no second compile)."""
     spec = run.spec
-    wait_for(os.path.join(job_dir, run.check_grads), job_dir)  # torch's, written beside us
+    # torch's, written beside us once its runs have trained
+    wait_for(os.path.join(job_dir, run.check_grads), job_dir, job_timeout(run.steps))
     # the shared gradients where this spec has the weight, zero where only it has one
     grads_c = conform(load_npz(os.path.join(job_dir, run.check_grads)), spec)
     start_c = load_npz(os.path.join(job_dir, run.canonical_weights))

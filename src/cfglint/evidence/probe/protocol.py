@@ -105,7 +105,19 @@ def save_npz(path: str, arrays: dict[str, np.ndarray]) -> None:
     os.replace(tmp, path)
 
 
-def wait_for(path: str, job_dir: str, timeout: float = 540.0) -> None:
+# A job's time limit: an allowance for starting and compiling, and time for each trained
+# step of each run. A fixed 540 s killed a 300-step --log-dir run on a loaded machine; the
+# probe's small model trains a step well under a second, and a shared machine stretches that.
+JOB_BASE_S = 540.0
+JOB_PER_STEP_S = 2.0
+
+
+def job_timeout(steps: int, runs: int = 1) -> float:
+    """Seconds a job of ``runs`` runs of ``steps`` steps each may take."""
+    return JOB_BASE_S + JOB_PER_STEP_S * max(0, steps) * max(1, runs)
+
+
+def wait_for(path: str, job_dir: str, timeout: float = JOB_BASE_S) -> None:
     """Block until the other process has written ``path``. The MindSpore worker starts
     beside torch and needs torch's step-1 gradients only for its optimizer check, so it
     compiles and trains first and waits here, if at all, at the end."""

@@ -30,7 +30,7 @@ from cfglint.evidence.probe.measure import (
     round_to,
 )
 from cfglint.evidence.probe.plan import Confirmation, plain, plan, same_math
-from cfglint.evidence.probe.protocol import PROBE_LR, Job, Run, RunResult
+from cfglint.evidence.probe.protocol import PROBE_LR, Job, Run, RunResult, job_timeout
 from cfglint.evidence.probe.spec import (
     DTYPES,
     MAX_LOG_STEPS,
@@ -202,6 +202,7 @@ class Probe:
         self.start_mg = self._init(mg)
         self.files: dict[tuple[str, ...], str] = {}
         self.workers: dict[str, Worker] = {}
+        self.sent: dict[str, int] = {}  # runs in the job last sent on each channel
         self.devices: dict[str, str] = {}
         self.timings: list[str] = []
         self.measurements: list[dict[str, Any]] = []
@@ -267,10 +268,13 @@ class Probe:
 
     def send(self, framework: str, runs: list[Run]) -> int:
         self.say(f"{framework}: {', '.join(r.id for r in runs)} ({self.steps} steps each)")
+        self.sent[framework] = len(runs)
         return self.worker(framework).send(Job(device=self.device, runs=runs))
 
     def collect(self, channel: str, n: int) -> dict[str, RunResult]:
-        res = self.worker(channel).wait(n, timeout=540)
+        res = self.worker(channel).wait(
+            n, timeout=job_timeout(self.steps, self.sent.get(channel, 1))
+        )
         framework = res.framework
         if res.error:
             if "was requested but" in res.error:
@@ -728,6 +732,70 @@ def mf_dialect(cfg: Config) -> str:
 MODEL_KNOBS = ("structure.hidden_size", "structure.num_layers", "structure.num_heads")
 
 
+# A dense transformer holds about 12 * layers * hidden**2 parameters. Beyond 1e13 (five
+# times the largest models trained, counting every expert) no job starts: the weights
+# alone would be 20 TB in bf16.
+MAX_PARAMS = 1e13
+
+
+def _set_int(cfg: Config, dotted: str) -> int | None:
+    v = cfg.get(dotted)
+    if v is None or not v.known or isinstance(v.value, bool) or not isinstance(v.value, int):
+        return None
+    return int(v.value)
+
+
+def check_startable(cfg: Config) -> None:
+    """A config its framework refuses, or that no machine could hold, is said to be such
+    (one line) instead of being probed at the probe's own shapes as if it ran (issue 32:
+    hidden 1e6, heads 0 and seq_length 0 all ran)."""
+    why = _not_positive(cfg) or _heads_refused(cfg) or _too_large(cfg)
+    if why is not None:
+        raise InputError(cfg.path, f"the probe does not run this {cfg.side} config: {why}")
+
+
+def _not_positive(cfg: Config) -> str | None:
+    for dotted in (
+        "structure.hidden_size",
+        "structure.num_heads",
+        "structure.num_layers",
+        "structure.seq_length",
+    ):
+        value = _set_int(cfg, dotted)
+        if value is not None and value <= 0:
+            return f"{dotted.split('.')[-1]} is {value}: the job cannot build a model or a batch"
+    return None
+
+
+def _heads_refused(cfg: Config) -> str | None:
+    """Megatron's validate_args (megatron/training/arguments.py): with --kv-channels unset,
+    ``assert args.hidden_size % args.num_attention_heads == 0``."""
+    hidden = _set_int(cfg, "structure.hidden_size")
+    heads = _set_int(cfg, "structure.num_heads")
+    kv = cfg.get("structure.head_dim")
+    kv_given = kv is not None and kv.known and kv.origin.value == "file"
+    if cfg.side != "megatron" or kv_given or not (hidden and heads and hidden > 0 and heads > 0):
+        return None
+    if hidden % heads == 0:
+        return None
+    return (
+        f"hidden_size {hidden} is not a multiple of num_attention_heads {heads} (and "
+        "--kv-channels is not given): Megatron's argument check refuses it"
+    )
+
+
+def _too_large(cfg: Config) -> str | None:
+    hidden = _set_int(cfg, "structure.hidden_size") or 0
+    layers = _set_int(cfg, "structure.num_layers") or 0
+    params = 12 * min(layers, 10**6) * float(min(hidden, 10**100)) ** 2
+    if params <= MAX_PARAMS:
+        return None
+    return (
+        f"hidden_size {hidden} with {layers} layers is about {params:.1e} parameters "
+        f"(over {MAX_PARAMS:.0e}): no job can start with it"
+    )
+
+
 def check_has_model(cfg: Config) -> None:
     """A side with no model settings at all (a MindFormers YAML without ``model:``) would
     be compared as the other side's model: an input error, not a pass."""
@@ -780,6 +848,8 @@ def probe(
     check_request(steps, device, fw, log_run)
     check_has_model(mf)
     check_has_model(mg)
+    check_startable(mf)
+    check_startable(mg)
     pair = pair_specs(mf, mg, steps, wd_scope_from(findings))
     say = progress or (lambda _msg: None)
     with tempfile.TemporaryDirectory(prefix="cfglint-probe-") as tmp:

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from cfglint.evidence.probe.moe import moe_values, shrink_groups, shrink_moe
+from cfglint.evidence.probe.moe import moe_values, probe_ffn, shrink_groups, shrink_moe
 from cfglint.model.config import Config
 
 Dtype = Literal["float32", "bfloat16", "float16"]
@@ -504,7 +504,7 @@ def shrink_shapes(
     hidden = _int(ref, "structure.hidden_size") or _int(mf, "structure.hidden_size")
     ffn = _int(ref, "structure.ffn_hidden_size") or _int(mf, "structure.ffn_hidden_size")
     if hidden and ffn:
-        n_ffn = max(8, 2 * round(HIDDEN * ffn / hidden / 2))
+        n_ffn = probe_ffn(ffn, hidden, notes)
     else:
         n_ffn = 4 * HIDDEN
         notes.append("ffn hidden size unknown: the probe uses 4 x hidden")

@@ -27,6 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from cfglint.load.outputs import write_atomic
+
 MODES = {"cfg": "", "zero": "_lr0"}
 # decimals of MindFormers' loss print (v1.7.0, callback.py:532@8ccc49b3)
 MF_LOSS_DECIMALS = 6
@@ -34,8 +36,16 @@ CLOCK = datetime(2026, 1, 1)
 
 
 def write_logs(result: Any, log_dir: str) -> list[str]:
-    """Write the four logs atomically; returns their paths."""
-    os.makedirs(log_dir, exist_ok=True)
+    """Write the four logs under the output rule (load/outputs.py: checked before the probe
+    ran, written atomically, never over an input or through a link); returns their paths."""
+    from cfglint.load.outputs import check_folder
+    from cfglint.model.errors import InputError
+
+    check_folder(log_dir)
+    try:
+        os.makedirs(log_dir, exist_ok=True)
+    except OSError as exc:
+        raise InputError(log_dir, f"cannot create the --log-dir folder: {exc.strerror}") from None
     runs = result.side_runs
     mg_run, mg_spec = runs["megatron"]
     mf_run, mf_spec, mf_framework = runs["mindformers"]
@@ -48,16 +58,9 @@ def write_logs(result: Any, log_dir: str) -> list[str]:
             ("megatron", megatron_log(mg_run.curves[mode], mg_spec, mode)),
         ):
             path = os.path.join(log_dir, f"{name}{suffix}.log")
-            _write(path, text)
+            write_atomic(path, text, what="probe log")
             written.append(path)
     return written
-
-
-def _write(path: str, text: str) -> None:
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
 
 
 def _printed_lr(spec: Any, mode: str, step: int) -> float:

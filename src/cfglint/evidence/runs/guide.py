@@ -31,6 +31,18 @@ DATA_AND_OVERFLOW = (
 )
 LR = ("optimizer.lr", "optimizer.lr_warmup", "optimizer.train_steps", "optimizer.global_batch_size")
 
+# What differs from the first update (the guide's Stage 1 and 2 prerequisites of a long
+# run): dropout and the model structure ("turn off the randomness parameter ... it is
+# recommended that both sides be closed"), the initial weights ("parameters such as mean/std
+# in the random distribution need to be checked for consistency") and fixed randomness
+# ("Fixed Randomness and Start Deterministic Computation"). A run that parts from the start
+# or keeps a steady offset carries them.
+EARLY = ("structure.", "weight.", "determinism.")
+EARLY_WHY = (
+    "parting from the first steps: the guide's prerequisites (the same structure and "
+    "dropout, the same initial weights, fixed seeds and deterministic computation)"
+)
+
 # judgement row -> (rows the guide names for it, what the guide says to look at)
 CAUSES: dict[str, tuple[tuple[str, ...], str]] = {
     "late_gap": (

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from cfglint.evidence.scan.engines import Engines
 from cfglint.evidence.scan.model import Arg, FunctionSummary, GroupEvidence, SrcLoc
 from cfglint.evidence.scan.triage import annotation_class
 
@@ -182,6 +183,8 @@ class Frame:
         self.branches: list[str | None] = []
         # tuples of module classes: name -> class names (minGPT's blacklist)
         self.type_tuples: dict[str, list[str]] = {}
+        # names holding an optimizer or a training engine, by the value that made them
+        self.engines = Engines()
 
 
 def annotated_class(node: ast.expr | None) -> str | None:

@@ -169,8 +169,10 @@ class DecayMixin:
             return [site]
         expr = params
         if isinstance(expr, ast.Name):
-            if expr.id in fn.summary.params:
-                # a helper: what its callers pass decides (linked per call)
+            if expr.id in fn.summary.params and expr.id not in fn.assign_all:
+                # a helper: what its callers pass decides (linked per call). A parameter
+                # the helper rebinds first (mindface's create_optimizer: `params =
+                # init_group_params(params, wd)` when filtering) is decided here instead
                 fn.summary.builds = site.model_copy(update={"params_text": expr.id})
                 return []
             values = fn.assign_all.get(expr.id, [])
@@ -188,6 +190,11 @@ class DecayMixin:
                 if len({s.policy for s in out}) > 1:
                     return out
             expr = fn.assigns.get(expr.id, expr)
+            if len(values) == 1 and values[0][1] and expr is values[0][0]:
+                one = self._decay_policy(fn, site, expr, line, qual, framework)
+                if one is not None:
+                    one.detail = f"{one.detail} (when {values[0][1]})"
+                return [one] if one is not None else []
         one = self._decay_policy(fn, site, expr, line, qual, framework)
         return [one] if one is not None else []
 
@@ -261,6 +268,14 @@ def all_params(node: ast.expr) -> bool:
         if dotted(func) in ("list", "filter", "tuple") and node.args and not node.keywords:
             # filter(lambda p: p.requires_grad, model.parameters()) keeps every trainable one
             return all_params(node.args[-1])
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        # list(backbone.parameters()) + list(head.parameters()): every parameter of both
+        return all_params(node.left) and all_params(node.right)
+    if isinstance(node, ast.List) and node.elts:
+        # [*backbone.parameters(), *head.parameters()]
+        return all(isinstance(e, ast.Starred) and all_params(e.value) for e in node.elts)
+    if isinstance(node, ast.Call) and dotted(node.func) in ("itertools.chain", "chain"):
+        return bool(node.args) and all(all_params(a) for a in node.args)
     if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
         if len(node.generators) != 1:
             return False

@@ -500,3 +500,33 @@ CLI_APPS = {"typer.Typer": "command", "typer.main.Typer": "command"}
 # Libraries that serve or generate with a model: a `.step()` or `.generate()` on what they
 # build is inference, never a training step (vLLM's LLMEngine.step(), SGLang's engine).
 INFERENCE_ROOTS = frozenset({"vllm", "sglang", "tensorrt_llm", "lmdeploy"})
+
+# -- training engines, by the value that made them ----------------------------------------
+# A library factory whose result holds objects whose `.step()` applies the update, whatever
+# the variable is called (`model, _, _, _ = deepspeed.initialize(...)`; `model.step()`):
+# qualified name -> positions of the returned tuple that hold such an object (None: the
+# result itself). deepspeed v0.19.5 deepspeed/__init__.py:93 initialize, :261-267 returns
+# (engine, engine.optimizer, training_dataloader, lr_scheduler).
+ENGINE_FACTORIES: dict[str, tuple[int, ...] | None] = {
+    "deepspeed.initialize": (0, 1),
+}
+# Factories that hand back what they were given, wrapped, in the same order: an optimizer
+# handed in comes back an optimizer (accelerate 1.15.0.dev0 commit 16cb6eb8
+# src/accelerate/accelerator.py:1414 prepare, :1557-1578 one result per argument;
+# lightning 2.6.2 Fabric.setup(module, *optimizers) / setup_optimizers(*optimizers)).
+PASS_THROUGH_FACTORIES = frozenset(
+    {
+        "accelerate.Accelerator.prepare",
+        "accelerate.accelerator.Accelerator.prepare",
+        "lightning.Fabric.setup",
+        "lightning.fabric.Fabric.setup",
+        "lightning_fabric.Fabric.setup",
+        "lightning.Fabric.setup_optimizers",
+        "lightning.fabric.Fabric.setup_optimizers",
+        "lightning_fabric.Fabric.setup_optimizers",
+    }
+)
+# Methods of such an object that apply an update: `step()`, and a pipeline engine's
+# `train_batch()` (deepspeed v0.19.5 deepspeed/runtime/pipe/engine.py:341-392: runs a
+# TrainSchedule of forward, backward and optimizer steps).
+ENGINE_UPDATES = frozenset({"step", "train_batch"})

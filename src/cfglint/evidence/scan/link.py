@@ -25,6 +25,7 @@ from cfglint.evidence.scan import known
 from cfglint.evidence.scan.model import (
     Arg,
     CallSite,
+    DecaySite,
     Effect,
     EntryReport,
     FileSummary,
@@ -90,6 +91,8 @@ class _Resolved:
     # in, the name as written there)
     ref: tuple[str, str, str] | None = None
     offset: str = ""  # added to the base seed `value`, as written
+    # a dict literal handed over: its integer entries ((key, value), ...)
+    items: tuple[tuple[str, int], ...] = ()
 
 
 def side_of(frameworks: list[str]) -> Side | None:
@@ -108,6 +111,7 @@ class Linker:
         self._imports: dict[tuple[ImportRef, str], SourceFile | None] = {}
         self._no_training: set[tuple[str, str]] = set()
         self._resolved: dict[tuple[str, str, str], tuple[SourceFile, FunctionSummary] | None] = {}
+        self._object_calls: dict[tuple[str, str, str], list] = {}
         self.last_reached: set[tuple[str, str]] = set()
         self.last_commands: dict[str, CallSite] = {}
         for f in self.files:
@@ -338,12 +342,14 @@ class Linker:
                 found = self.resolve_cached(g, call.target, cur.qualname)
                 if found is None:
                     found = self._launched(g, call, cur.qualname)
-                if found is None:
-                    continue
-                nxt = (found[0].abspath, found[1].qualname)
-                if nxt not in seen:
-                    seen.add(nxt)
-                    queue.append(found)
+                for nxt_fn in [
+                    *([found] if found is not None else []),
+                    *self.object_calls_cached(g, call.target, cur.qualname),
+                ]:
+                    nxt = (nxt_fn[0].abspath, nxt_fn[1].qualname)
+                    if nxt not in seen:
+                        seen.add(nxt)
+                        queue.append(nxt_fn)
         self._no_training |= seen
         return False
 
@@ -359,6 +365,29 @@ class Linker:
         if a is None or a.kind != "ref":
             return None
         return self.resolve(f, a.text, "<module>")
+
+    def object_calls(self, d: Def | None) -> list[tuple[SourceFile, FunctionSummary]]:
+        """What calling an instance of class ``d`` runs, when the project defines it:
+        ``__call__``, or a MindSpore Cell's ``construct`` (Cell.__call__ runs it). An
+        object is made to be called: a loss scaler whose ``__call__`` runs the backward
+        pass and the optimizer step, a TrainOneStepCell-style cell called in the loop.
+        Constructing one counts as reaching them wherever the object is then called (it is
+        the value that is followed, not the name it is later called by)."""
+        if d is None or d.kind != "class":
+            return []
+        for name in ("__call__", "construct"):
+            m = self.method(d, name)
+            if m is not None and m.kind == "func":
+                return [(m.file, m.file.summary.functions[m.name])]
+        return []
+
+    def object_calls_cached(
+        self, f: SourceFile, target: str, scope: str
+    ) -> list[tuple[SourceFile, FunctionSummary]]:
+        key = (f.abspath, target, scope)
+        if key not in self._object_calls:
+            self._object_calls[key] = self.object_calls(self.locate(f, target, scope))
+        return self._object_calls[key]
 
     def resolve_cached(
         self, f: SourceFile, target: str, scope: str
@@ -496,6 +525,7 @@ class _Walk:
                 self._stop(f"{item.target} at {f.display}:{item.loc.line} ({limit})")
                 continue
             d = self.linker.bound(f, fn, item.target, env)
+            self._object_called(f, item, d, via, depth, cond, stack, condition)
             got = self.linker.callable_of(d) if d is not None else None
             if isinstance(got, Def):  # a library: modelled, or nothing to say
                 if self._note_unscanned(f, item.target):
@@ -523,6 +553,36 @@ class _Walk:
                 cond or item.conditional,
                 stack,
                 item.condition or condition,  # the innermost `if` on the way
+            )
+
+    def _object_called(
+        self,
+        f: SourceFile,
+        call: CallSite,
+        d: Def | None,
+        via: list[str],
+        depth: int,
+        cond: bool,
+        stack: tuple[str, ...],
+        condition: str,
+    ) -> None:
+        """An object of the project's own class made here: its ``__call__`` /
+        ``construct`` runs where the object is called. Walked when it trains (a loss
+        scaler's backward and step, a train-one-step cell), so the entry point is one."""
+        for g, callee in self.linker.object_calls(d):
+            key = f"{g.abspath}::{callee.qualname}"
+            if key in stack or not self.linker.reaches_training(g, callee):
+                continue
+            step = f"{call.target}() object, called at {f.display}:{call.loc.line}"
+            self.walk(
+                g,
+                callee,
+                {},
+                [*via, step],
+                depth + 1,
+                cond or call.conditional,
+                stack,
+                call.condition or condition,
             )
 
     def _launch(
@@ -761,6 +821,10 @@ def _eval_base(a: Arg | None, env: dict[str, _Resolved], where: str = "") -> _Re
         if isinstance(v, int) and not isinstance(v, bool):
             return _Resolved(value=v, text=str(v))
         return _Resolved(text=repr(v))
+    if a.kind == "dict":
+        return _Resolved(text="{...}", items=tuple(tuple(i) for i in a.value))
+    if a.kind == "param" and a.key:
+        return _keyed(a, env.get(a.text))
     if a.kind == "param":
         return env.get(a.text, _Resolved(text=a.text))
     if a.kind == "config":
@@ -770,6 +834,17 @@ def _eval_base(a: Arg | None, env: dict[str, _Resolved], where: str = "") -> _Re
     last = a.text.rsplit(".", 1)[-1].lower()
     # args.seed, config.seed, cfg.training.seed: the run's configured seed
     return _Resolved(text=a.text, from_config="." in a.text and "seed" in last)
+
+
+def _keyed(a: Arg, held: _Resolved | None) -> _Resolved:
+    """``config["seed"]`` where the caller handed over ``{"seed": 42, ...}``: 42, located
+    where the dict was written; otherwise the configured value, by name."""
+    text = f'{a.text}["{a.key}"]'
+    if held is not None:
+        for k, v in held.items:
+            if k == a.key:
+                return _Resolved(value=v, text=str(v), loc=held.loc)
+    return _Resolved(text=text, from_config="seed" in a.key.lower())
 
 
 def _bind(
@@ -792,7 +867,7 @@ def _bind(
 
     def ev(a: Arg) -> _Resolved:
         r = _eval(a, env, caller.abspath)
-        if r.value is not None and r.loc is None:
+        if (r.value is not None or r.items) and r.loc is None:
             r = dataclasses.replace(r, loc=here)
         return r
 
@@ -827,7 +902,8 @@ def _common_len(a: str, b: str) -> int:
 
 def _candidates(files: list[SourceFile]) -> list[SourceFile]:
     """Scripts that may be started: a main block, or training statements at top level
-    (nanoGPT's train.py has no main block)."""
+    (nanoGPT's train.py has no main block), or a top level that calls the module's own
+    functions (``train()`` as the last line)."""
     out = []
     for f in files:
         if f.summary.error is not None or is_test_file(f.display):
@@ -835,9 +911,19 @@ def _candidates(files: list[SourceFile]) -> list[SourceFile]:
         if f.abspath.endswith("__init__.py"):
             continue
         top = f.summary.module
-        if f.summary.main is not None or (top is not None and (top.trains or top.gradients)):
+        if f.summary.main is not None or (
+            top is not None and (top.trains or top.gradients or _calls_own(f, top))
+        ):
             out.append(f)
     return out
+
+
+def _calls_own(f: SourceFile, top: FunctionSummary) -> bool:
+    """Does the module's top level call a function or class the module itself defines
+    (a script without a main block whose last line is ``train()``)? Whether that call
+    trains is then decided by following it, like a main block's calls."""
+    own = f.summary.functions.keys() | set(f.summary.classes)
+    return any(c.target.split(".")[0] in own for c in top.calls)
 
 
 def _matches(f: SourceFile, hint: str) -> bool:
@@ -972,9 +1058,65 @@ def link(files: list[SourceFile], hints: list[str]) -> ScanResult:
         for site in f.summary.decays:
             resolved = _resolve_decay(linker, f, site)
             if resolved is not None:
+                resolved = _own_optimizer(linker, f, resolved)
                 result.decays.append(resolved.model_copy(update={"side": side}))
         result.decays.extend(d.model_copy(update={"side": side}) for d in _helper_decays(linker, f))
     return result
+
+
+def _optimizer_class(linker: Linker, f: SourceFile, site: DecaySite) -> Def | None:
+    """The class an optimizer construction names, when the project defines it."""
+    d = linker.locate(f, site.optimizer, site.function)
+    if d is None and "." in site.optimizer:
+        module, _, name = site.optimizer.rpartition(".")
+        m = linker.find_module(module, f)
+        d = linker.lookup(m, [name], 0) if m is not None else None
+    return d if d is not None and d.kind == "class" else None
+
+
+def _own_optimizer(linker: Linker, f: SourceFile, d: SourceDecay) -> SourceDecay:
+    """An optimizer class of the repository's own (moco-v3's LARS, a
+    torch.optim.Optimizer subclass) decays what its ``step()`` decays, not what torch's
+    optimizers would: a shape test there (``if p.ndim > 1``) skips 1-D parameters;
+    without one read, which parameters it decays is not decided. Only a plain parameter
+    list is re-judged: hand-built groups say what they say whoever applies them."""
+    if d.site.policy != "decay_all":
+        return d  # groups built by the caller: they decide, whichever class takes them
+    cls = _optimizer_class(linker, f, d.site)
+    if cls is None:
+        return d
+    step = linker.method(cls, "step")
+    if step is None or step.kind != "func":
+        step = linker.method(cls, "construct")  # a MindSpore Optimizer (a Cell)
+    where = f"{cls.file.display}"
+    site = d.site
+    if step is None or step.kind != "func":
+        reason = (
+            f"{site.optimizer} is the repository's own optimizer ({where}) and its step() "
+            "is not in the scanned code: which parameters it decays is not decided"
+        )
+        update = {"policy": None, "params_text": reason, "detail": reason}
+        return d.model_copy(update={"site": site.model_copy(update=update)})
+    fn = step.file.summary.functions[step.name]
+    g = fn.groups
+    if g is not None and g.shape:
+        ev = g.shape[0]
+        update = {
+            "policy": "exclude_1d",
+            "names": [],
+            "evidence": list(g.shape),
+            "detail": f"{step.name}() decays only the parameters passing `{ev.text}`",
+        }
+        return d.model_copy(
+            update={"site": site.model_copy(update=update), "policy_path": step.file.display}
+        )
+    reason = (
+        f"{site.optimizer} is the repository's own optimizer; its {step.name}() "
+        f"({step.file.display}:{fn.loc.line}) tests no parameter shape or name that cfglint "
+        "reads: which parameters it decays is not decided"
+    )
+    update = {"policy": None, "params_text": reason, "detail": reason}
+    return d.model_copy(update={"site": site.model_copy(update=update)})
 
 
 def _helper_decays(linker: Linker, f: SourceFile) -> list[SourceDecay]:

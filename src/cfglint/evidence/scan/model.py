@@ -22,7 +22,7 @@ from cfglint.model.findings import InputProblem
 from cfglint.model.values import Loc
 
 # Bump when the scanner's output for the same text changes: it is part of the cache key.
-SCANNER_VERSION = "7"
+SCANNER_VERSION = "10"
 
 # Which side of a migration a file belongs to, judged by what it imports.
 Side = Literal["mindformers", "megatron"]
@@ -66,7 +66,8 @@ class Arg(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    kind: Literal["literal", "param", "config", "expr", "default", "instance", "ref"]
+    kind: Literal["literal", "param", "config", "expr", "default", "instance", "ref", "dict"]
+    # dict: the integer entries of a dict literal, as ((key, value), ...)
     value: Any = None
     # the source text (expr), the parameter name (param), the config knob (config), the
     # class of an instance as written (instance: `fabric` after `fabric = L.Fabric()`), or
@@ -74,6 +75,8 @@ class Arg(BaseModel):
     text: str = ""
     # `1337 + fabric.global_rank`: the base is the literal or parameter, this the rest
     offset: str = ""
+    # param: the literal key read from it (`config["seed"]`, `config.get("seed")`)
+    key: str = ""
 
 
 class Effect(BaseModel):

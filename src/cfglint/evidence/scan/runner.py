@@ -19,10 +19,12 @@ from pathlib import Path
 
 from cfglint.evidence.scan.link import SourceFile, is_test_file, link
 from cfglint.evidence.scan.model import SCANNER_VERSION, FileSummary, ScanResult
+from cfglint.evidence.scan.seed_helpers import DATA_KEY
 from cfglint.load.datacache import (
     cache_dir,
     cache_enabled,
     clear_part,
+    is_entry,
     prune_temp,
     read_entry,
     write_entry,
@@ -233,7 +235,7 @@ def _module_files(here: str, level: int, module: str, name: str | None) -> list[
 
 def _key(text: str, deep: bool = True) -> str:
     h = hashlib.sha256()
-    h.update(f"cfglint-scan/{SCANNER_VERSION}/{'deep' if deep else 'graph'}\0".encode())
+    h.update(f"cfglint-scan/{SCANNER_VERSION}/{DATA_KEY}/{'deep' if deep else 'graph'}\0".encode())
     h.update(text.encode("utf-8", "surrogatepass"))
     return h.hexdigest()
 
@@ -482,6 +484,8 @@ class Cache:
                 if not sub.is_dir() or sub.is_symlink():
                     continue
                 for p in sub.iterdir():
+                    if not is_entry(p, "scan"):  # only what cfglint wrote is pruned
+                        continue
                     try:
                         st = p.lstat()
                     except OSError:

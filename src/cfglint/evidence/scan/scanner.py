@@ -220,6 +220,10 @@ class _Visitor(triage.ImportRecorder, SeedingMixin, DropoutMixin, DecayMixin, Ba
         """(as written, fully qualified through absolute imports) of a dotted name."""
         return self.qualify_name(dotted(node))
 
+    def _qualified_call(self, raw: str) -> str | None:
+        """``accelerator.prepare`` -> ``accelerate.Accelerator.prepare``."""
+        return self.qualify_name(self.resolve_call_name(raw))[1]
+
     def qualify_name(self, raw: str | None) -> tuple[str | None, str | None]:
         if raw is None:
             return None, None
@@ -262,10 +266,39 @@ class _Visitor(triage.ImportRecorder, SeedingMixin, DropoutMixin, DecayMixin, Ba
                     return a.model_copy(update={"offset": self.code(rest)})
         if isinstance(node, ast.Name):
             return self._name_arg(node.id, depth, keep_text)
+        keyed = self._keyed_param(node)
+        if keyed is not None:
+            return keyed
+        if isinstance(node, ast.Dict):
+            items = _int_items(node)
+            if items:
+                return Arg(kind="dict", value=items)
         name = dotted(node)
         if name is not None:
             return Arg(kind="expr", text=name if keep_text else _seedish(name))
         return Arg(kind="expr", text=self.code(node) if keep_text else "")
+
+    def _keyed_param(self, node: ast.expr) -> Arg | None:
+        """``config["seed"]`` / ``config.get("seed")`` of a parameter: the caller's dict
+        decides (accelerate's examples: ``training_function(config, args)`` with
+        ``config = {"seed": 42, ...}``)."""
+        holder: ast.expr | None = None
+        key: ast.expr | None = None
+        if isinstance(node, ast.Subscript):
+            holder, key = node.value, node.slice
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "get"
+            and node.args
+        ):
+            holder, key = node.func.value, node.args[0]
+        k = literal(key) if key is not None else NO
+        if not isinstance(holder, ast.Name) or not isinstance(k, str):
+            return None
+        if holder.id in self.cur.summary.params:
+            return Arg(kind="param", text=holder.id, key=k)
+        return None
 
     def _name_arg(self, name: str, depth: int, keep_text: bool) -> Arg:
         fn = self.cur
@@ -281,6 +314,11 @@ class _Visitor(triage.ImportRecorder, SeedingMixin, DropoutMixin, DecayMixin, Ba
         if name not in fn.assigns and (name in self.imports or name in self.defined):
             return Arg(kind="ref", text=name)  # a function or class handed over
         value = fn.assigns.get(name)
+        if isinstance(value, (ast.Subscript, ast.Call, ast.Dict)) and depth < 4:
+            # `seed = int(config["seed"])`; `config = {"seed": 42, ...}`
+            got = self.arg(value, depth + 1, keep_text)
+            if got is not None and (got.key or got.kind == "dict"):
+                return got
         # `seed = seed_ + 100 * rank`: Megatron's per-stage offset; the seed is seed_'s
         if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
             for side in (value.left, value.right):
@@ -502,6 +540,7 @@ class _Visitor(triage.ImportRecorder, SeedingMixin, DropoutMixin, DecayMixin, Ba
     def _assign(self, target: ast.expr, value: ast.expr) -> None:
         fn = self.cur
         line = self.line
+        fn.engines.assign(target, value, self._qualified_call)
         if isinstance(target, ast.Name):
             name = target.id
             fn.assigns[name] = value
@@ -610,8 +649,8 @@ class _Visitor(triage.ImportRecorder, SeedingMixin, DropoutMixin, DecayMixin, Ba
         raw, qual = self.qualify_name(raw)
         fn = self.cur
         self._check_matmul(node, qual, line)
-        if triage.hand_update(node):
-            fn.summary.trains = True  # p.data.add_(p.grad, alpha=-lr)
+        if triage.hand_update(node) or fn.engines.call(node):
+            fn.summary.trains = True  # p.data.add_(p.grad, alpha=-lr); engine.step()
         if raw is None:
             f = node.func
             if isinstance(f, ast.Attribute) and f.attr == "backward":
@@ -859,3 +898,13 @@ _HOOKS: dict[type, _WalkFn] = {
     ast.GeneratorExp: _Visitor.visit_comp,
     ast.DictComp: _Visitor.visit_comp,
 }
+
+
+def _int_items(node: ast.Dict) -> tuple[tuple[str, int], ...]:
+    """The entries of a dict literal whose key is a string and value an integer."""
+    out = []
+    for k, v in zip(node.keys, node.values, strict=True):
+        key, value = literal(k) if k is not None else NO, literal(v)
+        if isinstance(key, str) and isinstance(value, int) and not isinstance(value, bool):
+            out.append((key, value))
+    return tuple(out)

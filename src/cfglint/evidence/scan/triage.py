@@ -23,6 +23,7 @@ import ast
 from typing import Any
 
 from cfglint.evidence.scan import known
+from cfglint.evidence.scan.engines import Engines
 from cfglint.evidence.scan.model import (
     Arg,
     CallSite,
@@ -131,6 +132,7 @@ class _Fn:
         self.conds: list[ast.expr] = []  # enclosing `if` tests, innermost last
         self.dicts: dict[str, ast.Dict] = {}  # name -> a dict literal assigned to it
         self.declared: dict[str, str] = {}  # `trainer: Trainer | None`: declared class
+        self.engines = Engines()  # names holding an optimizer or engine, by value
 
 
 class ImportRecorder:
@@ -413,6 +415,7 @@ class CallGraph(ImportRecorder):
 
     def _assign(self, target: ast.expr, value: ast.expr) -> None:
         fn = self.cur
+        fn.engines.assign(target, value, self._qualified_call)
         if isinstance(target, ast.Name):
             fn.assigned.add(target.id)
             lit = _literal(value)
@@ -468,7 +471,11 @@ class CallGraph(ImportRecorder):
             target = self._target(raw)  # trainer.train() -> Trainer.train
             named = (raw, target, self._qualify(target) or target)
             serving = not known.INFERENCE_ROOTS.isdisjoint(self.roots)
-            if any(_trains(node, n, serving) for n in named) or hand_update(node):
+            if (
+                any(_trains(node, n, serving) for n in named)
+                or hand_update(node)
+                or fn.engines.call(node)
+            ):
                 fn.summary.trains = True
             if any(known.is_gradient_call(n) for n in named):
                 fn.summary.gradients = True
@@ -564,6 +571,10 @@ class CallGraph(ImportRecorder):
             return None
         base = ref.module + (f".{ref.name}" if ref.name else "")
         return base + (f".{rest}" if rest else "")
+
+    def _qualified_call(self, raw: str) -> str | None:
+        """``accelerator.prepare`` -> ``accelerate.Accelerator.prepare``."""
+        return self._qualify(self._target(raw))
 
     def _target(self, raw: str) -> str:
         head, _, rest = raw.partition(".")

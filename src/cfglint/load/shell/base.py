@@ -99,6 +99,7 @@ class ShellBase:
         # may set is unknown, not unset
         self.unfollowed: list[str] = []
         self.invocations: list[Invocation] = []
+        self.cwd: Word | None = None  # the last `cd` target, for the entry script's path
         self._left = VALUE_LIMIT
         self._total = TOTAL_LIMIT
         self._exhausted = False

@@ -17,9 +17,9 @@ import re
 from dataclasses import dataclass, field
 
 from cfglint.load.shell.pieces import snippet
-from cfglint.load.shell.words import Word
+from cfglint.load.shell.words import UNKNOWN_MARK, Word
 
-_UNKNOWN = "\x00"  # stands for a first-stage word that is not known statically
+_UNKNOWN = UNKNOWN_MARK  # stands for a first-stage word that is not known statically
 _SEPARATORS = frozenset(";&|\n")
 _REDIRECTS = frozenset("<>")
 _GLOB = frozenset("*?[")
@@ -69,7 +69,7 @@ def eval_commands(words: list[Word]) -> tuple[list[list[Word]], list[str]]:
         if k:
             text_parts.append(" ")
             owner.append(k)
-        part = w.text if w.text is not None else _UNKNOWN + _plain(w.tail)
+        part = w.text if w.text is not None else (w.template or _UNKNOWN + _plain(w.tail))
         text_parts.append(part)
         owner.extend([k] * len(part))
     text = "".join(text_parts)

@@ -204,6 +204,12 @@ def _split_options(
         if t is None or not t.startswith("-"):
             if t is None and i == 0:
                 break
+            if t is not None and PYTHON_RE.fullmatch(t.rsplit("/", 1)[-1]) and i + 1 < len(words):
+                # `torch.distributed.run ... python -u x.py` (ROCm/Megatron-LM 2b855baf
+                # tools/retro/sft/sft_retro_lm.sh): the interpreter's own options are
+                # skipped, its script is the entry
+                _, opts, script, rest = _split_python(words[i + 1 :])
+                return [*words[: i + 1], *opts], script, rest
             return words[:i], words[i], words[i + 1 :]
         if "=" in t or t in flags:
             i += 1

@@ -229,6 +229,13 @@ def known_head(pieces: Sequence[Piece]) -> str:
     return "".join(p.text for p in pieces[:first])
 
 
+def template_of(pieces: Sequence[Piece]) -> str:
+    """A word's text with each unknown piece as one UNKNOWN_MARK (words.Word.template)."""
+    from cfglint.load.shell.words import UNKNOWN_MARK
+
+    return "".join(UNKNOWN_MARK if p.unknown else p.text for p in pieces)
+
+
 def known_tail(pieces: Sequence[Piece]) -> str:
     """The text after the last unknown piece of a word."""
     last = max((k for k, p in enumerate(pieces) if p.unknown), default=-1)

@@ -37,6 +37,7 @@ from cfglint.load.shell.pieces import (
     merge_positions,
     snippet,
     split_words,
+    template_of,
     word_problem,
 )
 from cfglint.load.shell.words import Invocation, Word
@@ -368,7 +369,9 @@ class Statements:
         found = False
         for cmd in commands:
             cmd = _after_assignments(cmd)
-            if cmd and find_launcher(cmd) is not None:
+            if cmd and cmd[0].text in ("cd", "pushd"):
+                self.cwd = _cd_target(cmd[1:], self.cwd)
+            elif cmd and find_launcher(cmd) is not None:
                 self.record_invocation(cmd, node, ctx, [], raw_name=cmd[0].text or "bash")
                 found = True
         if not found:
@@ -424,6 +427,9 @@ class Statements:
                     self.unfollowed.append(f"`{base} {snippet(argtext, 40)}` (line {line})")
         elif base == "eval":
             self._eval(args, node, ctx, line, argtext)
+        elif base in ("cd", "pushd"):
+            words = self.command_words(name_node, args, ctx, patterns=False)[1:]
+            self.cwd = _cd_target(words, self.cwd)
         elif base in SHELLS:
             if len(args) > 1 and self.text(args[0]) == "-c":
                 words = self.command_words(name_node, args, ctx, patterns=False)
@@ -460,7 +466,9 @@ class Statements:
         found = False
         for cmd in commands:
             cmd = _after_assignments(cmd)
-            if cmd and find_launcher(cmd) is not None:
+            if cmd and cmd[0].text in ("cd", "pushd"):
+                self.cwd = _cd_target(cmd[1:], self.cwd)
+            elif cmd and find_launcher(cmd) is not None:
                 self.record_invocation(cmd, node, ctx, [], raw_name=cmd[0].text or "eval")
                 found = True
         if not found:
@@ -521,6 +529,7 @@ class Statements:
                 cond,
                 tail=tail,
                 head=head,
+                template=template_of(pieces) if reason else "",
             )
         alternatives: tuple[tuple[str, Loc], ...] = ()
         alts = self.branch_choices[pieces[choices[0]].pos]
@@ -599,6 +608,7 @@ class Statements:
                 args=rest,
                 loc=self.loc(self.npos(node)),
                 conditional=ctx.cond,
+                cwd=self.cwd,
             )
         )
         self.env.update(env_words)
@@ -623,3 +633,17 @@ def _after_assignments(cmd: list[Word]) -> list[Word]:
             break
         k += 1
     return cmd[k:]
+
+
+def _cd_target(words: list[Word], cwd: Word | None) -> Word | None:
+    """Where ``cd WORDS`` moves to: its folder word (options skipped); ``cd -`` and a bare
+    ``cd`` (the home folder) leave nothing cfglint can follow. A relative folder is
+    relative to the previous ``cd``'s, when that one is known."""
+    args = [w for w in words if not (w.text or "").startswith("-")]
+    if not args or (words and words[0].text == "-"):
+        return None
+    target = args[0]
+    text = target.text
+    if text is not None and not text.startswith("/") and cwd is not None and cwd.text:
+        return replace(target, text=cwd.text.rstrip("/") + "/" + text)
+    return target

@@ -21,10 +21,12 @@ from cfglint.load.shell.pieces import (
     ValueTooLarge,
     Var,
     first_unknown,
+    known_tail,
     merge_positions,
     pieces_size,
     split_words,
     storable,
+    template_of,
     word_problem,
 )
 from cfglint.load.shell.words import Pos, Word
@@ -258,4 +260,16 @@ class Variables:
         at = var.defs[0]
         via = merge_positions(var.defs[1:], *(p.via for p in pieces), exclude=at)
         cond = var.cond or any(p.cond for p in pieces)
-        return Word(text, self.loc(at), tuple(self.loc(v) for v in via), reason, cond)
+        # the known end of a value built at run time (`$PYTHONPATH:$(pwd)/Megatron-LM`):
+        # enough to find the folder it names
+        tail = known_tail(values[-1]) if reason and values else ""
+        template = " ".join(template_of(v) for v in values) if reason else ""
+        return Word(
+            text,
+            self.loc(at),
+            tuple(self.loc(v) for v in via),
+            reason,
+            cond,
+            tail=tail,
+            template=template,
+        )

@@ -28,6 +28,9 @@ class Word:
     # The known text before the first unknown part (``--nproc_per_node=$1`` begins with
     # ``--nproc_per_node=``): enough to tell a launcher's option from its entry script.
     head: str = ""
+    # The whole text with each unknown part as UNKNOWN_MARK (``python -u \0/pretrain_gpt.py``
+    # for ``"python -u ${DIR}/pretrain_gpt.py"``): what eval / ``sh -c`` parse a second time
+    template: str = ""
 
 
 @dataclass
@@ -40,6 +43,8 @@ class Invocation:
     args: list[Word]
     loc: Loc
     conditional: bool = False
+    # the folder the last `cd`/`pushd` before it moved to (the entry path is relative to it)
+    cwd: Word | None = None
 
 
 @dataclass
@@ -55,6 +60,8 @@ class ShellScript:
 
 
 Pos = tuple[int, int]  # (line, column), both 1-based
+
+UNKNOWN_MARK = "\x00"  # an unknown part of a word's text, for its second parse
 
 
 def never_set(name: str, unfollowed: list[str]) -> str:

@@ -80,6 +80,28 @@ def load_table(name: str = "megatron-lm") -> ArgTable:
     return table
 
 
+def with_fork_flags(table: ArgTable, defs: list[tuple[Any, str]]) -> ArgTable:
+    """``table`` with the flags a repository's own parser registers (``FlagDef``s read by
+    load/tree_parser.py): a flag the table lacks, or one the fork types otherwise (a float
+    where upstream has an int), is read as the fork's code reads it."""
+    out = ArgTable(table.name, table.label, dict(table.by_flag), dict(table.by_dest))
+    for d, source in defs:
+        out.add(
+            ArgSpec(
+                flags=tuple(d.flags),
+                dest=d.dest,
+                type=d.type,
+                action=d.action,
+                default=d.default,
+                nargs=d.nargs,
+                choices=d.choices,
+                const=d.const,
+                source=source,
+            )
+        )
+    return out
+
+
 @dataclass
 class Token:
     """One command-line word with where it was typed (shape of shell.Word)."""

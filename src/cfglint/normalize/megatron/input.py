@@ -9,7 +9,7 @@ starts.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from cfglint.load.dialects import (
@@ -18,11 +18,19 @@ from cfglint.load.dialects import (
     detect_dialect,
     get_dialect,
 )
-from cfglint.load.tree_parser import entry_flags
+from cfglint.load.tree_parser import (
+    NOWHERE,
+    Place,
+    entry_flags,
+    first_read,
+    launch_place,
+    parser_specs,
+    repository_flags,
+)
 from cfglint.model.errors import InputError
 from cfglint.model.values import Loc, Value
 from cfglint.normalize.launch import env_hidden, launcher_options, word_value
-from cfglint.normalize.megatron.args import ArgTable, load_table, resolve
+from cfglint.normalize.megatron.args import ArgTable, load_table, resolve, with_fork_flags
 from cfglint.normalize.megatron.mm_model import (
     MODEL_DESTS,
     ModelFile,
@@ -65,6 +73,13 @@ class MegatronInput:
     # unreadable words of the command line that may add any flag (args.Resolved.opaque)
     opaque: list[Value] = field(default_factory=list)
     env_hidden: str = ""  # why an unexported variable may be exported (normalize.launch)
+    # flags the job's own parser defines, that the launch sets and cfglint does not model:
+    # they may change any setting, so what the launch leaves to a default is not decided
+    fork_flags: list[Value] = field(default_factory=list)
+    fork_note: str = ""  # where the job's code defines and reads them (for the reason)
+    # why the parser the job runs was not read (dialects.Detection.unread): its defaults
+    # are then not known, whatever the table says
+    unread: str = ""
 
     def arg(self, dest: str, *older: str) -> Value:
         """What Megatron would hold in ``args.<dest>`` before post-processing. ``older``
@@ -82,7 +97,27 @@ class MegatronInput:
             return self._hidden(dest)
         if d is not None and not d.modelled and dest not in self.values:
             return self.undecided(dest)
+        if dest not in self.values and not any(o in self.values for o in older):
+            if self.unread:
+                return Value.unknown(
+                    self._plain(dest).knob,
+                    f"not set in {os.path.basename(self.path)}, and the parser the job runs "
+                    f"was not read ({self.unread}): its default is not known, not decided",
+                )
+            if self.fork_flags:
+                return self._forked(dest)
         return self._plain(dest, *older)
+
+    def _forked(self, dest: str) -> Value:
+        """A setting the launch leaves to a default while it sets flags of its own parser
+        that cfglint does not model: what they change is not known, so neither is this."""
+        plain = self._plain(dest)
+        return Value.unknown(
+            plain.knob,
+            f"not set in {os.path.basename(self.path)}; it sets {self.fork_note}, which "
+            "cfglint does not model and which may change it (which settings a fork's flag "
+            "changes cannot be told from its parser): not decided",
+        )
 
     @property
     def modelled(self) -> bool:
@@ -232,10 +267,14 @@ def detect_version(tokens: list[Any], script: str | None) -> str:
 
 
 def _detect(
-    tokens: list[Any], script: str | None, path: str | None = None, text: str = ""
+    tokens: list[Any],
+    script: str | None,
+    path: str | None = None,
+    text: str = "",
+    place: Place = NOWHERE,
 ) -> Detection:
     flags = [(t.text or "").partition("=")[0] for t in tokens]
-    return detect_dialect(flags, script, path, text)
+    return detect_dialect(flags, script, path, text, place)
 
 
 _KIND = {
@@ -271,13 +310,15 @@ def _from_script(path: str, version: str | None) -> MegatronInput:
         raise InputError(path, "no training command found (torchrun, msrun, python ... *.py)")
     tokens = inv.args
     script = entry_path(inv.script)
+    place = launch_place(inv.cwd, {**sh.variables, **sh.env})
     if version:
         det = Detection(
-            get_dialect(version), ["--megatron-version"], extra=entry_flags(script, path)
+            get_dialect(version), ["--megatron-version"], extra=entry_flags(script, path, place)
         )
     else:
-        det = _detect(tokens, script, path, sh.text)
-    table = load_table(det.dialect.table)
+        det = _detect(tokens, script, path, sh.text, place)
+    base = load_table(det.dialect.table)
+    table = _forked_table(base, tokens, det)
     res = resolve(tokens, table)
     if det.note:
         res.warnings.insert(0, f"{inv.loc}: {det.note}")
@@ -289,6 +330,11 @@ def _from_script(path: str, version: str | None) -> MegatronInput:
         )
     res.unknown = _refused(res.unknown, det, res.warnings)
     kind = _KIND.get(det.dialect.kind, "megatron-script")
+    forked = [
+        v
+        for dest, v in res.values.items()
+        if dest not in base.by_dest and table.by_dest[dest].source.startswith(_FORK_SOURCE)
+    ]
     m = MegatronInput(
         path=path,
         kind=kind,
@@ -303,7 +349,10 @@ def _from_script(path: str, version: str | None) -> MegatronInput:
         command_loc=inv.loc,
         dialect=det.dialect,
         evidence=det.evidence,
+        fork_flags=[v for v in forked if det.dialect.modelled],
     )
+    m.fork_note = _fork_note(m.fork_flags, table, det)
+    m.unread = det.unread if det.dialect.modelled else ""
     m.launcher = Value.written(
         inv.launcher, knob="launcher", loc=inv.loc, conditional=inv.conditional
     )
@@ -315,23 +364,103 @@ def _from_script(path: str, version: str | None) -> MegatronInput:
     return m
 
 
+# how a flag read from the launch's own repository names its source
+_FORK_SOURCE = "the repository's parser"
+
+
+def _forked_table(table: ArgTable, tokens: list[Any], det: Detection) -> ArgTable:
+    """``table`` with what the job's own code registers: each flag the launch passes that
+    the table lacks, as the repository defines it (its type, choices, literal default), and
+    each flag of the parser the job runs that it types otherwise than the table (read with
+    the fork's type). ``table`` itself when the repository adds nothing."""
+    own: dict[str, Any] = {}
+    for d in parser_specs(det.parser.path) if det.parser is not None else ():
+        for f in d.flags:
+            own.setdefault(f, d)
+    given = {(t.text or "").partition("=")[0] for t in tokens}
+    missing = [f for f in given if f.startswith("-") and f not in table.by_flag]
+    missing = [f for f in missing if f not in det.extra]
+    repo = repository_flags(det.root) if det.root is not None and missing else {}
+    defs = [own.get(f) or repo[f] for f in sorted(missing) if f in own or f in repo]
+    for f, d in own.items():
+        spec = table.by_flag.get(f)
+        if spec is None or spec.dest != d.dest:
+            continue
+        if f in given and spec.type != d.type and d.typed:
+            defs.append(d)
+        elif _other_default(d, spec):
+            # the job's parser was read: its literal default is the run's, not the table's
+            defs.append(
+                replace(
+                    d,
+                    flags=spec.flags,
+                    type=spec.type,
+                    action=spec.action,
+                    nargs=spec.nargs,
+                    choices=spec.choices,
+                    const=spec.const,
+                )
+            )
+    if not defs:
+        return table
+    root = det.root or os.path.dirname(det.parser.path if det.parser else "")
+    return with_fork_flags(
+        table, [(d, f"{_FORK_SOURCE} {_shown(d.path, root)}:{d.line}") for d in defs]
+    )
+
+
+def _other_default(d: Any, spec: Any) -> bool:
+    """The job's parser gives a flag a literal default other than the table's (same action;
+    ``None`` is no evidence: upstream fills many such defaults from its config dataclasses)."""
+    if not d.literal or d.default is None or d.action != spec.action:
+        return False
+    a, b = d.default, spec.default
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
+        return float(a) != float(b)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return list(a) != list(b)
+    return bool(a != b)
+
+
+def _fork_note(flags: list[Value], table: ArgTable, det: Detection) -> str:
+    """The fork flags a launch sets, where the job's code defines each and where it first
+    reads it (``args.<dest>``): the code an engineer reads to tell what they change."""
+    if not flags:
+        return ""
+    parts = []
+    for v in flags[:3]:
+        spec = table.by_flag.get(v.knob)
+        where = spec.source if spec is not None else "the job's own parser"
+        read = first_read(det.root, spec.dest) if det.root and spec is not None else None
+        parts.append(f"{v.knob} ({where}{'; read at ' + read if read else ''})")
+    more = f" and {len(flags) - 3} more" if len(flags) > 3 else ""
+    return ", ".join(parts) + more
+
+
+def _shown(path: str, root: str) -> str:
+    rel = os.path.relpath(path, root) if root else path
+    return path if rel.startswith("..") else rel
+
+
 def _refused(unknown: list[Value], det: Detection, warnings: list[str]) -> list[Value]:
-    """The flags the run's argparse refuses: not in the table, nor registered by the entry
-    script (``det.extra``) or, for an unmodelled fork, by its own parser (``det.accepts``,
-    read from the repository). Without that parser a fork's flag the table lacks may be its
-    own: not decided, said once."""
+    """The flags the run's argparse refuses: in neither the table nor what the job's own
+    code registers (the entry script's ``det.extra``, its repository's parser). Only when
+    the parser the job runs was read (``det.unread`` empty) is a flag it lacks refused;
+    otherwise it may be that parser's own: not decided, said once with the reason."""
     unknown = [v for v in unknown if v.knob not in det.extra]
-    if det.dialect.modelled:
-        return unknown
     if det.accepts is not None:
-        return [v for v in unknown if v.knob not in det.accepts]
-    if unknown:
+        unknown = [v for v in unknown if v.knob not in det.accepts]
+    why = det.unread
+    if not why and not det.dialect.modelled and det.accepts is None:
+        why = "its argument parser was not found beside the entry script"
+    if unknown and why:
         names = ", ".join(dict.fromkeys(v.knob for v in unknown))
         warnings.append(
-            f"{det.dialect.label}: whether its parser accepts {names} is not decided "
-            "(its argument parser was not found beside the entry script)"
+            f"{det.dialect.label}: whether the parser the job runs accepts {names} is not "
+            f"decided ({why})"
         )
-    return []
+        return []
+    return unknown
 
 
 def _mm_model(m: MegatronInput, dest: str, path: str) -> ModelFile:

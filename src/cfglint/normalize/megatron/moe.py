@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from cfglint.model.config import Config
 from cfglint.model.values import Value
+from cfglint.normalize.balancing import NO_LOSS, device_loss
 from cfglint.normalize.megatron.common import DTYPE, cfg_compute_dtype
 from cfglint.normalize.megatron.input import MegatronInput
 from cfglint.normalize.moe_groups import NONE, limit, no_grouping, score, score_value, settle_max
@@ -105,9 +106,11 @@ def read_moe(m: MegatronInput, cfg: Config) -> None:
         e.first_k_dense = fk
     else:
         e.first_k_dense = _dense_prefix(m.arg("moe_layer_freq"))
+    _group_limited_greedy(m, cfg)
     _group_routing(m, cfg)
     # after the group routing, which reads the routing type itself
     _effective_balancing(m, cfg)
+    _extra_balancing(m, cfg)
 
 
 # routing types whose router adds no load-balancing loss, whatever --moe-aux-loss-coeff
@@ -206,6 +209,119 @@ def _softmax_topk_normalized(m: MegatronInput, lb: Value | None) -> Value | None
     )
 
 
+# MindSpeed-LLM's group_limited_greedy router (group_limited_greedy_topKgating,
+# mindspeed_llm/core/transformer/moe/router.py:35-68 @ c77308a1, the same lines at v2.1.0
+# 3186197, v2.2.0, v2.3.0 and v26.1.0): softmax over all experts (:39), top-k of the kept
+# groups, divided by the sum only when top-k > 1 and --norm-topk-prob (:57-59); otherwise the
+# weights are multiplied by the scaling factor (:60-61; v2.1.0 reads --routed-scaling-factor,
+# later releases --moe-router-topk-scaling-factor): normalized weights are never scaled.
+_GLG = "group_limited_greedy"
+_GLG_WHERE = "mindspeed_llm/core/transformer/moe/router.py:39-61 @ c77308a1"
+
+
+def _group_limited_greedy(m: MegatronInput, cfg: Config) -> None:
+    e, lb = cfg.moe, cfg.moe.load_balancing_type
+    if not (m.kind.startswith("mindspeed") and lb is not None and lb.known and lb.value == _GLG):
+        return
+    e.router_pre_softmax = Value.derived(
+        True,
+        lb.knob or "--moe-router-load-balancing-type",
+        f"{_GLG} takes the softmax over all experts before the top-k "
+        f"(--moe-router-pre-softmax is not read; {_GLG_WHERE})",
+        [lb],
+    )
+    flag = m.arg("norm_topk_prob") if "norm_topk_prob" in m.table.by_dest else None
+    topk = e.router_topk
+    if flag is None or not flag.known or topk is None or not topk.known:
+        e.norm_topk_prob = Value.unknown("--norm-topk-prob", f"{_GLG}: needs top-k and the flag")
+        return
+    norm = bool(flag.value) and isinstance(topk.value, int) and topk.value > 1
+    why = (
+        "divides the chosen weights by their sum (top-k > 1 and --norm-topk-prob)"
+        if norm
+        else "keeps the full-softmax probabilities of the chosen experts"
+        + (" (top-1)" if flag.value else " (no --norm-topk-prob)")
+    )
+    e.norm_topk_prob = Value.derived(norm, "--norm-topk-prob", f"{_GLG} {why}", [lb, flag, topk])
+    if "routed_scaling_factor" in m.table.by_dest:  # v2.1.0 reads its own flag
+        e.topk_scaling_factor = m.arg("routed_scaling_factor")
+    if norm:
+        sf = e.topk_scaling_factor
+        e.topk_scaling_factor = Value.derived(
+            1.0,
+            (sf.knob if sf is not None else None) or "--moe-router-topk-scaling-factor",
+            f"{_GLG} scales only weights it does not normalize ({_GLG_WHERE}): not read",
+            [lb] + ([sf] if sf is not None else []),
+        )
+
+
+def _glg_groups(m: MegatronInput, n: Value) -> Value:
+    """The expert groups of MindSpeed-LLM's group_limited_greedy router: --moe-router-num-groups
+    (its deprecated spelling --n-group, the only one at v2.1.0), else one per expert-parallel
+    rank (router.py:404-408 @ c77308a1, :363 @ v2.1.0 3186197)."""
+    if n.known and n.value:
+        return n
+    for dest in ("deprecated_n_group", "n_group"):
+        if dest in m.table.by_dest and m.arg(dest).known and m.arg(dest).value:
+            return m.arg(dest)
+    ep = m.arg("expert_model_parallel_size")
+    return Value.derived(
+        ep.value,
+        "--expert-model-parallel-size",
+        "MindSpeed-LLM group_limited_greedy: one group per expert-parallel rank "
+        "without --moe-router-num-groups",
+        [ep],
+    )
+
+
+def _extra_balancing(m: MegatronInput, cfg: Config) -> None:
+    """DeepSeek-V2's device-level and communication balancing losses. MindSpeed-LLM adds them
+    only in its group_limited_greedy router, each when its weight is positive (router.py:116-
+    196 @ c77308a1; :123, :163 @ v2.1.0): the device loss sums the mean scores of each expert
+    group against its mean load, the same quantity as MindFormers' "device" loss; the
+    communication loss counts the tokens that reach each group (any of its experts chosen),
+    scaled by group top-k / groups. Megatron core has neither."""
+    e = cfg.moe
+    if not cfg.is_moe:
+        return
+    # the routing type as written: _effective_balancing renamed it after the loss it adds
+    lb = _first(m.arg("moe_router_load_balancing_type"))
+    msl = "moe_device_level_aux_loss_coeff" in m.table.by_dest
+    glg = msl and lb is not None and lb.known and lb.value == _GLG
+    for field, dest, what in (
+        ("device_balancing", "moe_device_level_aux_loss_coeff", "device-level"),
+        ("comm_balancing", "moe_comm_aux_loss_coeff", "communication"),
+    ):
+        if not msl:
+            setattr(e, field, Value.default(NO_LOSS, dest, "Megatron core adds no such loss"))
+            continue
+        w = m.arg(dest)
+        setattr(e, field, _extra_loss(m, w, what, glg, lb))
+
+
+def _extra_loss(m: MegatronInput, w: Value, what: str, glg: bool, lb: Value | None) -> Value:
+    if not w.known:
+        return w
+    if not w.value or not glg:
+        why = (
+            f"weight {w.value}: no {what} loss"
+            if not w.value
+            else f"the {lb.value if lb is not None else '?'} routing type does not read it "
+            f"(only group_limited_greedy adds a {what} loss)"
+        )
+        return Value.derived(NO_LOSS, w.knob, why, [w] + ([lb] if lb is not None else []))
+    groups = _glg_groups(m, m.arg("moe_router_num_groups"))
+    if not groups.known:
+        return groups
+    if what == "device-level":
+        form = device_loss(w.value, groups.value)
+    else:
+        form = f"{w.value} x tokens reaching each of {groups.value} expert groups"
+    return Value.derived(
+        form, w.knob, "MindSpeed-LLM group_limited_greedy (router.py:116-196)", [w, groups]
+    )
+
+
 # MindSpeed-LLM routing types that never read the group flags: softmax_topk (router.py
 # topk_router_routing, lines 571-588 @ c77308a1), pai_megatron_aux_loss (pai_megatron.py:23-27
 # calls core topk_softmax_with_capacity without num_groups / group_topk), sparsemixer_topk
@@ -255,16 +371,7 @@ def _group_routing(m: MegatronInput, cfg: Config) -> None:
         )
         e.group_limit = no_grouping(knob, why, [lb, *flags] if lb is not None else flags)
     elif lbv == "group_limited_greedy" and msl:
-        groups = n
-        if not (n.known and n.value):
-            ep = m.arg("expert_model_parallel_size")
-            groups = Value.derived(
-                ep.value,
-                "--expert-model-parallel-size",
-                "MindSpeed-LLM group_limited_greedy: one group per expert-parallel rank "
-                "without --moe-router-num-groups",
-                [ep],
-            )
+        groups = _glg_groups(m, n)
         if not (kept.known and kept.value):
             e.group_limit = Value.unknown(
                 knob, "group_limited_greedy routing needs --moe-router-group-topk (router.py:42)"

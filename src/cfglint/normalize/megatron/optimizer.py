@@ -9,15 +9,42 @@ from cfglint.model.values import Value
 from cfglint.normalize.megatron.input import MegatronInput
 
 
+def _per_batch(m: MegatronInput, dest: str, gbs: Value) -> Value:
+    """A sample count (``--lr-warmup-samples``) as iterations of ``gbs`` samples each, the
+    unit the other side's schedule is read in; unset stays unset (its default applies)."""
+    v = m.arg(dest)
+    if not v.known or v.value is None:
+        return v
+    if not gbs.known or not isinstance(gbs.value, int) or gbs.value <= 0:
+        return Value.unknown(v.knob, f"{v.knob} counts samples; the global batch size is not known")
+    return Value.derived(
+        v.value // gbs.value,
+        v.knob,
+        f"{v.knob} {v.value} samples / global batch size {gbs.value}",
+        [v, gbs],
+    )
+
+
+def _adam_settings(m: MegatronInput, opt: Value) -> tuple[Value, Value, Value]:
+    """--adam-eps, --adam-beta1, --adam-beta2, which only Adam reads: with --optimizer sgd
+    Megatron builds SGD(momentum=--sgd-momentum) (optimizer/__init__.py, core_v0.19.0) and
+    the Adam flags change nothing, so there is no value to compare (the optimizer row says
+    that the update rules differ)."""
+    dests = ("adam_eps", "adam_beta1", "adam_beta2")
+    if not (opt.known and opt.value == "sgd"):
+        return m.arg(dests[0]), m.arg(dests[1]), m.arg(dests[2])
+    why = f"{opt.knob} sgd: Megatron's SGD reads no Adam setting (not compared)"
+    out = [Value.unknown(m.arg(d).knob, why, loc=opt.loc) for d in dests]
+    return out[0], out[1], out[2]
+
+
 def read_optimizer(m: MegatronInput, cfg: Config) -> None:
     o = cfg.optimizer
     opt = m.arg("optimizer")
     if opt.known and opt.value == "adam":
         opt = opt.model_copy(update={"value": "adamw"})  # decoupled weight decay
     o.type = opt
-    o.eps = m.arg("adam_eps")
-    o.beta1 = m.arg("adam_beta1")
-    o.beta2 = m.arg("adam_beta2")
+    o.eps, o.beta1, o.beta2 = _adam_settings(m, opt)
     o.weight_decay = m.arg("weight_decay")
     o.wd_to_qk_layernorm = (
         m.arg("apply_wd_to_qk_layernorm") if "apply_wd_to_qk_layernorm" in m.table.by_dest else None
@@ -56,7 +83,8 @@ def read_optimizer(m: MegatronInput, cfg: Config) -> None:
             [samples, gbs],
         )
     o.train_steps = iters
-    decay = m.arg("lr_decay_iters")
+    by_samples = m.arg("train_iters").value is None and bool(samples.known and samples.value)
+    decay = _per_batch(m, "lr_decay_samples", gbs) if by_samples else m.arg("lr_decay_iters")
     if decay.value is None and iters.known:
         decay = Value.derived(
             iters.value,
@@ -73,6 +101,11 @@ def read_optimizer(m: MegatronInput, cfg: Config) -> None:
             "warmup = fraction x lr decay iterations",
             [frac, decay],
         )
+    elif by_samples:
+        # sample-based runs warm up over --lr-warmup-samples (training.py
+        # get_optimizer_param_scheduler, Megatron-LM core_v0.19.0: lr_warmup_steps =
+        # args.lr_warmup_samples when train_samples is set); --lr-warmup-iters is not read
+        o.lr_warmup_steps = _per_batch(m, "lr_warmup_samples", gbs)
     else:
         o.lr_warmup_steps = m.arg("lr_warmup_iters")
     # warmup as a fraction of the decay length (training.py get_optimizer_param_scheduler,

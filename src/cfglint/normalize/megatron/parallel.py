@@ -147,6 +147,29 @@ def _check_layout(m: MegatronInput, cfg: Config) -> None:
     )
 
 
+# what an outer launcher (mpirun, srun) sets in each process it starts: a script that reads
+# them is run once per rank, and its plain `python x.py` is one rank of many
+_PER_RANK_ENV = ("OMPI_COMM_WORLD_", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID", "MV2_COMM_WORLD_")
+
+
+def _python_world(m: MegatronInput) -> Value:
+    """The world size of a plain ``python x.py`` launch: one process, unless the command
+    line gives the rank count itself (a fork's ``--world-size``, hygon's
+    examples/*/train_*.sh) or the script reads what mpirun/srun set per rank (then it is
+    one rank of an outer launch whose size is not in it)."""
+    given = m.values.get("world_size")
+    if given is not None:
+        return given
+    marker = next((e for e in _PER_RANK_ENV if e in m.text), None)
+    if marker is not None:
+        return Value.unknown(
+            "world size",
+            f"the script reads {marker}* (set per rank by an outer mpirun/srun): it runs one "
+            "rank of a launch whose size it does not say",
+        )
+    return Value.derived(1, "world size", "a plain python launch runs one process", [m.launcher])
+
+
 def _world_size(m: MegatronInput) -> Value | None:
     if m.final:
         return m.arg("world_size") if m.given("world_size") else None
@@ -159,9 +182,7 @@ def _world_size(m: MegatronInput) -> Value | None:
             return fixed_int(la["worker_num"], "--worker_num")
         return Value.unknown("--worker_num", "msrun without --worker_num")
     if launcher in ("python", "python3"):
-        return Value.derived(
-            1, "world size", "a plain python launch runs one process", [m.launcher]
-        )
+        return _python_world(m)
     per = la.get("nproc_per_node") or la.get("num_gpus") or la.get("num_accelerators")
     nodes = la.get("nnodes") or la.get("num_nodes")
     hidden = la.get(UNKNOWN_OPTIONS)

@@ -8,6 +8,7 @@ import math
 
 from cfglint.model.config import Config
 from cfglint.model.values import Value
+from cfglint.normalize.heads import PLAIN_HEAD
 from cfglint.normalize.megatron.common import as_int, implementation_fact
 from cfglint.normalize.megatron.input import MegatronInput
 from cfglint.normalize.megatron.rope import multi_latent_attention
@@ -118,6 +119,17 @@ def read_structure(m: MegatronInput, cfg: Config) -> None:
     untie = m.arg("untie_embeddings_and_output_weights")
     s.tied_embeddings = (
         untie.model_copy(update={"value": not untie.value}) if untie.known else untie
+    )
+    s.output_head = (
+        Value.default(
+            PLAIN_HEAD,
+            "output layer",
+            "Megatron-LM's GPT model, a linear output_layer (ColumnParallelLinear); "
+            "MindSpeed-LLM adds no normalized head (no such layer at v1.0.0, v2.1.0, v2.2.0 "
+            "or v26.1.0)",
+        )
+        if m.modelled
+        else m.undecided("output layer")
     )
     s.add_bias_linear = m.arg("add_bias_linear")
     qkv = m.arg("add_qkv_bias")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from cfglint.model.config import Config
 from cfglint.model.values import Value
+from cfglint.normalize.balancing import NO_LOSS, device_loss
 from cfglint.normalize.mindformers.view import MFView, as_int
 from cfglint.normalize.moe_groups import limit, no_grouping, score, score_value, settle_max
 
@@ -31,6 +32,7 @@ def read_moe(view: MFView, cfg: Config) -> None:
         )
     e.capacity_factor = cf
     _legacy_aux_loss(view, cfg)
+    _legacy_extra_balancing(view, cfg)
     e.z_loss_coeff = view.key("moe_config.z_loss_factor", mc, kind="float")
     if cfg.model_class in _DROPS_EXTRA_LOSS and e.z_loss_coeff.known:
         e.z_loss_coeff = Value.derived(
@@ -392,11 +394,64 @@ def _legacy_aux_loss(view: MFView, cfg: Config) -> None:
         e.aux_loss_coeff = view.value(
             factors.value[idx], f"moe_config.aux_loss_factors[{idx}]", "float"
         )
-    # "device" and "comm" entries add DeepSeek-V2-style device / communication balance
-    # losses, which Megatron has no equivalent for: they are part of the method
-    extra = [str(x) for x in names if x != "expert"]
+    # "device" and "comm" entries are losses of their own (_legacy_extra_balancing)
     e.load_balancing_type = view.value(types, "moe_config.aux_loss_types").model_copy(
-        update={"value": "+".join(["aux_loss", *extra])}
+        update={"value": "aux_loss"}
+    )
+
+
+def _legacy_extra_balancing(view: MFView, cfg: Config) -> None:
+    """The "device" and "comm" entries of aux_loss_types (TopkRouterV2.construct, moe.py:
+    1577-1593 @ fd4deebc): each added when its factor is non-zero. The device loss is
+    DeepSeek-V2's over moe_config.expert_group_size groups (the form MindSpeed-LLM computes
+    too); the comm loss here is the device loss over expert-parallel ranks: the expert
+    choices that land on each rank (_comm_load_balancing, :1861-1888), not the number of
+    tokens that reach it as in DeepSeek-V2 and MindSpeed-LLM."""
+    e = cfg.moe
+    lb = e.load_balancing_type
+    dropped = (
+        lb is not None and lb.known and lb.value == NO_LOSS and cfg.model_class in _DROPS_EXTRA_LOSS
+    )
+    names_node = view.node("moe_config.aux_loss_types")
+    names = names_node.plain() if names_node is not None else None
+    factors = view.node("moe_config.aux_loss_factors")
+    for field, entry in (("device_balancing", "device"), ("comm_balancing", "comm")):
+        knob = "moe_config.aux_loss_types"
+        if dropped or not isinstance(names, list) or entry not in names:
+            why = lb.detail if dropped and lb is not None else f"no {entry!r} in aux_loss_types"
+            setattr(e, field, Value.default(NO_LOSS, knob, why))
+            continue
+        idx = names.index(entry)
+        if factors is None or not factors.is_seq or idx >= len(factors.value):
+            setattr(e, field, Value.unknown(knob, f"{entry!r} has no matching aux_loss_factors"))
+            continue
+        w = view.value(factors.value[idx], f"moe_config.aux_loss_factors[{idx}]", "float")
+        setattr(e, field, _extra_form(view, cfg, entry, w))
+
+
+def _extra_form(view: MFView, cfg: Config, entry: str, w: Value) -> Value:
+    if not w.known or not w.value:
+        return w if not w.known else Value.derived(NO_LOSS, w.knob, "weight 0", [w])
+    if entry == "device":
+        g = view.key(
+            "moe_config.expert_group_size", view.comp("MoEConfig", "moe_config"), kind="int"
+        )
+        if not g.known:
+            return g
+        return Value.derived(
+            device_loss(w.value, g.value),
+            w.knob,
+            "MindFormers TopkRouterV2 device loss (moe.py:1831-1859)",
+            [w, g],
+        )
+    ep = cfg.parallel.expert_parallel
+    if ep is None or not ep.known:
+        return Value.unknown(w.knob, "the comm loss groups the experts by expert_parallel, unknown")
+    return Value.derived(
+        f"{w.value} x expert choices on each of {ep.value} expert-parallel ranks",
+        w.knob,
+        "MindFormers TopkRouterV2 comm loss (moe.py:1861-1888)",
+        [w, ep],
     )
 
 
@@ -443,6 +498,12 @@ def _moe_mcore(view: MFView, cfg: Config) -> None:
         e.num_experts.known and isinstance(e.num_experts.value, int) and e.num_experts.value > 1
     )
     e.router_topk = f("moe_router_topk", "int")
+    for field in ("device_balancing", "comm_balancing"):
+        # the mcore router computes only the expert-level loss (aux_loss_config's "expert":
+        # parallel_core/training_graph/transformer/moe/router.py:133, 206 @ fd4deebc)
+        setattr(
+            e, field, Value.default(NO_LOSS, "aux_loss_types", "the mcore router has no such loss")
+        )
     e.capacity_factor = f("moe_expert_capacity_factor", "float")
     e.aux_loss_coeff = f("moe_aux_loss_coeff", "float")
     z = f("moe_z_loss_coeff", "float")

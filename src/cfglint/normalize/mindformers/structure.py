@@ -9,6 +9,7 @@ from typing import Any
 
 from cfglint.model.config import Config
 from cfglint.model.values import Value
+from cfglint.normalize.heads import PLAIN_HEAD
 from cfglint.normalize.mindformers.view import (
     MFView,
     as_bool,
@@ -103,6 +104,9 @@ def read_structure(view: MFView, cfg: Config) -> None:
         s.activation = _mcore_activation(view)
         tie = view.mcore_field("tie_word_embeddings", "bool")
         s.tied_embeddings = tie
+        s.output_head = Value.default(
+            PLAIN_HEAD, "output head", "MindFormers mcore GPTModel (a linear output layer)"
+        )
         s.seq_length = first_written(
             view,
             [f"{view.model_path}.seq_length", "train_dataset.data_loader.config.seq_length"],
@@ -114,7 +118,10 @@ def read_structure(view: MFView, cfg: Config) -> None:
         s.activation = class_fact(view, facts, "activation", "hidden_act")
         if s.activation.known and s.activation.value in ("silu", "swish"):
             s.activation = s.activation.model_copy(update={"value": "swiglu"})
-        s.position_embedding_type = class_fact(view, facts, "position", "position_embedding_type")
+        s.position_embedding_type = view.arch_fact(
+            "position", "position_embedding_type"
+        ) or class_fact(view, facts, "position", "position_embedding_type")
+        s.output_head = _output_head(view)
         rp = facts.get("rotary_percent")
         s.rotary_percent = fixed(view, float(rp), "rotary fraction") if rp is not None else None
         s.seq_length = view.legacy(["seq_length"], "int", "structure.seq_length")
@@ -324,3 +331,21 @@ def _train_fixed(view: MFView, cfg: Config) -> None:
         elif cur.value != value:
             ignored = f"{why}; the YAML's value is ignored"
             cfg.set(field, Value.derived(value, cur.knob, ignored, [cur]))
+
+
+# Only Baichuan2's research classes build a head that normalizes its rows (NormHead: a grep of
+# mindformers v1.0.0, v1.3.2, v1.5.0, v1.7.0 and fd4deebc finds it in research/baichuan2 alone)
+
+
+def _output_head(view: MFView) -> Value | None:
+    got = view.arch_fact("output_head", "output head")
+    if got is not None:
+        return got
+    if view.model_cls is None:
+        return Value.unknown("output head", view.no_class_reason())
+    return Value.default(
+        PLAIN_HEAD,
+        "output head",
+        f"{view.model_cls.label} (a linear lm_head: only Baichuan2's research classes "
+        "normalize it, and this config does not name one)",
+    )

@@ -113,6 +113,36 @@ class MFView:
         t = self.node(f"{self.model_path}.type")
         self.model_cls = self.comp(str(t.value), "model_config_legacy") if t is not None else None
 
+    def arch_fact(self, fact: str, knob: str) -> Value | None:
+        """A value the class in ``model.arch.type`` fixes (knobs: arch_classes), which wins
+        over the config class's: the job instantiates the arch class, and research classes
+        build on LlamaConfig with their own attention and head. Unknown for a shared config
+        class whose arch class has no facts; None where the config class's facts apply."""
+        if self.mcore or self.outer_cls is not None:
+            return None
+        table = self.d.knobs.get("arch_classes") or {}
+        t = self.node("model.arch.type")
+        name = "" if t is None or t.value in (None, "") else str(t.value)
+        entry = (table.get("classes") or {}).get(name)
+        if entry is not None and fact in entry:
+            value, why = entry[fact]
+            return Value.derived(
+                value,
+                "model.arch.type",
+                f"{name}: {why}",
+                [self.value(t, "model.arch.type")],  # type: ignore[arg-type]
+            )
+        shared = self.model_cls is not None and self.model_cls.name in table.get(
+            "shared_configs", ()
+        )
+        if shared and name and entry is None:
+            return Value.unknown(
+                "model.arch.type",
+                f"{name} is a class cfglint has no facts for, and research classes built on "
+                f"{self.model_cls.name} fix their own {fact}",  # type: ignore[union-attr]
+            )
+        return None
+
     def no_class_reason(self) -> str:
         """Why no class tables apply: the type is left empty (a template to fill in) or
         names a class cfglint has no tables for."""

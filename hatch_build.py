@@ -1,0 +1,58 @@
+"""Package build hook: the wheel ships every YAML table (src/cfglint/data/, rules/) ready as
+JSON, so an installed cfglint reads no YAML on its first run (an empty cache: a fresh CI
+runner, a pre-commit or GitHub Action run). The tables are parsed exactly as cfglint parses
+them at run time (src/cfglint/load/datayaml.py); each is named by its YAML's hash, so a
+table edited after the build is parsed and cached as before. An editable install (a
+checkout's ./cfglint and ./test) gets them too, written beside the tables in src/."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from hatchling.builders.hooks.plugin.interface import BuildHookInterface
+
+ROOT = Path(__file__).resolve().parent
+
+
+def _datayaml() -> Any:
+    # by path: the package itself (pydantic, ...) is not installed in the build environment
+    path = ROOT / "src" / "cfglint" / "load" / "datayaml.py"
+    spec = importlib.util.spec_from_file_location("_cfglint_datayaml", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class ReadyTables(BuildHookInterface):
+    PLUGIN_NAME = "custom"
+
+    def initialize(self, version: str, build_data: dict[str, Any]) -> None:
+        if self.target_name != "wheel":
+            return
+        datayaml = _datayaml()
+        if version == "editable":
+            # a checkout's install (./cfglint, ./test): the package is read from src/, so
+            # the ready tables go there (git-ignored); a table edited later has another
+            # hash and is parsed and cached as before
+            out = ROOT / "src" / "cfglint" / "data" / datayaml.READY
+            out.mkdir(exist_ok=True)
+        else:
+            out = Path(tempfile.mkdtemp(prefix="cfglint-ready-"))
+        for table in _tables():
+            raw = table.read_bytes()
+            name = f"{datayaml.ready_name(raw)}.json"
+            (out / name).write_text(json.dumps(datayaml.parse_data_yaml(raw, str(table))))
+            if version != "editable":
+                build_data["force_include"][str(out / name)] = (
+                    f"cfglint/data/{datayaml.READY}/{name}"
+                )
+
+
+def _tables() -> list[Path]:
+    data = ROOT / "src" / "cfglint" / "data"
+    return sorted([*data.rglob("*.yaml"), *(ROOT / "rules").glob("*.yaml")])

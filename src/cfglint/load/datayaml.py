@@ -1,0 +1,67 @@
+"""Our own YAML tables (src/cfglint/data/, rules/) as plain data, and their ready-made JSON.
+
+This module imports no more than PyYAML: the package build (hatch_build.py) loads it to
+write every table as JSON into the wheel (``cfglint/data/_ready/``), so an installed cfglint
+reads JSON from its first run, with an empty cache (a fresh CI runner, a pre-commit or
+GitHub Action run). A source checkout parses the YAML once and caches it (load/datacache.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Any
+
+# the wheel's folder (under cfglint/data/) of ready-made tables, one per YAML file, named by
+# the hash of the YAML's bytes: a table that changed after the build is simply not found
+READY = "_ready"
+
+
+def ready_name(raw: bytes) -> str:
+    return hashlib.sha256(raw).hexdigest()[:40]
+
+
+# YAML 1.2's core schema, for the scalars PyYAML (YAML 1.1) resolves otherwise: `1e-5` is a
+# float and `yes`/`on`/`010` are not booleans or octal. Our data files are YAML 1.2 (unlike
+# user configs, which MindFormers reads as 1.1); tests/load/test_datacache.py checks that
+# every shipped table reads the same here as with ruamel (a YAML 1.2 parser).
+_CORE_RESOLVERS: tuple[tuple[str, str, list[str | None]], ...] = (
+    ("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", list("tTfF")),
+    ("tag:yaml.org,2002:int", r"^[-+]?[0-9]+$", list("-+0123456789")),
+    (
+        "tag:yaml.org,2002:float",
+        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+        r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
+        list("-+.0123456789"),
+    ),
+    # None: the empty scalar
+    ("tag:yaml.org,2002:null", r"^(?:~|null|Null|NULL|)$", [*"~nN", None]),
+)
+
+
+def _data_loader() -> Any:
+    """PyYAML's libyaml loader (C: ten times ruamel's pure-Python one, which is what an empty
+    cache paid at start-up) with the YAML 1.2 core schema's implicit types."""
+    import yaml
+
+    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+    class CoreSchemaLoader(base):  # type: ignore[misc,valid-type]
+        yaml_implicit_resolvers: dict[Any, list[tuple[str, Any]]] = {}  # noqa: RUF012
+
+    for tag, pattern, first in _CORE_RESOLVERS:
+        CoreSchemaLoader.add_implicit_resolver(tag, re.compile(pattern), first)
+    # decimal, whatever the leading zeros (YAML 1.1 reads `010` as octal)
+    CoreSchemaLoader.add_constructor(
+        "tag:yaml.org,2002:int", lambda loader, node: int(loader.construct_scalar(node), 10)
+    )
+    return CoreSchemaLoader
+
+
+def parse_data_yaml(raw: bytes, name: str) -> Any:
+    import yaml
+
+    try:
+        return yaml.load(raw.decode("utf-8"), Loader=_data_loader())
+    except yaml.YAMLError as exc:
+        raise ValueError(f"{name}: {' '.join(str(exc).split())}") from None
