@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from cfglint.check.context import Context
-from cfglint.check.fixes import CLASH, Fix, FixPlan
+from cfglint.check.fixes import Fix, FixPlan
 from cfglint.check.pipeline import Options, SideLoader, lint, load_side
 from cfglint.check.schema import Rule
 from cfglint.model.config import Config
@@ -89,20 +89,15 @@ def converge(
     for _ in range(rounds - 1):
         if not last.fixes:
             break
-        # only what clashed with another fix is planned again: the rest of a round's
-        # reasons stand (a recommendation a compare fix aligned stays left alone)
-        retry = {rule for rule, why in last.skipped if why.endswith(CLASH)}
-        if not retry:
-            break
+        # everything is planned again from the result: a fix that clashed with another,
+        # a recommendation a comparison superseded until it was fixed. What the next
+        # --fix would write is written now, so that one --fix reaches the fixed point.
         with buffers(current):
             rep, c = lint(opts)
         if rep.errors:
             break
-        again = checked_plan(
-            rep, c, opts, rules, fix_to=fix_to, unsafe=unsafe, texts=current, only=retry
-        )
-        total.skipped = [s for s in total.skipped if s[0] not in retry] + again.skipped
-        last = again
+        last = checked_plan(rep, c, opts, rules, fix_to=fix_to, unsafe=unsafe, texts=current)
+        total.skipped = last.skipped
         if last.fixes:
             current = _result(last, last.fixes, current)
             total.fixes += last.fixes
@@ -110,7 +105,7 @@ def converge(
     if more:  # findings gone over all rounds
         with buffers(current):
             rep, _ = lint(opts)
-        total.gone = first - {finding_key(f) for f in rep.findings}
+        total.gone = gone_keys(first, flags(rep.findings))
     total.final = current
     return total
 
@@ -131,6 +126,22 @@ def finding_key(f: Finding) -> tuple[str, str, tuple[str, ...]]:
     """A finding's identity across a fix: its rule, row and the sides it flags (its values
     change with the fix)."""
     return f.rule, f.row, tuple(sorted(f.values))
+
+
+def flags(findings: list[Finding]) -> dict[tuple[str, str], set[str]]:
+    """(rule, row) -> the sides reported: a finding fixed on one of two flagged sides is
+    still reported on the other."""
+    out: dict[tuple[str, str], set[str]] = {}
+    for f in findings:
+        out.setdefault((f.rule, f.row), set()).update(f.values or {"": None})
+    return out
+
+
+def gone_keys(
+    before: set[tuple[str, str, tuple[str, ...]]], now: dict[tuple[str, str], set[str]]
+) -> set[tuple[str, str, tuple[str, ...]]]:
+    """The findings of ``before`` reported on none of their sides any more."""
+    return {k for k in before if not set(k[2] or ("",)) & now.get((k[0], k[1]), set())}
 
 
 def verify_plan(
@@ -171,6 +182,7 @@ class _Judge:
     ) -> None:
         self.plan, self.ctx, self.by_id, self.relint = plan, ctx, by_id, relint
         self.before = {finding_key(f) for f in report.findings}
+        self.flags_before = flags(report.findings)
         self.values = {side: _values(ctx.side(side)) for side in ("mindformers", "megatron")}
 
     def why(self, fixes: list[Fix]) -> str | None:
@@ -181,21 +193,32 @@ class _Judge:
             e = after.errors[0]
             where = f"{e.path}:{e.line}" if e.line else e.path
             return f"the result does not load ({where}: {e.message})"
-        now = {finding_key(f) for f in after.findings}
+        now = flags(after.findings)
         for fx in fixes:
             if fx.part:  # one part of a finding: that part agrees now
                 if not _agree(actx, fx.part):
                     return f"{fx.part} still differs after it (the value read did not change)"
-            elif finding_key(fx.finding) in now:
+            elif set(fx.finding.values or {"": None}) & now.get((fx.rule, fx.finding.row), set()):
                 return f"{fx.rule} is still reported after it (the value read did not change)"
-        fixed_rows = {fx.finding.row for fx in fixes}
-        for key in sorted(now - self.before):
-            if key[1] not in fixed_rows:
-                return f"it changes another row: {key[1]} ({key[0]}) would be reported"
-        why = self._other_settings(fixes, actx)
+        why = self._new_findings(fixes, now) or self._other_settings(fixes, actx)
         if why is None:
-            self.plan.gone = self.before - now
+            self.plan.gone = gone_keys(self.before, now)
         return why
+
+    def _new_findings(self, fixes: list[Fix], now: dict[tuple[str, str], set[str]]) -> str | None:
+        """A finding (or a side of one) that was not reported: another row pulled apart,
+        or this row's pair pulled apart. Only what a fix reveals may appear: a number made
+        readable, a rule the fixed one superseded (a recommendation beside a comparison)."""
+        revealed = {fx.finding.row for fx in fixes if fx.reveals}
+        fixed = {fx.rule for fx in fixes}
+        for (rule, row), sides in sorted(now.items()):
+            if not sides - self.flags_before.get((rule, row), set()) or row in revealed:
+                continue
+            if fixed & set(getattr(self.by_id.get(rule), "superseded_by", ())):
+                continue
+            what = "another row" if row not in {fx.finding.row for fx in fixes} else "the pair"
+            return f"it changes {what}: {row} ({rule}) would be reported"
+        return None
 
     def _texts(self, fixes: list[Fix]) -> dict[str, str]:
         """Every file read, as it would be after ``fixes``."""
@@ -232,7 +255,7 @@ class _Judge:
         for fx in fixes:
             rule = self.by_id.get(fx.rule)
             field = fx.part or getattr(rule, "field", None)
-            if fx.side != side:
+            if side not in fx.side.split("+"):
                 continue
             v = cfg.get(field) if field else None
             if v is not None:

@@ -49,6 +49,9 @@ class Fix:
     edits: list[TextEdit]
     # the field this fix moves when it is one part of a finding (rule.fix_parts)
     part: str = ""
+    # a number PyYAML read as a string, written as the number: the value becomes readable,
+    # so a comparison of it may be reported for the first time (a real difference revealed)
+    reveals: bool = False
 
 
 @dataclass
@@ -141,7 +144,9 @@ def plan_fixes(
         why = ""
         misread = _misread_number(f, reader)
         if misread is not None:
-            fix: Fix | None = Fix(rule.id, f, "mindformers", "safe", misread[0], [misread[1]])
+            fix: Fix | None = Fix(
+                rule.id, f, "mindformers", "safe", misread[0], [misread[1]], reveals=True
+            )
         elif rule.fix_action is None and rule.fix_parts:
             parts, why_not = _plan_parts(rule, f, ctx, fix_to, unsafe, reader)
             plan.skipped += why_not
@@ -240,9 +245,22 @@ def _plan_one(
         return _env_fix(rule, f, cfg, fa, texts)
     if rule.kind == "compare":
         return _move(rule.id, rule.field, fa, f, ctx, fix_to, texts)  # type: ignore[attr-defined]
-    # recommend: the flagged side takes the expected value
-    mover = next(iter(f.values), "")
-    return _write(rule.id, rule.field, fa, f, ctx, mover, _expected(rule), texts)  # type: ignore[attr-defined]
+    # recommend: every side it flags takes the expected value, or none does (one side
+    # alone would leave the finding reported on the other)
+    movers = [s for s in f.values if s in SIDES] or [next(iter(f.values), "")]
+    done = [
+        _write(rule.id, rule.field, fa, f, ctx, side, _expected(rule), texts)  # type: ignore[attr-defined]
+        for side in movers
+    ]
+    why = next((w for fx, w in done if fx is None), "")
+    if why:
+        return None, why if len(movers) == 1 else f"{why} (it flags both sides)"
+    fixes = [fx for fx, _ in done if fx is not None]
+    if len(fixes) == 1:
+        return fixes[0], ""
+    title = "; ".join(fx.title for fx in fixes)
+    edits = [e for fx in fixes for e in fx.edits]
+    return Fix(rule.id, f, "+".join(movers), fa.safety, title, edits), ""
 
 
 def _move(
