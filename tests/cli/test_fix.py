@@ -220,7 +220,10 @@ def test_fix_to_mindformers_edits_the_launch_script_at_the_variable(tmp_path: Pa
     sh = (tmp_path / "megatron.sh").read_text()
     assert "\nTP=1\nPP=4\n" in sh  # edited where TP and PP are assigned, not at ${TP}
     assert "    --tensor-model-parallel-size ${TP} \\\n" in sh
-    assert "    --adam-beta2 0.999 \\\n" in sh
+    # beta2 follows MindFormers' 0.999, then the recommendation it superseded (OPT007:
+    # 0.95) is fixed on both sides in the next round: one --fix reaches the fixed point
+    assert "    --adam-beta2 0.95 \\\n" in sh
+    assert "betas: [0.9, 0.95]" in (tmp_path / "mindformers.yaml").read_text()
     assert "    --seed 42 \\\n" in sh  # a default made explicit, among the other flags
 
 

@@ -110,7 +110,9 @@ def test_a_variable_feeding_two_flags_is_refused_with_the_reason_and_fix_converg
     argv = ["--fix-to", "mindformers", "--select", "STR009,STR010", "-v"]
     assert _fix(mf, sh, *argv) == 1
     err = capsys.readouterr().err
-    assert "not written: it also changes structure.attention_dropout" in err
+    # DROP also feeds --attention-dropout: the attention dropouts would differ (STR010)
+    assert "set --hidden-dropout to 0.1 (mg.sh:14): not written: it changes" in err
+    assert "(STR010) would be reported" in err
     assert (sh.read_bytes(), mf.read_bytes()) == before
     assert _fix(mf, sh, *argv) == 1  # a second run: the same, nothing written
     assert (sh.read_bytes(), mf.read_bytes()) == before
