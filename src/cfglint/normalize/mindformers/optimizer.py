@@ -4,6 +4,7 @@ a MindFormers config.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from cfglint.load.yamltree import get
@@ -160,6 +161,20 @@ def _type_checks(view: MFView, cfg: Config, cls: str) -> None:
     )
 
 
+def _finite_ratio(ratio: Value | None, prefix: str) -> None:
+    """A warmup_ratio of inf or nan: MindFormers' schedule takes int(total x ratio), which
+    cannot start the job (OverflowError, ValueError); one input error naming the line."""
+    v = ratio.value if ratio is not None and ratio.known else None
+    if isinstance(v, float) and not math.isfinite(v):
+        loc = ratio.loc  # type: ignore[union-attr]
+        raise InputError(
+            loc.path if loc else None,
+            f"{prefix}.warmup_ratio is {v}: MindFormers computes int(total steps x warmup_ratio) "
+            "and cannot start with it",
+            line=loc.line if loc else None,
+        )
+
+
 def _schedule(view: MFView, cfg: Config) -> None:
     o = cfg.optimizer
     sec = view.node("lr_schedule")
@@ -249,6 +264,7 @@ def _schedule(view: MFView, cfg: Config) -> None:
         o.train_steps = total
     ratio = block.get("warmup_ratio")
     steps = block.get("warmup_steps")
+    _finite_ratio(ratio, prefix)
     if ratio is not None and ratio.known and ratio.value is not None:
         t = o.train_steps
         if (
