@@ -25,6 +25,8 @@ class LspClient:
             env={**os.environ, **(env or {})},
         )
         self.messages: queue.Queue[dict[str, Any]] = queue.Queue()
+        # every message received, in order, whatever wait() dropped
+        self.log: list[dict[str, Any]] = []
         self._id = 0
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -42,7 +44,9 @@ class LspClient:
                 name, _, value = line.decode().partition(":")
                 if name.lower() == "content-length":
                     length = int(value)
-            self.messages.put(json.loads(out.read(length)))
+            msg = json.loads(out.read(length))
+            self.log.append(msg)
+            self.messages.put(msg)
 
     def send(self, msg: dict[str, Any]) -> None:
         body = json.dumps({"jsonrpc": "2.0", **msg}).encode()

@@ -110,7 +110,9 @@ def test_a_variable_feeding_two_flags_is_refused_with_the_reason_and_fix_converg
     argv = ["--fix-to", "mindformers", "--select", "STR009,STR010", "-v"]
     assert _fix(mf, sh, *argv) == 1
     err = capsys.readouterr().err
-    assert "not written: it also changes structure.attention_dropout" in err
+    # DROP also feeds --attention-dropout: the attention dropouts would differ (STR010)
+    assert "set --hidden-dropout to 0.1 (mg.sh:14): not written: it changes" in err
+    assert "(STR010) would be reported" in err
     assert (sh.read_bytes(), mf.read_bytes()) == before
     assert _fix(mf, sh, *argv) == 1  # a second run: the same, nothing written
     assert (sh.read_bytes(), mf.read_bytes()) == before
@@ -130,7 +132,8 @@ def test_a_fix_whose_finding_stays_is_not_counted_nor_written(tmp_path: Path) ->
     # a re-read that sees no change at all (as if the framework ignored every written key)
     verify_plan(plan, report, ctx, rules, lambda texts: (report, ctx))
     assert not plan.fixes
-    assert sum("is still reported after it" in why for _, why in plan.skipped) == n
+    assert sum("not written" in why for _, why in plan.skipped) == n
+    assert any("is still reported after it" in why for _, why in plan.skipped)
 
 
 def test_a_result_that_does_not_load_is_refused(tmp_path: Path) -> None:
@@ -324,10 +327,10 @@ def test_a_side_changed_by_a_concurrent_fix_is_refused(tmp_path: Path) -> None:
     """Two --fix runs in opposite directions: each planned from the side the other edits.
     The writer re-reads both sides and refuses when either changed."""
     mf, sh = _glm(tmp_path)
-    opts = Options(mindformers=[str(mf)], megatron=str(sh))
+    opts = Options(mindformers=[str(mf)], megatron=str(sh), select=["OPT006"])
     report, ctx = lint(opts)
     plan = checked_plan(report, ctx, opts, load_rules(), fix_to="megatron")
-    assert str(sh) not in plan.edits_by_file() or str(mf) in plan.edits_by_file()
+    assert list(plan.edits_by_file()) == [str(mf)]  # planned from the script, edits the YAML
     # the other run (fix-to mindformers) wrote the script meanwhile
     sh.write_text(sh.read_text().replace("--adam-beta2 0.95", "--adam-beta2 0.999"))
     mf_before = mf.read_bytes()
@@ -342,3 +345,102 @@ def test_a_tab_after_a_colon_is_read_as_the_lint_reads_it(tmp_path: Path) -> Non
     mf, sh = _glm(tmp_path, ("run_mode: 'finetune'", "run_mode:\t'finetune'"))
     assert _fix(mf, sh, "--select", "OPT006") == 0
     assert "betas: [0.9, 0.95]" in mf.read_text() and "run_mode:\t'finetune'" in mf.read_text()
+
+
+# -- inputs ---------------------------------------------------------------------------------
+def test_an_infinite_warmup_ratio_is_an_input_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: OverflowError, an internal error (int(total steps x inf))."""
+    pair = FIXTURES / "realpairs" / "llama2_7b_pretrain_msl"
+    mf = tmp_path / "mf.yaml"
+    text = (pair / "mindformers.yaml").read_text()
+    mf.write_text(
+        text.replace("warmup_ratio: 0.03", "warmup_ratio: .inf").replace(
+            "total_steps: -1", "total_steps: 1000"
+        )
+    )
+    assert main([str(mf), "--megatron", str(pair / "megatron.sh")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "mf.yaml:" in err and "warmup_ratio is inf" in err
+
+
+def test_explicit_megatron_on_pretrain_gpt_with_unknown_flags_is_linted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: refused (exit 2) as "another framework" for its two unknown flags."""
+    sh = tmp_path / "run.sh"
+    sh.write_text(
+        "#!/bin/bash\ntorchrun pretrain_gpt.py \\\n    --num-layers 2 \\\n"
+        "    --my-flag 3 \\\n    --other-flag 5\n"
+    )
+    pair = FIXTURES / "realpairs" / "llama2_7b_pretrain_msl"
+    rc = main([str(pair / "mindformers.yaml"), "--megatron", str(sh), "--select", "OTH011"])
+    out = capsys.readouterr().out
+    assert rc == 1
+    assert "--my-flag is not an argument" in out and "--other-flag is not an argument" in out
+
+
+def test_the_lr_schedules_fixable_parts_are_fixed(tmp_path: Path) -> None:
+    """Before: learning-rate differences (OPT010, a builtin) were never fixable. Peak and
+    minimum lr are one setting on each side: both directions write them."""
+    mf, sh = _glm(tmp_path)
+    _fix(mf, sh, "--select", "OPT010")
+    doc = yaml.safe_load(mf.read_text())["lr_schedule"]
+    assert (doc["learning_rate"], doc["lr_end"]) == (1.25e-6, 1e-8)
+    mf, sh = _glm(tmp_path)
+    _fix(mf, sh, "--select", "OPT010", "--fix-to", "mindformers")
+    assert "    --lr 1e-06 \\\n" in sh.read_text() and "    --min-lr 1e-06 \\\n" in sh.read_text()
+
+
+def test_a_megatron_yaml_cfg_is_writable(tmp_path: Path) -> None:
+    """Every dialect the lint reads is writable: Megatron's --yaml-cfg file too (a value
+    written there is edited where it stands; the nested sections are kept)."""
+    mg = tmp_path / "mg.yaml"
+    shutil.copy(FIXTURES / "megatron" / "gpt_yaml_cfg.yaml", mg)
+    mf, _ = _glm(tmp_path)
+    main(
+        [
+            str(mf),
+            "--megatron",
+            str(mg),
+            "--fix",
+            "--fix-to",
+            "mindformers",
+            "--select",
+            "OPT006,STR008",
+        ]
+    )
+    doc = yaml.safe_load(mg.read_text())
+    assert doc["adam_beta2"] == 0.999 and doc["language_model"]["layernorm_epsilon"] == 1.5625e-07
+
+
+def test_a_mindformers_seed_zero_is_not_copied_to_megatron(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: --fix-to mindformers wrote --seed 0, though MindFormers' seed 0 means "do
+    not seed" (trainer.py:285 @ fd4deebc): the pair looked equal and was not."""
+    mf, sh = _glm(tmp_path, ("seed: 42\n", "seed: 0\n"))
+    before = sh.read_bytes()
+    _fix(mf, sh, "--select", "DET001", "--fix-to", "mindformers", "-v")
+    assert sh.read_bytes() == before
+    assert "the mindformers value 0 is not applied" in capsys.readouterr().err
+
+
+def test_an_anchor_and_its_alias_both_fixed_in_one_run(tmp_path: Path) -> None:
+    """Found by the property campaign: the anchor's fix and the alias's fix edit the same
+    alias, so one --fix fixed one and a second --fix the other. Rounds settle it in one."""
+    mf, sh = _glm(
+        tmp_path,
+        ANCHORED,
+        [
+            ("--hidden-dropout 0.0", "--hidden-dropout 0.1"),
+            ("--attention-dropout 0.0", "--attention-dropout 0.1"),
+        ],
+    )
+    assert _fix(mf, sh, "--select", "STR009,STR010") == 0
+    model = yaml.safe_load(mf.read_text())["model"]["model_config"]
+    assert (model["hidden_dropout"], model["attention_dropout"]) == (0.1, 0.1)
+    written = mf.read_bytes()
+    _fix(mf, sh, "--select", "STR009,STR010")
+    assert mf.read_bytes() == written

@@ -324,3 +324,65 @@ def test_curves_parting_early_name_the_seed_finding_of_the_lint(tmp_path: Path, 
     assert doc["logs"]["divergence_step"] == 2
     assert {"DET001", "OPT010"} <= _named(doc, "divergence")
     assert "DET001" not in _named(doc, "lr.logged")
+
+
+def test_a_baseline_identical_to_the_reference_is_flagged(tmp_path: Path, capsys) -> None:
+    """The probe's reference run written again (a deterministic rerun, or the same log
+    copied): no run-to-run error is measured, so it gives no band and says so."""
+    d = RUNS / "same"
+    again = tmp_path / "megatron_again.log"
+    shutil.copyfile(d / "megatron.log", again)
+    doc = _logs_json(
+        capsys, str(d / "mindformers.log"), str(d / "megatron.log"), "--baseline", str(again)
+    )
+    band = _rows(doc)["benchmark.band"]
+    assert band["verdict"] == "unknown"
+    assert "identical to the reference run" in band["detail"]
+    assert band["numbers"]["identical_baselines"] == [str(again)]
+    assert doc["code"] == 0
+
+
+def _every_10(src: Path, dst: Path, framework: str) -> None:
+    """The probe-written run as it prints at a logging interval of 10: Megatron's line every
+    10 iterations with the mean loss of the 10 (--log-interval 10, training.py:2240-2246@
+    9539a12e), MindFormers' line every 10 steps with that step's loss (per_print_times 10)."""
+    import re
+
+    lines = [ln for ln in src.read_text(encoding="utf-8").splitlines(True) if "loss" in ln]
+    out = []
+    if framework == "megatron":
+        pat = re.compile(r"lm loss: ([0-9.E+-]+)")
+        losses = [float(pat.search(ln).group(1)) for ln in lines]
+        for k in range(9, len(lines), 10):
+            mean = sum(losses[k - 9 : k + 1]) / 10
+            out.append(pat.sub(f"lm loss: {mean:.6E}", lines[k]))
+    else:
+        out = lines[9::10]
+    dst.write_text("".join(out), encoding="utf-8")
+
+
+def test_probe_runs_at_log_interval_10_compare_like_with_like(tmp_path: Path, capsys) -> None:
+    d = RUNS / "same"
+    mg10 = tmp_path / "megatron_10.log"
+    _every_10(d / "megatron.log", mg10, "megatron")
+    # MindFormers every step against Megatron's 10-step means: the windows are averaged
+    doc = _logs_json(capsys, str(d / "mindformers.log"), str(mg10))
+    rows = _rows(doc)
+    assert rows["standard.mean_loss"]["numbers"]["abs"] < 1e-5  # as printed: about 0.02
+    assert rows["standard.first_loss"]["verdict"] == "unknown"
+    assert rows["drift"]["verdict"] == "noise" and doc["logs"]["divergence_step"] is None
+    assert doc["code"] == 0
+    # both every 10 steps: step 10's loss against the mean of steps 1-10 is not the first
+    # loss, and one step in ten against the mean of the ten is not the mean-loss standard:
+    # neither fails, and the band is widened by one step's scatter (the probe's per-step
+    # loss strays by about 0.1; a pass at 0.0945 one-signed was judged a drift)
+    mf10 = tmp_path / "mindformers_10.log"
+    _every_10(d / "mindformers.log", mf10, "mindformers")
+    doc = _logs_json(capsys, str(mf10), str(mg10))
+    rows = _rows(doc)
+    assert rows["standard.first_loss"]["verdict"] == "unknown"
+    # MindFormers' window 1-10 would need its steps before 10: it starts from window 11-20
+    assert rows["standard.first_loss"]["numbers"]["step"] == 20
+    assert rows["standard.mean_loss"]["verdict"] == "unknown"
+    assert rows["drift"]["verdict"] in ("noise", "offset")
+    assert doc["code"] == 0

@@ -155,7 +155,7 @@ def test_follower_memory_is_bounded(tmp_path: Path, monkeypatch) -> None:
     for k in range(5):
         with open(path, "a") as fh:
             fh.write("".join(_mg(s, 1000, 5.0) for s in range(k * 40 + 1, k * 40 + 41)))
-        f.poll()
+        assert f.poll() == 40  # new steps are said even once old ones are dropped
     log = f.log()
     assert log.steps.size == 50 and log.steps[-1] == 200 and f.dropped == 150
     assert len(f.acc.steps) == 1  # one array, not a list growing with every poll
@@ -164,3 +164,15 @@ def test_follower_memory_is_bounded(tmp_path: Path, monkeypatch) -> None:
 @pytest.fixture(autouse=True)
 def _cache(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("CFGLINT_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def test_follower_catches_up_a_large_log_in_one_poll(tmp_path: Path, monkeypatch) -> None:
+    """A watch started on a log already weeks long reads all of it at once, a chunk at a
+    time (it read one chunk a poll: a 800 MB log took fifty polls to be judged whole)."""
+    from cfglint.load import losslog
+
+    monkeypatch.setattr(losslog, "FOLLOW_CHUNK", 1000)
+    path = tmp_path / "mg.log"
+    path.write_text("".join(_mg(s, 1000, 5.0) for s in range(1, 51)))
+    f = LogFollower(str(path), "megatron")
+    assert f.poll() == 50 and f.log().steps[-1] == 50

@@ -197,6 +197,48 @@ def test_probe_log_dir_in_a_read_only_folder_is_refused_before_the_probe(
         assert rc == 2 and len(_lines(err)) == 1 and "read-only" in err, err
 
 
+@pytest.mark.parametrize("plant", ["link", "read-only", "input", "folder"])
+def test_probe_log_names_are_checked_before_the_probe(
+    plant: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: Any
+) -> None:
+    """Issue 32: the four log names inside an existing --log-dir were checked only when
+    written, after the whole probe had run; now each is refused before the lint (and so
+    before any framework process), in one line naming it, and nothing is written."""
+    mf, mg = _probe_pair(tmp_path)
+    import cfglint.cli.probe as probe
+
+    monkeypatch.setattr(probe, "lint", lambda *_: pytest.fail("the lint ran first"))
+    d = tmp_path / "logs"
+    d.mkdir()
+    target = d / "megatron_lr0.log"
+    victim = tmp_path / "victim.log"
+    victim.write_text("keep me")
+    if plant == "link":
+        target.symlink_to(victim)
+    elif plant == "read-only":
+        target.write_text("keep me")
+        target.chmod(0o444)
+    elif plant == "input":
+        mg = target
+        mg.write_bytes(MG.read_bytes())
+    else:
+        target.mkdir()
+    before = sorted(os.listdir(d))
+    rc, out, err = _run(capsys, "probe", mf, "--megatron", mg, "--log-dir", d)
+    expected = {
+        "link": "is a symbolic link",
+        "read-only": "is read-only",
+        "input": "is an input of this run",
+        "folder": "is a directory",
+    }[plant]
+    assert rc == 2 and out == "", err
+    assert len(_lines(err)) == 1 and err.startswith(f"{target}: {expected}"), err
+    assert sorted(os.listdir(d)) == before
+    assert victim.read_text() == "keep me"
+    if plant == "read-only":
+        assert target.read_text() == "keep me"
+
+
 def test_probe_logs_are_written_under_the_rule(tmp_path: Path) -> None:
     from cfglint.evidence.probe import textlog
     from cfglint.load.safeio import check_regular, forget_reads

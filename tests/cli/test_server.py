@@ -156,3 +156,130 @@ def test_without_the_server_extra_one_line_and_exit_2(
     assert main(["server"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "pip install -e '.[server]'" in err
+
+
+# -- issue 35: base files, settings reloaded, no partner, debounce and versions ----------------
+def _client(root: Path):  # type: ignore[no-untyped-def]
+    from lsp_client import LspClient
+
+    client = LspClient(root)
+    client.request("initialize", {"processId": None, "rootUri": root.as_uri(), "capabilities": {}})
+    client.notify("initialized", {})
+    return client
+
+
+def _change(client, path: Path, text: str, version: int) -> None:  # type: ignore[no-untyped-def]
+    client.notify(
+        "textDocument/didChange",
+        {
+            "textDocument": {"uri": path.as_uri(), "version": version},
+            "contentChanges": [{"text": text}],
+        },
+    )
+
+
+def _until(client, uri: str, ok, timeout: float = 60):  # type: ignore[no-untyped-def]
+    """The first diagnostics of ``uri`` that ``ok`` accepts."""
+    while True:
+        msg = client.wait(
+            lambda m: (
+                m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri
+            ),
+            timeout,
+        )
+        if ok(msg["params"]):
+            return msg["params"]
+
+
+BASE = "optimizer:\n  type: AdamW\n  betas: [0.9, 0.999]\n  eps: 1.e-8\n  weight_decay: 0.1\n"
+CHILD = (
+    "base_config: ['./base.yaml']\nseed: 1234\n"
+    "model:\n  model_config:\n    type: LlamaConfig\n    num_layers: 2\n"
+)
+SCRIPT = (
+    "#!/bin/bash\nARGS=(\n    --adam-beta2 0.95\n    --weight-decay 0.1\n"
+    '    --num-layers 2\n)\ntorchrun pretrain_gpt.py "${ARGS[@]}"\n'
+)
+
+
+@need_pygls
+def test_a_base_config_file_keeps_and_relints_its_pairs_diagnostics(tmp_path: Path) -> None:
+    """Before: opening base.yaml linted it alone (the pair's OPT006 on it was wiped) and
+    editing it did not re-lint the pair."""
+    (tmp_path / "base.yaml").write_text(BASE)
+    (tmp_path / "run.yaml").write_text(CHILD)
+    (tmp_path / "run.sh").write_text(SCRIPT)
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.cfglint]\npairs = [{mindformers = "run.yaml", megatron = "run.sh"}]\n'
+    )
+    client = _client(tmp_path)
+    base, sh = tmp_path / "base.yaml", tmp_path / "run.sh"
+    _open(client, base)
+    diags = client.diagnostics(base.as_uri())
+    assert "OPT006" in {d["code"] for d in diags}  # the pair's finding, at the base's betas
+    _change(client, base, BASE.replace("0.999]", "0.95]"), 2)
+    after = _until(client, base.as_uri(), lambda p: p.get("version") == 2)
+    assert "OPT006" not in {d["code"] for d in after["diagnostics"]}
+    # the pair's other file, re-linted in the same pass (published before or after)
+    sh_last = [
+        m["params"]
+        for m in client.log
+        if m.get("method") == "textDocument/publishDiagnostics"
+        and m["params"]["uri"] == sh.as_uri()
+    ][-1]
+    assert "OPT006" not in {d["code"] for d in sh_last["diagnostics"]}
+    assert client.close() == 0
+
+
+@need_pygls
+def test_pairs_added_while_running_and_a_lone_file_told_once(tmp_path: Path) -> None:
+    """Before: pyproject.toml was read once at start, and a file with no partner was
+    linted alone without a word."""
+    for f in ("mindformers.yaml", "megatron.sh"):
+        shutil.copy(PAIR / f, tmp_path / f)
+    yaml, sh = tmp_path / "mindformers.yaml", tmp_path / "megatron.sh"
+    client = _client(tmp_path)
+    _open(client, yaml)
+    alone = {d["code"] for d in client.diagnostics(yaml.as_uri())}
+    assert "OPT006" not in alone  # a pair rule needs the other side
+    text = yaml.read_text()
+    _change(client, yaml, text + "\n", 2)
+    _until(client, yaml.as_uri(), lambda p: p.get("version") == 2)
+    told = [
+        m
+        for m in client.log
+        if m.get("method") == "window/showMessage"
+        and "no configured partner" in m["params"]["message"]
+    ]
+    assert len(told) == 1 and "[tool.cfglint] pairs" in told[0]["params"]["message"]
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.cfglint]\npairs = [{mindformers = "mindformers.yaml", megatron = "megatron.sh"}]\n'
+    )
+    _change(client, yaml, text, 3)
+    paired = _until(client, yaml.as_uri(), lambda p: p.get("version") == 3)
+    assert "OPT006" in {d["code"] for d in paired["diagnostics"]}
+    assert "OPT006" in {d["code"] for d in client.diagnostics(sh.as_uri())}
+    assert client.close() == 0
+
+
+@need_pygls
+def test_an_edit_storm_is_linted_once_with_the_last_version(session) -> None:  # type: ignore[no-untyped-def]
+    """Before: 200 edits sent at once were linted one by one (3.8-7.6 s to the last) and
+    diagnostics carried no version. bench/server_storm.md times the settle."""
+    client, root = session
+    yaml = root / "mindformers.yaml"
+    _open(client, yaml)
+    client.diagnostics(yaml.as_uri())
+    text = yaml.read_text()
+    for v in range(2, 202):
+        _change(client, yaml, text + f"# edit {v}\n", v)
+    final = _until(client, yaml.as_uri(), lambda p: p.get("version") == 201)
+    assert "OPT006" in {d["code"] for d in final["diagnostics"]}
+    published = [
+        m
+        for m in client.log
+        if m.get("method") == "textDocument/publishDiagnostics"
+        and m["params"]["uri"] == yaml.as_uri()
+    ]
+    assert len(published) < 20  # debounced: not one lint per edit
+    assert all("version" in m["params"] for m in published)

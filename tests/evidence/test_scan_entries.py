@@ -125,3 +125,50 @@ def test_the_scan_cache_follows_the_library_data(
     assert scan_paths([script]).stats.cached == 1
     monkeypatch.setattr(runner, "DATA_KEY", "other library data")
     assert scan_paths([script]).stats.cached == 0
+
+
+_ENGINE_CASES = {
+    # an optimizer handed through accelerate's prepare comes back an optimizer
+    "prepare": (
+        "acc = Accelerator()\n"
+        "g_opt = torch.optim.Adam(g.parameters())\n"
+        "g, g_opt = acc.prepare(g, g_opt)\n"
+        "g_opt.step()\n",
+        True,
+    ),
+    # Fabric.setup(module, optimizer) returns them in the same order
+    "fabric": (
+        "fabric = L.Fabric()\n"
+        "model, d_opt = fabric.setup(model, torch.optim.SGD(model.parameters(), lr=0.1))\n"
+        "d_opt.step()\n",
+        True,
+    ),
+    # the model handed through prepare is not an optimizer: its step() is not an update
+    "prepared_model": (
+        "acc = Accelerator()\nnet, sched = acc.prepare(net, sched)\nnet.step()\n",
+        False,
+    ),
+    # a tensor's backward has no step(); a scheduler's step() has no backward(loss)
+    "tensor": ("loss.backward()\nsched.step()\n", False),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_ENGINE_CASES))
+def test_engine_values_through_wrapping_factories(case: str) -> None:
+    import ast
+
+    from cfglint.evidence.scan.engines import Engines
+
+    text, trains = _ENGINE_CASES[case]
+    qualified = {
+        "acc.prepare": "accelerate.Accelerator.prepare",
+        "fabric.setup": "lightning.Fabric.setup",
+    }
+    eng = Engines()
+    found = False
+    for stmt in ast.parse(text).body:
+        if isinstance(stmt, ast.Assign):
+            eng.assign(stmt.targets[0], stmt.value, qualified.get)
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            found = eng.call(stmt.value) or found
+    assert found is trains

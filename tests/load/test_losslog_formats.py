@@ -107,6 +107,11 @@ def test_megatron_017_zero_loss_on_a_skipped_window_is_not_a_loss(tmp_path: Path
     assert log.steps.tolist() == [1, 2, 3]
     assert np.isnan(log.series["loss"][1]) and log.series["loss"][2] == pytest.approx(9.8)
     assert log.empty_windows.tolist() == [2]
+    # core_v0.16.0 and most forks ("avg > 0.0", training.py:2069@3bec9aa9) leave the field
+    # out: the same window, no loss printed
+    no_field = _mg(2, 0.0, skipped=1).replace("lm loss: 0.000000E+00 | ", "")
+    log = read_run_log(_w(tmp_path, "mg16.log", _mg(1, 10.0) + no_field + _mg(3, 9.8)))
+    assert log.steps.tolist() == [1, 2, 3] and log.empty_windows.tolist() == [2]
 
 
 def test_a_last_line_still_being_written_is_left_out_and_said(tmp_path: Path) -> None:
@@ -116,3 +121,29 @@ def test_a_last_line_still_being_written_is_left_out_and_said(tmp_path: Path) ->
     log = read_run_log(_w(tmp_path, "mg.log", cut), "megatron")
     assert log.steps.tolist() == [1, 2] and log.partial_line
     assert not read_run_log(_w(tmp_path, "mg2.log", whole), "megatron").partial_line
+
+
+def test_megatron_bridge_fork_with_extra_fields_and_a_skipped_window(tmp_path: Path) -> None:
+    """GeodesicResearch/geodesic-megatron (Megatron-Bridge) train_utils.py:773-821@df06386a:
+    skipped samples, energy and power per GPU, params norm and max attention logit around
+    the fields read, and ``if avg >= 0.0`` (line 808): an all-skipped window prints 0."""
+
+    def line(step: int, loss: float, skipped: int) -> str:
+        return (
+            f" [2026-01-01 00:00:{step:02d}] iteration {step:8d}/    1000 | consumed samples: "
+            f"{step * 8:12d} | skipped samples: {8 * skipped:12d} | elapsed time per iteration "
+            f"(ms): {800 + step:.1f} | throughput per GPU (TFLOP/s/GPU): 180.{step} | energy "
+            f"per GPU (J/iter/GPU): 512.3 | power per GPU (W/GPU): 640.1 | learning rate: "
+            f"{1e-5 * step:.6E} | global batch size:     8 | lm loss: {loss:.6E} | loss scale: "
+            f"1.0 | grad norm: {1.5 + step / 100:.3f} | params norm: 250.125 | max attention "
+            f"logit: 12.500 | number of skipped iterations: {skipped:3d} | number of nan "
+            f"iterations:   0 |\n"
+        )
+
+    text = line(1, 10.5, 0) + line(2, 0.0, 1) + line(3, 10.25, 0)
+    log = read_run_log(_w(tmp_path, "mg.log", text), "megatron")
+    assert log.steps.tolist() == [1, 2, 3]
+    assert log.series["loss"][0] == 10.5 and np.isnan(log.series["loss"][1])
+    assert log.series["grad_norm"].tolist() == [1.51, 1.52, 1.53]
+    assert log.series["lr"][2] == pytest.approx(3e-5)
+    assert log.empty_windows.tolist() == [2]

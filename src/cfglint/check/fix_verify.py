@@ -15,6 +15,7 @@ fixes are taken one by one, each kept only when it passes with those kept before
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable
 from typing import Any
@@ -44,13 +45,16 @@ def checked_plan(
     unsafe: bool = False,
     load: SideLoader = load_side,
     texts: dict[str, str] | None = None,
+    only: set[str] | None = None,
 ) -> FixPlan:
     """The fixes of a lint, each checked (:func:`verify_plan`) against the lint of the files
-    as they would be written; ``texts`` are unsaved buffers (the editor's)."""
+    as they would be written; ``texts`` are unsaved buffers (the editor's); ``only`` limits
+    the rules planned."""
     from cfglint.check.fixes import plan_fixes
     from cfglint.load.safeio import buffers
 
-    plan = plan_fixes(report.findings, ctx, rules, fix_to=fix_to, unsafe=unsafe, texts=texts)
+    todo = [f for f in report.findings if only is None or f.rule in only]
+    plan = plan_fixes(todo, ctx, rules, fix_to=fix_to, unsafe=unsafe, texts=texts)
     snapshot_sides(plan, ctx, texts)
 
     def relint(edited: dict[str, str]) -> tuple[Report, Context]:
@@ -61,10 +65,83 @@ def checked_plan(
     return plan
 
 
+def converge(
+    report: Report,
+    ctx: Context,
+    opts: Options,
+    rules: tuple[Rule, ...],
+    *,
+    fix_to: str = "megatron",
+    unsafe: bool = False,
+    rounds: int = 4,
+) -> FixPlan:
+    """Checked fixes applied in rounds, each planned from the lint of the last one's result,
+    until a round has nothing left to fix (as ruff iterates): a fix that clashed with
+    another in one round (an alias and its anchor) is made in the next, so one ``--fix``
+    reaches what a second would. ``plan.final`` holds the texts to write; ``plan.texts``
+    the texts first read, whose hashes the writer checks."""
+    from cfglint.load.safeio import buffers
+
+    total = checked_plan(report, ctx, opts, rules, fix_to=fix_to, unsafe=unsafe)
+    first = {finding_key(f) for f in report.findings}
+    current = _result(total, total.fixes)
+    last, more = total, False
+    for _ in range(rounds - 1):
+        if not last.fixes:
+            break
+        # everything is planned again from the result: a fix that clashed with another,
+        # a recommendation a comparison superseded until it was fixed. What the next
+        # --fix would write is written now, so that one --fix reaches the fixed point.
+        with buffers(current):
+            rep, c = lint(opts)
+        if rep.errors:
+            break
+        last = checked_plan(rep, c, opts, rules, fix_to=fix_to, unsafe=unsafe, texts=current)
+        total.skipped = last.skipped
+        if last.fixes:
+            current = _result(last, last.fixes, current)
+            total.fixes += last.fixes
+            more = True
+    if more:  # findings gone over all rounds
+        with buffers(current):
+            rep, _ = lint(opts)
+        total.gone = gone_keys(first, flags(rep.findings))
+    total.final = current
+    return total
+
+
+def _result(plan: FixPlan, fixes: list[Fix], base: dict[str, str] | None = None) -> dict[str, str]:
+    """Absolute path -> text after ``fixes``, from ``base`` (else the texts first read)."""
+    out = dict(base) if base else {os.path.abspath(p): t for p, (t, _) in plan.texts.items()}
+    edits: dict[str, list[Any]] = {}
+    for fx in fixes:
+        for e in fx.edits:
+            edits.setdefault(os.path.abspath(e.path), []).append(e)
+    for path, es in edits.items():
+        out[path] = apply_edits(out[path], es)
+    return out
+
+
 def finding_key(f: Finding) -> tuple[str, str, tuple[str, ...]]:
     """A finding's identity across a fix: its rule, row and the sides it flags (its values
     change with the fix)."""
     return f.rule, f.row, tuple(sorted(f.values))
+
+
+def flags(findings: list[Finding]) -> dict[tuple[str, str], set[str]]:
+    """(rule, row) -> the sides reported: a finding fixed on one of two flagged sides is
+    still reported on the other."""
+    out: dict[tuple[str, str], set[str]] = {}
+    for f in findings:
+        out.setdefault((f.rule, f.row), set()).update(f.values or {"": None})
+    return out
+
+
+def gone_keys(
+    before: set[tuple[str, str, tuple[str, ...]]], now: dict[tuple[str, str], set[str]]
+) -> set[tuple[str, str, tuple[str, ...]]]:
+    """The findings of ``before`` reported on none of their sides any more."""
+    return {k for k in before if not set(k[2] or ("",)) & now.get((k[0], k[1]), set())}
 
 
 def verify_plan(
@@ -105,6 +182,7 @@ class _Judge:
     ) -> None:
         self.plan, self.ctx, self.by_id, self.relint = plan, ctx, by_id, relint
         self.before = {finding_key(f) for f in report.findings}
+        self.flags_before = flags(report.findings)
         self.values = {side: _values(ctx.side(side)) for side in ("mindformers", "megatron")}
 
     def why(self, fixes: list[Fix]) -> str | None:
@@ -115,15 +193,32 @@ class _Judge:
             e = after.errors[0]
             where = f"{e.path}:{e.line}" if e.line else e.path
             return f"the result does not load ({where}: {e.message})"
-        now = {finding_key(f) for f in after.findings}
+        now = flags(after.findings)
         for fx in fixes:
-            if finding_key(fx.finding) in now:
+            if fx.part:  # one part of a finding: that part agrees now
+                if not _agree(actx, fx.part):
+                    return f"{fx.part} still differs after it (the value read did not change)"
+            elif set(fx.finding.values or {"": None}) & now.get((fx.rule, fx.finding.row), set()):
                 return f"{fx.rule} is still reported after it (the value read did not change)"
-        fixed_rows = {fx.finding.row for fx in fixes}
-        for key in sorted(now - self.before):
-            if key[1] not in fixed_rows:
-                return f"it changes another row: {key[1]} ({key[0]}) would be reported"
-        return self._other_settings(fixes, actx)
+        why = self._new_findings(fixes, now) or self._other_settings(fixes, actx)
+        if why is None:
+            self.plan.gone = gone_keys(self.before, now)
+        return why
+
+    def _new_findings(self, fixes: list[Fix], now: dict[tuple[str, str], set[str]]) -> str | None:
+        """A finding (or a side of one) that was not reported: another row pulled apart,
+        or this row's pair pulled apart. Only what a fix reveals may appear: a number made
+        readable, a rule the fixed one superseded (a recommendation beside a comparison)."""
+        revealed = {fx.finding.row for fx in fixes if fx.reveals}
+        fixed = {fx.rule for fx in fixes}
+        for (rule, row), sides in sorted(now.items()):
+            if not sides - self.flags_before.get((rule, row), set()) or row in revealed:
+                continue
+            if fixed & set(getattr(self.by_id.get(rule), "superseded_by", ())):
+                continue
+            what = "another row" if row not in {fx.finding.row for fx in fixes} else "the pair"
+            return f"it changes {what}: {row} ({rule}) would be reported"
+        return None
 
     def _texts(self, fixes: list[Fix]) -> dict[str, str]:
         """Every file read, as it would be after ``fixes``."""
@@ -159,8 +254,8 @@ class _Judge:
             return out
         for fx in fixes:
             rule = self.by_id.get(fx.rule)
-            field = getattr(rule, "field", None)
-            if fx.side != side:
+            field = fx.part or getattr(rule, "field", None)
+            if side not in fx.side.split("+"):
                 continue
             v = cfg.get(field) if field else None
             if v is not None:
@@ -197,6 +292,15 @@ def snapshot_sides(plan: FixPlan, ctx: Context, given: dict[str, str] | None = N
             plan.texts[path] = (text, digest(text))
 
 
+def _agree(ctx: Context, name: str) -> bool:
+    a, b = (c.get(name) if c is not None else None for c in (ctx.mf, ctx.mg))
+    if a is None or b is None or not (a.known and b.known):
+        return False
+    if isinstance(a.value, (int, float)) and isinstance(b.value, (int, float)):
+        return math.isclose(a.value, b.value, rel_tol=1e-9, abs_tol=0.0)
+    return bool(a.value == b.value)
+
+
 def _values(cfg: Config | None) -> dict[str, tuple[str, str, Origin]]:
     if cfg is None:
         return {}
@@ -212,7 +316,7 @@ def _written(cfg: Config) -> list[tuple[str, str, Origin, Any]]:
     out = []
     for name in Config.field_paths():
         v = cfg.get(name)
-        if v is not None and v.origin is Origin.FILE:
+        if v is not None and v.loc is not None:  # written (or misread) where it stands
             out.append((name, v.knob, v.origin, v.loc))
     return out
 
@@ -231,9 +335,7 @@ def _refuse_base_files(plan: FixPlan, ctx: Context, unsafe: bool) -> None:
         if hit is None or unsafe:
             kept.append(fx)
             continue
-        others = [
-            os.path.basename(p) for p in inheritors(hit, [own]) if os.path.abspath(p) != own
-        ]
+        others = [os.path.basename(p) for p in inheritors(hit, [own]) if os.path.abspath(p) != own]
         also = f"; so do {', '.join(others[:5])}" if others else ""
         plan.skipped.append(
             (

@@ -29,9 +29,14 @@ SIDES = ("mindformers", "megatron")
 # why a finding is left to the user: its rule has no fix_action (the report's fix line says
 # what to change by hand)
 NO_FIX = "no automatic fix: follow the finding's fix advice"
-# Megatron inputs a fix may edit: launch scripts and plain argument files (a training log
-# records a past run; Megatron's own YAML config is not handled yet)
-EDITABLE_MEGATRON = frozenset({"megatron-script", "mindspeed-script", "megatron-args"})
+# why a fix waits for the next round: it edits what another fix of this round edits
+CLASH = "conflicts with another fix"
+# Megatron inputs a fix may edit: launch scripts, plain argument files and --yaml-cfg files
+# (a written value only: a setting's place in the nested YAML is Megatron's to decide); a
+# training log records a past run
+EDITABLE_MEGATRON = frozenset(
+    {"megatron-script", "mindspeed-script", "megatron-args", "megatron-yaml"}
+)
 
 
 @dataclass
@@ -42,6 +47,11 @@ class Fix:
     safety: str
     title: str  # "set optimizer.betas[1] to 0.95 (mindformers.yaml:69)"
     edits: list[TextEdit]
+    # the field this fix moves when it is one part of a finding (rule.fix_parts)
+    part: str = ""
+    # a number PyYAML read as a string, written as the number: the value becomes readable,
+    # so a comparison of it may be reported for the first time (a real difference revealed)
+    reveals: bool = False
 
 
 @dataclass
@@ -51,6 +61,31 @@ class FixPlan:
     skipped: list[tuple[str, str]] = field(default_factory=list)
     # every file read while planning: path -> (text, sha256 of it)
     texts: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # the findings (rule, row, sides) the checked fixes make go away, once checked
+    gone: set[tuple[str, str, tuple[str, ...]]] = field(default_factory=set)
+    # absolute path -> the text to write, when fixes were made in rounds (check.fix_verify)
+    final: dict[str, str] = field(default_factory=dict)
+
+    def changed(self) -> dict[str, tuple[str, str]]:
+        """Path as read -> (text read, text to write), for every file a fix changes."""
+        import os
+
+        from cfglint.model.edits import apply_edits
+
+        out = {}
+        for path, (old, _) in self.texts.items():
+            new = self.final.get(os.path.abspath(path))
+            if new is None:
+                new = apply_edits(old, self.edits_by_file().get(path, []))
+            if new != old:
+                out[path] = (old, new)
+        return out
+
+    def fixed_count(self) -> tuple[int, int]:
+        """(findings the fixes make go away, parts of findings that stay)."""
+        keys = {_key(f.finding) for f in self.fixes}
+        parts = {f.part for f in self.fixes if f.part and _key(f.finding) not in self.gone}
+        return len(keys & self.gone), len(parts)
 
     def edits_by_file(self) -> dict[str, list[TextEdit]]:
         out: dict[str, list[TextEdit]] = {}
@@ -70,6 +105,10 @@ class _Texts:
     def get(self, path: str) -> str | None:
         if path not in self.plan.texts:
             text = self.given.get(path)
+            if text is None:  # the editor's buffers and a fix round's texts: absolute paths
+                import os
+
+                text = self.given.get(os.path.abspath(path))
             if text is None:
                 from cfglint.load.safeio import read_text
 
@@ -105,7 +144,14 @@ def plan_fixes(
         why = ""
         misread = _misread_number(f, reader)
         if misread is not None:
-            fix: Fix | None = Fix(rule.id, f, "mindformers", "safe", misread[0], [misread[1]])
+            fix: Fix | None = Fix(
+                rule.id, f, "mindformers", "safe", misread[0], [misread[1]], reveals=True
+            )
+        elif rule.fix_action is None and rule.fix_parts:
+            parts, why_not = _plan_parts(rule, f, ctx, fix_to, unsafe, reader)
+            plan.skipped += why_not
+            plan.fixes += [p for p in parts if not _clashes(p, plan)]
+            continue
         elif rule.fix_action is None:
             plan.skipped.append((f.rule, NO_FIX))
             continue
@@ -125,7 +171,7 @@ def plan_fixes(
         if any(_same(fix, other) for other in plan.fixes):
             continue  # the same edit, asked for by two rules
         if any(overlaps(e, o) for other in plan.fixes for o in other.edits for e in fix.edits):
-            plan.skipped.append((f.rule, f"{fix.title}: conflicts with another fix"))
+            plan.skipped.append((f.rule, f"{fix.title}: {CLASH}"))
         else:
             plan.fixes.append(fix)
     _both_or_neither(plan, [(r, f) for r, f in todo if r.fix_action is not None])
@@ -160,6 +206,10 @@ def _with_fields(plan: FixPlan, by_id: dict[str, Rule], findings: list[Finding])
     plan.fixes = kept
 
 
+def _clashes(fix: Fix, plan: FixPlan) -> bool:
+    return any(overlaps(e, o) for other in plan.fixes for o in other.edits for e in fix.edits)
+
+
 def _both_or_neither(plan: FixPlan, todo: list[tuple[Rule, Finding]]) -> None:
     """A recommendation flagged on both sides is fixed on both or on neither: one side
     alone would make the pair differ where it agreed."""
@@ -172,6 +222,10 @@ def _both_or_neither(plan: FixPlan, todo: list[tuple[Rule, Finding]]) -> None:
         if mine and len(mine) < n:
             plan.fixes = [f for f in plan.fixes if f.rule != rid]
             plan.skipped.append((rid, "the other side cannot be fixed the same way"))
+
+
+def _key(f: Finding) -> tuple[str, str, tuple[str, ...]]:
+    return f.rule, f.row, tuple(sorted(f.values))
 
 
 def _same(a: Fix, b: Fix) -> bool:
@@ -190,22 +244,64 @@ def _plan_one(
             return None, "no such side"
         return _env_fix(rule, f, cfg, fa, texts)
     if rule.kind == "compare":
-        mover = "mindformers" if fix_to == "megatron" else "megatron"
-        keep = ctx.side(fix_to)
-        target = keep.get(rule.field) if keep is not None else None  # type: ignore[attr-defined]
-        if target is None or not target.known:
-            return None, f"the {fix_to} value is not known"
-        if target.branch_choice or target.conditional:
-            return None, f"the {fix_to} value is set in a script branch: which runs is unknown"
-        want = target.value
-    else:  # recommend: the flagged side takes the expected value
-        mover = next(iter(f.values), "")
-        want = _expected(rule)
+        return _move(rule.id, rule.field, fa, f, ctx, fix_to, texts)  # type: ignore[attr-defined]
+    # recommend: every side it flags takes the expected value, or none does (one side
+    # alone would leave the finding reported on the other)
+    movers = [s for s in f.values if s in SIDES] or [next(iter(f.values), "")]
+    done = [
+        _write(rule.id, rule.field, fa, f, ctx, side, _expected(rule), texts)  # type: ignore[attr-defined]
+        for side in movers
+    ]
+    why = next((w for fx, w in done if fx is None), "")
+    if why:
+        return None, why if len(movers) == 1 else f"{why} (it flags both sides)"
+    fixes = [fx for fx, _ in done if fx is not None]
+    if len(fixes) == 1:
+        return fixes[0], ""
+    title = "; ".join(fx.title for fx in fixes)
+    edits = [e for fx in fixes for e in fx.edits]
+    return Fix(rule.id, f, "+".join(movers), fa.safety, title, edits), ""
+
+
+def _move(
+    rule_id: str, field: str, fa: FixAction, f: Finding, ctx: Context, fix_to: str, texts: _Texts
+) -> tuple[Fix | None, str]:
+    """The other side moved to ``fix_to``'s value of ``field``."""
+    mover = "mindformers" if fix_to == "megatron" else "megatron"
+    keep = ctx.side(fix_to)
+    target = keep.get(field) if keep is not None else None
+    if target is None or not target.known:
+        return None, f"the {fix_to} value is not known"
+    if target.branch_choice or target.conditional:
+        return None, f"the {fix_to} value is set in a script branch: which runs is unknown"
+    gate = keep.get(fa.copy_only_if) if keep is not None and fa.copy_only_if else None
+    # refused when the kept value itself switches the gate off (seed 0: "do not seed"), not
+    # when something else does (a parallel mode that skips set_seed still shuffles with it)
+    off_by_value = any(i.knob == target.knob for i in (gate.inputs if gate else ()))
+    if gate is not None and gate.known and not gate.value and off_by_value:
+        why = gate.detail or f"{fa.copy_only_if} is false"
+        return (
+            None,
+            f"the {fix_to} value {fmt(target.value)} is not applied ({why}): no value to copy",
+        )
+    return _write(rule_id, field, fa, f, ctx, mover, target.value, texts)
+
+
+def _write(
+    rule_id: str,
+    field: str,
+    fa: FixAction,
+    f: Finding,
+    ctx: Context,
+    mover: str,
+    want: Any,
+    texts: _Texts,
+) -> tuple[Fix | None, str]:
     cfg = ctx.side(mover)
     how = getattr(fa, mover, None) if mover in SIDES else None
     if cfg is None or how is None:
         return None, f"not fixable on the {mover} side"
-    current = cfg.get(rule.field)  # type: ignore[attr-defined]
+    current = cfg.get(field)
     if current is None:
         return None, f"{mover} has no such setting"
     ok, spelled = how.spelling(want)
@@ -215,7 +311,30 @@ def _plan_one(
     if not edits:
         return None, why
     title = _title(how, current, spelled, edits[0])
-    return Fix(rule.id, f, mover, fa.safety, title, edits), ""
+    return Fix(rule_id, f, mover, fa.safety, title, edits), ""
+
+
+def _plan_parts(
+    rule: Rule, f: Finding, ctx: Context, fix_to: str, unsafe: bool, texts: _Texts
+) -> tuple[list[Fix], list[tuple[str, str]]]:
+    """The parts of ``f`` (``rule.fix_parts``) whose values differ, each moved to
+    ``fix_to``'s value."""
+    fixes, skipped = [], []
+    for name, fa in rule.fix_parts.items():
+        a, b = (ctx.side(s) for s in SIDES)
+        va, vb = (c.get(name) if c is not None else None for c in (a, b))
+        if va is None or vb is None or (va.known and vb.known and va.value == vb.value):
+            continue
+        if fa.safety == "unsafe" and not unsafe:
+            skipped.append((rule.id, f"unsafe fix: {name} needs --unsafe-fixes"))
+            continue
+        fix, why = _move(rule.id, name, fa, f, ctx, fix_to, texts)
+        if fix is None:
+            skipped.append((rule.id, f"{name}: {why}"))
+        else:
+            fix.part = name
+            fixes.append(fix)
+    return fixes, skipped
 
 
 def _misread_number(f: Finding, texts: _Texts) -> tuple[str, TextEdit] | None:
@@ -281,6 +400,11 @@ def _edit_written(
 
         # by key path: the use being fixed, whatever anchors, aliases and merges it shares
         return edit_path(text, loc.path, current.knob, value)
+    if cfg.kind == "megatron-yaml":
+        from cfglint.load.edit_yaml import set_scalar_at
+
+        edit = set_scalar_at(text, loc.path, loc.line, loc.column, value)
+        return ([edit] if edit else []), "" if edit else f"cannot edit {current.knob} at {loc}"
     if how.switch:
         from cfglint.load.edit_shell import remove_flag_at
 
@@ -311,6 +435,8 @@ def _add_default(
         return edit, "" if edit else f"no place for {knob} in {cfg.path}"
     from cfglint.load.edit_shell import add_flag
 
+    if cfg.kind == "megatron-yaml":
+        return None, f"{knob} is not in {cfg.path}: add it to the --yaml-cfg file by hand"
     if how.switch and not value:
         return None, f"{knob} is off already"
     anchors = _flag_lines(cfg)

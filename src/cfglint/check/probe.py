@@ -7,7 +7,7 @@ a probe runs; this module's own import is light, so the command line can name ``
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from cfglint import INSTALL_PROBE
@@ -29,12 +29,21 @@ MIN_FLOOR = 1.2e-7
 TOKENS_PER_STEP = 4 * 33
 
 
-def check_probe_request(steps: int, device: str, log_run: bool) -> None:
-    """What the command line alone decides, before the lint and any framework process."""
+def check_probe_request(
+    steps: int, device: str, log_dir: str | None, inputs: Iterable[str] = ()
+) -> None:
+    """What the command line alone decides, before the lint and any framework process:
+    first every log ``--log-dir`` would write (the output rule; no framework is needed to
+    refuse one), then the steps, the frameworks and the device."""
     from cfglint.evidence.probe.devices import DeviceMissing, preflight
     from cfglint.evidence.probe.runner import available
     from cfglint.evidence.probe.spec import MAX_LOG_STEPS, MAX_STEPS
 
+    log_run = bool(log_dir)
+    if log_dir:
+        from cfglint.evidence.probe.textlog import check_log_dir
+
+        check_log_dir(log_dir, inputs)
     top = MAX_LOG_STEPS if log_run else MAX_STEPS
     if not 3 <= steps <= top:
         longer = "" if log_run else f", up to {MAX_LOG_STEPS} with --log-dir"
@@ -170,7 +179,7 @@ def run_probe(
 
     if ctx.mf is None or ctx.mg is None:
         raise InputError(None, "the probe needs both sides: MINDFORMERS.yaml --megatron ARGS")
-    check_probe_request(steps, device, bool(log_dir))
+    check_probe_request(steps, device, log_dir)
     tokens = _tokens(data, TOKENS_PER_STEP * steps) if data else None
     try:
         result = probe(

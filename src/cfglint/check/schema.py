@@ -169,6 +169,9 @@ class FixAction(BaseModel):
     megatron: SideFix | None = None
     export: str | None = None
     with_fields: tuple[str, ...] = ()
+    # a compare fix copies the kept side's value only when this field of the kept side is
+    # true: a MindFormers seed it never applies (seed 0) is no value to copy to Megatron
+    copy_only_if: str | None = None
 
     @model_validator(mode="after")
     def _some(self) -> FixAction:
@@ -221,6 +224,10 @@ class RuleBase(BaseModel):
     advice: bool = False
     section: str = ""  # filled from the file
     fix_action: FixAction | None = None
+    # a finding made of several settings (the learning-rate curve): each part that differs
+    # is moved like a compare fix of that field (field -> how each side writes it); the
+    # finding is fixed when every part that differs is
+    fix_parts: dict[str, FixAction] = Field(default_factory=dict)
 
     @property
     def general_fix(self) -> str:

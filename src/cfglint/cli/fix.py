@@ -16,7 +16,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from cfglint.model.edits import apply_edits, digest
+from cfglint.model.edits import digest
 from cfglint.model.errors import InputError
 
 if TYPE_CHECKING:  # the parser imports this module: planning is imported when it runs
@@ -62,13 +62,11 @@ def fix_job(args: Any, opts: Options, report: Report, ctx: Context) -> tuple[Rep
     Returns the lint to show (and probe): what remains after writing."""
     if report.errors:
         return report, ctx
-    from cfglint.check.fix_verify import checked_plan
+    from cfglint.check.fix_verify import converge
     from cfglint.check.pipeline import lint
     from cfglint.check.rulebook import load_rules
 
-    plan = checked_plan(
-        report, ctx, opts, load_rules(), fix_to=args.fix_to, unsafe=args.unsafe_fixes
-    )
+    plan = converge(report, ctx, opts, load_rules(), fix_to=args.fix_to, unsafe=args.unsafe_fixes)
     _tally(args, plan)
     if args.diff:
         sys.stdout.write(render_diff(plan))
@@ -80,9 +78,14 @@ def fix_job(args: Any, opts: Options, report: Report, ctx: Context) -> tuple[Rep
 
 
 def _tally(args: Any, plan: FixPlan) -> None:
-    state = args.__dict__.setdefault("fix_state", {"fixed": 0, "files": set(), "skipped": []})
-    state["fixed"] += len(plan.fixes)
-    state["files"].update(plan.edits_by_file())
+    state = args.__dict__.setdefault(
+        "fix_state", {"fixed": 0, "parts": 0, "files": set(), "skipped": []}
+    )
+    # only findings the checked re-lint no longer reports count as fixed
+    gone, parts = plan.fixed_count() if not args.diff else (len(plan.fixes), 0)
+    state["fixed"] += gone
+    state["parts"] += parts
+    state["files"].update(plan.changed())
     state["skipped"].extend(plan.skipped)
 
 
@@ -90,9 +93,7 @@ def render_diff(plan: FixPlan) -> str:
     import difflib
 
     out = []
-    for path, edits in plan.edits_by_file().items():
-        old = plan.texts[path][0]
-        new = apply_edits(old, edits)
+    for path, (old, new) in plan.changed().items():
         out.extend(
             difflib.unified_diff(
                 old.splitlines(keepends=True), new.splitlines(keepends=True), path, path
@@ -109,15 +110,15 @@ def write_plan(plan: FixPlan) -> None:
     through its symbolic link to the file it names, its UTF-8 BOM kept."""
     from cfglint.load.safeio import read_bytes
 
-    edits = plan.edits_by_file()
+    changed = plan.changed()
     for path, (_, sha) in plan.texts.items():
         if digest(_text(read_bytes(path), path)) != sha:
             raise InputError(path, "changed since it was read; not fixed (run again)")
-    targets = {path: _target(path) for path in edits}
-    for path, file_edits in edits.items():
+    targets = {path: _target(path) for path in changed}
+    for path, (_, new) in changed.items():
         data = read_bytes(path)
         bom = "\ufeff" if data.startswith(b"\xef\xbb\xbf") else ""
-        write_atomic(targets[path], bom + apply_edits(plan.texts[path][0], file_edits), path)
+        write_atomic(targets[path], bom + new, path)
 
 
 def _text(data: bytes, path: str) -> str:
@@ -166,6 +167,8 @@ def finish(args: Any, report: Report, fail_on: str) -> int:
         return 1 if state["fixed"] else 0
     unsafe = sum(1 for _, why in state["skipped"] if why.startswith("unsafe fix"))
     line = f"cfglint: fixed {state['fixed']} finding(s) in {len(state['files'])} file(s)"
+    if state.get("parts"):
+        line += f"; aligned {state['parts']} part(s) of findings that remain"
     if unsafe:
         line += f"; {unsafe} more fixable with --unsafe-fixes"
     print(line, file=sys.stderr)

@@ -63,7 +63,9 @@ class _Progress:
 
 def check_probe_args(args: argparse.Namespace) -> None:
     """What the command line alone decides, before the lint and any framework process."""
-    check_probe_request(args.steps, args.device, bool(getattr(args, "log_dir", None)))
+    from cfglint.load.outputs import named_inputs
+
+    check_probe_request(args.steps, args.device, getattr(args, "log_dir", None), named_inputs(args))
 
 
 def run_probe_command(args: argparse.Namespace, report: Report, ctx: Context) -> Report:

@@ -18,6 +18,9 @@ from cfglint import install_hint
 from cfglint.model.errors import InputError
 
 SEVERITY = {"error": 1, "warning": 2, "note": 3}
+# an edit is linted this long after the last one of a burst (typing, a paste, a tool that
+# sends many edits): one lint per pause instead of one per keystroke
+DEBOUNCE_S = 0.08
 _FROZEN: list[bool] = []
 # path -> the diagnostics last sent for it
 _PUBLISHED: dict[str, Any] = {}
@@ -42,11 +45,18 @@ def cmd_server(args: Any) -> int:
     from cfglint import __version__
 
     server = _guarded_server(LanguageServer)("cfglint", __version__)
-    state: dict[str, Any] = {}
+    state: dict[str, Any] = {"told": set(), "timers": {}}
 
     def workspace() -> Any:
-        if "ws" not in state:
+        # the settings are read again whenever pyproject.toml changed (a pair added while
+        # the editor runs); the open documents carry over
+        stamp = _settings_stamp(args, state.get("root"))
+        if "ws" not in state or state.get("stamp") != stamp:
+            old = state.get("ws")
             state["ws"] = _workspace(args, state.get("root"))
+            if old is not None:
+                state["ws"].texts.update(old.texts)
+            state["stamp"] = stamp
         return state["ws"]
 
     @server.feature(t.INITIALIZED)
@@ -55,15 +65,27 @@ def cmd_server(args: Any) -> int:
 
     @server.feature(t.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: Any, params: Any) -> None:
-        _refresh(ls, workspace(), params.text_document.uri)
+        _refresh(ls, workspace(), params.text_document.uri, state)
 
     @server.feature(t.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: Any, params: Any) -> None:
-        _refresh(ls, workspace(), params.text_document.uri)
+        # debounced: a burst of edits is linted once, DEBOUNCE_S after the last of them
+        import asyncio
+
+        uri = params.text_document.uri
+        timers = state["timers"]
+        if uri in timers:
+            timers.pop(uri).cancel()
+
+        def run() -> None:
+            timers.pop(uri, None)
+            _refresh(ls, workspace(), uri, state)
+
+        timers[uri] = asyncio.get_event_loop().call_later(DEBOUNCE_S, run)
 
     @server.feature(t.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: Any, params: Any) -> None:
-        _refresh(ls, workspace(), params.text_document.uri)
+        _refresh(ls, workspace(), params.text_document.uri, state)
 
     @server.feature(t.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: Any, params: Any) -> None:
@@ -130,15 +152,31 @@ def _serve(server: Any) -> int:
     return guard.exit_code()
 
 
+def _pyproject(args: Any, root: str | None) -> Path | None:
+    from cfglint.cli.settings import find_pyproject
+
+    return Path(args.config) if args.config else find_pyproject(root or os.getcwd())
+
+
+def _settings_stamp(args: Any, root: str | None) -> Any:
+    """What tells that the settings changed: the settings file found, its size and time."""
+    path = _pyproject(args, root)
+    try:
+        st = os.stat(path) if path is not None else None
+    except OSError:
+        st = None
+    return (str(path), st.st_mtime_ns, st.st_size) if st is not None else (str(path), None)
+
+
 def _workspace(args: Any, root: str | None) -> Any:
-    from cfglint.cli.settings import find_pyproject, load_settings
+    from cfglint.cli.settings import load_settings
     from cfglint.report.editor import Workspace
 
-    if args.config:
-        pyproject: Path | None = Path(args.config)
-    else:
-        pyproject = find_pyproject(root or os.getcwd())
-    cfg = load_settings(pyproject) if pyproject else {}
+    pyproject = _pyproject(args, root)
+    try:
+        cfg = load_settings(pyproject) if pyproject else {}
+    except InputError:  # a half-typed pyproject.toml: no pairs until it reads again
+        cfg = {}
     return Workspace(
         cfg.get("pairs") or [],
         profile=cfg.get("profile", "default"),
@@ -146,16 +184,39 @@ def _workspace(args: Any, root: str | None) -> Any:
         ignore=list(cfg.get("ignore", [])),
         megatron_version=cfg.get("megatron_version"),
         fix_to=args.fix_to,
+        base=str(pyproject.parent) if pyproject else "",
     )
 
 
-def _refresh(ls: Any, ws: Any, uri: str) -> None:
-    """Take the document's current text, lint what it belongs to, publish every file."""
+def _tell_alone(ls: Any, ws: Any, path: str, told: set[str]) -> None:
+    """Once per file: a file no configured pair names is linted alone, and how to pair it."""
+    full = os.path.abspath(path)
+    if full in told or ws.jobs_for(full) != ws.alone(full) or not ws.alone(full):
+        return
+    told.add(full)
+    name = os.path.basename(full)
+    other = (
+        'megatron = "run.sh"' if full.endswith((".yaml", ".yml")) else 'mindformers = "config.yaml"'
+    )
+    side = "mindformers" if full.endswith((".yaml", ".yml")) else "megatron"
+    ls.show_message(
+        f"cfglint: {name} has no configured partner and is linted alone (pair rules need "
+        f"both sides). Pair it in pyproject.toml: [tool.cfglint] pairs = "
+        f'[{{{side} = "{name}", {other}}}]'
+    )
+
+
+def _refresh(ls: Any, ws: Any, uri: str, state: dict[str, Any] | None = None) -> None:
+    """Take the document's current text, lint what it belongs to, publish every file
+    (each with the version of its open document, so an editor can drop stale ones)."""
     from lsprotocol import types as t
     from pygls.uris import from_fs_path, to_fs_path
 
     path = to_fs_path(uri)
-    ws.open(path, ls.workspace.get_text_document(uri).source)
+    doc = ls.workspace.get_text_document(uri)
+    ws.open(path, doc.source)
+    if state is not None:
+        _guard(ls, lambda: _tell_alone(ls, ws, path, state["told"]))
     found = _guard(ls, lambda: ws.diagnostics(path)) or {}
     if not _FROZEN:
         # the rules, the imported modules and the first sides live as long as the server:
@@ -172,7 +233,8 @@ def _refresh(ls: Any, ws: Any, uri: str) -> None:
         _PUBLISHED[file] = diags
         ls.publish_diagnostics(
             from_fs_path(file),
-            [
+            version=_version(ls, from_fs_path(file)),
+            diagnostics=[
                 t.Diagnostic(
                     range=t.Range(
                         start=t.Position(line=d.line, character=d.column),
@@ -187,6 +249,12 @@ def _refresh(ls: Any, ws: Any, uri: str) -> None:
                 for d in diags
             ],
         )
+
+
+def _version(ls: Any, uri: str) -> int | None:
+    """The version of the open document ``uri`` (None for a file not open)."""
+    doc = ls.workspace.text_documents.get(uri)
+    return doc.version if doc is not None else None
 
 
 def _lsp_action(t: Any, a: Any) -> Any:

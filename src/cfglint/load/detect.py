@@ -465,7 +465,12 @@ class _Seen(BaseModel):
         n, other = len(self.megatron), len(self.foreign)
         if self.settings_file is not None and n < 3:
             return False
-        return (n >= 3 and n >= other) or (self.role == "training" and n > 0 and other == 0)
+        own_entry = self.entry in _launch_data().get("megatron_entries", ())
+        return (
+            (n >= 3 and n >= other)
+            or (self.role == "training" and n > 0 and other == 0)
+            or (own_entry and n > 0 and _framework(self) is None)
+        )
 
 
 def _weigh(inv: Any, own: str | None) -> _Seen:

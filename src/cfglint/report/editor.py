@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cfglint.check.context import Context
-from cfglint.check.fixes import Fix, plan_fixes
+from cfglint.check.fix_verify import checked_plan
+from cfglint.check.fixes import Fix
 from cfglint.check.pipeline import Options, lint, load_side
 from cfglint.model.config import Config
 from cfglint.model.edits import TextEdit, digest
@@ -65,6 +66,7 @@ class _Linted:
     report: Report
     ctx: Context
     texts: dict[str, str]  # the buffers it was linted from
+    opts: Options | None = None
     planned: list[Fix] | None = None  # by fixes(), when asked for
 
 
@@ -78,10 +80,12 @@ class Workspace:
         ignore: list[str] | None = None,
         megatron_version: str | None = None,
         fix_to: str = "megatron",
+        base: str = "",
     ) -> None:
         from cfglint.check.rulebook import load_rules
 
         self.rules = load_rules()  # parsed once
+        self.base = base  # the folder the pairs' paths are relative to
         self.pairs = [self._job(p) for p in pairs or []]
         self.profile, self.fix_to = profile, fix_to
         self.select, self.ignore = select or [], ignore or []
@@ -90,12 +94,13 @@ class Workspace:
         self._sides: dict[tuple[str, str, str | None, str | None], tuple[Any, Config]] = {}
         self._last: dict[Job, _Linted] = {}
 
-    @staticmethod
-    def _job(p: dict[str, Any]) -> Job:
-        def ab(x: str | None) -> str | None:
-            return os.path.abspath(x) if x else None
+    def _job(self, p: dict[str, Any]) -> Job:
+        """A configured pair, its paths relative to the settings file's folder."""
 
-        srcs = tuple(os.path.abspath(s) for s in p.get("source") or [])
+        def ab(x: str | None) -> str | None:
+            return os.path.abspath(os.path.join(self.base, x)) if x else None
+
+        srcs = tuple(ab(s) or "" for s in p.get("source") or [])
         return Job(ab(p.get("mindformers")), ab(p.get("megatron")), ab(p.get("launch")), srcs)
 
     # -- documents ------------------------------------------------------------------------
@@ -106,11 +111,23 @@ class Workspace:
         self.texts.pop(os.path.abspath(path), None)
 
     def jobs_for(self, path: str) -> list[Job]:
-        """The configured pairs the file belongs to; else the file alone, by its kind."""
+        """The configured pairs the file belongs to (named in the pair, or read by one of
+        its sides: a base_config file, a sourced script); else the file alone, by its kind."""
         full = os.path.abspath(path)
         mine = [j for j in self.pairs if full in j.files() or _under(full, j.sources)]
+        mine += [j for j in self.pairs if j not in mine and full in self._read_by(j)]
         if mine:
             return mine
+        return self.alone(full)
+
+    def _read_by(self, job: Job) -> set[str]:
+        """Every file the job's sides were built from (linted once to know them)."""
+        linted = self._last.get(job) or self.lint_job(job)
+        return set(_side_files(linted.ctx))
+
+    def alone(self, path: str) -> list[Job]:
+        """``path`` linted on its own, by its kind (no configured pair names it)."""
+        full = os.path.abspath(path)
         if full.endswith(YAML_SUFFIXES):
             return [Job(mindformers=full)]
         if full.endswith(SCRIPT_SUFFIXES):
@@ -139,7 +156,7 @@ class Workspace:
             except InputError as exc:
                 report, ctx = Report.model_construct(), Context(profile=self.profile)
                 report.errors.append(_problem(exc, job))
-        done = _Linted(report, ctx, dict(self.texts))
+        done = _Linted(report, ctx, dict(self.texts), opts)
         self._last[job] = done
         return done
 
@@ -148,14 +165,17 @@ class Workspace:
         the files the fixes edit: not worth doing on every keystroke)."""
         if linted.planned is None:
             linted.planned = []
-            if not linted.report.errors:
-                plan = plan_fixes(
-                    linted.report.findings,
+            if not linted.report.errors and linted.opts is not None:
+                # each fix checked as --fix checks it: the editor offers no edit that
+                # breaks the file, leaves its finding or changes another row
+                plan = checked_plan(
+                    linted.report,
                     linted.ctx,
+                    linted.opts,
                     self.rules,
                     fix_to=self.fix_to,
                     unsafe=True,
-                    texts=linted.texts,
+                    texts=linted.texts,  # (the side cache is keyed by the open buffers)
                 )
                 linted.planned = plan.fixes
         return linted.planned
@@ -196,7 +216,7 @@ class Workspace:
         out: dict[str, list[Diagnostic]] = {}
         for job in self.jobs_for(path):
             linted = self.lint_job(job)
-            for f in job.files():
+            for f in [*job.files(), *_side_files(linted.ctx)]:
                 out.setdefault(f, [])
             fixable = {r.id for r in self.rules if r.fix_action is not None}
             for e in linted.report.errors:
@@ -302,6 +322,14 @@ class Workspace:
                 if found:
                     return _hover_text(found, mine, other)
         return None
+
+
+def _side_files(ctx: Context) -> list[str]:
+    out = []
+    for cfg in (ctx.mf, ctx.mg):
+        if cfg is not None:
+            out += [cfg.path, *cfg.files, cfg.launch_script]
+    return [os.path.abspath(p) for p in dict.fromkeys(out) if p]
 
 
 def _under(path: str, roots: tuple[str, ...]) -> bool:

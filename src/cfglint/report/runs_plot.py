@@ -101,7 +101,9 @@ def panels(judged: Any) -> list[dict[str, Any]]:
         envelope = {"x": ex, "lo": elo, "hi": ehi, "name": "MindFormers - Megatron (range)"}
     diff = [] if envelope else [raw]
     diff.append(_series("running mean", "smooth", x, judged.smooth, width=1.6))
-    for k, (log, curve) in enumerate(judged.baselines):
+    # thinned, each baseline's difference would be one more solid block: the band is
+    # their envelope already
+    for k, (log, curve) in enumerate([] if envelope else judged.baselines):
         colors = COLORS["baselines"]
         lb = p.series("b", "loss")
         diff.append(
@@ -199,19 +201,8 @@ def write_png(judged: Any, path: str) -> None:
     )
     div = judged.report.divergence_step
     for ax, panel in zip(np.atleast_1d(axes), ps, strict=True):
-        env = panel.get("envelope")
-        if env is not None:
-            ax.fill_between(
-                env["x"],
-                env["lo"],
-                env["hi"],
-                color=COLORS["mindformers"],
-                alpha=0.25,
-                lw=0,
-                label=env["name"],
-            )
-        band = panel.get("band")
-        if band is not None:  # above the envelope, with its edges: visible at any length
+        env, band = panel.get("envelope"), panel.get("band")
+        if band is not None:
             ax.fill_between(
                 band["x"],
                 band["lo"],
@@ -221,6 +212,17 @@ def write_png(judged: Any, path: str) -> None:
                 lw=0,
                 label=band["name"],
             )
+        if env is not None:  # see-through over the band
+            ax.fill_between(
+                env["x"],
+                env["lo"],
+                env["hi"],
+                color=COLORS["mindformers"],
+                alpha=0.3,
+                lw=0,
+                label=env["name"],
+            )
+        if band is not None:  # its edges on top: visible at any length
             for edge in (band["lo"], band["hi"]):
                 ax.plot(band["x"], edge, color="#3182bd", lw=0.7)
         if panel.get("zero"):
@@ -238,7 +240,7 @@ def write_png(judged: Any, path: str) -> None:
             ax.axvline(div, color="#ff7f0e", lw=1.4, ls=":", label=f"divergence, step {div}")
         ax.set_title(panel["title"], fontsize=10, loc="left")
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, loc="upper right")
+        ax.legend(fontsize=7, loc="best" if panel.get("zero") else "upper right")
     from matplotlib.ticker import FuncFormatter
 
     last = np.atleast_1d(axes)[-1]

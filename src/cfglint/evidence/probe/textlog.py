@@ -22,26 +22,49 @@ reproducible.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
 
-from cfglint.load.outputs import write_atomic
+from cfglint.load.outputs import check_folder, check_target, write_atomic
+from cfglint.model.errors import InputError
 
 MODES = {"cfg": "", "zero": "_lr0"}
+SIDES = ("mindformers", "megatron")
+# what a log is called in the output rule's messages
+LOG_WHAT = "probe log"
 # decimals of MindFormers' loss print (v1.7.0, callback.py:532@8ccc49b3)
 MF_LOSS_DECIMALS = 6
 CLOCK = datetime(2026, 1, 1)
 
 
+def log_path(log_dir: str, side: str, mode: str) -> str:
+    """The one place a log's name is made: ``<side><suffix>.log`` in ``log_dir``."""
+    return os.path.join(log_dir, f"{side}{MODES[mode]}.log")
+
+
+def check_log_dir(log_dir: str, inputs: Iterable[str] = ()) -> None:
+    """The output rule (load/outputs.py) on the folder and on every log the probe may write
+    there, before any work: a link, an input, a read-only file or a folder at a log's name
+    is one :class:`InputError` naming it, not a failure after the whole probe has run."""
+    inputs = list(inputs)
+    check_folder(log_dir, inputs)
+    if not os.path.isdir(log_dir):
+        return  # created by write_logs; check_folder has checked its parent
+    for side in SIDES:
+        for mode in MODES:
+            path = log_path(log_dir, side, mode)
+            if os.path.lexists(path):
+                check_target(path, inputs, what=LOG_WHAT)
+
+
 def write_logs(result: Any, log_dir: str) -> list[str]:
     """Write the four logs under the output rule (load/outputs.py: checked before the probe
-    ran, written atomically, never over an input or through a link); returns their paths."""
-    from cfglint.load.outputs import check_folder
-    from cfglint.model.errors import InputError
-
-    check_folder(log_dir)
+    ran, checked again here, written atomically, never over an input or through a link);
+    returns their paths."""
+    check_log_dir(log_dir)
     try:
         os.makedirs(log_dir, exist_ok=True)
     except OSError as exc:
@@ -50,15 +73,15 @@ def write_logs(result: Any, log_dir: str) -> list[str]:
     mg_run, mg_spec = runs["megatron"]
     mf_run, mf_spec, mf_framework = runs["mindformers"]
     written = []
-    for mode, suffix in MODES.items():
+    for mode in MODES:
         if mode not in mg_run.curves or mode not in mf_run.curves:
             continue
-        for name, text in (
+        for side, text in (
             ("mindformers", mindformers_log(mf_run.curves[mode], mf_spec, mode, mf_framework)),
             ("megatron", megatron_log(mg_run.curves[mode], mg_spec, mode)),
         ):
-            path = os.path.join(log_dir, f"{name}{suffix}.log")
-            write_atomic(path, text, what="probe log")
+            path = log_path(log_dir, side, mode)
+            write_atomic(path, text, what=LOG_WHAT)
             written.append(path)
     return written
 

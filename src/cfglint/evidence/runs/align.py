@@ -6,6 +6,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from cfglint.evidence.runs.stats import robust_sigma
 from cfglint.load.losslog import RunLog
 
 NAMES = {"mindformers": "MindFormers", "megatron": "Megatron"}
@@ -31,6 +32,10 @@ class Pair:
     # how many iterations the reference's printed loss averages at each common step (its
     # --log-interval window; 1: the step's own loss)
     window: np.ndarray | None = None
+    # MindFormers printed one step in several: its window means come from those single
+    # steps, so each carries one step's scatter (how far one step's loss strays from its
+    # window's mean), this much (0: not estimated)
+    sampling: float = 0.0
 
     def series(self, side: str, name: str) -> np.ndarray | None:
         log, idx = (self.a, self.ia) if side == "a" else (self.b, self.ib)
@@ -50,7 +55,7 @@ def align(a: RunLog, b: RunLog) -> Pair:
     """Common steps (by iteration number), with notes on intervals, gaps and restarts."""
     notes = [*describe(a), *describe(b)]
     a = _lm_loss(a, notes)
-    a, window = _windows(a, b, notes)
+    a, window, sampling = _windows(a, b, notes)
     if np.array_equal(a.steps, b.steps):  # both logged the same steps: no sort
         steps, ia, ib = a.steps, np.arange(a.steps.size), np.arange(b.steps.size)
     else:
@@ -81,9 +86,16 @@ def align(a: RunLog, b: RunLog) -> Pair:
     win = window[ib] if window is not None else None
     if both.all():
         same = steps.size == a.steps.size == b.steps.size
-        return Pair(a, b, steps, ia, ib, notes, whole=same, window=win)
+        return Pair(a, b, steps, ia, ib, notes, whole=same, window=win, sampling=sampling)
     return Pair(
-        a, b, steps[both], ia[both], ib[both], notes, window=win[both] if win is not None else None
+        a,
+        b,
+        steps[both],
+        ia[both],
+        ib[both],
+        notes,
+        window=win[both] if win is not None else None,
+        sampling=sampling,
     )
 
 
@@ -103,17 +115,18 @@ def _lm_loss(a: RunLog, notes: list[str]) -> RunLog:
     return replace(a, series=series)
 
 
-def _windows(a: RunLog, b: RunLog, notes: list[str]) -> tuple[RunLog, np.ndarray | None]:
+def _windows(a: RunLog, b: RunLog, notes: list[str]) -> tuple[RunLog, np.ndarray | None, float]:
     """Megatron's text log prints the mean loss of the ``--log-interval`` iterations up to
     each printed one (training.py:2240-2246@9539a12e); MindFormers prints the loss of the
     step itself (callback.py:531-534@d4ef84c2). MindFormers' losses are averaged over the
     same windows, from every step where it printed every step, else from the straight
-    line between its prints (an estimate). Returns MindFormers on Megatron's steps, and
-    each step's window length (``None``: Megatron prints single steps)."""
+    line between its prints (an estimate). Returns MindFormers on Megatron's steps, each
+    step's window length (``None``: Megatron prints single steps), and for the estimate one
+    step's scatter around its window's mean (0 when MindFormers printed every step)."""
     k = b.interval()
     la = a.series.get("loss")
     if k <= 1 or b.source != "text log" or la is None:
-        return a, None
+        return a, None, 0.0
     ok = np.isfinite(la)
     xs, ys = a.steps[ok], la[ok]
     if xs.size < 2 or int(xs[-1] - xs[0]) > MAX_WINDOW_GRID:
@@ -121,7 +134,7 @@ def _windows(a: RunLog, b: RunLog, notes: list[str]) -> tuple[RunLog, np.ndarray
             f"Megatron prints the mean loss of the last {k} iterations (--log-interval {k}); "
             "MindFormers' losses could not be averaged the same way: compared as printed"
         )
-        return a, None
+        return a, None, 0.0
     lo, hi = int(xs[0]), int(xs[-1])
     c = np.concatenate(([0.0], np.cumsum(np.interp(np.arange(lo, hi + 1), xs, ys))))
     st = b.steps
@@ -147,7 +160,14 @@ def _windows(a: RunLog, b: RunLog, notes: list[str]) -> tuple[RunLog, np.ndarray
     )
     window = np.zeros(b.steps.size, np.int64)
     window[inside] = st - start + 1
-    return replace(a, steps=st.astype(np.int64), series=series, restarts=[]), window
+    # one printed step's distance from its neighbours, noise and all: what a single step
+    # standing for its window can be off by
+    sampling = robust_sigma(np.diff(ys)) / np.sqrt(2) if a.interval() > 1 else 0.0
+    return (
+        replace(a, steps=st.astype(np.int64), series=series, restarts=[]),
+        window,
+        float(sampling),
+    )
 
 
 def describe(log: RunLog) -> list[str]:
@@ -178,8 +198,8 @@ def describe(log: RunLog) -> list[str]:
         out.append(f"{name} log ends inside a line (a run still writing it): that line is left out")
     if log.empty_windows.size:
         out.append(
-            f"{name} printed lm loss 0 where every iteration of the window was skipped "
-            f"(core >= 0.17): not a loss, left out at steps {_listed(log.empty_windows)}"
+            f"{name} printed no lm loss, or 0 (core >= 0.17), where every iteration of the "
+            f"window was skipped: not a loss, left out at steps {_listed(log.empty_windows)}"
         )
     return out + _events(log, name)
 

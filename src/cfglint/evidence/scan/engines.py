@@ -60,28 +60,29 @@ class Engines:
     def assign(
         self, target: ast.expr, value: ast.expr, qualify: Callable[[str], str | None]
     ) -> None:
-        """``target = value``: what the target names now hold."""
+        """``target = value``: what the target names now hold (the value is read
+        before the names are rebound: ``g, g_opt = acc.prepare(g, g_opt)``)."""
         names = _targets(target)
-        for n in names:
-            if n is not None:
-                self.held.discard(n)
+        now = [n for n in self._holders(names, value, qualify) if n is not None]
+        self.held.difference_update(n for n in names if n is not None)
+        self.held.update(now)
+
+    def _holders(
+        self, names: list[str | None], value: ast.expr, qualify: Callable[[str], str | None]
+    ) -> list[str | None]:
+        """Which of ``names`` the value makes hold an optimizer or an engine."""
+        single = len(names) == 1
         if not isinstance(value, ast.Call):
-            if len(names) == 1 and names[0] is not None and self._updater(value):
-                self.held.add(names[0])
-            return
+            return names if single and self._updater(value) else []
         func = _dotted(value.func)
         qual = qualify(func) if func is not None else None
         if qual in known.ENGINE_FACTORIES:
             positions = known.ENGINE_FACTORIES[qual]
-            picked = names if positions is None else [names[i] for i in positions if i < len(names)]
-            self.held.update(n for n in picked if n is not None)
-        elif qual in known.PASS_THROUGH_FACTORIES:
+            return names if positions is None else [names[i] for i in positions if i < len(names)]
+        if qual in known.PASS_THROUGH_FACTORIES:
             args = [a for a in value.args if not isinstance(a, ast.Starred)]
-            for n, a in zip(names, args, strict=False):
-                if n is not None and self._updater(a):
-                    self.held.add(n)
-        elif len(names) == 1 and names[0] is not None and self._updater(value):
-            self.held.add(names[0])  # g_opt = torch.optim.Adam(...)
+            return [n for n, a in zip(names, args, strict=False) if self._updater(a)]
+        return names if single and self._updater(value) else []  # g_opt = torch.optim.Adam()
 
     def call(self, node: ast.Call) -> bool:
         """Is this call an update on an object recognised by value (or by protocol)?"""

@@ -22,7 +22,7 @@ from cfglint.model.findings import InputProblem
 from cfglint.model.values import Loc
 
 # Bump when the scanner's output for the same text changes: it is part of the cache key.
-SCANNER_VERSION = "9"
+SCANNER_VERSION = "10"
 
 # Which side of a migration a file belongs to, judged by what it imports.
 Side = Literal["mindformers", "megatron"]

@@ -9,7 +9,7 @@ starts.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from cfglint.load.dialects import (
@@ -22,7 +22,7 @@ from cfglint.load.tree_parser import (
     NOWHERE,
     Place,
     entry_flags,
-    first_read,
+    first_reads,
     launch_place,
     parser_specs,
     repository_flags,
@@ -384,8 +384,23 @@ def _forked_table(table: ArgTable, tokens: list[Any], det: Detection) -> ArgTabl
     defs = [own.get(f) or repo[f] for f in sorted(missing) if f in own or f in repo]
     for f, d in own.items():
         spec = table.by_flag.get(f)
-        if f in given and spec is not None and spec.type != d.type and d.typed:
+        if spec is None or spec.dest != d.dest:
+            continue
+        if f in given and spec.type != d.type and d.typed:
             defs.append(d)
+        elif _other_default(d, spec):
+            # the job's parser was read: its literal default is the run's, not the table's
+            defs.append(
+                replace(
+                    d,
+                    flags=spec.flags,
+                    type=spec.type,
+                    action=spec.action,
+                    nargs=spec.nargs,
+                    choices=spec.choices,
+                    const=spec.const,
+                )
+            )
     if not defs:
         return table
     root = det.root or os.path.dirname(det.parser.path if det.parser else "")
@@ -394,16 +409,31 @@ def _forked_table(table: ArgTable, tokens: list[Any], det: Detection) -> ArgTabl
     )
 
 
+def _other_default(d: Any, spec: Any) -> bool:
+    """The job's parser gives a flag a literal default other than the table's (same action;
+    ``None`` is no evidence: upstream fills many such defaults from its config dataclasses)."""
+    if not d.literal or d.default is None or d.action != spec.action:
+        return False
+    a, b = d.default, spec.default
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
+        return float(a) != float(b)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return list(a) != list(b)
+    return bool(a != b)
+
+
 def _fork_note(flags: list[Value], table: ArgTable, det: Detection) -> str:
     """The fork flags a launch sets, where the job's code defines each and where it first
     reads it (``args.<dest>``): the code an engineer reads to tell what they change."""
     if not flags:
         return ""
+    specs = [(v, table.by_flag.get(v.knob)) for v in flags[:3]]
+    dests = [sp.dest for _, sp in specs if sp is not None]
+    reads = first_reads(det.root, dests) if det.root else {}
     parts = []
-    for v in flags[:3]:
-        spec = table.by_flag.get(v.knob)
+    for v, spec in specs:
         where = spec.source if spec is not None else "the job's own parser"
-        read = first_read(det.root, spec.dest) if det.root and spec is not None else None
+        read = reads.get(spec.dest) if spec is not None else None
         parts.append(f"{v.knob} ({where}{'; read at ' + read if read else ''})")
     more = f" and {len(flags) - 3} more" if len(flags) > 3 else ""
     return ", ".join(parts) + more
