@@ -50,3 +50,17 @@ def _isolated_cache(
     monkeypatch.setenv("COLUMNS", "100")
     for name in ("FORCE_COLOR", "NO_COLOR"):
         monkeypatch.delenv(name, raising=False)
+
+
+def read_tables_through_the_cache(mp: pytest.MonkeyPatch) -> None:
+    """Read our YAML tables through the cache's data part, as a checkout whose tables changed
+    after its install does: the ready JSON an install ships (hatch_build.py) would skip it,
+    and the tests of the cache need every part written."""
+    from cfglint.load import datacache
+
+    mp.setattr(datacache, "READY", "_no_ready_tables_here")
+
+
+@pytest.fixture
+def tables_from_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    read_tables_through_the_cache(monkeypatch)

@@ -16,6 +16,10 @@ import pytest
 from conftest import FIXTURES, ROOT
 
 pytest.importorskip("pre_commit")
+# each module run builds a pre-commit environment from the package index (about a minute and
+# a half on a 2-core machine): CI runs it (--slow); the hooks' output, what blocks a commit,
+# is asserted in the default run (tests/cli/test_surface.py)
+pytestmark = pytest.mark.slow
 GOOD = FIXTURES / "pairs" / "llama2_dense" / "llama2_7b_align.yaml"
 GOOD_MG = FIXTURES / "pairs" / "llama2_dense" / "pretrain_llama2_align.sh"
 ENV = {
@@ -40,11 +44,13 @@ def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, Path
     """This project as a git repository, the way a consumer's pre-commit fetches it, and
     one PRE_COMMIT_HOME for the module so the hook environment is built once."""
     repo = tmp_path_factory.mktemp("cfglint-hooks")
-    for name in ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml"):
+    for name in ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml", "hatch_build.py"):
         shutil.copy(ROOT / name, repo / name)
     for name in ("src", "rules"):
-        shutil.copytree(
-            ROOT / name, repo / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
+        shutil.copytree(  # a checkout's ready tables are git-ignored: not in the repository
+            ROOT / name,
+            repo / name,
+            ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "_ready"),
         )
     git(repo, "init", "-q")
     git(repo, "add", "-A")

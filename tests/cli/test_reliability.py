@@ -240,6 +240,7 @@ def _plant(p: Path, how: str, victim: Path) -> None:
         "link to a file elsewhere",
     ],
 )
+@pytest.mark.usefixtures("tables_from_cache")
 def test_a_planted_cache_entry_is_a_miss(
     how: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -294,6 +295,7 @@ def test_no_cache_reads_and_writes_no_cache(
     assert not cache.exists() or not list(cache.rglob("*.json"))
 
 
+@pytest.mark.usefixtures("tables_from_cache")
 def test_cache_clear_clears_every_part(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -327,6 +329,7 @@ def test_scan_cache_bound_is_checked(
     ]
 
 
+@pytest.mark.usefixtures("tables_from_cache")
 def test_stale_temporary_files_are_pruned_in_every_part(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -109,6 +109,9 @@ def _report(counts: Counter[str], failures: list[str], peak: float) -> None:
         )
 
 
+# a campaign, not a regression: CI runs it (--slow); tests/fuzz/test_bounded.py keeps every
+# input class that once broke a run in the default one
+@pytest.mark.slow
 def test_fuzz_quick_slice() -> None:
     """A few mutated cases per slot and the special files that used to block or hang."""
     counts, failures, _ = _mutated(3 * len(SLOTS), 1, SEED)

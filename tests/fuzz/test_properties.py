@@ -35,7 +35,10 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from cfglint.cli import main  # noqa: E402
+from conftest import read_tables_through_the_cache  # noqa: E402
 
+# hypothesis campaigns: CI runs them (--slow); ./test stays within minutes
+pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 MF = ROOT / "fixtures" / "examples" / "llama2_7b" / "pretrain_llama2_7b.yaml"
 MG = ROOT / "fixtures" / "examples" / "llama2_7b" / "pretrain_llama2_7b.sh"
@@ -290,6 +293,8 @@ def filled(work: Path) -> Iterator[tuple[list[str], str, Path]]:
     argv = [str(MF), "--megatron", str(MG), "--source", str(src), "--format", "json"]
     old = os.environ.get("CFGLINT_CACHE_DIR")
     os.environ["CFGLINT_CACHE_DIR"] = str(cache)
+    mp = pytest.MonkeyPatch()
+    read_tables_through_the_cache(mp)  # the data part is filled too
     try:
         import cfglint.check.rulebook as rulebook
 
@@ -300,6 +305,7 @@ def filled(work: Path) -> Iterator[tuple[list[str], str, Path]]:
         files = {p: p.read_bytes() for p in sorted(cache.rglob("*.json")) if p.is_file()}
         yield argv, clean, files
     finally:
+        mp.undo()
         if old is None:
             os.environ.pop("CFGLINT_CACHE_DIR", None)
         else:
