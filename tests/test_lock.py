@@ -1,5 +1,6 @@
-"""The locks under requirements/ cover what pyproject.toml asks for: a dependency added to an
-extra without re-running scripts/lock.sh leaves the locked CI without it (mkdocs once)."""
+"""The locked environments (requirements/*.txt, scripts/lock.sh) hold what pyproject.toml
+asks for: a dependency added without re-locking would install nothing on a fresh machine
+(the README's commands and .ci/run install from the locks only)."""
 
 from __future__ import annotations
 
@@ -7,29 +8,37 @@ import re
 import tomllib
 
 import pytest
-from packaging.requirements import Requirement
-from packaging.utils import canonicalize_name
 
 from conftest import ROOT
 
-# which extras each lock holds, as scripts/lock.sh compiles them
-LOCKS = {"lint.txt": (), "test.txt": ("dev",), "ci.txt": ("dev", "logs", "server")}
+PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+# each lock and the extras it is made with (scripts/lock.sh)
+LOCKS = {"lint": (), "test": ("dev",), "ci": ("dev", "logs", "server")}
 
 
-def _locked(name: str) -> set[str]:
-    text = (ROOT / "requirements" / name).read_text(encoding="utf-8")
-    pinned = re.findall(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==", text, flags=re.M)
-    return {canonicalize_name(p) for p in pinned}
+def _name(requirement: str) -> str:
+    return re.sub(r"[-_.]+", "-", re.match(r"[A-Za-z0-9._-]+", requirement)[0]).lower()  # type: ignore[index]
+
+
+def _pinned(lock: str) -> set[str]:
+    text = (ROOT / "requirements" / f"{lock}.txt").read_text(encoding="utf-8")
+    return {_name(m) for m in re.findall(r"^([A-Za-z0-9._-]+)==", text, re.M)}
 
 
 @pytest.mark.parametrize("lock", sorted(LOCKS))
-def test_every_wanted_package_is_in_its_lock(lock: str) -> None:
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    wanted = list(project["dependencies"])
+def test_each_lock_pins_every_dependency_it_is_for(lock: str) -> None:
+    wanted = list(PROJECT["dependencies"])
     for extra in LOCKS[lock]:
-        wanted += project["optional-dependencies"][extra]
-    locked = _locked(lock)
-    missing = sorted(
-        r.name for r in map(Requirement, wanted) if canonicalize_name(r.name) not in locked
-    )
-    assert missing == [], f"requirements/{lock} lacks {missing}: run scripts/lock.sh"
+        wanted += PROJECT["optional-dependencies"][extra]
+    missing = sorted({_name(r) for r in wanted} - _pinned(lock))
+    assert not missing, f"requirements/{lock}.txt lacks {missing}: run scripts/lock.sh"
+
+
+def test_every_lock_carries_hashes_and_the_build_backend() -> None:
+    for lock in LOCKS:
+        text = (ROOT / "requirements" / f"{lock}.txt").read_text(encoding="utf-8")
+        pins = re.findall(r"^[A-Za-z0-9._-]+==\S+", text, re.M)
+        assert pins and text.count("--hash=sha256:") >= len(pins), lock
+        assert {"hatchling", "editables"} <= _pinned(lock), lock
+    # ./cfglint installs what the lint needs: none of the test tools
+    assert not {"pytest", "selenium", "hypothesis", "pre-commit"} & _pinned("lint")

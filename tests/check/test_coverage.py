@@ -112,3 +112,27 @@ def test_readme_quickstart_is_two_commands() -> None:
             assert (ROOT / word).is_file(), word
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert "./test" in ci
+
+
+def test_every_row_named_in_the_code_is_a_rule_row_or_a_setting() -> None:
+    """Code names checklist rows as strings (the probe's and the logs' standard rows, the
+    guide's causes of a gap): each must be a row some rule reports or a normalized setting,
+    so a renamed row or a typo fails here instead of silently matching nothing."""
+    import ast
+    import re
+
+    from cfglint.model.config import Config
+    from cfglint.model.findings import SECTION_ORDER
+
+    known = {r.row for r in load_rules()} | set(Config.field_paths())
+    shaped = re.compile(rf"^({'|'.join(SECTION_ORDER)})\.[a-z0-9_]+$")
+    named = {}
+    for path in (ROOT / "src" / "cfglint").rglob("*.py"):
+        if "normalize" in path.parts:  # reads MindFormers YAML keys (optimizer.betas), not rows
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            is_str = isinstance(node, ast.Constant) and isinstance(node.value, str)
+            if is_str and shaped.match(node.value):
+                named.setdefault(node.value, path.name)
+    assert len(named) > 50
+    assert {row: where for row, where in named.items() if row not in known} == {}

@@ -358,7 +358,9 @@ def test_the_everyday_surface_through_python_m_cfglint(tmp_path: Path) -> None:
         "configs/llama.yaml", "--megatron", EX_MG, "--quiet", "--format", "concise", cwd=tmp_path
     )
     assert proc.returncode == 1 and "Found " not in proc.stdout and "warning" not in proc.stdout
-    assert len(proc.stdout.splitlines()) == len(data["findings"])
+    # what fails the run (the default --fail-on warning): the hooks' view; -v adds the notes
+    blocking = [f for f in data["findings"] if f["severity"] != "note"]
+    assert len(proc.stdout.splitlines()) == len(blocking) < len(data["findings"])
 
 
 # -- messages and findings -------------------------------------------------------------------
@@ -464,7 +466,10 @@ def test_every_install_instruction_installs_this_project() -> None:
         for cmd in re.findall(r"pip install [^#`]*", line):
             # the index's `cfglint` is another project: never install it by name
             assert not re.search(r"(^|\s|')cfglint(\[|'|\s|$)", cmd.split("install", 1)[1]), line
-            assert "git+" in cmd or "-e " in cmd or "torch" in cmd, line
+            # this project by its distribution name comes from its repository or a checkout
+            # (tools such as uv, and locked environments, are other installs)
+            if DISTRIBUTION in cmd:
+                assert "git+" in cmd or "-e " in cmd, line
     hooks = (ROOT / ".pre-commit-hooks.yaml").read_text()
     assert "language: python" in hooks  # pre-commit installs the hook repository itself
 

@@ -309,3 +309,53 @@ def test_read_parsers_literal_default_replaces_the_tables(tmp_path: Path) -> Non
     got = m.arg("lr_wsd_decay_style")
     assert got.value == "1-sqrt"
     assert "megatron/training/arguments.py" in got.detail
+
+
+def test_two_mindspeed_flags_do_not_make_a_fork_mindspeed(tmp_path: Path) -> None:
+    # issue 28 mechanism 3: a fork with no MindSpeed anywhere registers flags MindSpeed-LLM
+    # also has (ModelLink's _add_network_size_args registers --use-fused-rmsnorm and
+    # --use-fused-swiglu; forks copy such flags); its launches were read as MindSpeed-LLM
+    # v26.1.0 and the flags its own parser defines beside them were refused
+    root = _repo(tmp_path / "fork")
+    _write(
+        root / "megatron" / "training" / "arguments.py",
+        "def _add_network_size_args(parser):\n    group = parser.add_argument_group(title='n')\n"
+        "    group.add_argument('--use-fused-rmsnorm', action='store_true')\n"
+        "    group.add_argument('--use-fused-swiglu', action='store_true')\n"
+        "    group.add_argument('--vendor-overlap', action='store_true')\n"
+        + "".join(f"    group.add_argument('--k{i}', type=int)\n" for i in range(45)),
+    )
+    _write(root / "pretrain_gpt.py", "from megatron.training import pretrain\n")
+    script = _write(
+        root / "run.sh",
+        "#!/bin/bash\ntorchrun --nproc_per_node 8 pretrain_gpt.py "
+        f"{MODEL}--use-fused-rmsnorm --use-fused-swiglu --vendor-overlap\n",
+    )
+    m = load_megatron(str(script))
+    assert m.dialect is not None and m.dialect.kind not in ("mindspeed-llm", "mindspeed-core")
+    assert m.unknown == []
+    # the same launch beside MindSpeed-LLM's package is MindSpeed-LLM's
+    (root / "mindspeed_llm").mkdir()
+    (root / "pretrain_gpt.py").write_text("import mindspeed_llm\n", encoding="utf-8")
+    m = load_megatron(str(script))
+    assert m.dialect is not None and m.dialect.kind == "mindspeed-llm"
+
+
+def test_a_parser_that_is_not_python_is_named_as_unread(tmp_path: Path) -> None:
+    # shifang99/Megatron-LM_core_v0.7.0_trace @ 2f49af71: every copy's
+    # megatron/training/arguments.py is instrumented with `'world size'\# trace_info : t_1102`
+    # and does not parse; the reason says so instead of "no parser"
+    root = _repo(tmp_path / "trace")
+    _write(
+        root / "megatron" / "training" / "arguments.py",
+        "def validate_args(args):\n    assert args.world_size % 2 == 0, 'world size'"
+        "\\# trace_info : t_1102\n",
+    )
+    _write(root / "pretrain_gpt.py", "from megatron.training import pretrain\n")
+    script = _write(
+        root / "examples" / "run.sh",
+        f"#!/bin/bash\ntorchrun --nproc_per_node 8 pretrain_gpt.py {MODEL}--retro-workdir x\n",
+    )
+    m = load_megatron(str(script))
+    assert m.unknown == []
+    assert "megatron/training/arguments.py" in m.unread and "not valid Python" in m.unread

@@ -143,3 +143,141 @@ def test_real_baichuan2_7b_config_reads_rope_and_the_norm_head() -> None:
     assert s.position_embedding_type.value == "rope"
     assert s.output_head.value == "row-normalized"
     assert "Baichuan7BV2ForCausalLM" in s.output_head.detail
+
+
+# -- run length from the dataset: `take n` on the HF loader -------------------------------
+QWEN3_SFT = ("configs__qwen3__finetune_qwen3_32b_4k.yaml",)  # mindformers configs/qwen3 @ c358dfe6
+
+
+def test_take_bounds_the_run_length(tmp_path: Path) -> None:
+    """total_steps -1 with `take n: 2000` then Alpaca and packing handlers: at most 2000
+    samples / global batch 4 = 500 steps, shorter than --train-iters 2000."""
+    mf = need_shared("corpus", "mindformers", *QWEN3_SFT)
+    f = _by_rule(_lint(mf, PAIRSEM / "qwen3_32b_sft_msl.sh"))["OPT019"]
+    assert f.values == {"mindformers": 500, "megatron": 2000}  # type: ignore[attr-defined]
+    assert "handler[0].n" in f.message  # type: ignore[attr-defined]
+    # a bound at least as long as the other run says nothing
+    y = _edited(mf, tmp_path, "n: 2000", "n: 100000")
+    assert "OPT019" not in _by_rule(_lint(y, PAIRSEM / "qwen3_32b_sft_msl.sh"))
+
+
+def test_a_handler_that_may_add_rows_after_take_lifts_the_bound(tmp_path: Path) -> None:
+    from cfglint.normalize.mindformers.build import load_mindformers
+
+    mf = need_shared("corpus", "mindformers", *QWEN3_SFT)
+    y = _edited(mf, tmp_path, "pack_strategy: 'pack'", "pack_strategy: 'truncate'")
+    assert load_mindformers(str(y)).optimizer.train_steps_bound is None
+
+
+# -- two shufflers with one seed -------------------------------------------------------------
+def test_two_different_shufflers_are_reported() -> None:
+    """research/qwen2_5 fine-tuning reads a MindDataset (MindSpore's sampler shuffles it);
+    MindSpeed-LLM's instruction dataset shuffles its documents with numpy
+    (decoder_packed_mtf_dataset.py:449-454 @ c77308a1): no seed makes the orders equal."""
+    mf = need_shared("corpus", "mindformers", "research__qwen2_5__finetune_qwen2_5_7b_8k.yaml")
+    f = _by_rule(_lint(mf, PAIRSEM / "qwen3_32b_sft_msl.sh"))["DET009"]
+    assert f.values == {  # type: ignore[attr-defined]
+        "mindformers": "MindSpore dataset sampler",
+        "megatron": "MindSpeed-LLM instruction dataset shuffle (numpy, per document)",
+    }
+
+
+def test_the_same_gpt_dataset_on_both_sides_is_one_shuffler() -> None:
+    """MindFormers' BlendedMegatronDatasetDataLoader builds Megatron's GPTDataset: the seeds
+    decide (DET007), not the shuffler."""
+    pair = FIXTURES / "realpairs" / "qwen3_30b_a3b_pretrain_msl"
+    r = _by_rule(_lint(pair / "mindformers.yaml", pair / "megatron.sh"))
+    assert "DET009" not in r
+    assert "DET007" in r
+
+
+# -- optimizer sharding at data-parallel size 1 ------------------------------------------
+def test_distributed_optimizer_at_data_parallel_one_shards_nothing(tmp_path: Path) -> None:
+    """MindSpeed-LLM tune_qwen3_32b_4K_full_ptd.sh (c77308a1): 16 devices, TP 8 x PP 2, so
+    data-parallel size 1, with --use-distributed-optimizer: one shard, nothing sharded, the
+    same as MindFormers' enable_parallel_optimizer False. No PAR014."""
+    mf = need_shared("corpus", "mindformers", *QWEN3_SFT)
+    sh = _edited(
+        PAIRSEM / "qwen3_32b_sft_msl.sh",
+        tmp_path,
+        "--seed 42",
+        "--seed 42 --use-distributed-optimizer",
+    )
+    assert "PAR014" not in _by_rule(_lint(mf, sh))
+    # two data-parallel ranks: the state is sharded on one side
+    wide = tmp_path / "wide"
+    wide.mkdir()
+    sh2 = _edited(sh, wide, "--nnodes 2", "--nnodes 4")
+    f = _by_rule(_lint(mf, sh2))["PAR014"]
+    assert f.values == {"mindformers": False, "megatron": True}  # type: ignore[attr-defined]
+
+
+# -- release labels ----------------------------------------------------------------------
+def test_a_research_class_labels_the_config_with_a_release_that_ships_it() -> None:
+    """research/baichuan2 exists up to v1.3.2 (gone from v1.5.0 on): the config's defaults
+    and labels are v1.3.2's, not those of the newest release with its optimizer class."""
+    from cfglint.normalize.mindformers.build import load_mindformers
+
+    cfg = load_mindformers(str(BC2_MF))
+    assert cfg.dialect.startswith("MindFormers v1.3.2")
+    assert "v1.3.2" in cfg.defaults_from
+
+
+def test_a_script_named_like_an_older_example_says_whose_defaults_apply(tmp_path: Path) -> None:
+    """pretrain_deepseek2_236b_8k_ptd.sh ships with MindSpeed-LLM v2.0.0-v2.2.0 only; the
+    defaults cfglint reads are v26.1.0's, and the input warnings say so."""
+    from cfglint.normalize.megatron.build import normalize_megatron
+    from cfglint.normalize.megatron.input import load_megatron
+
+    named = tmp_path / "pretrain_deepseek2_236b_8k_ptd.sh"
+    named.write_text(DS2_MSL.read_text())
+    notes = [w for w in normalize_megatron(load_megatron(str(named))).warnings if "example" in w]
+    assert len(notes) == 1 and "v2.2.0" in notes[0] and "v26.1.0" in notes[0]
+    plain = normalize_megatron(load_megatron(str(DS2_MSL))).warnings
+    assert not [w for w in plain if "named like" in w]
+
+
+# -- values a class derives from others when unset (ChatGLM2Config's rotary dtype) --------
+GLM3_MF = MODELS / "glm3_6b_finetune_mf.yaml"  # mindformers configs/glm3 @ v1.5.0
+GLM3_MSL = MODELS / "chatglm3_6b_tune_msl.sh"  # MindSpeed-LLM v2.3.0 chatglm3 tune
+
+
+def test_unset_rotary_dtype_of_chatglm2_is_the_compute_dtype() -> None:
+    """glm2_config.py:211 @ v1.5.0: rotary_dtype None -> compute_dtype (bfloat16), the dtype
+    MindSpeed-LLM rotates in under --bf16: no rotary-precision finding. The 0.51 rotary
+    fraction is a true difference: int(128 x 0.51) = 65 gives frequencies base^(-2i/65)."""
+    r = _by_rule(_lint(GLM3_MF, GLM3_MSL))
+    assert "PRC004" not in r
+    assert r["STR022"].values == {"mindformers": 0.5, "megatron": 0.51}  # type: ignore[attr-defined]
+
+
+# -- a legacy training config without an optimizer section -----------------------------------
+def test_no_optimizer_section_stops_the_run_instead_of_taking_defaults(tmp_path: Path) -> None:
+    """research/yi/yi_34b/pretrain_yi_34b.yaml @ v1.5.0 has no optimizer or lr_schedule: the
+    trainer reads config.optimizer.weight_decay on None (base_trainer.py:543) and stops, so
+    no learning-rate or weight-decay default is compared (they were false errors)."""
+    from cfglint.normalize.mindformers.build import load_mindformers
+
+    yi = MODELS / "yi_34b_pretrain_mf.yaml"
+    o = load_mindformers(str(yi)).optimizer
+    assert o.build_error is not None and "no optimizer section" in o.build_error.value
+    assert not o.lr.known and not o.weight_decay.known
+    r = _by_rule(_lint(yi, DS2_MSL))
+    assert "OPT018" in r and not {"OPT008", "OPT010", "OPT011"} & set(r)
+    # a prediction config builds no optimizer: nothing is said
+    pred = _edited(yi, tmp_path, "run_mode: 'train'", "run_mode: 'predict'")
+    assert load_mindformers(str(pred)).optimizer.build_error is None
+
+
+def test_baichuan2_residual_stream_starts_in_the_embedding_dtype() -> None:
+    """Baichuan13BV2's embedding rows enter the layers uncast (param_init_type, here float32)
+    and each residual add meets a bfloat16 output: MindSpore adds in float32, MindSpeed-LLM
+    in bf16 (baichuan2_13b.py:292-295, 381, 819, 824 @ 024279c2)."""
+    from cfglint.normalize.mindformers.build import load_mindformers
+
+    res = load_mindformers(str(BC2_MF)).precision.residual_dtype
+    assert res.value == "float32" and "Baichuan13BV2ForCausalLM" in res.detail
+    assert _by_rule(_lint(BC2_MF, BC2_MSL))["PRC007"].values == {  # type: ignore[attr-defined]
+        "mindformers": "float32",
+        "megatron": "bfloat16",
+    }

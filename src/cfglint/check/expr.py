@@ -166,6 +166,7 @@ def evaluate(text: str, names: dict[str, Any]) -> Any:
 
 
 def _eval(node: ast.AST, names: dict[str, Any]) -> Any:
+    """Evaluate a compiled expression; None (unknown) propagates through every operator."""
     match node:
         case ast.Constant(value=v):
             return v
@@ -179,51 +180,68 @@ def _eval(node: ast.AST, names: dict[str, Any]) -> Any:
         case ast.List(elts=elts) | ast.Tuple(elts=elts):
             return [_eval(e, names) for e in elts]
         case ast.UnaryOp(op=op, operand=operand):
-            v = _eval(operand, names)
-            if isinstance(op, ast.Not):
-                return None if v is None else not v
-            if v is None:
-                return None
-            return -v if isinstance(op, ast.USub) else +v
+            return _unary(op, _eval(operand, names))
         case ast.BoolOp(op=op, values=values):
             return _boolop(isinstance(op, ast.And), values, names)
         case ast.BinOp(left=left, op=op, right=right):
-            a, b = _eval(left, names), _eval(right, names)
-            if a is None or b is None:
-                return None
-            try:
-                return _BIN[type(op)](a, b)
-            except (ZeroDivisionError, TypeError, ValueError):
-                return None
+            return _binop(op, _eval(left, names), _eval(right, names))
         case ast.Compare(left=left, ops=ops, comparators=comps):
-            a = _eval(left, names)
-            for op, comp in zip(ops, comps, strict=True):
-                b = _eval(comp, names)
-                if a is None or b is None:
-                    return None
-                try:
-                    if not _CMP[type(op)](a, b):
-                        return False
-                except TypeError:
-                    return None
-                a = b
-            return True
+            return _compare(left, ops, comps, names)
         case ast.IfExp(test=test, body=body, orelse=orelse):
             t = _eval(test, names)
             if t is None:
                 return None
             return _eval(body if t else orelse, names)
         case ast.Call(func=ast.Name(id=fname), args=args):
-            vals = [_eval(a, names) for a in args]
-            if fname in _NULL_SAFE:
-                return _NULL_SAFE[fname](*vals)
-            if any(v is None for v in vals):
-                return None
-            try:
-                return _FUNCS[fname](*vals)
-            except (TypeError, ValueError, ZeroDivisionError):
-                return None
+            return _call(fname, [_eval(a, names) for a in args])
     raise ExprError(f"cannot evaluate {ast.dump(node)}")
+
+
+def _unary(op: ast.unaryop, v: Any) -> Any:
+    if isinstance(op, ast.Not):
+        return None if v is None else not v
+    if v is None:
+        return None
+    return -v if isinstance(op, ast.USub) else +v
+
+
+def _binop(op: ast.operator, a: Any, b: Any) -> Any:
+    if a is None or b is None:
+        return None
+    try:
+        return _BIN[type(op)](a, b)
+    except (ZeroDivisionError, TypeError, ValueError):
+        return None
+
+
+def _compare(
+    left: ast.expr, ops: list[ast.cmpop], comps: list[ast.expr], names: dict[str, Any]
+) -> Any:
+    """A chained comparison (``a < b <= c``): False at the first that fails, None when a
+    side is unknown or the two cannot be compared."""
+    a = _eval(left, names)
+    for op, comp in zip(ops, comps, strict=True):
+        b = _eval(comp, names)
+        if a is None or b is None:
+            return None
+        try:
+            if not _CMP[type(op)](a, b):
+                return False
+        except TypeError:
+            return None
+        a = b
+    return True
+
+
+def _call(fname: str, vals: list[Any]) -> Any:
+    if fname in _NULL_SAFE:
+        return _NULL_SAFE[fname](*vals)
+    if any(v is None for v in vals):
+        return None
+    try:
+        return _FUNCS[fname](*vals)
+    except (TypeError, ValueError, ZeroDivisionError):
+        return None
 
 
 def _boolop(is_and: bool, values: list[ast.expr], names: dict[str, Any]) -> Any:

@@ -6,6 +6,7 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from cfglint.check.engine import Context, run_rules
 from cfglint.check.rulebook import load_rules
@@ -88,9 +89,8 @@ def load_side(side: str, path: str, extra: str | None, form: str | None = None) 
     return load_megatron_side(path, extra, form)
 
 
-def lint(opts: Options, load: SideLoader = load_side) -> tuple[Report, Context]:
-    report = Report.model_construct()
-    ctx = Context(profile=opts.profile)
+def _load_sides(opts: Options, load: SideLoader, report: Report, ctx: Context) -> None:
+    """Both sides' configs into ``ctx`` (an input error lands in ``report``)."""
     mf_path = opts.mindformers[0] if opts.mindformers else None
     if len(opts.mindformers) > 1:
         raise InputError(None, "one MindFormers YAML at a time (use `cfglint lint` per file)")
@@ -113,25 +113,61 @@ def lint(opts: Options, load: SideLoader = load_side) -> tuple[Report, Context]:
     for cfg in (ctx.mf, ctx.mg):
         if cfg is not None:
             report.warnings.extend(_warnings(cfg))
-    scanned = [*opts.sources, *opts.source_members]
-    if scanned:
-        from cfglint.evidence.scan import scan_paths
 
-        for s in scanned:
-            report.inputs.append(InputRef.model_construct(path=s, kind="source"))
-        hints = _entry_hints(ctx)
-        ctx.sources = scan_paths(
-            opts.sources,
-            entry_hints=hints,
-            use_cache=opts.scan_cache,
-            members=opts.source_members,
-        )
-        for problem in ctx.sources.errors:
-            (report.warnings if problem.level == "warning" else report.errors).append(problem)
-        # a source file that was not scanned (too big) is no checked input: the summary must
-        # not count it ("No findings in 1 file" for a 1 GB file nobody read)
-        unscanned = {s for s in opts.sources if os.path.isfile(s)} - set(ctx.sources.files)
-        report.inputs = [i for i in report.inputs if i.path not in unscanned]
+
+def _scan_sources(opts: Options, report: Report, ctx: Context) -> None:
+    """The training sources, scanned into ``ctx.sources`` (imported only when given)."""
+    from cfglint.evidence.scan import scan_paths
+
+    for s in [*opts.sources, *opts.source_members]:
+        report.inputs.append(InputRef.model_construct(path=s, kind="source"))
+    ctx.sources = scan_paths(
+        opts.sources,
+        entry_hints=_entry_hints(ctx),
+        use_cache=opts.scan_cache,
+        members=opts.source_members,
+    )
+    for problem in ctx.sources.errors:
+        (report.warnings if problem.level == "warning" else report.errors).append(problem)
+    # a source file that was not scanned (too big) is no checked input: the summary must
+    # not count it ("No findings in 1 file" for a 1 GB file nobody read)
+    unscanned = {s for s in opts.sources if os.path.isfile(s)} - set(ctx.sources.files)
+    report.inputs = [i for i in report.inputs if i.path not in unscanned]
+
+
+def _kept(
+    findings: list[Finding], rules: tuple[Rule, ...], opts: Options, ctx: Context
+) -> tuple[list[Finding], set[str]]:
+    """The findings a single side, the dialect and per-file-ignores keep, and the rules
+    that ran (for unused suppressions)."""
+    ran = {r.id for r in rules} - {why.partition(":")[0] for _, why in ctx.not_checked}
+    if opts.profile == "default" and (ctx.mf is None) != (ctx.mg is None):
+        findings = single_side_filter(findings, rules)
+        ran -= {r.id for r in rules if r.advice}
+    if ctx.mg is not None and ctx.mg.dialect_name:
+        from cfglint.check.respell import respell_fixes
+
+        findings = respell_fixes(findings, ctx.mg.dialect_name)
+    if opts.per_file_ignores:
+        from cfglint.check.selection import PerFileIgnores
+
+        table = PerFileIgnores(opts.per_file_ignores, opts.settings_base, opts.select)
+        by_id = {r.id: r for r in rules}
+        findings = [f for f in findings if not table.drops(f, by_id.get(f.rule))]
+    return findings, ran
+
+
+def _section_key(f: Finding) -> tuple[Any, ...]:
+    section = f.row.split(".")[0]
+    return (SECTION_ORDER.index(section) if section in SECTION_ORDER else 99, *f.sort_key())
+
+
+def lint(opts: Options, load: SideLoader = load_side) -> tuple[Report, Context]:
+    report = Report.model_construct()
+    ctx = Context(profile=opts.profile)
+    _load_sides(opts, load, report, ctx)
+    if opts.sources or opts.source_members:
+        _scan_sources(opts, report, ctx)
     if opts.data:
         ctx.data["data"] = opts.data
     if opts.tokenizer:
@@ -149,32 +185,12 @@ def lint(opts: Options, load: SideLoader = load_side) -> tuple[Report, Context]:
             InputProblem.model_construct(path=exc.path or "", message=exc.message, line=exc.line)
         )
         return report, ctx
-    ran = {r.id for r in rules} - {why.partition(":")[0] for _, why in ctx.not_checked}
-    if opts.profile == "default" and (ctx.mf is None) != (ctx.mg is None):
-        findings = single_side_filter(findings, rules)
-        ran -= {r.id for r in rules if r.advice}
-    if ctx.mg is not None and ctx.mg.dialect_name:
-        from cfglint.check.respell import respell_fixes
-
-        findings = respell_fixes(findings, ctx.mg.dialect_name)
-    if opts.per_file_ignores:
-        from cfglint.check.selection import PerFileIgnores
-
-        table = PerFileIgnores(opts.per_file_ignores, opts.settings_base, opts.select)
-        by_id = {r.id: r for r in rules}
-        findings = [f for f in findings if not table.drops(f, by_id.get(f.rule))]
+    findings, ran = _kept(findings, rules, opts, ctx)
     from cfglint.check.suppress import apply
 
     findings, report.suppressed, unused = apply(findings, load_rules(), _read_files(ctx), ran)
     report.warnings.extend(unused)
-    findings.sort(
-        key=lambda f: (
-            SECTION_ORDER.index(f.row.split(".")[0])
-            if f.row.split(".")[0] in SECTION_ORDER
-            else 99,
-            *f.sort_key(),
-        )
-    )
+    findings.sort(key=_section_key)
     report.findings = findings
     report.not_checked = sorted(set(ctx.not_checked))
     return report, ctx

@@ -9,7 +9,6 @@ from typing import Any
 
 from cfglint.model.config import Config
 from cfglint.model.errors import InputError
-from cfglint.model.findings import InputProblem
 
 
 def settings(args: argparse.Namespace) -> dict[str, Any]:
@@ -52,9 +51,3 @@ def painter(args: argparse.Namespace) -> Callable[[str, str], str]:
     if not use_color(args):
         return lambda text, code: text
     return lambda text, code: f"\x1b[{code}m{text}\x1b[0m"
-
-
-def problem_line(e: InputProblem) -> str:
-    from cfglint.model.errors import single_line
-
-    return single_line(f"{e.path}:{e.line}: {e.message}" if e.line else f"{e.path}: {e.message}")

@@ -11,6 +11,7 @@ from typing import Any
 
 from cfglint.check.pipeline import Options, lint
 from cfglint.cli.common import settings
+from cfglint.cli.fix import wants_fix
 from cfglint.cli.terminal import report_format, write_output
 from cfglint.load.classify import Plan
 from cfglint.model.errors import InputError
@@ -107,15 +108,12 @@ def _rename(report: Report, old: str, new: str) -> Report:
     return renamed
 
 
-def cmd_lint(args: argparse.Namespace) -> int:
-    cfg = settings(args)
-    fmt_name = args.format or cfg.get("format") or report_format(None, args.output) or "text"
-    profile = args.profile or cfg.get("profile", "default")
-    fail_on = args.fail_on or cfg.get("fail_on", "warning")
-    version = args.megatron_version or cfg.get("megatron_version")
-    _check_selectors(args, cfg)
-    _check_paths(args)
-    if "-" in args.files and (getattr(args, "fix", False) or getattr(args, "diff", False)):
+def _lint_inputs(
+    args: argparse.Namespace, cfg: dict[str, Any], profile: str, version: str | None
+) -> tuple[Plan, Report]:
+    """Plan and lint every job; standard input is read into a temporary file for the run
+    and named ``-`` again in the report."""
+    if "-" in args.files and wants_fix(args):
         raise InputError(STDIN_NAME, "--fix and --diff edit files; standard input is not one")
     args.files, stdin_path = _stdin_file(list(args.files))
     try:
@@ -128,38 +126,61 @@ def cmd_lint(args: argparse.Namespace) -> int:
             shutil.rmtree(os.path.dirname(stdin_path), ignore_errors=True)
     if stdin_path:
         total = _rename(total, stdin_path, STDIN_NAME)
+    return todo, total
+
+
+def _nothing_linted(
+    total: Report, args: argparse.Namespace, cfg: dict[str, Any], fmt_name: str
+) -> int:
+    """Nothing was linted: every skipped file, with what it was taken for, is the answer."""
+    for x in [] if args.quiet else total.skipped:
+        print(f"{x.path}: {x.message}", file=sys.stderr)
+    if not total.skipped and not (args.pairs or cfg.get("pairs")):
+        named = args.files[0] if len(args.files) == 1 else None  # e.g. an empty folder
+        raise InputError(
+            named,
+            "nothing to check: give a MindFormers YAML, a launch script, a folder, "
+            "--megatron FILE or --source PATH (see cfglint --help)",
+        )
+    what = f": {len(total.skipped)} file(s) skipped, none is a training input"
+    if not args.quiet:
+        print(f"cfglint: nothing checked{what if total.skipped else ''}", file=sys.stderr)
+    if fmt_name in ("json", "sarif"):
+        # a CI step that asked for a report (and may upload it) still gets a valid one
+        _emit(total, fmt_name, args, False)
+    return 0
+
+
+def _input_errors(total: Report, todo: Plan, args: argparse.Namespace, fmt_name: str) -> int:
+    """Input errors: one line each on stderr, and the report when one was asked for."""
+    from cfglint.report.output import error_lines
+
+    for line in error_lines(total.errors, args.verbose):
+        print(line, file=sys.stderr)
+    if total.findings or fmt_name != "text":
+        _emit(
+            total.model_copy(update={"errors": total.errors if fmt_name != "text" else []}),
+            fmt_name,
+            args,
+            len(todo.jobs) > 1,
+        )
+    return 2
+
+
+def cmd_lint(args: argparse.Namespace) -> int:
+    cfg = settings(args)
+    fmt_name = args.format or cfg.get("format") or report_format(None, args.output) or "text"
+    profile = args.profile or cfg.get("profile", "default")
+    fail_on = args.fail_on or cfg.get("fail_on", "warning")
+    version = args.megatron_version or cfg.get("megatron_version")
+    _check_selectors(args, cfg)
+    _check_paths(args)
+    todo, total = _lint_inputs(args, cfg, profile, version)
     if not todo.jobs:
-        # nothing was linted: every skipped file, with what it was taken for, is the answer
-        for x in [] if args.quiet else total.skipped:
-            print(f"{x.path}: {x.message}", file=sys.stderr)
-        if not total.skipped and not (args.pairs or cfg.get("pairs")):
-            named = args.files[0] if len(args.files) == 1 else None  # e.g. an empty folder
-            raise InputError(
-                named,
-                "nothing to check: give a MindFormers YAML, a launch script, a folder, "
-                "--megatron FILE or --source PATH (see cfglint --help)",
-            )
-        what = f": {len(total.skipped)} file(s) skipped, none is a training input"
-        if not args.quiet:
-            print(f"cfglint: nothing checked{what if total.skipped else ''}", file=sys.stderr)
-        if fmt_name in ("json", "sarif"):
-            # a CI step that asked for a report (and may upload it) still gets a valid one
-            _emit(total, fmt_name, args, False)
-        return 0
+        return _nothing_linted(total, args, cfg, fmt_name)
     _note_skipped(todo, total, args)
     if total.errors:
-        from cfglint.report.output import error_lines
-
-        for line in error_lines(total.errors, args.verbose):
-            print(line, file=sys.stderr)
-        if total.findings or fmt_name != "text":
-            _emit(
-                total.model_copy(update={"errors": total.errors if fmt_name != "text" else []}),
-                fmt_name,
-                args,
-                len(todo.jobs) > 1,
-            )
-        return 2
+        return _input_errors(total, todo, args, fmt_name)
     if getattr(args, "diff", False):  # the diff is the output (ruff's --diff)
         from cfglint.cli.fix import finish
 
@@ -178,7 +199,7 @@ def _run_jobs(
     todo: Plan, args: argparse.Namespace, cfg: dict[str, Any], profile: str, version: str | None
 ) -> Report:
     total = Report.model_construct()
-    fix_wanted = getattr(args, "fix", False) or getattr(args, "diff", False)
+    fix_wanted = wants_fix(args)
     for job in todo.jobs:
         opts = Options(
             mindformers=[job.mindformers] if job.mindformers else [],

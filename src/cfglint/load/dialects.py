@@ -30,6 +30,7 @@ from cfglint.load.tree_parser import (
     find_tree_parser,
     locate_entry,
     repository_root,
+    unreadable_parser,
 )
 
 DATA = DATA_DIR
@@ -246,6 +247,9 @@ def _unread(
         if not entry_script or base in MEGATRON_ENTRIES | MINDSPEED_ENTRIES:
             return ""
         return f"the entry script {entry_script} was not found, and its own flags are not known"
+    broken = unreadable_parser(located[1], located[0])
+    if broken:
+        return f"{broken} is beside {os.path.basename(located[1])} but is not valid Python"
     return (
         f"{os.path.basename(located[1])} is in the repository, but no Megatron argument "
         f"parser ({', '.join(PARSER_FILES)}) is beside it or on its PYTHONPATH: the package "

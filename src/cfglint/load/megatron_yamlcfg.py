@@ -14,10 +14,6 @@ from cfglint.model.values import Loc, Value
 NESTED = ("language_model", "model_parallel")
 
 
-def looks_like_yaml_cfg(root: Node) -> bool:
-    return isinstance(root.value, dict) and any(k in root.value for k in NESTED)
-
-
 def load_yaml_cfg(path: str) -> tuple[dict[str, Value], str]:
     doc = load_yaml(path)
     out: dict[str, Value] = {}

@@ -42,21 +42,26 @@ def _name(tok: Any) -> str | None:
     return None
 
 
-def special_ids(path: str) -> tuple[dict[str, int], dict[str, str]]:
-    """{"bos": id, "eos": id, "pad": id} and where each came from."""
-    folder = path if os.path.isdir(path) else os.path.dirname(path)
-    ids: dict[str, int] = {}
-    where: dict[str, str] = {}
+_SPECIAL = ("bos", "eos", "pad")
+
+
+def _ids_from_configs(folder: str, ids: dict[str, int], where: dict[str, str]) -> None:
+    """``{k}_token_id`` of generation_config.json, then config.json (the first wins)."""
     for fname in ("generation_config.json", "config.json"):
         p = os.path.join(folder, fname)
-        if os.path.lexists(p):
-            data = _load(p)
-            for k in ("bos", "eos", "pad"):
-                v = data.get(f"{k}_token_id")
-                if isinstance(v, list) and v:
-                    v = v[0]
-                if isinstance(v, int) and k not in ids:
-                    ids[k], where[k] = v, f"{p} {k}_token_id"
+        if not os.path.lexists(p):
+            continue
+        data = _load(p)
+        for k in _SPECIAL:
+            v = data.get(f"{k}_token_id")
+            if isinstance(v, list) and v:
+                v = v[0]
+            if isinstance(v, int) and k not in ids:
+                ids[k], where[k] = v, f"{p} {k}_token_id"
+
+
+def _added_tokens(folder: str) -> dict[str, int]:
+    """tokenizer.json's added tokens: content -> id."""
     vocab: dict[str, int] = {}
     tj = os.path.join(folder, "tokenizer.json")
     if os.path.lexists(tj):
@@ -65,17 +70,34 @@ def special_ids(path: str) -> tuple[dict[str, int], dict[str, str]]:
         for t in added if isinstance(added, list) else []:
             if isinstance(t, dict) and isinstance(t.get("id"), int):
                 vocab[str(t.get("content"))] = t["id"]
+    return vocab
+
+
+def _ids_from_tokenizer_config(
+    folder: str, vocab: dict[str, int], ids: dict[str, int], where: dict[str, str]
+) -> None:
+    """tokenizer_config.json's ``{k}_token`` names, looked up among the added tokens."""
     tc = os.path.join(folder, "tokenizer_config.json")
-    if os.path.lexists(tc):
-        data = _load(tc)
-        decoder = data.get("added_tokens_decoder")
-        for sid, t in (decoder if isinstance(decoder, dict) else {}).items():
-            if _name(t) is not None and str(sid).isdigit():
-                vocab.setdefault(_name(t), int(sid))  # type: ignore[arg-type]
-        for k in ("bos", "eos", "pad"):
-            name = _name(data.get(f"{k}_token"))
-            if name is not None and name in vocab and k not in ids:
-                ids[k], where[k] = vocab[name], f"{tc} {k}_token {name!r}"
+    if not os.path.lexists(tc):
+        return
+    data = _load(tc)
+    decoder = data.get("added_tokens_decoder")
+    for sid, t in (decoder if isinstance(decoder, dict) else {}).items():
+        if _name(t) is not None and str(sid).isdigit():
+            vocab.setdefault(_name(t), int(sid))  # type: ignore[arg-type]
+    for k in _SPECIAL:
+        name = _name(data.get(f"{k}_token"))
+        if name is not None and name in vocab and k not in ids:
+            ids[k], where[k] = vocab[name], f"{tc} {k}_token {name!r}"
+
+
+def special_ids(path: str) -> tuple[dict[str, int], dict[str, str]]:
+    """{"bos": id, "eos": id, "pad": id} and where each came from."""
+    folder = path if os.path.isdir(path) else os.path.dirname(path)
+    ids: dict[str, int] = {}
+    where: dict[str, str] = {}
+    _ids_from_configs(folder, ids, where)
+    _ids_from_tokenizer_config(folder, _added_tokens(folder), ids, where)
     if not ids:
         raise TokenizerError(
             f"{path}: no special-token ids found (looked for config.json, "

@@ -109,6 +109,31 @@ def _parser_in(here: str, root: str, extra: tuple[str, ...] = ()) -> TreeParser 
     return None
 
 
+def unreadable_parser(entry: str, root: str) -> str:
+    """A parser file beside ``entry`` (up to ``root``) that exists but does not parse as
+    Python (an instrumented copy, a merge conflict): its path from ``root``, else ""."""
+    here = os.path.dirname(entry)
+    while here == root or here.startswith(root + os.sep):
+        for rel in PARSER_FILES:
+            path = os.path.join(here, rel)
+            if os.path.isfile(path) and not parser_flags(path) and not _parses(path):
+                return os.path.relpath(path, root)
+        if here == root:
+            break
+        here = os.path.dirname(here)
+    return ""
+
+
+def _parses(path: str) -> bool:
+    from cfglint.load.safeio import read_text
+
+    try:
+        ast.parse(read_text(path, max_bytes=_MAX_PARSER_BYTES, what="argument parser"))
+    except (InputError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
 def entry_flags(
     entry_script: str | None, script_path: str | None, place: Place = NOWHERE
 ) -> frozenset[str]:
@@ -534,24 +559,30 @@ def task_dispatch(path: str, flag: str) -> dict[str, str]:
     return out
 
 
-def first_read(root: str, dest: str) -> str | None:
-    """Where the repository first reads ``args.<dest>`` (``path:line: the line``), for a
-    finding to point at the code that decides what a fork's flag changes; None when no file
-    reads it so (Megatron also reads arguments by name through getattr)."""
+def first_reads(root: str, dests: list[str]) -> dict[str, str]:
+    """Where the repository first reads each ``args.<dest>`` (``path:line: the line``), in
+    one pass over its Python files, for a finding to point at the code that decides what a
+    fork's flag changes; a dest no file reads so is absent (Megatron also reads arguments
+    by name through getattr)."""
     import re
 
     from cfglint.load.safeio import read_text
 
-    pattern = re.compile(rf"\bargs\.{re.escape(dest)}\b")
+    if not dests:
+        return {}
+    pattern = re.compile(rf"\bargs\.({'|'.join(re.escape(d) for d in dests)})\b")
+    out: dict[str, str] = {}
     for path in python_files(root):
         try:
             text = read_text(path, max_bytes=_MAX_PARSER_BYTES, what="source")
         except InputError:
             continue
-        m = pattern.search(text)
-        if m is None:
-            continue
-        line = text.count("\n", 0, m.start()) + 1
-        code = text.splitlines()[line - 1].strip()
-        return f"{os.path.relpath(path, root)}:{line}: {code[:80]}"
-    return None
+        for m in pattern.finditer(text):
+            if m.group(1) in out:
+                continue
+            line = text.count("\n", 0, m.start()) + 1
+            code = text.splitlines()[line - 1].strip()
+            out[m.group(1)] = f"{os.path.relpath(path, root)}:{line}: {code[:80]}"
+        if len(out) == len(set(dests)):
+            break
+    return out

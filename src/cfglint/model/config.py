@@ -135,6 +135,9 @@ class Optimizer(_Section):
     # schedule-specific extras (power, num_cycles, WSD decay steps, ...), keyed by name
     lr_extra: dict[str, Value] = Field(default_factory=dict)
     train_steps: V = None
+    # an upper bound on the run length where only that is known: MindFormers' HF loader
+    # keeps at most n rows after a `take n` handler (mindformers: normalize/.../optimizer.py)
+    train_steps_bound: V = None
     # MindFormers: what total_steps -1 is computed from at run time (epochs, sink_mode,
     # sink_size, drop_remainder, repeat, full_batch), for a length taken from the dataset
     length_terms: dict[str, Value] = Field(default_factory=dict)
@@ -179,6 +182,9 @@ class Parallel(_Section):
     expert_parallel: V = None
     sequence_parallel: V = None
     distributed_optimizer: V = None
+    # whether the optimizer state really is split: the switch above, but False with one
+    # data-parallel rank (one shard) and unknown with an unknown data-parallel size
+    sharded_optimizer: V = None
     micro_batch_interleave: V = None
     virtual_pipeline: V = None
     micro_batch_num: V = None
@@ -214,6 +220,9 @@ class Determinism(_Section):
     data_seed: V = None
     # whether the training samples are read in a shuffled order (False: in the file's order)
     data_shuffle: V = None
+    # which code draws that order (normalize/shufflers.py): equal seeds give equal orders
+    # only through the same shuffler
+    shuffler: V = None
 
 
 class Launch(_Section):

@@ -47,6 +47,34 @@ def _legend(scheds: tuple[Schedule, ...], assumed: bool = False) -> list[str]:
     return lines
 
 
+def _divergence_column(scheds: tuple[Schedule, ...], n: int, cols: int) -> int | None:
+    """The column of the first step where two curves part by more than 1%, if they do."""
+    if len(scheds) != 2:
+        return None
+    diff = common_diff(*scheds)
+    if diff.first_diverging_step is None:
+        return None
+    return round((diff.first_diverging_step - 1) * (cols - 1) / max(n - 1, 1))
+
+
+def _grid(series: list[list[float | None]], rows: int, cols: int, mark: int | None) -> Any:
+    """The curves drawn on a rows x cols grid, and its top and bottom values."""
+    known = [v for ys in series for v in ys if v is not None]
+    top, bottom = max(known), min(known)
+    span = (top - bottom) or 1.0
+    grid = [[" "] * cols for _ in range(rows)]
+    if mark is not None:
+        for line in grid:
+            line[mark] = "|"
+    for m, ys in zip(MARKS, series, strict=False):
+        for c, v in enumerate(ys):
+            if v is None:
+                continue
+            r = round((top - v) / span * (rows - 1))
+            grid[r][c] = "#" if grid[r][c] in MARKS and grid[r][c] != m else m
+    return grid, top, bottom
+
+
 def plot_terminal(
     *scheds: Schedule, width: int = 100, height: int = 25, assumed: bool = False
 ) -> str:
@@ -65,23 +93,8 @@ def plot_terminal(
         # only the plotted steps are evaluated: the whole curve of a long run is GBs
         ys = sample(s, [x for x in steps if x <= s.total_steps])
         series.append(ys + [None] * (len(steps) - len(ys)))
-    known = [v for ys in series for v in ys if v is not None]
-    top, bottom = max(known), min(known)
-    span = (top - bottom) or 1.0
-    grid = [[" "] * cols for _ in range(rows)]
-    mark = None
-    if len(scheds) == 2:
-        diff = common_diff(*scheds)
-        if diff.first_diverging_step is not None:
-            mark = round((diff.first_diverging_step - 1) * (cols - 1) / max(n - 1, 1))
-            for line in grid:
-                line[mark] = "|"
-    for m, ys in zip(MARKS, series, strict=False):
-        for c, v in enumerate(ys):
-            if v is None:
-                continue
-            r = round((top - v) / span * (rows - 1))
-            grid[r][c] = "#" if grid[r][c] in MARKS and grid[r][c] != m else m
+    mark = _divergence_column(scheds, n, cols)
+    grid, top, bottom = _grid(series, rows, cols, mark)
     labels = {0: top, rows // 2: (top + bottom) / 2, rows - 1: bottom}
     out = [
         f"{_fmt_lr(labels[i]) if i in labels else '':>{label_w}} |{''.join(line)}"

@@ -51,6 +51,37 @@ def render_text(
     return buf.getvalue()
 
 
+def _finding_lines(f: Finding, width: int, name_files: bool) -> list[tuple[str, str]]:
+    """One finding: its head, message, why, fix and the written places it points at."""
+    head = f"  {f.severity:<7} {f.rule} {f.row}"
+    if name_files and f.locations:
+        head += f"  {f.locations[0].path}"
+    out = [(STYLE[f.severity], head), ("", _wrap(f.message, "    ", width))]
+    if f.rationale:
+        out.append(("dim", _wrap("why: " + f.rationale, "    ", width)))
+    if f.fix:
+        out.append(("green", _wrap("fix: " + f.fix, "    ", width)))
+    # a default has no line: its stand-in (the file's first line) is not listed
+    written = [loc for loc in f.locations if not loc.anchor]
+    if written:
+        at = ", ".join(f"{loc.path}:{loc.line}" for loc in written)
+        out.append(("dim", _wrap("at: " + at, "    ", width)))
+    return out
+
+
+def _verbose_lines(report: Report, width: int) -> list[tuple[str, str]]:
+    """-v: every input warning and every row that could not be checked, with why."""
+    out = []
+    for w in report.warnings:
+        where = f"{w.path}:{w.line}" if w.line else w.path
+        out.append(("yellow", f"warning {where}: {w.message}"))
+    if report.not_checked:
+        out.append(("bold", "Not checked"))
+        for row, why in report.not_checked:
+            out.append(("", _wrap(f"{row}: {why}", "  ", width)))
+    return out
+
+
 def _lines(
     report: Report,
     titles: dict[str, str],
@@ -68,32 +99,13 @@ def _lines(
     ):
         out.append(("bold underline", titles.get(section, section)))
         for f in by_section[section]:
-            head = f"  {f.severity:<7} {f.rule} {f.row}"
-            if name_files and f.locations:
-                head += f"  {f.locations[0].path}"
-            out.append((STYLE[f.severity], head))
-            out.append(("", _wrap(f.message, "    ", width)))
-            if f.rationale:
-                out.append(("dim", _wrap("why: " + f.rationale, "    ", width)))
-            if f.fix:
-                out.append(("green", _wrap("fix: " + f.fix, "    ", width)))
-            # a default has no line: its stand-in (the file's first line) is not listed
-            written = [loc for loc in f.locations if not loc.anchor]
-            if written:
-                at = ", ".join(f"{loc.path}:{loc.line}" for loc in written)
-                out.append(("dim", _wrap("at: " + at, "    ", width)))
+            out += _finding_lines(f, width, name_files)
         out.append(("", ""))
     for e in report.errors:
         where = f"{e.path}:{e.line}" if e.line else e.path
         out.append(("bold red", f"input error {where}: {e.message}"))
     if verbose:
-        for w in report.warnings:
-            where = f"{w.path}:{w.line}" if w.line else w.path
-            out.append(("yellow", f"warning {where}: {w.message}"))
-        if report.not_checked:
-            out.append(("bold", "Not checked"))
-            for row, why in report.not_checked:
-                out.append(("", _wrap(f"{row}: {why}", "  ", width)))
+        out += _verbose_lines(report, width)
     if not quiet:
         unchecked = not_checked_line(report, verbose)
         if unchecked:
@@ -151,10 +163,28 @@ def not_checked_line(report: Report, verbose: bool = False) -> str:
     return " ".join(out)
 
 
-def summary_line(report: Report) -> str:
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' if n != 1 else ''}"
+
+
+def _counts_text(report: Report) -> str:
+    """What was found ("Found 2 errors, 1 note; 1 input error."), or that nothing was in
+    the files checked."""
+    if not report.findings and not report.errors:
+        # say what was checked: a run that read nothing never gets here (cli says so)
+        n = len({i.path for i in report.inputs})
+        return f"No findings in {_plural(n, 'file')}." if n else "No findings."
     counts = {"error": 0, "warning": 0, "note": 0}
     for f in report.findings:
         counts[f.severity] += 1
+    parts = [_plural(n, k) for k, n in counts.items() if n]
+    text = "Found " + (", ".join(parts) if parts else "no findings")
+    if report.errors:
+        text += f"; {_plural(len(report.errors), 'input error')}"
+    return text + "."
+
+
+def summary_line(report: Report) -> str:
     if not report.findings and not report.errors and not report.inputs and report.warnings:
         # every input was left out (a source too big to scan): say so, not "No findings"
         first = report.warnings[0]
@@ -162,21 +192,11 @@ def summary_line(report: Report) -> str:
         return f"Nothing checked: {first.path}: {first.message}" + (
             f" ({more} more input warning(s); -v lists them)" if more else "."
         )
-    if not report.findings and not report.errors:
-        # say what was checked: a run that read nothing never gets here (cli says so)
-        n = len({i.path for i in report.inputs})
-        text = f"No findings in {n} file{'s' if n != 1 else ''}." if n else "No findings."
-    else:
-        parts = [f"{n} {k}{'s' if n != 1 else ''}" for k, n in counts.items() if n]
-        text = "Found " + (", ".join(parts) if parts else "no findings")
-        if report.errors:
-            text += f"; {len(report.errors)} input error{'s' if len(report.errors) != 1 else ''}"
-        text += "."
+    text = _counts_text(report)
     if report.suppressed:
         text += f" ({report.suppressed} suppressed inline.)"
     if report.warnings:
-        n = len(report.warnings)
-        text += f" {n} input warning{'s' if n != 1 else ''}; -v lists them."
+        text += f" {_plural(len(report.warnings), 'input warning')}; -v lists them."
     return text
 
 

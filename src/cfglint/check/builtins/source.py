@@ -294,6 +294,75 @@ def framework_seed(rule: Rule, ctx: Context) -> list[Finding]:
     return out
 
 
+def _switch_state(
+    entry: EntryReport, switches: list[ReachedEffect], ctx: Context
+) -> tuple[bool | None, ReachedEffect | None, list[ReachedEffect]]:
+    """(the switch's last state, the effect that set it, the switches behind a flag) along
+    an entry's path; a config-driven switch counts only as the config says."""
+    state: bool | None = None
+    last: ReachedEffect | None = None
+    flagged: list[ReachedEffect] = []
+    for e in switches:
+        if e.condition and e.enabled is not False:
+            flagged.append(e)  # behind a flag: conditional, never "on"
+            continue
+        on = e.enabled
+        if e.config_field:
+            v = _config_value(ctx, entry.side or "", e.config_field)
+            on = _truthy(v)
+            written_off = on is False and v is not None and v.origin.value == "file"
+            if not on and not written_off:
+                continue  # the framework switches it only when the config says so
+        state, last = on, e
+    return state, last, flagged
+
+
+def _cudnn_words(entry: EntryReport) -> str:
+    """What Megatron-side cuDNN switches do and do not cover."""
+    detail = ""
+    cudnn = [e for e in entry.of("cudnn_deterministic") if e.enabled and not e.condition]
+    if cudnn:
+        detail += (
+            f"; cudnn.deterministic = True at {cudnn[0].loc} covers cuDNN "
+            "convolutions only, not scatter/index_add and other CUDA kernels"
+        )
+    bench = [e for e in entry.of("cudnn_benchmark") if e.enabled and not e.condition]
+    if bench:
+        detail += f"; cudnn.benchmark = True at {bench[0].loc} picks kernels by timing"
+    return detail
+
+
+def _deterministic_finding(
+    rule: Rule, ctx: Context, entry: EntryReport, switches: list[ReachedEffect]
+) -> Finding | None:
+    state, last, flagged = _switch_state(entry, switches, ctx)
+    if state is True or (state is None and last is not None):
+        return None  # on, or computed at run time: cannot call it missing
+    if entry.side == "megatron":
+        what = "torch.use_deterministic_algorithms(True)"
+    else:
+        what = 'set_context(deterministic="ON") / mindspore.set_deterministic(True)'
+    detail = ""
+    extra: list[Location] = []
+    if state is False and last is not None:
+        detail = f"; it is switched off at {last.loc}"
+        extra.append(_src(last.loc))
+    if flagged:
+        e = flagged[0]
+        detail += (
+            f"; the only switch found is conditional: on only when {e.condition} "
+            f"({e.api} at {e.loc})"
+        )
+        extra.append(_src(e.loc))
+    cfg_driven = [e for e in switches if e.config_field]
+    if cfg_driven:
+        e = cfg_driven[0]
+        detail += f"; {e.note} ({_config_state(ctx, entry.side or '', e.config_field)})"
+    if entry.side == "megatron":
+        detail += _cudnn_words(entry)
+    return _entry_finding(rule, entry, what, detail, value="off", extra_locs=extra)
+
+
 @builtin
 def deterministic(rule: Rule, ctx: Context) -> list[Finding]:
     out = []
@@ -301,11 +370,6 @@ def deterministic(rule: Rule, ctx: Context) -> list[Finding]:
         if entry.side is None:
             not_checked(ctx, rule, f"{_name(entry)}: imports neither torch nor mindspore")
             continue
-        kind = "torch_deterministic" if entry.side == "megatron" else "mindspore_deterministic"
-        switches = entry.of(kind)
-        state: bool | None = None
-        last: ReachedEffect | None = None
-        flagged: list[ReachedEffect] = []
         helpers = entry.of("seed_helper")
         if helpers:
             h = helpers[0]
@@ -316,51 +380,10 @@ def deterministic(rule: Rule, ctx: Context) -> list[Finding]:
                 "has no model of: whether it switches determinism on is unknown",
             )
             continue
-        for e in switches:
-            if e.condition and e.enabled is not False:
-                flagged.append(e)  # behind a flag: conditional, never "on"
-                continue
-            on = e.enabled
-            if e.config_field:
-                v = _config_value(ctx, entry.side, e.config_field)
-                on = _truthy(v)
-                written_off = on is False and v is not None and v.origin.value == "file"
-                if not on and not written_off:
-                    continue  # the framework switches it only when the config says so
-            state, last = on, e
-        if state is True or (state is None and last is not None):
-            continue  # on, or computed at run time: cannot call it missing
-        if entry.side == "megatron":
-            what = "torch.use_deterministic_algorithms(True)"
-        else:
-            what = 'set_context(deterministic="ON") / mindspore.set_deterministic(True)'
-        detail = ""
-        extra: list[Location] = []
-        if state is False and last is not None:
-            detail = f"; it is switched off at {last.loc}"
-            extra.append(_src(last.loc))
-        if flagged:
-            e = flagged[0]
-            detail += (
-                f"; the only switch found is conditional: on only when {e.condition} "
-                f"({e.api} at {e.loc})"
-            )
-            extra.append(_src(e.loc))
-        cfg_driven = [e for e in switches if e.config_field]
-        if cfg_driven:
-            e = cfg_driven[0]
-            detail += f"; {e.note} ({_config_state(ctx, entry.side, e.config_field)})"
-        if entry.side == "megatron":
-            cudnn = [e for e in entry.of("cudnn_deterministic") if e.enabled and not e.condition]
-            if cudnn:
-                detail += (
-                    f"; cudnn.deterministic = True at {cudnn[0].loc} covers cuDNN "
-                    "convolutions only, not scatter/index_add and other CUDA kernels"
-                )
-            bench = [e for e in entry.of("cudnn_benchmark") if e.enabled and not e.condition]
-            if bench:
-                detail += f"; cudnn.benchmark = True at {bench[0].loc} picks kernels by timing"
-        out.append(_entry_finding(rule, entry, what, detail, value="off", extra_locs=extra))
+        kind = "torch_deterministic" if entry.side == "megatron" else "mindspore_deterministic"
+        found = _deterministic_finding(rule, ctx, entry, entry.of(kind))
+        if found is not None:
+            out.append(found)
     return out
 
 
@@ -420,13 +443,13 @@ def _seed_src(e: ReachedEffect) -> Location:
     return _src(e.seed_loc or e.loc)
 
 
-@builtin
-def seed_mismatch(rule: Rule, ctx: Context) -> list[Finding]:
-    res = _scan(rule, ctx)
-    if res is None:
-        return []
-    per_side: dict[str, list[tuple[int, str, list[Location], bool]]] = {}
-    scanned = {e.side for e in res.entries}
+# (seed, where it comes from, its locations, whether the code (not a config) sets it)
+_SeedSource = tuple[int, str, list[Location], bool]
+
+
+def _code_seeds(res: Any, ctx: Context) -> dict[str, list[_SeedSource]]:
+    """Each side's seeds as its scanned entry points set them."""
+    per_side: dict[str, list[_SeedSource]] = {}
     for entry in res.entries:
         if entry.side is None:
             continue
@@ -435,18 +458,36 @@ def seed_mismatch(rule: Rule, ctx: Context) -> list[Finding]:
             continue
         locs = [_seed_src(eff)] + (value_locations(cv, entry.side) if cv else [])
         per_side.setdefault(entry.side, []).append((seed, _seed_where(eff, cv), locs, cv is None))
+    return per_side
+
+
+def _config_seed(ctx: Context, side: str) -> _SeedSource | None:
+    """The config's seed of a side no entry point was scanned for, when the framework
+    applies it."""
+    cfg = ctx.side(side)
+    if cfg is None:
+        return None
+    applied = cfg.determinism.seed_applied
+    if applied is not None and applied.known and applied.value is False:
+        return None  # the framework never applies that seed
+    v = cfg.determinism.seed
+    if v is not None and v.known and isinstance(v.value, int):
+        return v.value, f"{label(cfg)} config seed ({v.where()})", value_locations(v, side), False
+    return None
+
+
+@builtin
+def seed_mismatch(rule: Rule, ctx: Context) -> list[Finding]:
+    res = _scan(rule, ctx)
+    if res is None:
+        return []
+    per_side = _code_seeds(res, ctx)
+    scanned = {e.side for e in res.entries}
     for side in ("mindformers", "megatron"):
-        cfg = ctx.side(side)
         # a side whose entry point seeds nothing is the missing-seed rules' business
-        if side in scanned or cfg is None:
-            continue
-        applied = cfg.determinism.seed_applied
-        if applied is not None and applied.known and applied.value is False:
-            continue  # the framework never applies that seed
-        v = cfg.determinism.seed
-        if v is not None and v.known and isinstance(v.value, int):
-            where = f"{label(cfg)} config seed ({v.where()})"
-            per_side[side] = [(v.value, where, value_locations(v, side), False)]
+        seed = None if side in scanned else _config_seed(ctx, side)
+        if seed is not None:
+            per_side[side] = [seed]
     if len(per_side) < 2:
         if res.entries:
             not_checked(ctx, rule, "seed values known for one side only")

@@ -15,6 +15,7 @@ from cfglint.check.context import (
     value_locations,
 )
 from cfglint.check.schema import Rule
+from cfglint.model.config import Config
 from cfglint.model.findings import Finding, Location
 from cfglint.model.values import Origin, fmt
 
@@ -83,6 +84,27 @@ def open_source_diff(rule: Rule, ctx: Context) -> list[Finding]:
     return out
 
 
+def _one_side_loads(rule: Rule, mf: Config, mg: Config, mf_loads: bool) -> Finding:
+    """One side starts from a checkpoint, the other from random weights."""
+    a, b = mf.weight.load_checkpoint, mg.weight.load_checkpoint
+    who, other = ("MindFormers", label(mg)) if mf_loads else (label(mg), "MindFormers")
+    loaded = a if mf_loads else b
+    assert loaded is not None
+    detail = (
+        f"{who} loads {loaded.value} ({loaded.brief()}) but {other} starts from "
+        "random initialization: the starting weights differ"
+    )
+    if loaded.detail and loaded.origin is Origin.FILE:
+        # what a missing checkpoint does on the loading side (normalize/*/precision.py)
+        detail += f", {loaded.detail}"
+    return finding(
+        rule,
+        detail,
+        {"mindformers": a.value if a else None, "megatron": b.value if b else None},
+        locations_of((a, "mindformers"), (b, "megatron")) or file_location(mf),
+    )
+
+
 @builtin
 def same_weights(rule: Rule, ctx: Context) -> list[Finding]:
     mf, mg = ctx.mf, ctx.mg
@@ -100,23 +122,7 @@ def same_weights(rule: Rule, ctx: Context) -> list[Finding]:
     if la and lb:
         return []
     if la != lb:
-        who, other = ("MindFormers", label(mg)) if la else (label(mg), "MindFormers")
-        loaded = a if la else b
-        detail = (
-            f"{who} loads {loaded.value} ({loaded.brief()}) but {other} starts from "  # type: ignore[union-attr]
-            "random initialization: the starting weights differ"
-        )
-        if loaded.detail and loaded.origin is Origin.FILE:  # type: ignore[union-attr]
-            # what a missing checkpoint does on the loading side (normalize/*/precision.py)
-            detail += f", {loaded.detail}"  # type: ignore[union-attr]
-        return [
-            finding(
-                rule,
-                detail,
-                {"mindformers": a.value if a else None, "megatron": b.value if b else None},
-                locations_of((a, "mindformers"), (b, "megatron")) or file_location(mf),
-            )
-        ]
+        return [_one_side_loads(rule, mf, mg, la)]
     if ctx.profile != "align":
         return []
     detail = "neither side loads an initial checkpoint; each draws its own random weights"

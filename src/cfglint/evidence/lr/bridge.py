@@ -42,30 +42,37 @@ def _finite(values: dict[str, Any]) -> dict[str, Any]:
     return values
 
 
+def _megatron_schedule(cfg: Config, train_steps: int | None) -> Any:
+    """Megatron's schedule from its arguments (``train_steps``: the length when the run
+    leaves it open)."""
+    from cfglint.evidence import lr
+
+    o = cfg.optimizer
+    args: dict[str, Any] = {k: v.value for k, v in o.lr_extra.items() if v.known}
+    for key, val in (
+        ("lr", o.lr),
+        ("min_lr", o.min_lr),
+        ("lr_decay_style", o.lr_decay_style),
+        ("lr_warmup_init", o.lr_warmup_init),
+    ):
+        if val is not None and val.known:
+            args[key] = val.value
+    if o.train_steps is not None and o.train_steps.known and o.train_steps.value:
+        args.setdefault("train_iters", o.train_steps.value)
+    elif train_steps is not None and "train_samples" not in args:
+        args.setdefault("train_iters", train_steps)
+    gbs = o.global_batch_size.value if o.global_batch_size and o.global_batch_size.known else None
+    if gbs is not None and (isinstance(gbs, bool) or not isinstance(gbs, int) or gbs <= 0):
+        raise ValueError(f"global batch size {gbs!r} is not a positive integer")
+    return lr.megatron_schedule(_finite(args), gbs)
+
+
 def _schedule(cfg: Config, train_steps: int | None = None) -> Any:
     from cfglint.evidence import lr
 
     o = cfg.optimizer
     if cfg.side == "megatron":
-        args: dict[str, Any] = {k: v.value for k, v in o.lr_extra.items() if v.known}
-        for key, val in (
-            ("lr", o.lr),
-            ("min_lr", o.min_lr),
-            ("lr_decay_style", o.lr_decay_style),
-            ("lr_warmup_init", o.lr_warmup_init),
-        ):
-            if val is not None and val.known:
-                args[key] = val.value
-        if o.train_steps is not None and o.train_steps.known and o.train_steps.value:
-            args.setdefault("train_iters", o.train_steps.value)
-        elif train_steps is not None and "train_samples" not in args:
-            args.setdefault("train_iters", train_steps)
-        gbs = (
-            o.global_batch_size.value if o.global_batch_size and o.global_batch_size.known else None
-        )
-        if gbs is not None and (isinstance(gbs, bool) or not isinstance(gbs, int) or gbs <= 0):
-            raise ValueError(f"global batch size {gbs!r} is not a positive integer")
-        return lr.megatron_schedule(_finite(args), gbs)
+        return _megatron_schedule(cfg, train_steps)
     block = {k: v.value for k, v in o.lr_extra.items() if v.known}
     total = o.train_steps.value if o.train_steps is not None and o.train_steps.known else None
     if total is None:

@@ -142,12 +142,40 @@ def moe_values(cfg: Config, r: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     mg = cfg.side == "megatron"
     legacy = cfg.kind == "mindformers-legacy"
+    _topk_values(cfg, r, out, legacy)
+    _order_values(r, out, mg)
+    _capacity_values(cfg, r, out, mg, legacy)
+    _aux_values(cfg, r, out, mg, legacy)
+    if not mg and not legacy:
+        # the LM loss is what Megatron prints; MindFormers mcore prints it beside `loss`
+        # (LM + aux) with print_separate_loss, else only the sum
+        sep = r.flag("moe_logged_aux", "moe.separate_lm_loss")
+        if sep is not None:
+            out["moe_logged_aux"] = not sep
+    else:
+        out["moe_logged_aux"] = False
+    out["moe_impl"] = "megatron" if mg else "mindformers"
+    rd = r.dtype("moe_router_dtype", "moe.router_dtype")
+    if rd is not None:
+        out["moe_router_dtype"] = rd
+    gate = r.flag("moe_shared_gate", "moe.shared_expert_gate", absent=False)
+    if gate is not None:
+        out["moe_shared_gate"] = gate
+    _group_values(r, out)
+    eb = r.flag("moe_expert_bias", "moe.expert_bias", absent=False)
+    if eb:
+        # the bias changes the choice from step 2 on: its update is not modelled
+        r.miss("moe_topk", "the load-based expert bias (aux-loss-free balancing) is not modelled")
+    return out
+
+
+def _topk_values(cfg: Config, r: Any, out: dict[str, Any], legacy: bool) -> None:
+    """How many experts each token takes, and the router's score function."""
     k = _pos_int(cfg, "moe.router_topk")
     if k is None:
         r.miss("moe_topk", "the number of experts per token is unknown")
     else:
         out["moe_topk"] = probe_topk(k)
-    kk = out.get("moe_topk", 2)
     score, why = r.raw("moe.score_function")
     if why and legacy and cfg.get("moe.score_function") is not None:
         score, why = "softmax", ""  # TopkRouterV2 takes a softmax; use_gating_sigmoid unset
@@ -157,7 +185,11 @@ def moe_values(cfg: Config, r: Any) -> dict[str, Any]:
         out["moe_score"] = score
     else:
         r.miss("moe_score", f"router score function {score!r} is not modelled")
-    # order and normalization
+
+
+def _order_values(r: Any, out: dict[str, Any], mg: bool) -> None:
+    """Softmax before or after top-k, top-k renormalization and scaling."""
+    kk = out.get("moe_topk", 2)
     if mg:
         pre = r.flag("moe_pre_softmax", "moe.router_pre_softmax")
         if out.get("moe_score") == "sigmoid":
@@ -181,7 +213,10 @@ def moe_values(cfg: Config, r: Any) -> dict[str, Any]:
     if scale is not None:
         # applied after the renormalization on every side (legacy moe.py:1195 @ f52743c)
         out["moe_topk_scale"] = scale if scale > 0 else 1.0
-    # capacity and drop
+
+
+def _capacity_values(cfg: Config, r: Any, out: dict[str, Any], mg: bool, legacy: bool) -> None:
+    """The expert capacity and which tokens a full expert drops."""
     cf_v = cfg.get("moe.capacity_factor")
     if not mg and not legacy:
         out["moe_capacity"] = 0.0  # mcore token dispatcher: dropless
@@ -204,7 +239,10 @@ def moe_values(cfg: Config, r: Any) -> dict[str, Any]:
                 out["moe_drop"] = pol
             else:
                 r.miss("moe_drop", f"token drop policy {pol!r} is not modelled")
-    # the auxiliary losses
+
+
+def _aux_values(cfg: Config, r: Any, out: dict[str, Any], mg: bool, legacy: bool) -> None:
+    """The auxiliary (load-balancing) and z losses."""
     if legacy:
         if cfg.model_class in _LEGACY_EXTRA_LOSS:
             r.miss(
@@ -241,27 +279,6 @@ def moe_values(cfg: Config, r: Any) -> dict[str, Any]:
             r.miss("moe_z_coeff", "MindFormers' mcore z-loss is not modelled")
         elif z is not None:
             out["moe_z_coeff"] = z
-    if not mg and not legacy:
-        # the LM loss is what Megatron prints; MindFormers mcore prints it beside `loss`
-        # (LM + aux) with print_separate_loss, else only the sum
-        sep = r.flag("moe_logged_aux", "moe.separate_lm_loss")
-        if sep is not None:
-            out["moe_logged_aux"] = not sep
-    else:
-        out["moe_logged_aux"] = False
-    out["moe_impl"] = "megatron" if mg else "mindformers"
-    rd = r.dtype("moe_router_dtype", "moe.router_dtype")
-    if rd is not None:
-        out["moe_router_dtype"] = rd
-    gate = r.flag("moe_shared_gate", "moe.shared_expert_gate", absent=False)
-    if gate is not None:
-        out["moe_shared_gate"] = gate
-    _group_values(r, out)
-    eb = r.flag("moe_expert_bias", "moe.expert_bias", absent=False)
-    if eb:
-        # the bias changes the choice from step 2 on: its update is not modelled
-        r.miss("moe_topk", "the load-based expert bias (aux-loss-free balancing) is not modelled")
-    return out
 
 
 _KEPT = re.compile(r"^(\d+) of (\d+) groups kept$")
@@ -415,6 +432,15 @@ def mindspore_cannot(spec: Any) -> str:
     return ""
 
 
+def _renormalizes(s: Any) -> bool:
+    """Softmax scores renormalized over the chosen experts before any drop."""
+    return bool(
+        s.moe_score == "softmax"
+        and s.moe_norm_topk
+        and not (s.moe_norm_after_drop and s.moe_capacity > 0)
+    )
+
+
 def same_math_fields(a: Any, b: Any) -> list[str]:
     """MoE fields where ``a`` and ``b`` differ only in the order of the same math (see
     plan.same_math)."""
@@ -424,12 +450,7 @@ def same_math_fields(a: Any, b: Any) -> list[str]:
     drops = any(s.moe_capacity > 0 and s.moe_drop != "probs" for s in (a, b))
     if a.moe_impl != b.moe_impl and not drops:
         out.append("moe_impl")
-    both_norm = all(
-        s.moe_score == "softmax"
-        and s.moe_norm_topk
-        and not (s.moe_norm_after_drop and s.moe_capacity > 0)
-        for s in (a, b)
-    )
+    both_norm = _renormalizes(a) and _renormalizes(b)
     # groups scored by a sum rank differently on logits and on probabilities
     summed = any(s.moe_groups and s.moe_group_top > 1 for s in (a, b))
     if a.moe_pre_softmax != b.moe_pre_softmax and both_norm and not summed:

@@ -9,7 +9,6 @@ numpy only.
 from __future__ import annotations
 
 import json
-import math
 import os
 from typing import Any
 
@@ -17,7 +16,6 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from cfglint.evidence.probe.spec import Spec
-from cfglint.evidence.probe.weights import decays
 
 PROBE_LR = 1e-3  # confirmations and the optimizer check: a knob shows within a few steps
 CHECK_LR = 1e-3
@@ -143,36 +141,6 @@ def lr_for(run: Run, mode: str, step: int) -> float:
     if mode == "probe":
         return PROBE_LR
     return run.spec.lr_at(step)
-
-
-def numpy_adam_update(
-    spec: Spec, params: dict[str, np.ndarray], grads: dict[str, np.ndarray], lr: float
-) -> dict[str, np.ndarray]:
-    """One optimizer step of ``spec`` from zero moments (float64 reference, canonical names).
-
-    Used by tests as the reference for both frameworks' optimizers."""
-    g64 = {k: g.astype(np.float64) for k, g in grads.items()}
-    gnorm = math.sqrt(sum(float((g * g).sum()) for g in g64.values()))
-    scale = 1.0
-    if spec.clip_grad > 0:
-        if spec.clip_formula == "megatron":
-            c = spec.clip_grad / (gnorm + 1e-6)
-            scale = c if c < 1.0 else 1.0
-        else:
-            scale = spec.clip_grad / max(gnorm, spec.clip_grad)
-    out = {}
-    for k, p in params.items():
-        g = g64[k] * scale
-        m = (1 - spec.beta1) * g
-        v = (1 - spec.beta2) * g * g
-        if spec.bias_correction:
-            m = m / (1 - spec.beta1)
-            v = v / (1 - spec.beta2)
-        upd = m / (np.sqrt(v) + spec.eps)
-        if decays(k, spec):
-            upd = upd + spec.weight_decay * p.astype(np.float64)
-        out[k] = -lr * upd
-    return out
 
 
 def rel(a: float, b: float) -> float:

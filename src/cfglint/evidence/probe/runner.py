@@ -325,7 +325,7 @@ class Probe:
         self._floor(t, m)
         confirmations = self._judge(t)
         gap, gap_lr0 = self._gap(t)
-        residual = self._residual(t, m)
+        residual = self._residual(m)
         cross32 = self._cross_float32(t, m)
         return self._result(t, gap, gap_lr0, confirmations, residual, cross32, t0)
 
@@ -558,7 +558,7 @@ class Probe:
         )
         return gap, compare(self.mf_run, t["mg"], "zero")
 
-    def _residual(self, t: dict[str, RunResult], m: dict[str, RunResult]) -> dict[str, Any]:
+    def _residual(self, m: dict[str, RunResult]) -> dict[str, Any]:
         """Every confirmed knob aligned, dropout off on both sides: what is left."""
         mf, mg = self.pair.mindformers, self.pair.megatron
         res_spec = residual_spec(mf, mg, self.confirmed)

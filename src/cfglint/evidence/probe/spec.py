@@ -307,38 +307,20 @@ def _lr_curve(cfg: Config, steps: int) -> tuple[tuple[float, ...] | None, str]:
     return tuple(float(x) for x in curve[:steps]), ""
 
 
-def side_values(cfg: Config, steps: int = MAX_STEPS) -> tuple[dict[str, Any], _Reader]:
-    """Every spec field this side's config decides (shape fields excluded), and the reader
-    holding what it could not express (gaps), its limits and notes."""
-    r = _Reader(cfg)
-    out: dict[str, Any] = {}
+def _put(out: dict[str, Any], field: str, value: Any) -> None:
+    if value is not None:
+        out[field] = value
 
-    def put(field: str, value: Any) -> None:
-        if value is not None:
-            out[field] = value
 
-    norm, why = r.raw("structure.normalization")
-    if why:
-        r.miss("norm", why)
-    elif norm in ("RMSNorm", "LayerNorm"):
-        out["norm"] = norm
-    else:
-        r.miss("norm", f"normalization {norm!r} is not modelled (RMSNorm, LayerNorm)")
-    put("norm_eps", r.num("norm_eps", "structure.norm_epsilon", lo=0.0))
-    act, why = r.raw("structure.activation")
-    if why:
-        r.miss("activation", why)
-    elif isinstance(act, str) and act.lower() in ACTIVATION_SPELLINGS:
-        out["activation"] = ACTIVATION_SPELLINGS[act.lower()]
-    else:
-        r.miss("activation", f"activation {act!r} is not modelled ({', '.join(ACTIVATIONS)})")
+def _rope_values(cfg: Config, r: _Reader, out: dict[str, Any]) -> None:
+    """RoPE's base and rotary fraction; its variants the probe does not model are noted."""
     pos, why = r.raw("structure.position_embedding_type")
     if why:
         r.miss("rope_theta", why)
     elif pos != "rope":
         r.miss("rope_theta", f"position embedding {pos!r} is not modelled (rope only)")
     else:
-        put("rope_theta", r.num("rope_theta", "structure.rope_theta", lo=1.0))
+        _put(out, "rope_theta", r.num("rope_theta", "structure.rope_theta", lo=1.0))
         scaling, why = r.raw("structure.rope_scaling")
         if not why and scaling not in (None, "none"):
             r.rope_variants.append(f"{cfg.side} scales the RoPE frequencies ({scaling})")
@@ -350,9 +332,28 @@ def side_values(cfg: Config, steps: int = MAX_STEPS) -> tuple[dict[str, Any], _R
             out["rotary_percent"] = pct
         elif pct is not None:
             r.miss("rotary_percent", f"rotary percent {pct} is outside (0, 1]")
-    put("qkv_bias", r.flag("qkv_bias", "structure.add_qkv_bias", absent=False))
-    put("linear_bias", r.flag("linear_bias", "structure.add_bias_linear", absent=False))
-    put("tied", r.flag("tied", "structure.tied_embeddings", absent=False))
+
+
+def _structure_values(cfg: Config, r: _Reader, out: dict[str, Any]) -> None:
+    norm, why = r.raw("structure.normalization")
+    if why:
+        r.miss("norm", why)
+    elif norm in ("RMSNorm", "LayerNorm"):
+        out["norm"] = norm
+    else:
+        r.miss("norm", f"normalization {norm!r} is not modelled (RMSNorm, LayerNorm)")
+    _put(out, "norm_eps", r.num("norm_eps", "structure.norm_epsilon", lo=0.0))
+    act, why = r.raw("structure.activation")
+    if why:
+        r.miss("activation", why)
+    elif isinstance(act, str) and act.lower() in ACTIVATION_SPELLINGS:
+        out["activation"] = ACTIVATION_SPELLINGS[act.lower()]
+    else:
+        r.miss("activation", f"activation {act!r} is not modelled ({', '.join(ACTIVATIONS)})")
+    _rope_values(cfg, r, out)
+    _put(out, "qkv_bias", r.flag("qkv_bias", "structure.add_qkv_bias", absent=False))
+    _put(out, "linear_bias", r.flag("linear_bias", "structure.add_bias_linear", absent=False))
+    _put(out, "tied", r.flag("tied", "structure.tied_embeddings", absent=False))
     mla, why = r.raw("structure.multi_latent_attention")
     if not why and mla is True:
         # DeepSeek's MLA projects queries and keys-values through low-rank latents, and
@@ -363,7 +364,7 @@ def side_values(cfg: Config, steps: int = MAX_STEPS) -> tuple[dict[str, Any], _R
             "qk_norm", "multi-latent attention is not modelled (its q/k norms act on the latents)"
         )
     else:
-        put("qk_norm", r.flag("qk_norm", "structure.qk_norm", absent=False))
+        _put(out, "qk_norm", r.flag("qk_norm", "structure.qk_norm", absent=False))
     for field, dotted in (
         ("hidden_dropout", "structure.hidden_dropout"),
         ("attention_dropout", "structure.attention_dropout"),
@@ -373,9 +374,11 @@ def side_values(cfg: Config, steps: int = MAX_STEPS) -> tuple[dict[str, Any], _R
             out[field] = p
         elif p is not None:
             r.miss(field, f"{dotted} = {p} is not a probability below 1")
-    # precision
+
+
+def _precision_values(cfg: Config, r: _Reader, out: dict[str, Any]) -> None:
     compute = r.dtype("compute_dtype", "precision.compute_dtype")
-    put("compute_dtype", compute)
+    _put(out, "compute_dtype", compute)
     for field, dotted in (
         ("softmax_dtype", "precision.softmax_dtype"),
         ("norm_dtype", "precision.layernorm_dtype"),
@@ -384,7 +387,7 @@ def side_values(cfg: Config, steps: int = MAX_STEPS) -> tuple[dict[str, Any], _R
         ("loss_dtype", "precision.loss_dtype"),
         ("param_dtype", "weight.param_dtype"),
     ):
-        put(field, r.dtype(field, dotted))
+        _put(out, field, r.dtype(field, dotted))
     # the embedding table's storage dtype. Legacy MindFormers: embedding_init_type, else
     # param_init_type (llama.py:180 LlamaEmbedding(param_init_type=embedding_init_type),
     # llama_config.py:218-221). MindFormers' Megatron-style models create it through
@@ -402,7 +405,7 @@ def side_values(cfg: Config, steps: int = MAX_STEPS) -> tuple[dict[str, Any], _R
         else:
             r.miss("embedding_dtype", "params_dtype is not known (the table is kept in it)")
     else:
-        put("embedding_dtype", r.dtype("embedding_dtype", "weight.embedding_dtype"))
+        _put(out, "embedding_dtype", r.dtype("embedding_dtype", "weight.embedding_dtype"))
     if cfg.side != "megatron":
         # read only where the class's code was read (mindformers_knobs: embedding_cast);
         # elsewhere None, the rows cast to the residual dtype
@@ -416,19 +419,24 @@ def side_values(cfg: Config, steps: int = MAX_STEPS) -> tuple[dict[str, Any], _R
     out["fp32_master"] = cfg.side == "megatron" and any(
         out.get(f) in ("bfloat16", "float16") for f in ("param_dtype", "embedding_dtype")
     )
+
+
+def _weight_values(r: _Reader, out: dict[str, Any]) -> None:
     # weights: a checkpoint on either side means identical loaded weights (see pair_specs)
     ckpt, why = r.raw("weight.load_checkpoint")
     if why:
         r.miss("random_init", f"whether a checkpoint is loaded is not known ({why})")
     else:
         out["random_init"] = not bool(ckpt)
-    put("init_std", r.num("init_std", "weight.init_method_std", lo=0.0))
+    _put(out, "init_std", r.num("init_std", "weight.init_method_std", lo=0.0))
     # the normalizers derive it: Megatron and MindFormers' Megatron-style models divide by
     # sqrt(2 x num_layers), legacy MindFormers does not (normalize/*/precision.py). The real
     # layer count's value is kept at the probe's size, so the two sides differ exactly when
     # the lint says they do.
-    put("output_init_std", r.num("output_init_std", "weight.output_init_std", lo=0.0))
-    # optimizer
+    _put(out, "output_init_std", r.num("output_init_std", "weight.output_init_std", lo=0.0))
+
+
+def _optimizer_values(cfg: Config, r: _Reader, out: dict[str, Any], steps: int) -> None:
     typ, why = r.raw("optimizer.type")
     if why:
         r.miss("bias_correction", why)
@@ -441,11 +449,11 @@ def side_values(cfg: Config, steps: int = MAX_STEPS) -> tuple[dict[str, Any], _R
             "bias_correction",
             f"optimizer {typ!r} is not modelled (AdamW with or without bias correction)",
         )
-    put("beta1", r.num("beta1", "optimizer.beta1", lo=0.0))
-    put("beta2", r.num("beta2", "optimizer.beta2", lo=0.0))
-    put("eps", r.num("eps", "optimizer.eps", lo=0.0))
-    put("weight_decay", r.num("weight_decay", "optimizer.weight_decay", lo=0.0))
-    put("clip_grad", r.num("clip_grad", "optimizer.clip_grad", lo=0.0))
+    _put(out, "beta1", r.num("beta1", "optimizer.beta1", lo=0.0))
+    _put(out, "beta2", r.num("beta2", "optimizer.beta2", lo=0.0))
+    _put(out, "eps", r.num("eps", "optimizer.eps", lo=0.0))
+    _put(out, "weight_decay", r.num("weight_decay", "optimizer.weight_decay", lo=0.0))
+    _put(out, "clip_grad", r.num("clip_grad", "optimizer.clip_grad", lo=0.0))
     # Megatron clip_grad_norm_fp32: coeff = max_norm / (total_norm + 1e-6), applied when < 1
     # (megatron/core/optimizer/clip_grads.py). MindSpore ops.clip_by_global_norm:
     # g * clip_norm / max(global_norm, clip_norm) (mindspore/ops/function/clip_func.py).
@@ -455,6 +463,17 @@ def side_values(cfg: Config, steps: int = MAX_STEPS) -> tuple[dict[str, Any], _R
         out["lr"] = curve
     else:
         r.miss("lr", why)
+
+
+def side_values(cfg: Config, steps: int = MAX_STEPS) -> tuple[dict[str, Any], _Reader]:
+    """Every spec field this side's config decides (shape fields excluded), and the reader
+    holding what it could not express (gaps), its limits and notes."""
+    r = _Reader(cfg)
+    out: dict[str, Any] = {}
+    _structure_values(cfg, r, out)
+    _precision_values(cfg, r, out)
+    _weight_values(r, out)
+    _optimizer_values(cfg, r, out, steps)
     seed, _ = r.raw("determinism.seed")
     if isinstance(seed, int) and not isinstance(seed, bool):
         out["seed"] = seed

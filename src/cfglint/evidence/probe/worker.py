@@ -43,9 +43,6 @@ class Worker:
         self.sent = time.perf_counter()
         return self.n
 
-    def submit(self, job: Job, timeout: float) -> SideResult:
-        return self.wait(self.send(job), timeout)
-
     def wait(self, n: int, timeout: float) -> SideResult:
         path = result_path(self.dir, self.channel, n)
         t0 = self.sent

@@ -209,7 +209,8 @@ def _split_options(
                 # tools/retro/sft/sft_retro_lm.sh): the interpreter's own options are
                 # skipped, its script is the entry
                 _, opts, script, rest = _split_python(words[i + 1 :])
-                return [*words[: i + 1], *opts], script, rest
+                if script is not None and (script.text is None or names_script(script)):
+                    return [*words[: i + 1], *opts], script, rest
             return words[:i], words[i], words[i + 1 :]
         if "=" in t or t in flags:
             i += 1

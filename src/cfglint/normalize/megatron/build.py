@@ -17,8 +17,10 @@ from cfglint.normalize.megatron.optimizer import read_optimizer
 from cfglint.normalize.megatron.other import read_other
 from cfglint.normalize.megatron.parallel import read_parallel
 from cfglint.normalize.megatron.precision import read_precision
+from cfglint.normalize.megatron.release_note import older_example
 from cfglint.normalize.megatron.rope import read_rope
 from cfglint.normalize.megatron.structure import read_structure
+from cfglint.normalize.sharding import one_shard
 
 
 def normalize_megatron(m: MegatronInput) -> Config:
@@ -39,7 +41,11 @@ def normalize_megatron(m: MegatronInput) -> Config:
         launch_script=m.path if m.kind.endswith("script") else "",
     )
     cfg.warnings.extend(m.warnings)
+    note = older_example(m)
+    if note is not None:
+        cfg.warnings.append(note)
     read_parallel(m, cfg)
+    one_shard(cfg)
     read_structure(m, cfg)
     read_rope(m, cfg)
     read_moe(m, cfg)

@@ -22,7 +22,7 @@ from cfglint.load.tree_parser import (
     NOWHERE,
     Place,
     entry_flags,
-    first_read,
+    first_reads,
     launch_place,
     parser_specs,
     repository_flags,
@@ -427,11 +427,13 @@ def _fork_note(flags: list[Value], table: ArgTable, det: Detection) -> str:
     reads it (``args.<dest>``): the code an engineer reads to tell what they change."""
     if not flags:
         return ""
+    specs = [(v, table.by_flag.get(v.knob)) for v in flags[:3]]
+    dests = [sp.dest for _, sp in specs if sp is not None]
+    reads = first_reads(det.root, dests) if det.root else {}
     parts = []
-    for v in flags[:3]:
-        spec = table.by_flag.get(v.knob)
+    for v, spec in specs:
         where = spec.source if spec is not None else "the job's own parser"
-        read = first_read(det.root, spec.dest) if det.root and spec is not None else None
+        read = reads.get(spec.dest) if spec is not None else None
         parts.append(f"{v.knob} ({where}{'; read at ' + read if read else ''})")
     more = f" and {len(flags) - 3} more" if len(flags) > 3 else ""
     return ", ".join(parts) + more

@@ -4,6 +4,8 @@ Megatron run.
 
 from __future__ import annotations
 
+from typing import Any
+
 from cfglint.model.config import Config
 from cfglint.model.values import Value
 from cfglint.normalize.megatron.input import MegatronInput
@@ -36,6 +38,45 @@ def _adam_settings(m: MegatronInput, opt: Value) -> tuple[Value, Value, Value]:
     why = f"{opt.knob} sgd: Megatron's SGD reads no Adam setting (not compared)"
     out = [Value.unknown(m.arg(d).knob, why, loc=opt.loc) for d in dests]
     return out[0], out[1], out[2]
+
+
+def _read_warmup(m: MegatronInput, o: Any, decay: Value, gbs: Value, by_samples: bool) -> None:
+    """Warmup length in iterations and as a fraction of the decay length."""
+    frac = m.arg("lr_warmup_fraction")
+    if frac.known and frac.value is not None:
+        o.lr_warmup_steps = Value.derived(
+            frac.value * decay.value if decay.known and decay.value is not None else None,
+            "--lr-warmup-fraction",
+            "warmup = fraction x lr decay iterations",
+            [frac, decay],
+        )
+    elif by_samples:
+        # sample-based runs warm up over --lr-warmup-samples (training.py
+        # get_optimizer_param_scheduler, Megatron-LM core_v0.19.0: lr_warmup_steps =
+        # args.lr_warmup_samples when train_samples is set); --lr-warmup-iters is not read
+        o.lr_warmup_steps = _per_batch(m, "lr_warmup_samples", gbs)
+    else:
+        o.lr_warmup_steps = m.arg("lr_warmup_iters")
+    # warmup as a fraction of the decay length (training.py get_optimizer_param_scheduler,
+    # Megatron-LM: lr_warmup_fraction x lr_decay_iters, lr_decay_iters defaulting to
+    # train_iters), for comparison with a MindFormers warmup_ratio whose steps are unknown
+    if frac.known and frac.value is not None:
+        o.lr_warmup_fraction = frac
+    else:
+        w = o.lr_warmup_steps
+        if (
+            w.known
+            and decay.known
+            and isinstance(w.value, (int, float))
+            and isinstance(decay.value, (int, float))
+            and decay.value > 0
+        ):
+            o.lr_warmup_fraction = Value.derived(
+                w.value / decay.value,
+                "--lr-warmup-iters",
+                "warmup iterations / lr decay iterations",
+                [w, decay],
+            )
 
 
 def read_optimizer(m: MegatronInput, cfg: Config) -> None:
@@ -83,6 +124,7 @@ def read_optimizer(m: MegatronInput, cfg: Config) -> None:
             [samples, gbs],
         )
     o.train_steps = iters
+    o.train_steps_bound = iters  # an exact count is its own bound (OPT019)
     by_samples = m.arg("train_iters").value is None and bool(samples.known and samples.value)
     decay = _per_batch(m, "lr_decay_samples", gbs) if by_samples else m.arg("lr_decay_iters")
     if decay.value is None and iters.known:
@@ -93,41 +135,7 @@ def read_optimizer(m: MegatronInput, cfg: Config) -> None:
             [iters],
         )
     o.lr_decay_steps = decay
-    frac = m.arg("lr_warmup_fraction")
-    if frac.known and frac.value is not None:
-        o.lr_warmup_steps = Value.derived(
-            frac.value * decay.value if decay.known and decay.value is not None else None,
-            "--lr-warmup-fraction",
-            "warmup = fraction x lr decay iterations",
-            [frac, decay],
-        )
-    elif by_samples:
-        # sample-based runs warm up over --lr-warmup-samples (training.py
-        # get_optimizer_param_scheduler, Megatron-LM core_v0.19.0: lr_warmup_steps =
-        # args.lr_warmup_samples when train_samples is set); --lr-warmup-iters is not read
-        o.lr_warmup_steps = _per_batch(m, "lr_warmup_samples", gbs)
-    else:
-        o.lr_warmup_steps = m.arg("lr_warmup_iters")
-    # warmup as a fraction of the decay length (training.py get_optimizer_param_scheduler,
-    # Megatron-LM: lr_warmup_fraction x lr_decay_iters, lr_decay_iters defaulting to
-    # train_iters), for comparison with a MindFormers warmup_ratio whose steps are unknown
-    if frac.known and frac.value is not None:
-        o.lr_warmup_fraction = frac
-    else:
-        w = o.lr_warmup_steps
-        if (
-            w.known
-            and decay.known
-            and isinstance(w.value, (int, float))
-            and isinstance(decay.value, (int, float))
-            and decay.value > 0
-        ):
-            o.lr_warmup_fraction = Value.derived(
-                w.value / decay.value,
-                "--lr-warmup-iters",
-                "warmup iterations / lr decay iterations",
-                [w, decay],
-            )
+    _read_warmup(m, o, decay, gbs, by_samples)
     extra: dict[str, Value] = {}
     for dest in (
         "lr_warmup_fraction",

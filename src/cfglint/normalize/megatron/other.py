@@ -7,6 +7,7 @@ from cfglint.model.values import Value
 from cfglint.normalize.boundaries import BOUNDARY_PARTS, boundaries_value
 from cfglint.normalize.megatron.input import MegatronInput
 from cfglint.normalize.placeholders import as_placeholder
+from cfglint.normalize.shufflers import GPT_DATASET, IN_ORDER, MSL_INSTRUCTION
 
 
 def read_other(m: MegatronInput, cfg: Config) -> None:
@@ -46,6 +47,7 @@ def read_other(m: MegatronInput, cfg: Config) -> None:
         [d.seed],
     )
     d.data_shuffle = _data_shuffle(m, d.seed)
+    d.shuffler = _shuffler(m, d.data_shuffle)
     det = m.arg("deterministic_mode")
     if "npu_deterministic" in m.table.by_dest and m.arg("npu_deterministic").value:
         det = m.arg("npu_deterministic")
@@ -80,6 +82,20 @@ def _data_shuffle(m: MegatronInput, seed: Value) -> Value:
         "Megatron's GPT dataset always reads through a shuffle index drawn from --seed",
         [seed],
     )
+
+
+def _shuffler(m: MegatronInput, shuffle: Value) -> Value:
+    """The code that orders the samples (normalize/shufflers.py): MindSpeed-LLM's
+    instruction dataset shuffles its documents itself; everything else reads through the
+    GPT dataset's shuffle index."""
+    if not shuffle.known:
+        return shuffle
+    if not shuffle.value:
+        return Value.derived(IN_ORDER, shuffle.knob, "no shuffling", [shuffle])
+    sft = m.arg("is_instruction_dataset") if "is_instruction_dataset" in m.table.by_dest else None
+    name = MSL_INSTRUCTION if sft is not None and sft.known and sft.value else GPT_DATASET
+    # the inputs of the shuffle decision (the seed, the flags), not the boolean itself
+    return Value.derived(name, shuffle.knob, shuffle.detail, list(shuffle.inputs) or [shuffle])
 
 
 def _document_boundaries(m: MegatronInput) -> Value:

@@ -31,6 +31,7 @@ from cfglint.normalize.mindformers.release import match_release
 from cfglint.normalize.mindformers.rope import read_rope
 from cfglint.normalize.mindformers.structure import read_structure
 from cfglint.normalize.mindformers.view import MFView
+from cfglint.normalize.sharding import one_shard
 
 
 # ---------------------------------------------------------------------------------------
@@ -69,6 +70,7 @@ def load_mindformers(path: str, version: str | None = None) -> Config:
         if v is not None:
             cfg.set(field, v)
     read_parallel(view, cfg)
+    one_shard(cfg)
     read_structure(view, cfg)
     read_rope(view, cfg)
     read_moe(view, cfg)

@@ -80,6 +80,50 @@ def read_optimizer(view: MFView, cfg: Config) -> None:
     _batch(view, cfg)
     _schedule(view, cfg)
     _clip(view, cfg)
+    mode = view.node("run_mode")
+    trains = mode is None or str(mode.value).strip().lower() in ("train", "finetune")
+    if sec is None and not view.v2 and trains:
+        _no_optimizer_section(cfg)
+
+
+# the fields the optimizer and its schedule set: none of them is used by a run that stops
+_BUILT = (
+    "type",
+    "eps",
+    "beta1",
+    "beta2",
+    "weight_decay",
+    "lr",
+    "min_lr",
+    "lr_decay_style",
+    "lr_warmup_steps",
+    "lr_warmup_fraction",
+    "lr_warmup_init",
+    "lr_decay_steps",
+)
+
+
+def _no_optimizer_section(cfg: Config) -> None:
+    """A config run through MindFormers' trainer (run_mindformer.py hands the YAML over as
+    it is, with no default sections merged in: trainer.py _config_init @ v1.5.0) builds its
+    optimizer from config.optimizer; without that section the trainer reads
+    ``self.config.optimizer.weight_decay`` on None and stops (base_trainer.py:487 @ v1.3.2,
+    :543 @ v1.5.0, :592 @ v1.7.0, :556 @ fd4deebc). The v2 template has defaults of its own
+    (training_args) and is read apart. No optimizer value of such a config is ever used."""
+    o = cfg.optimizer
+    refuse = (
+        "the config has no optimizer section, and MindFormers' trainer builds the optimizer "
+        "from it: the run stops at optimizer.weight_decay on None"
+    )
+    for field in _BUILT:
+        if getattr(o, field) is not None:
+            setattr(
+                o, field, Value.unknown("optimizer", f"MindFormers will refuse to start: {refuse}")
+            )
+    o.lr_extra = {}
+    o.build_error = Value.default(
+        refuse, "optimizer", "MindFormers' trainer (base_trainer.py:543 @ v1.5.0)"
+    )
 
 
 def _type_checks(view: MFView, cfg: Config, cls: str) -> None:
@@ -215,6 +259,7 @@ def _schedule(view: MFView, cfg: Config) -> None:
     derived_total = _train_steps(view, cfg)
     if total is None or (total.known and total.value in (-1, None)):
         o.train_steps = derived_total
+        o.train_steps_bound = _take_bound(view, cfg)
     else:
         o.train_steps = total
     ratio = block.get("warmup_ratio")
@@ -355,6 +400,49 @@ def _train_steps(view: MFView, cfg: Config) -> Value:
     return Value.unknown(
         "lr_schedule.total_steps",
         "total_steps is -1: MindFormers takes it from the dataset size at run time",
+    )
+
+
+# HFDataLoader handlers that never give more rows than they are given (mindformers c358dfe6):
+# datasets' Dataset.take(n) keeps the first min(n, rows) rows (hf_dataloader.py:287-289 runs
+# a handler type the handler module lacks as the datasets method); AlpacaInstructDataHandler
+# maps each example to one row (alpaca_handler.py:72); PackingHandler's "pack" strategy puts
+# each example into at most one packed row (packing_handler.py:111-132).
+_NOT_GROWING = ("take", "AlpacaInstructDataHandler", "PackingHandler")
+
+
+def _take_bound(view: MFView, cfg: Config) -> Value | None:
+    """At most how many steps a run of total_steps -1 trains when the HF loader's handler
+    list cuts the dataset with `take n` and no later handler adds rows."""
+    handlers = view.node("train_dataset.data_loader.handler")
+    gbs = cfg.optimizer.global_batch_size
+    if handlers is None or not handlers.is_seq or gbs is None or not gbs.known:
+        return None
+    bound: Value | None = None
+    for i, h in enumerate(handlers.value):
+        spec = h.plain() if h.is_map else {}
+        kind = spec.get("type")
+        if kind not in _NOT_GROWING or (
+            kind == "PackingHandler" and spec.get("pack_strategy", "pack") != "pack"
+        ):
+            bound = None  # a handler that may add rows after the cut: no bound
+            continue
+        n = spec.get("n") if kind == "take" else None
+        usable = isinstance(n, int) and not isinstance(n, bool) and n >= 0
+        if usable and (bound is None or n < bound.value):
+            knob = f"train_dataset.data_loader.handler[{i}].n"
+            bound = view.value(h.value["n"], knob, "int")
+    if bound is None or not isinstance(gbs.value, int) or isinstance(gbs.value, bool):
+        return None
+    steps = steps_from_samples(bound.value, gbs.value, cfg.optimizer.length_terms)
+    if steps is None:
+        return None
+    return Value.derived(
+        steps,
+        "train_steps",
+        f"at most {bound.value} samples after the `take` handler (no later handler adds "
+        "rows), so at most epochs x (samples // global batch) steps",
+        [bound, gbs, *cfg.optimizer.length_terms.values()],
     )
 
 

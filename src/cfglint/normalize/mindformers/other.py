@@ -7,6 +7,12 @@ from cfglint.model.values import Value
 from cfglint.normalize.boundaries import BOUNDARY_PARTS, boundaries_value
 from cfglint.normalize.mindformers.view import MFView, first_written
 from cfglint.normalize.placeholders import as_placeholder
+from cfglint.normalize.shufflers import (
+    GPT_DATASET,
+    HF_SHUFFLE,
+    IN_ORDER,
+    MINDSPORE_SAMPLER,
+)
 
 # MindSpore's ParallelMode names and the integers MindFormers also accepts
 # (MsParallelConfig: 0 data, 1 semi-auto, 2 auto, 3 hybrid parallel)
@@ -73,6 +79,7 @@ def read_other(view: MFView, cfg: Config) -> None:
     mode = parallel_mode(view)
     d.data_seed = _data_seed(view)
     d.data_shuffle = _data_shuffle(view)
+    d.shuffler = _shuffler(view, d.data_shuffle)
     if d.seed is not None and d.seed.known and not d.seed.value:
         d.seed_applied = Value.derived(
             False, "seed", "MindFormers skips set_seed when seed is 0", [d.seed]
@@ -187,6 +194,27 @@ def _data_shuffle(view: MFView) -> Value | None:
     if default is None:
         return Value.unknown(knob, f"not set, and the default of {loader.value} is not known")
     return Value.default(default[0], knob, default[1])
+
+
+def _shuffler(view: MFView, shuffle: Value | None) -> Value | None:
+    """The code that orders a shuffled MindFormers dataset (normalize/shufflers.py): the
+    Megatron GPT dataset for the Megatron-dataset loaders, the datasets library for an
+    HFDataLoader's shuffle handler, MindSpore's sampler otherwise (MindDataset, and the
+    GeneratorDataset an HFDataLoader wraps with shuffle=config.shuffle, hf_dataloader.py
+    wrap_dataset @ c358dfe6)."""
+    if shuffle is None or not shuffle.known:
+        return shuffle
+    loader = view.node("train_dataset.data_loader.type")
+    if not shuffle.value or loader is None:
+        return Value.derived(IN_ORDER, shuffle.knob, "no shuffling", [shuffle])
+    if _is_megatron_loader(loader.value):
+        name = GPT_DATASET
+    elif loader.value == "HFDataLoader" and _shuffle_handler(view) is not None:
+        name = HF_SHUFFLE
+    else:
+        name = MINDSPORE_SAMPLER
+    why = shuffle.detail or f"{loader.value} shuffles"
+    return Value.derived(name, shuffle.knob, why, list(shuffle.inputs) or [shuffle])
 
 
 def _shuffle_handler(view: MFView) -> Value | None:

@@ -69,6 +69,12 @@ def read_precision(view: MFView, cfg: Config) -> None:
                 "float32 when " + " or ".join(facts["softmax_fp32_any"]) + ", else compute_dtype",
                 [*sw, *([] if on else [pr.compute_dtype])],
             )
+        rot, unset = pr.rotary_dtype, facts.get("rotary_dtype_unset")
+        if unset and rot is not None and rot.known and rot.value is None and pr.compute_dtype:
+            # a class that takes compute_dtype for an unset rotary_dtype (knobs: legacy_classes)
+            pr.rotary_dtype = Value.derived(
+                pr.compute_dtype.value, "rotary_dtype", unset, [pr.compute_dtype]
+            )
         emb = view.legacy(["embedding_init_type"], "dtype", "weight.embedding_dtype")
         w.embedding_dtype = emb if emb.known and emb.value is not None else w.param_dtype
         res = view.legacy(["residual_dtype", "res_dtype"], "dtype", "precision.residual_dtype")
@@ -84,7 +90,7 @@ def read_precision(view: MFView, cfg: Config) -> None:
             res = view.value(fp32, f"{view.model_path}.fp32_residual_connection").model_copy(
                 update={"value": "float32"}
             )
-        pr.residual_dtype = res
+        pr.residual_dtype = _arch_residual(view, cfg) or res
     if (
         s.use_flash_attention is not None
         and s.use_flash_attention.known
@@ -249,3 +255,21 @@ def _initial_weights(view: MFView) -> Value:
                 loc=v.loc,
             )
     return v
+
+
+def _arch_residual(view: MFView, cfg: Config) -> Value | None:
+    """The residual dtype of an arch class whose stream starts from the embedding table's
+    dtype (knobs: arch_classes ``residual: embedding_and_compute``): the rows enter uncast
+    and each add meets a compute_dtype output, which MindSpore widens to the wider of the
+    two (float32 against a half dtype); two different half dtypes are not decided."""
+    got = view.arch_fact("residual", "residual_dtype")
+    if got is None or not got.known:
+        return got
+    emb, comp = cfg.weight.embedding_dtype, cfg.precision.compute_dtype
+    if emb is None or comp is None or not emb.known or not comp.known:
+        return Value.derived(None, "residual_dtype", "", [emb, comp])
+    a, b = emb.value, comp.value
+    wider = a if a == b else "float32" if "float32" in (a, b) else None
+    if wider is None:
+        return Value.unknown("residual_dtype", f"{a} rows added to {b} outputs: not decided")
+    return Value.derived(wider, "residual_dtype", got.detail, [*got.inputs, emb, comp])

@@ -50,6 +50,19 @@ def _present(per: dict[str, Any], key: str, own: str, release: str) -> bool:
     return bool(entry and entry.get("present"))
 
 
+def _arch_releases(doc: MindFormersYaml) -> tuple[str, list[str]] | None:
+    """The class the job instantiates (model.arch.type) and the releases that define it
+    (knobs: arch_classes), for a class with that fact: a research class lives in the
+    research/ folder of some releases only (Baichuan2 up to v1.3.2)."""
+    node = get(doc.root, "model.arch.type")
+    if node is None or not isinstance(node.value, str):
+        return None
+    entry = ((mf_defaults().knobs.get("arch_classes") or {}).get("classes") or {}).get(node.value)
+    if not entry or "releases" not in entry:
+        return None
+    return f"model.arch.type: {node.value}", list(entry["releases"])
+
+
 def match_release(doc: MindFormersYaml) -> tuple[str | None, str]:
     """(release, why); (None, why) when no release has every class the config names."""
     per = load_data(DATA / "mindformers_releases.yaml")["components"]
@@ -57,8 +70,11 @@ def match_release(doc: MindFormersYaml) -> tuple[str | None, str]:
     named = _named(doc)
     own = {f"{c.name}@{c.role}": c.version for c in d.by_name.values()}
     excluded: list[str] = []
+    arch = _arch_releases(doc)
     for rel in MF_RELEASES:
         missing = [w for k, w in named if not _present(per, k, own.get(k, ""), rel)]
+        if arch is not None and rel not in arch[1]:
+            missing.append(arch[0])
         if not missing:
             why = "every class it names exists there"
             if excluded:
