@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from cfglint.evidence.scan.engines import Engines
+from cfglint.evidence.scan.engines import Engines, dotted
 from cfglint.evidence.scan.model import Arg, FunctionSummary, GroupEvidence, SrcLoc
 from cfglint.evidence.scan.triage import annotation_class
 
@@ -20,18 +20,6 @@ _ARITH: dict[type, Any] = {
     ast.Mult: lambda a, b: a * b,
     ast.Div: lambda a, b: a / b,
 }
-
-
-def dotted(node: ast.AST | None) -> str | None:
-    """``a.b.c`` for a Name/Attribute chain, else None."""
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
 
 
 def _number(v: Any) -> bool:

@@ -24,7 +24,8 @@ from collections.abc import Callable
 from cfglint.evidence.scan import known
 
 
-def _dotted(node: ast.expr) -> str | None:
+def dotted(node: ast.AST | None) -> str | None:
+    """``a.b.c`` for a Name/Attribute chain, else None."""
     parts: list[str] = []
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)
@@ -49,11 +50,11 @@ class Engines:
         """Does this expression hold an optimizer or an engine?"""
         if node is None:
             return False
-        name = _dotted(node)
+        name = dotted(node)
         if name is not None:
             return name in self.held
         if isinstance(node, ast.Call):
-            func = _dotted(node.func)
+            func = dotted(node.func)
             return func is not None and func.rsplit(".", 1)[-1] in known.OPTIMIZER_NAMES
         return False
 
@@ -74,7 +75,7 @@ class Engines:
         single = len(names) == 1
         if not isinstance(value, ast.Call):
             return names if single and self._updater(value) else []
-        func = _dotted(value.func)
+        func = dotted(value.func)
         qual = qualify(func) if func is not None else None
         if qual in known.ENGINE_FACTORIES:
             positions = known.ENGINE_FACTORIES[qual]
@@ -89,7 +90,7 @@ class Engines:
         f = node.func
         if not isinstance(f, ast.Attribute):
             return False
-        recv = _dotted(f.value)
+        recv = dotted(f.value)
         if recv is None:
             return False
         if f.attr in known.ENGINE_UPDATES:
@@ -111,6 +112,6 @@ def _targets(target: ast.expr) -> list[str | None]:
         for el in target.elts:
             if isinstance(el, ast.Starred):
                 return [*out, None]  # positions after a starred target are unknown
-            out.append(_dotted(el))
+            out.append(dotted(el))
         return out
-    return [_dotted(target)]
+    return [dotted(target)]

@@ -23,7 +23,7 @@ import ast
 from typing import Any
 
 from cfglint.evidence.scan import known
-from cfglint.evidence.scan.engines import Engines
+from cfglint.evidence.scan.engines import Engines, dotted
 from cfglint.evidence.scan.model import (
     Arg,
     CallSite,
@@ -85,17 +85,6 @@ def _constantish(node: ast.expr) -> bool:
 
 
 # -- call-graph summaries -----------------------------------------------------------------
-
-
-def _dotted(node: ast.expr) -> str | None:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
 
 
 _NO = object()
@@ -255,7 +244,7 @@ class CallGraph(ImportRecorder):
             self.visit(b)
         qual = ".".join([*(n for n, _ in self.scope), node.name])
         self.classes.append(qual)
-        written = [_dotted(b) for b in node.bases]
+        written = [dotted(b) for b in node.bases]
         self.bases[qual] = [b for b in written if b and b != "object"]
         self.scope.append((node.name, True))
         for stmt in node.body:
@@ -384,7 +373,7 @@ class CallGraph(ImportRecorder):
         cls = fn.declared.get(name)
         if cls is None or not isinstance(value, ast.Call):
             return
-        func = _dotted(value.func)
+        func = dotted(value.func)
         if func is None or func == cls or func.rsplit(".", 1)[-1][:1].isupper():
             return
         fn.instances[name] = cls
@@ -423,7 +412,7 @@ class CallGraph(ImportRecorder):
                 fn.literals[target.id] = lit
             else:
                 fn.literals.pop(target.id, None)
-            cls = _dotted(value.func) if isinstance(value, ast.Call) else None
+            cls = dotted(value.func) if isinstance(value, ast.Call) else None
             if cls and cls.rsplit(".", 1)[-1][:1].isupper():
                 fn.instances[target.id] = cls
             else:
@@ -450,7 +439,7 @@ class CallGraph(ImportRecorder):
         cls = self._enclosing_class()
         held: str | None = None
         if isinstance(value, ast.Call):
-            func = _dotted(value.func)
+            func = dotted(value.func)
             if func and func.rsplit(".", 1)[-1][:1].isupper():
                 held = func
         elif isinstance(value, ast.Name):
@@ -463,7 +452,7 @@ class CallGraph(ImportRecorder):
         if self.triage:
             self._triage_call(node)
         self.generic_visit(node)
-        raw = _dotted(node.func)
+        raw = dotted(node.func)
         fn = self.cur
         if raw is None:
             self._unnamed_call(node)
@@ -520,7 +509,7 @@ class CallGraph(ImportRecorder):
         f = node.func
         fn = self.cur
         if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Call):
-            inner = _dotted(f.value.func)
+            inner = dotted(f.value.func)
             if inner == "super":
                 fn.summary.calls.append(self._site(node, f"super().{f.attr}"))
             elif inner and inner.rsplit(".", 1)[-1][:1].isupper():
@@ -540,7 +529,7 @@ class CallGraph(ImportRecorder):
             return []
         out = []
         for k, v in zip(d.keys, d.values, strict=False):
-            target = _dotted(v)
+            target = dotted(v)
             if k is not None and target is not None:
                 out.append((str(_literal(k)) if _literal(k) is not _NO else "?", target))
         return out
@@ -637,7 +626,7 @@ class CallGraph(ImportRecorder):
             return Arg(kind="expr")
         if (
             isinstance(node, ast.Call)
-            and _dotted(node.func) in ("str", "int")
+            and dotted(node.func) in ("str", "int")
             and len(node.args) == 1
             and not node.keywords
         ):
@@ -668,9 +657,9 @@ class CallGraph(ImportRecorder):
             if node.id not in fn.assigned and (node.id in self.imports or node.id in self.defined):
                 return Arg(kind="ref", text=node.id)  # a function or class handed over
             return Arg(kind="expr", text=_seedish(node.id))
-        dotted = _dotted(node)
-        if dotted is not None:
-            return Arg(kind="expr", text=_seedish(dotted))
+        name = dotted(node)
+        if name is not None:
+            return Arg(kind="expr", text=_seedish(name))
         return Arg(kind="expr")
 
     # result -------------------------------------------------------------------------
@@ -739,7 +728,7 @@ def _is_main(test: ast.expr) -> bool:
         return False
     sides = set()
     for n in (test.left, test.comparators[0]):
-        d = _dotted(n)
+        d = dotted(n)
         sides.add(d if d is not None else _literal(n))
     return sides == {"__name__", "__main__"}
 
@@ -815,7 +804,7 @@ def _all_params(node: ast.expr) -> bool:
         f = node.func
         if isinstance(f, ast.Attribute) and f.attr in known.ALL_PARAMS_METHODS:
             return True
-        if _dotted(f) in ("list", "filter", "tuple") and node.args:
+        if dotted(f) in ("list", "filter", "tuple") and node.args:
             return _all_params(node.args[-1])
     return False
 
@@ -824,14 +813,14 @@ def _annotated_class(node: ast.expr | None) -> str | None:
     """``fabric: L.Fabric``, ``Optional[Trainer]``, ``Trainer | None`` -> the class."""
     if node is None:
         return None
-    if isinstance(node, ast.Subscript) and _dotted(node.value) in ("Optional", "typing.Optional"):
+    if isinstance(node, ast.Subscript) and dotted(node.value) in ("Optional", "typing.Optional"):
         node = node.slice
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
         sides = [x for x in (node.left, node.right) if not _is_none(x)]
         if len(sides) != 1:
             return None
         node = sides[0]
-    return annotation_class(_dotted(node))
+    return annotation_class(dotted(node))
 
 
 def _is_none(node: ast.expr) -> bool:
@@ -880,7 +869,7 @@ def cli_command(decorator: ast.expr, function: str, app_class: Any) -> tuple[str
 def _chained_backward(node: ast.Call) -> bool:
     """``scaler.scale(loss).backward()``, ``model(x).sum().backward()``: no dotted name."""
     f = node.func
-    return isinstance(f, ast.Attribute) and f.attr == "backward" and _dotted(f) is None
+    return isinstance(f, ast.Attribute) and f.attr == "backward" and dotted(f) is None
 
 
 def hand_update(node: ast.AST) -> bool:
@@ -898,7 +887,7 @@ def hand_update(node: ast.AST) -> bool:
             isinstance(f, ast.Attribute)
             and f.attr in known.IN_PLACE_UPDATES
             and not _mentions_grad(f.value)
-            and "grad" not in (_dotted(f.value) or "").lower()  # fp32_grad.add_(p.grad)
+            and "grad" not in (dotted(f.value) or "").lower()  # fp32_grad.add_(p.grad)
         ):
             return any(_mentions_grad(a) for a in (*node.args, *(k.value for k in node.keywords)))
     return False
