@@ -53,7 +53,11 @@ def _check(rule: Any, ctx: Context, a: Value, b: Value) -> None:
     )
     if "{fix_side}" in rule.fix:
         a_default, b_default = a.origin.value == "default", b.origin.value == "default"
-        if a_default and not b_default:
+        # a value no setting holds (the legacy Llama's dropout) is never the side to change
+        a_fixed, b_fixed = (v.origin.value == "derived" and not v.inputs for v in (a, b))
+        if a_fixed and not b_fixed:
+            assert f"Set {b.knob} to {fmt(a.value)} on {mg_label};" in f.fix, f.fix
+        elif (b_fixed and not a_fixed) or (a_default and not b_default):
             assert f.fix.startswith(f"Set {a.knob} to {fmt(b.value)} on MindFormers"), f.fix
         else:
             assert f"Set {b.knob} to {fmt(a.value)} on {mg_label}" in f.fix, f.fix

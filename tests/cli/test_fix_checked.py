@@ -444,3 +444,17 @@ def test_an_anchor_and_its_alias_both_fixed_in_one_run(tmp_path: Path) -> None:
     written = mf.read_bytes()
     _fix(mf, sh, "--select", "STR009,STR010")
     assert mf.read_bytes() == written
+
+
+def test_a_fix_that_pulls_another_row_apart_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """GLM-4 runs with recomputation: writing Megatron's hidden dropout 0.1 into it would
+    turn dropout on beside recomputation, which MindSpore cannot combine (STR011)."""
+    mf, sh = _glm(tmp_path, None, [("--hidden-dropout 0.0", "--hidden-dropout 0.1")])
+    before = mf.read_bytes()
+    assert _fix(mf, sh, "-v") == 1
+    err = capsys.readouterr().err
+    assert "STR009: set model.model_config.hidden_dropout to 0.1" in err
+    assert "structure.dropout (STR011) would be reported" in err
+    assert b"hidden_dropout: 0.0" in mf.read_bytes() and mf.read_bytes() != before

@@ -314,6 +314,57 @@ def test_timm_optimizer_factory_and_param_groups() -> None:
     ]
 
 
+# transformers.Trainer / TRL trainers group the parameters themselves
+# (data/library_models.yaml optimizer_groups, read from transformers 5.23.0 trainer.py)
+
+MINT_DECAY_ALL = """
+from mindspore import mint
+
+
+def build(net):
+    return mint.optim.AdamW(net.get_parameters(), weight_decay=0.1)
+"""
+
+
+def _with_mint(tmp_path: Path, script: str) -> ScanResult:
+    """The torch script against MindSpore code that decays every parameter."""
+    (tmp_path / "ms_opt.py").write_text(MINT_DECAY_ALL, encoding="utf-8")
+    return scan_paths([fx("hf_trainers", script), str(tmp_path / "ms_opt.py")])
+
+
+def test_trainer_groups_bias_and_norm_weights_out_at_its_weight_decay(tmp_path: Path) -> None:
+    [d] = _decays("hf_trainers", "hf_trainer_wd.py")
+    assert (d.site.optimizer, d.site.policy) == ("transformers.Trainer", "exclude_module_types")
+    assert d.site.names == ["bias", "LayerNorm"] and d.site.weight_decay.value == 0.01
+    res = _with_mint(tmp_path, "hf_trainer_wd.py")
+    [f] = lint(res, only="SRC002")[0]
+    assert f.severity == "error" and f.values["megatron"] == "exclude_module_types"
+    assert "transformers.Trainer" in f.message and "weight_decay 0.01" in f.message
+    # the same grouping as the MindFormers default: nothing to report
+    mf = config("mindformers", optimizer__weight_decay=(0.1, 3))
+    res = scan_paths([fx("hf_trainers", "hf_trainer_wd.py")])
+    assert lint(res, mf=mf, only="SRC002")[0] == lint(res, mf=mf, only="SRC003")[0] == []
+
+
+def test_trl_trainer_without_config_decays_nothing(tmp_path: Path) -> None:
+    [d] = _decays("hf_trainers", "trl_sft_baseline.py")
+    assert d.site.optimizer == "trl.SFTTrainer" and d.site.policy == "exclude_module_types"
+    assert (d.site.weight_decay.kind, d.site.weight_decay.value) == ("default", 0.0)
+    # weight_decay 0.0: no grouping to compare against the MindSpore side, and no Megatron
+    # default assumed for a side whose optimizer code was read
+    res = _with_mint(tmp_path, "trl_sft_baseline.py")
+    assert lint(res, only="SRC002")[0] == lint(res, only="SRC003")[0] == []
+
+
+def test_trainer_config_not_read_is_not_decided(tmp_path: Path) -> None:
+    [d] = _decays("hf_trainers", "trl_config_param.py")
+    assert d.site.weight_decay is None and "sft_config" in d.site.detail
+    res = _with_mint(tmp_path, "trl_config_param.py")
+    assert lint(res, only="SRC002")[0] == []  # it may decay nothing: never an error
+    [f] = lint(res, only="SRC003")[0]
+    assert f.severity == "note" and "weight_decay not decided" in f.message
+
+
 # -- 5. non-contiguous gradients through helpers -----------------------------------------------
 
 

@@ -71,3 +71,25 @@ def test_a_training_source_alone_gets_its_diagnostics() -> None:
     broken = str(FIXTURES / "sources" / "broken" / "bad_syntax.py")
     diags = ws.diagnostics(broken)[broken]
     assert [d.code for d in diags] == ["input"]
+
+
+def test_code_actions_are_checked_like_fix(tmp_path: Path) -> None:
+    """The editor offers the fixes --fix would keep (issue 35): an anchored value's fix
+    keeps the anchor for its alias, computed from the unsaved buffer."""
+    mf, mg = _pair(tmp_path)
+    text = (
+        Path(mf)
+        .read_text()
+        .replace(
+            "    hidden_dropout: 0.0\n    attention_dropout: 0.0\n",
+            "    hidden_dropout: &drop 0.1\n    attention_dropout: *drop\n",
+        )
+    )
+    ws = Workspace([{"mindformers": mf, "megatron": mg}])
+    ws.open(mf, text)  # unsaved: the file on disk has no anchor
+    ws.diagnostics(mf)
+    line = text.split("\n").index("    hidden_dropout: &drop 0.1")
+    action = next(a for a in ws.code_actions(mf, line, line) if a.rule == "STR009")
+    edits = sorted(action.edits[mf])
+    assert [e[4] for e in edits] == ["0.0", "&drop 0.1"]  # the anchor moves to its alias
+    assert edits[1][0] == line + 1

@@ -139,30 +139,12 @@ def plan_fixes(
     plan.skipped += [(f.rule, NO_FIX) for f in findings if f.rule not in by_id]
     todo.sort(key=lambda rf: rf[0].kind == "recommend")
     for rule, f in todo:
-        # a MindFormers number PyYAML reads as a string is written as a number, whatever
-        # the rule (a safe fix: the value meant is the value written)
-        why = ""
-        misread = _misread_number(f, reader)
-        if misread is not None:
-            fix: Fix | None = Fix(
-                rule.id, f, "mindformers", "safe", misread[0], [misread[1]], reveals=True
-            )
-        elif rule.fix_action is None and rule.fix_parts:
+        if rule.fix_action is None and rule.fix_parts and _misread_number(f, reader) is None:
             parts, why_not = _plan_parts(rule, f, ctx, fix_to, unsafe, reader)
             plan.skipped += why_not
             plan.fixes += [p for p in parts if not _clashes(p, plan)]
             continue
-        elif rule.fix_action is None:
-            plan.skipped.append((f.rule, NO_FIX))
-            continue
-        elif rule.kind == "recommend" and rule.field in aligned:  # type: ignore[union-attr]
-            plan.skipped.append((f.rule, "the pair is aligned on this setting instead"))
-            continue
-        elif rule.fix_action.safety == "unsafe" and not unsafe:
-            plan.skipped.append((f.rule, "unsafe fix: needs --unsafe-fixes"))
-            continue
-        else:
-            fix, why = _plan_one(rule, f, ctx, fix_to, reader)
+        fix, why = _decide(rule, f, ctx, fix_to, unsafe, reader, aligned)
         if fix is None:
             plan.skipped.append((f.rule, why))
             continue
@@ -170,7 +152,7 @@ def plan_fixes(
             aligned.add(rule.field)  # type: ignore[union-attr]
         if any(_same(fix, other) for other in plan.fixes):
             continue  # the same edit, asked for by two rules
-        if any(overlaps(e, o) for other in plan.fixes for o in other.edits for e in fix.edits):
+        if _clashes(fix, plan):
             plan.skipped.append((f.rule, f"{fix.title}: {CLASH}"))
         else:
             plan.fixes.append(fix)
@@ -204,6 +186,30 @@ def _with_fields(plan: FixPlan, by_id: dict[str, Rule], findings: list[Finding])
             )
         )
     plan.fixes = kept
+
+
+def _decide(
+    rule: Rule,
+    f: Finding,
+    ctx: Context,
+    fix_to: str,
+    unsafe: bool,
+    reader: _Texts,
+    aligned: set[str],
+) -> tuple[Fix | None, str]:
+    """One finding's fix, or why there is none."""
+    # a MindFormers number PyYAML reads as a string is written as a number, whatever the
+    # rule (a safe fix: the value meant is the value written)
+    misread = _misread_number(f, reader)
+    if misread is not None:
+        return Fix(rule.id, f, "mindformers", "safe", misread[0], [misread[1]], reveals=True), ""
+    if rule.fix_action is None:
+        return None, NO_FIX
+    if rule.kind == "recommend" and rule.field in aligned:  # type: ignore[union-attr]
+        return None, "the pair is aligned on this setting instead"
+    if rule.fix_action.safety == "unsafe" and not unsafe:
+        return None, "unsafe fix: needs --unsafe-fixes"
+    return _plan_one(rule, f, ctx, fix_to, reader)
 
 
 def _clashes(fix: Fix, plan: FixPlan) -> bool:

@@ -91,6 +91,9 @@ def cmd_server(args: Any) -> int:
     def did_close(ls: Any, params: Any) -> None:
         from pygls.uris import to_fs_path
 
+        pending = state["timers"].pop(params.text_document.uri, None)
+        if pending is not None:  # a closed document's last edits are not linted
+            pending.cancel()
         workspace().close(to_fs_path(params.text_document.uri))
 
     @server.feature(

@@ -21,6 +21,7 @@ from cfglint.check.context import (
 )
 from cfglint.check.schema import Rule
 from cfglint.evidence.scan.model import (
+    DecaySite,
     EntryReport,
     ReachedEffect,
     ScanResult,
@@ -610,9 +611,20 @@ def dropout(rule: Rule, ctx: Context) -> list[Finding]:
 def _decays(d: SourceDecay) -> bool:
     """Does this optimizer decay anything at all?"""
     wd = d.site.weight_decay
-    if d.site.policy != "decay_all" or wd is None or wd.kind not in ("literal", "default"):
+    # a hand-built group list's own weight_decay is only a fallback; a library's grouping
+    # (or a plain list) decays at that value, so 0 decays nothing
+    applies = d.site.policy == "decay_all" or d.site.library
+    if not applies or wd is None or wd.kind not in ("literal", "default"):
         return True
     return bool(wd.value)
+
+
+def _unknown_decay(s: DecaySite) -> bool:
+    """Is the weight_decay this grouping runs at unread, so it may decay nothing at all?"""
+    read = s.weight_decay is not None and s.weight_decay.kind in ("literal", "default")
+    if s.library:
+        return not read
+    return s.weight_decay is None and s.policy == "decay_all"
 
 
 class _Policy:
@@ -656,8 +668,10 @@ def _source_policy(d: SourceDecay) -> _Policy:
         and wd.kind in ("literal", "default")
     ):
         where += f", weight_decay {fmt(wd.value)}"
-    unknown = wd is None and s.policy == "decay_all"
-    if unknown:
+    unknown = _unknown_decay(s)
+    if unknown and s.library:
+        where += f", weight_decay not decided: {s.detail}"
+    elif unknown:
         where += f", weight_decay not given and {s.optimizer}'s default unknown to cfglint"
     what = f"{describe(s.policy, s.names)}: {where}"
     return _Policy(s.policy or "", s.names, what, locs, True, unknown_wd=unknown)
@@ -709,9 +723,14 @@ def _default_policy(side: str, cfg: Config | None) -> _Policy | None:
 def _policies(ctx: Context, res: ScanResult) -> dict[str, list[_Policy]]:
     out: dict[str, list[_Policy]] = {}
     for side in ("megatron", "mindformers"):
-        sites = [d for d in res.decays if d.side == side and _decays(d)]
+        found = [d for d in res.decays if d.side == side]
+        sites = [d for d in found if _decays(d)]
         if sites:
             out[side] = _merged([_source_policy(d) for d in sites])
+        elif found:
+            # the code builds its optimizers and none decays: no grouping to compare (a
+            # weight_decay value difference), and no framework default to assume either
+            out[side] = []
         else:
             p = _default_policy(side, ctx.side(side))
             out[side] = [p] if p is not None else []

@@ -8,6 +8,7 @@ from cfglint.evidence.scan import known
 from cfglint.evidence.scan.common import Frame, call_arg, dotted, literal, n_args
 from cfglint.evidence.scan.model import Arg, DecaySite, Evidence, SrcLoc
 from cfglint.evidence.scan.policy import MINDSPORE_UNGROUPED, classify
+from cfglint.evidence.scan.seed_helpers import TRAINER_GROUPINGS, TrainerGrouping
 
 DECAY_LIST_HINTS = ("decay", "skip", "exclude")
 
@@ -134,7 +135,62 @@ class DecayMixin:
         for node, line, qual in fn.optimizers:
             self.decays.extend(self._decay_sites(fn, node, line, qual))
 
+    def _trainer_sites(
+        self, fn: Frame, node: ast.Call, line: int, qual: str, g: TrainerGrouping
+    ) -> list[DecaySite]:
+        """A library trainer's own optimizer (data/library_models.yaml optimizer_groups)."""
+        if any(call_arg(node, 99, kw) is not None for kw in g.replaced_by):
+            return []  # handed a ready optimizer: that one is scanned where it is built
+        wd, why = self._trainer_decay(fn, node, g)
+        name = qual.rsplit(".", 1)[-1]
+        site = DecaySite(
+            loc=SrcLoc(line=line),
+            function=fn.summary.qualname,
+            optimizer=qual,
+            framework="torch",
+            params_text=f"grouped by {name}.create_optimizer",
+            weight_decay=wd,
+            policy=g.policy,  # type: ignore[arg-type]
+            names=list(g.excluded),
+            detail=why or f"{name} groups the parameters itself ({g.source.split(':')[0]})",
+            library=True,
+        )
+        return [site]
+
+    def _trainer_decay(
+        self, fn: Frame, node: ast.Call, g: TrainerGrouping
+    ) -> tuple[Arg | None, str]:
+        """The trainer's weight_decay as read from its config object, or why it was not."""
+        if any(k.arg is None for k in node.keywords):
+            return None, "the trainer's arguments pass through **kwargs"
+        cfg = call_arg(node, *g.config)
+        if cfg is None:
+            return Arg(kind="default", value=g.default), ""
+        if isinstance(cfg, ast.Name):
+            built = fn.assign_all.get(cfg.id) or self.top.assign_all.get(cfg.id) or []
+            if len(built) != 1:
+                return None, f"{g.field} of `{cfg.id}`, not built once in this file"
+            cfg = built[0][0]
+        _, cls = self.qualify_name(dotted(cfg.func)) if isinstance(cfg, ast.Call) else (None, None)
+        if not isinstance(cfg, ast.Call) or cls not in g.configs:
+            return None, f"{g.field} of `{self.code(cfg)}`, a config cfglint cannot read"
+        if any(k.arg is None for k in cfg.keywords):
+            return None, f"{cls}'s arguments pass through **kwargs"
+        for kw in g.unmodelled:
+            if call_arg(cfg, 99, kw) is not None:
+                return None, f"{kw}= is given: its optimizer settings may replace {g.field}"
+        value = call_arg(cfg, 99, g.field)
+        if value is None:
+            return Arg(kind="default", value=g.default), ""
+        wd = self.arg(value, keep_text=True) or Arg(kind="expr", text=self.code(value))
+        if wd.kind not in ("literal", "default"):
+            return wd, f"{g.field}={self.code(value)} is not a value cfglint can read"
+        return wd, ""
+
     def _decay_sites(self, fn: Frame, node: ast.Call, line: int, qual: str) -> list[DecaySite]:
+        grouping = TRAINER_GROUPINGS.get(qual)
+        if grouping is not None:
+            return self._trainer_sites(fn, node, line, qual, grouping)
         params = call_arg(node, 0, "params")
         if params is None:
             return []
@@ -160,6 +216,7 @@ class DecayMixin:
         )
         if factory is not None:
             policy, off_kw, _ = factory
+            site.library = True
             off = call_arg(node, 99, off_kw)
             if off is not None and literal(off) is False:
                 site.policy, site.detail = "decay_all", f"{off_kw}=False: every parameter decayed"

@@ -414,6 +414,7 @@ TORCH_ROOTS = frozenset(
         "deepspeed",
         "accelerate",
         "bitsandbytes",
+        "trl",  # Hugging Face TRL: PyTorch trainers (trl/trainer/base_trainer.py)
     }
 )
 MINDSPORE_ROOTS = frozenset({"mindspore", "mindformers", "msadapter"})

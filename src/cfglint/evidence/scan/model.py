@@ -22,7 +22,7 @@ from cfglint.model.findings import InputProblem
 from cfglint.model.values import Loc
 
 # Bump when the scanner's output for the same text changes: it is part of the cache key.
-SCANNER_VERSION = "10"
+SCANNER_VERSION = "11"
 
 # Which side of a migration a file belongs to, judged by what it imports.
 Side = Literal["mindformers", "megatron"]
@@ -236,6 +236,10 @@ class DecaySite(BaseModel):
     names: list[str] = Field(default_factory=list)
     evidence: list[Evidence] = Field(default_factory=list)
     detail: str = ""
+    # a library groups the parameters itself (timm's factory, the transformers Trainer):
+    # weight_decay is then the decayed group's value, so 0 decays nothing, and a value
+    # cfglint could not read leaves the policy undecided (`detail` says why)
+    library: bool = False
 
 
 class BackwardSite(BaseModel):

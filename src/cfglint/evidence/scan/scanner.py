@@ -44,6 +44,7 @@ from cfglint.evidence.scan.model import (
     ImportRef,
     SrcLoc,
 )
+from cfglint.evidence.scan.seed_helpers import TRAINER_GROUPINGS
 from cfglint.evidence.scan.seeding import SeedingMixin
 
 
@@ -665,6 +666,9 @@ class _Visitor(triage.ImportRecorder, SeedingMixin, DropoutMixin, DecayMixin, Ba
             fn.summary.trains = True
         if known.is_gradient_call(qual or raw) or known.is_gradient_call(raw):
             fn.summary.gradients = True
+        if qual in TRAINER_GROUPINGS:
+            # a library trainer builds its optimizer itself (and also seeds: not `return`)
+            fn.optimizers.append((node, line, qual))
         if qual is not None and self._known_call(node, qual, line, raw):
             return
         last = raw.rsplit(".", 1)[-1]

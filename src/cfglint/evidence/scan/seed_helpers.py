@@ -9,6 +9,10 @@ data. A helper not in the table, from a library that is not scanned, is reported
 
 Effect kinds are those of :data:`cfglint.evidence.scan.model.EffectKind`; ``torch`` is
 ``torch.manual_seed``, which seeds the CPU and every CUDA device.
+
+The same file's ``optimizer_groups`` model library trainers that build their optimizer's
+parameter groups themselves (the transformers Trainer and TRL's trainers): see
+:data:`TRAINER_GROUPINGS`, read by the weight-decay scan.
 """
 
 from __future__ import annotations
@@ -52,6 +56,51 @@ def _helper(entry: dict[str, Any]) -> LibraryHelper:
     return LibraryHelper(**kw)
 
 
+@dataclass(frozen=True)
+class TrainerGrouping:
+    """One entry of ``optimizer_groups``: how a library trainer groups for weight decay."""
+
+    policy: str
+    excluded: tuple[str, ...]
+    config: tuple[int, str]  # (positional index, keyword) of the config object
+    field: str  # its field holding the decayed group's weight_decay
+    default: float
+    configs: frozenset[str]  # config classes whose `field` defaults to `default`
+    replaced_by: tuple[str, ...] = ()
+    unmodelled: tuple[str, ...] = ()
+    source: str = ""
+    note: str = ""
+
+
+def _grouping(entry: dict[str, Any]) -> TrainerGrouping:
+    return TrainerGrouping(
+        policy=entry["policy"],
+        excluded=tuple(entry["excluded"]),
+        config=tuple(entry["config"]),  # type: ignore[arg-type]
+        field=entry["field"],
+        default=float(entry["default"]),
+        configs=frozenset(entry["configs"]),
+        replaced_by=tuple(entry.get("replaced_by", ())),
+        unmodelled=tuple(entry.get("unmodelled", ())),
+        source=entry["source"],
+        note=entry.get("note", ""),
+    )
+
+
+def _load_groupings() -> dict[str, TrainerGrouping]:
+    """Trainers that group parameters themselves, with the subclasses that inherit it."""
+    data = load_data(DATA_DIR / "library_models.yaml")
+    out: dict[str, TrainerGrouping] = {}
+    for entry in data.get("optimizer_groups", {}).values():
+        out.update(dict.fromkeys(entry["names"], _grouping(entry)))
+    for sub in data.get("subclasses", ()):
+        base = out.get(sub["base"])
+        if base is not None:
+            for name in sub["names"]:
+                out[name] = dataclasses.replace(base, source=f"{sub['source']}; {base.source}")
+    return out
+
+
 def _load() -> dict[str, LibraryHelper]:
     """The helpers, and the library classes that inherit a modelled class's seeding
     (TRL's trainers -> transformers.Trainer), by every name they are called by."""
@@ -72,6 +121,7 @@ def _load() -> dict[str, LibraryHelper]:
 
 
 LIBRARY_HELPERS: dict[str, LibraryHelper] = _load()
+TRAINER_GROUPINGS: dict[str, TrainerGrouping] = _load_groupings()
 # What a file's cached summary depends on besides its text and the scanner version: the
 # library data (a new entry changes which calls train or seed).
 DATA_KEY = hashlib.sha256((DATA_DIR / "library_models.yaml").read_bytes()).hexdigest()[:16]
