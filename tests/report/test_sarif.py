@@ -135,13 +135,22 @@ def test_every_result_names_a_line_a_default_the_first_line_of_its_file(
 
 def _multitool() -> str | None:
     """The SARIF multitool (npm @microsoft/sarif-multitool; .ci/run installs it where npm is
-    present): its platform binary, run directly (the npm wrapper goes through a shell, which
-    splits the rule kinds' `;`)."""
+    present): its platform binary, which the package's index names (the npm wrapper goes
+    through a shell, which splits the rule kinds' `;`)."""
     found = shutil.which("sarif-multitool")
-    if found is None:
+    node = shutil.which("node")
+    if found is None or node is None:
         return None
-    pkg = Path(found).resolve().parent.parent / "sarif-multitool-linux" / "Sarif.Multitool"
-    return str(pkg) if sys.platform == "linux" and pkg.is_file() else found
+    package = Path(found).resolve().parent
+    proc = subprocess.run(
+        [node, "-p", f"require({json.dumps(str(package))})"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    binary = proc.stdout.strip()
+    return binary if proc.returncode == 0 and Path(binary).is_file() else None
 
 
 def test_the_sarif_multitool_github_rules_accept_it(
