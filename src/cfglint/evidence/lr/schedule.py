@@ -60,24 +60,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
-MEGATRON_REF = "Megatron-LM core_v0.19.0 (5be9626709af2722333bf54797c954c09edeada3)"
-
-
-MINDFORMERS_REF = "MindFormers 1.7.0 master (f52743ca27a5a8af5fbc77c5b2037c1147c7004c)"
-
-
-STYLES = (
-    "constant",
-    "linear",
-    "cosine",
-    "inverse-square-root",
-    "WSD",
-    "polynomial",
-    "cosine-restarts",
-    "cosine-annealing",
-)
-
-
 MEGATRON_STYLES = ("constant", "linear", "cosine", "inverse-square-root", "WSD")
 
 

@@ -176,32 +176,6 @@ class FunctionSummary(BaseModel):
     builds: DecaySite | None = None
 
 
-class LazyFunctions(dict):  # type: ignore[type-arg]
-    """``qualname -> FunctionSummary``, validated from cached JSON on first access.
-
-    A warm scan reads every file's summary, but the linker looks at the functions of only
-    the few it follows; validating all of them up front was most of a warm run's time.
-    """
-
-    def __getitem__(self, key: str) -> FunctionSummary:
-        v = super().__getitem__(key)
-        if isinstance(v, dict):
-            v = FunctionSummary.model_validate(v)
-            super().__setitem__(key, v)
-        return v  # type: ignore[no-any-return]
-
-    def get(self, key: str, default: Any = None) -> Any:
-        if key not in self:
-            return default
-        return self[key]  # validates on first access, unlike dict.get
-
-    def values(self) -> list[FunctionSummary]:  # type: ignore[override]
-        return [self[k] for k in self]
-
-    def items(self) -> list[tuple[str, FunctionSummary]]:  # type: ignore[override]
-        return [(k, self[k]) for k in self]
-
-
 class ImportRef(BaseModel):
     """``import a.b as x`` -> (0, "a.b", None); ``from ..m import f`` -> (2, "m", "f")."""
 
@@ -374,10 +348,6 @@ class ScanResult(BaseModel):
             if e.path.replace("\\", "/").endswith(path_suffix):
                 return e
         return None
-
-    def comparable(self) -> dict[str, Any]:
-        """Everything but timing and cache statistics, for comparing two runs."""
-        return self.model_dump(exclude={"stats"})
 
 
 FunctionSummary.model_rebuild()

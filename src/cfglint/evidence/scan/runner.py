@@ -435,11 +435,6 @@ def _progress(total: int) -> Iterator[Callable[[], None]]:
         yield lambda: bar.advance(task)
 
 
-def clear_cache() -> tuple[int, int]:
-    """Remove every cached scan summary: (files removed, bytes freed)."""
-    return Cache(cache_dir() / "scan", max_bytes=0).clear()
-
-
 DEFAULT_CACHE_MB = 256
 # a bound above a TiB is a typo (or `inf`), not a cache size anyone wants
 MAX_CACHE_MB = 2**20

@@ -201,10 +201,6 @@ class CallGraph(ImportRecorder):
                 self.visit(v)
 
     # triage ---------------------------------------------------------------------------
-    def _full(self) -> None:
-        if self.triage:
-            raise NeedsFullScan
-
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if self.triage and node.attr in _TRANSPOSE:
             self._transposes = True
