@@ -4,7 +4,7 @@
 
 Two measurements on each real pair of fixtures/realpairs, in one run:
 
-- library: ``Workspace.diagnostics`` after a one-character edit of the MindFormers YAML
+- library: ``cfglint.cli.server.diagnostics`` after a one-character edit of the MindFormers YAML
   (then of the launch script), the other side kept in memory, against a cold lint of the
   same pair from disk (the ``lint()`` a CLI call runs, imports already warm);
 - protocol: a real server process over stdio, the time from sending ``didChange`` to
@@ -37,16 +37,17 @@ def _ms(samples: list[float]) -> str:
 
 def library(runs: int) -> None:
     from cfglint.check.pipeline import Options, lint
-    from cfglint.report.editor import Workspace
+    from cfglint.check.workspace import Workspace
+    from cfglint.cli.server import diagnostics
 
-    print("library (Workspace.diagnostics after an edit; cold = lint() of the pair from disk)")
+    print("library (server diagnostics after an edit; cold = lint() of the pair from disk)")
     for pair in PAIRS:
         mf, mg = str(pair / "mindformers.yaml"), str(pair / "megatron.sh")
         ws = Workspace([{"mindformers": mf, "megatron": mg}])
         texts = {mf: Path(mf).read_text(), mg: Path(mg).read_text()}
         for p, t in texts.items():
             ws.open(p, t)
-        ws.diagnostics(mf)  # warm: rules parsed, both sides in memory
+        diagnostics(ws, mf)  # warm: rules parsed, both sides in memory
         gc.freeze()
         rows = {}
         for edited in (mf, mg):
@@ -54,7 +55,7 @@ def library(runs: int) -> None:
             for i in range(runs):
                 ws.open(edited, texts[edited] + ("\n" if i % 2 else "\n\n"))
                 start = time.perf_counter()
-                ws.diagnostics(edited)
+                diagnostics(ws, edited)
                 samples.append(time.perf_counter() - start)
             rows["yaml edit" if edited == mf else "script edit"] = samples
         cold = []

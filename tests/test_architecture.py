@@ -152,3 +152,31 @@ def test_cli_calls_the_library_and_decides_nothing() -> None:
         if target.startswith(("cfglint.evidence", "cfglint.check.builtins"))
     ]
     assert reached == []
+
+
+# what runs a lint or a fix round: the command line and the editor server call these, the
+# report stage only renders what they return
+PIPELINE_ENTRIES = (
+    "cfglint.check.pipeline",
+    "cfglint.check.workspace",
+    "cfglint.check.fix_verify",
+    "cfglint.check.engine",
+)
+
+
+def test_report_renders_and_runs_no_pipeline() -> None:
+    """report/ turns reports into text, JSON, SARIF or an editor's diagnostics; it never
+    lints (issue 34: report/editor.py ran the whole pipeline from the report stage)."""
+    runs = [
+        f"{MODULES[name].relative_to(ROOT)}:{line} imports {target}"
+        for name, imports in GRAPH.items()
+        if name.startswith("cfglint.report")
+        for target, _, line in imports
+        if target.startswith(PIPELINE_ENTRIES)
+    ]
+    assert runs == []
+
+
+def test_the_pipeline_entries_exist() -> None:
+    """The list above names real modules (a rename must not empty the check above)."""
+    assert [m for m in PIPELINE_ENTRIES if m not in MODULES] == []

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cfglint.report.editor import Workspace
+from cfglint.check.workspace import Workspace
+from cfglint.cli.server import diagnostics
 from conftest import FIXTURES
 
 MG = FIXTURES / "examples" / "llama2_7b" / "pretrain_llama2_7b.sh"
@@ -30,8 +31,8 @@ def test_an_unsaved_launch_script_is_linted_from_its_text(tmp_path: Path) -> Non
     pairs = [{"mindformers": str(mf), "megatron": str(p)} for p in (saved, new)]
     ws = Workspace(pairs)
     ws.open(str(new), MG.read_text())
-    got = _codes(ws.diagnostics(str(new)))
+    got = _codes(diagnostics(ws, str(new)))
     assert ("input", "no such file") not in got["new.sh"]
-    want = _codes(ws.diagnostics(str(saved)))
+    want = _codes(diagnostics(ws, str(saved)))
     assert got["c.yaml"] == want["c.yaml"] and got["c.yaml"]
     assert got["new.sh"] == want["saved.sh"]

@@ -4,18 +4,24 @@ Diagnostics for MindFormers YAML, launch scripts and training sources as they ar
 (paired through ``[tool.cfglint] pairs`` of the workspace's pyproject.toml, else each file
 alone), code actions from the fixes (one per finding, and one that applies every safe fix
 of a pair), and hover on a setting with both sides' values and where each came from. The
-protocol lives here; what is shown comes from :mod:`cfglint.report.editor`. pygls and
-lsprotocol come with the ``server`` extra and are imported by nothing else.
+protocol lives here; the lints come from :class:`cfglint.check.workspace.Workspace` (the
+library API the command line calls) and what is shown of them from
+:mod:`cfglint.report.editor`. pygls and lsprotocol come with the ``server`` extra and are
+imported by nothing else.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cfglint import install_hint
 from cfglint.model.errors import InputError
+
+if TYPE_CHECKING:
+    from cfglint.check.workspace import Workspace
+    from cfglint.report.editor import Action, Diagnostic
 
 SEVERITY = {"error": 1, "warning": 2, "note": 3}
 # an edit is linted this long after the last one of a burst (typing, a paste, a tool that
@@ -106,18 +112,16 @@ def cmd_server(args: Any) -> int:
         path = to_fs_path(params.text_document.uri)
         actions = _guard(
             ls,
-            lambda: workspace().code_actions(path, params.range.start.line, params.range.end.line),
+            lambda: code_actions(workspace(), path, params.range.start.line, params.range.end.line),
         )
         return [_lsp_action(t, a) for a in actions or []]
 
     @server.feature(t.TEXT_DOCUMENT_HOVER)
-    def hover(ls: Any, params: Any) -> Any:
+    def on_hover(ls: Any, params: Any) -> Any:
         from pygls.uris import to_fs_path
 
         path = to_fs_path(params.text_document.uri)
-        text = _guard(
-            ls, lambda: workspace().hover(path, params.position.line, params.position.character)
-        )
+        text = _guard(ls, lambda: hover(workspace(), path, params.position.line))
         if not text:
             return None
         return t.Hover(contents=t.MarkupContent(kind=t.MarkupKind.Markdown, value=text))
@@ -172,8 +176,8 @@ def _settings_stamp(args: Any, root: str | None) -> Any:
 
 
 def _workspace(args: Any, root: str | None) -> Any:
+    from cfglint.check.workspace import Workspace
     from cfglint.cli.settings import load_settings
-    from cfglint.report.editor import Workspace
 
     pyproject = _pyproject(args, root)
     try:
@@ -189,6 +193,28 @@ def _workspace(args: Any, root: str | None) -> Any:
         fix_to=args.fix_to,
         base=str(pyproject.parent) if pyproject else "",
     )
+
+
+def diagnostics(ws: Workspace, path: str) -> dict[str, list[Diagnostic]]:
+    """Every file of every job ``path`` belongs to, linted now -> its diagnostics."""
+    from cfglint.report import editor
+
+    return editor.diagnostics(path, ws.lint_path(path), ws.fixable, ws.text)
+
+
+def code_actions(ws: Workspace, path: str, first: int, last: int) -> list[Action]:
+    """The code actions for lines ``first``..``last`` (0-based) of ``path``."""
+    from cfglint.report import editor
+
+    planned = [ws.fixes(linted) for linted in ws.last_lints(path)]
+    return editor.code_actions(path, first, last, planned, ws.text)
+
+
+def hover(ws: Workspace, path: str, line: int) -> str | None:
+    """The hover text for the setting on ``line`` (0-based) of ``path``."""
+    from cfglint.report import editor
+
+    return editor.hover(path, line, ws.last_lints(path))
 
 
 def _tell_alone(ls: Any, ws: Any, path: str, told: set[str]) -> None:
@@ -220,7 +246,7 @@ def _refresh(ls: Any, ws: Any, uri: str, state: dict[str, Any] | None = None) ->
     ws.open(path, doc.source)
     if state is not None:
         _guard(ls, lambda: _tell_alone(ls, ws, path, state["told"]))
-    found = _guard(ls, lambda: ws.diagnostics(path)) or {}
+    found = _guard(ls, lambda: diagnostics(ws, path)) or {}
     if not _FROZEN:
         # the rules, the imported modules and the first sides live as long as the server:
         # kept out of the cyclic collector's walks, they stop costing every later re-lint
