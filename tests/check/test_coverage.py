@@ -45,10 +45,13 @@ def test_rules_are_validated_when_loaded(tmp_path: Path) -> None:
             "kind: compare\n    field: optimizer.no_such_field", "kind: builtin"
         )
     )
-    with pytest.raises(RuleFileError, match=r"rule OPT999 \(kind builtin\): check: Field required"):
+    # a builtin rule's function is registered by its id in the code, never named in YAML
+    with pytest.raises(RuleFileError, match=r"builtin rule OPT999: 0 checks registered"):
         load_rules(str(tmp_path))
-    bad.write_text(bad.read_text().replace("kind: builtin", "kind: builtin\n    check: lr.nothing"))
-    with pytest.raises(RuleFileError, match=r"no builtin check named 'lr\.nothing'"):
+    bad.write_text(bad.read_text().replace("kind: builtin", "kind: builtin\n    check: lr.curve"))
+    with pytest.raises(
+        RuleFileError, match=r"rule OPT999 \(kind builtin\): check: .*names no check"
+    ):
         load_rules(str(tmp_path))
 
 
@@ -63,27 +66,87 @@ def test_conditions_cannot_escape_the_expression_language(tmp_path: Path) -> Non
         load_rules(str(tmp_path))
 
 
-def test_every_builtin_is_named_by_a_rule_and_every_name_resolves() -> None:
-    # the registry resolves `module.function` names on demand; nobody keeps a list, so check
-    # that no marked check is orphaned and no rule names an unmarked helper
-    import importlib
-    import pkgutil
+def test_every_builtin_rule_has_one_check_and_every_check_a_rule() -> None:
+    """The YAML entry is a builtin rule's one definition and its check is the function
+    registered by its id: the loader pairs them, so the real rule set loads only when
+    each side has exactly one partner (the tests below take one side away)."""
+    from cfglint.check.registry import check_of, implementations, resolve
 
-    import cfglint.check.builtins as pkg
-    from cfglint.check.registry import resolve
-
-    named = {r.check for r in load_rules() if r.kind == "builtin"}
-    for n in named:
-        assert callable(resolve(n))
-    marked = set()
-    for info in pkgutil.iter_modules(pkg.__path__):
-        mod = importlib.import_module(f"{pkg.__name__}.{info.name}")
-        for attr, fn in vars(mod).items():
-            if getattr(fn, "cfglint_builtin", False) and fn.__module__ == mod.__name__:
-                marked.add(f"{info.name}.{attr}")
-    assert marked == named
+    builtins = [r for r in load_rules() if r.kind == "builtin"]
+    impls = implementations()
+    assert len(builtins) >= 20
+    assert sorted(impls) == sorted(r.id for r in builtins)
+    for r in builtins:
+        assert impls[r.id] == [r.check]
+        assert check_of(r.id, r.check) is check_of(r.id)
     with pytest.raises(KeyError):
-        resolve("data.dataset_prefixes")  # a helper, not a check
+        resolve("data.dataset_prefixes", "OTH001")  # a helper, not a check
+    with pytest.raises(KeyError):
+        resolve("lr.curve", "OTH001")  # another rule's check (a planted cache entry)
+
+
+@pytest.fixture
+def own_rules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    """A copy of cfglint's rule files, loaded as cfglint's own rule set (load_rules())."""
+    import shutil
+
+    d = tmp_path / "rules"
+    shutil.copytree(ROOT / "rules", d, ignore=shutil.ignore_patterns("variations"))
+    monkeypatch.setenv("CFGLINT_RULES_DIR", str(d))
+    monkeypatch.setenv("CFGLINT_CACHE_DIR", str(tmp_path / "cache"))
+    load_rules.cache_clear()
+    yield d
+    load_rules.cache_clear()
+
+
+def test_a_check_without_its_rule_fails_the_load(own_rules: Path) -> None:
+    text = (own_rules / "other.yaml").read_text(encoding="utf-8")
+    start = text.index("  - id: OTH009\n")
+    end = text.index("  - id: ", start + 1)
+    (own_rules / "other.yaml").write_text(text[:start] + text[end:], encoding="utf-8")
+    with pytest.raises(RuleFileError, match=r"no builtin rule: upstream\.version_check \(OTH009\)"):
+        load_rules()
+
+
+def test_a_builtin_rule_without_its_check_fails_the_load(own_rules: Path) -> None:
+    text = (own_rules / "optimizer.yaml").read_text(encoding="utf-8")
+    (own_rules / "optimizer.yaml").write_text(
+        text.replace("  - id: OPT010\n", "  - id: OPT990\n", 1), encoding="utf-8"
+    )
+    with pytest.raises(RuleFileError, match=r"builtin rule OPT990: 0 checks registered"):
+        load_rules()
+
+
+def test_two_checks_for_one_rule_fail_the_load(
+    own_rules: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cfglint.check.builtins import lr
+    from cfglint.check.context import builtin
+
+    @builtin("OPT010")
+    def curve_again(rule, ctx):  # type: ignore[no-untyped-def]
+        return []
+
+    curve_again.__module__ = lr.__name__
+    monkeypatch.setattr(lr, "curve_again", curve_again, raising=False)
+    with pytest.raises(RuleFileError, match=r"builtin rule OPT010: 2 checks registered"):
+        load_rules()
+
+
+def test_a_row_the_code_names_without_a_rule_fails_the_load(
+    own_rules: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rows are referenced through the rule set, checked when it is loaded: a row the
+    guide's causes or the standard's measurements name must be a rule's row."""
+    from cfglint.check.rulebook import named_rows
+    from cfglint.evidence.runs import guide
+
+    assert "standard.first_loss" in named_rows() and "optimizer.lr" in named_rows()
+    monkeypatch.setattr(guide, "LR", (*guide.LR, "optimizer.lr_typo"))
+    with pytest.raises(
+        RuleFileError, match=r"rows named in cfglint's code have no rule: optimizer\.lr_typo"
+    ):
+        load_rules()
 
 
 def test_source_rules_need_sources_so_a_plain_lint_never_imports_them() -> None:

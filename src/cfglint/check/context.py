@@ -160,11 +160,18 @@ def _yaml11_spelling(raw: str) -> str:
 Check = Callable[["Rule", Context], list[Finding]]
 
 
-def builtin(fn: Check) -> Check:
-    """Mark a function of a module under :mod:`cfglint.check.builtins` as a check that rules
-    may name (``check: module.function``); unmarked helpers cannot be named."""
-    fn.cfglint_builtin = True  # type: ignore[attr-defined]
-    return fn
+def builtin(rule_id: str) -> Callable[[Check], Check]:
+    """Register a function of a module under :mod:`cfglint.check.builtins` as the check of
+    the builtin rule ``rule_id``. The rule's YAML entry (rules/*.yaml) is its one definition
+    (row, severity, message, docs, probe and fix fields); the code is only this function.
+    Loading the rule files fails unless each builtin rule has exactly one registered check
+    and each registered check a rule (:mod:`cfglint.check.rulebook`)."""
+
+    def register(fn: Check) -> Check:
+        fn.cfglint_rule = rule_id  # type: ignore[attr-defined]
+        return fn
+
+    return register
 
 
 def not_checked(ctx: Context, rule: Rule, why: str) -> list[Finding]:

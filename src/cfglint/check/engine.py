@@ -15,7 +15,7 @@ from cfglint.check.context import (
     yaml11_findings,
 )
 from cfglint.check.expr import ConfigView, evaluate
-from cfglint.check.registry import resolve
+from cfglint.check.registry import check_of
 from cfglint.check.schema import GENERAL_FIX_WORDS, BuiltinRule, Rule, same_value
 from cfglint.model.config import Config
 from cfglint.model.findings import SEVERITY_RANK, Finding, Location
@@ -43,7 +43,7 @@ def _builtin(rule: BuiltinRule, ctx: Context) -> list[Finding]:
     if "sources" in rule.needs and ctx.sources is None:
         # without --source there is nothing to look at: say so without importing the scanner
         return not_checked(ctx, rule, "no training sources given (--source)")
-    return resolve(rule.check)(rule, ctx)
+    return check_of(rule.id, rule.check)(rule, ctx)
 
 
 def _when(rule: Rule, ctx: Context, cfg: Config | None = None) -> bool:

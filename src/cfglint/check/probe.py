@@ -22,7 +22,7 @@ from cfglint.model.findings import Finding, Location, Report
 __all__ = ["DEVICES", "check_probe_request", "run_probe", "standard_findings"]
 
 # the rows only the probe decides; a lint without it leaves them "not checked"
-PROBE_ROWS = ("standard.local_norm", "standard.optimizer_update")
+PROBE_ROWS = (std.ROW_LOCAL_NORM, std.ROW_OPTIMIZER_UPDATE)
 # a measured floor below this is float32 rounding, not a floor: ratios use this instead
 MIN_FLOOR = 1.2e-7
 # sequences the probe reads per step from --data (4 sequences of 32 tokens and the next one)
@@ -90,19 +90,19 @@ def _guide_rows(result: Any, where: str) -> list[tuple[str, str, dict[str, Any]]
             f"step-1 loss differs by {gap['first_loss_abs']:.3g} (relative "
             f"{gap['first_loss_rel']:.2%}; {std.FIRST_LOSS_LIMIT}) {where}"
         )
-        out.append(("standard.first_loss", msg, {"first_loss_abs": gap["first_loss_abs"]}))
+        out.append((std.ROW_FIRST_LOSS, msg, {"first_loss_abs": gap["first_loss_abs"]}))
     if result.standard["mean_loss"] == "fail":
         msg = (
             f"mean loss error {gap['mean_loss_abs']:.3g} (relative {gap['mean_loss_rel']:.2%}"
             f"; {std.MEAN_LOSS_LIMIT}) {where}"
         )
-        out.append(("standard.mean_loss", msg, {"mean_loss_abs": gap["mean_loss_abs"]}))
+        out.append((std.ROW_MEAN_LOSS, msg, {"mean_loss_abs": gap["mean_loss_abs"]}))
     if result.standard["global_norm"] == "fail":
         msg = (
             f"global-norm mean relative error {gap['global_norm_rel']:.1%} "
             f"({std.GLOBAL_NORM_LIMIT}) {where}"
         )
-        out.append(("standard.global_norm", msg, {"global_norm_rel": gap["global_norm_rel"]}))
+        out.append((std.ROW_GLOBAL_NORM, msg, {"global_norm_rel": gap["global_norm_rel"]}))
     return out
 
 
@@ -119,7 +119,7 @@ def _floor_rows(result: Any, where: str) -> list[tuple[str, str, dict[str, Any]]
         )
         out.append(
             (
-                "standard.local_norm",
+                std.ROW_LOCAL_NORM,
                 msg,
                 {"worst_weight": gap["worst_weight"], "local_norm_rel": ln},
             )
@@ -131,7 +131,7 @@ def _floor_rows(result: Any, where: str) -> list[tuple[str, str, dict[str, Any]]
             f"updates {ur:.3g} apart (relative norm), {ur / uf:.0f}x the floor {where}"
         )
         values = {"worst_weight": gap.get("update_worst_weight"), "update_rel": ur}
-        out.append(("standard.optimizer_update", msg, values))
+        out.append((std.ROW_OPTIMIZER_UPDATE, msg, values))
     return out
 
 

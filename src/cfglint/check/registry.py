@@ -1,14 +1,16 @@
-"""Builtin checks by name: ``module.function`` under :mod:`cfglint.check.builtins`.
+"""Builtin checks by rule id: each function under :mod:`cfglint.check.builtins` marked with
+:func:`cfglint.check.context.builtin` ("ID") is the check of that builtin rule.
 
-A rule names its check; the module is imported the first time a rule needs it, so a lint
-only loads the checks it runs and nobody keeps a list of them by hand. Only functions marked
-with :func:`cfglint.check.context.builtin` can be named.
+Validating the rule files imports every builtin module once to pair each builtin rule with
+its check, and stores the check's ``module.function`` with the validated rules; a lint then
+imports only the modules of the checks it runs, and nobody keeps a list of them by hand.
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
+import pkgutil
 import re
 from typing import TYPE_CHECKING
 
@@ -19,8 +21,23 @@ PACKAGE = "cfglint.check.builtins"
 _NAME = re.compile(r"^([a-z_][a-z0-9_]*)\.([a-z_][a-z0-9_]*)$")
 
 
-def resolve(name: str) -> Check:
-    """The check ``name`` names; KeyError when there is none."""
+def implementations() -> dict[str, list[str]]:
+    """Rule id -> the checks registered for it (``module.function``), read from every
+    module under :mod:`cfglint.check.builtins`."""
+    package = importlib.import_module(PACKAGE)
+    out: dict[str, list[str]] = {}
+    for info in pkgutil.iter_modules(package.__path__):
+        module = importlib.import_module(f"{PACKAGE}.{info.name}")
+        for attr, fn in vars(module).items():
+            rule_id = getattr(fn, "cfglint_rule", None)
+            if isinstance(rule_id, str) and getattr(fn, "__module__", "") == module.__name__:
+                out.setdefault(rule_id, []).append(f"{info.name}.{attr}")
+    return out
+
+
+def resolve(name: str, rule_id: str) -> Check:
+    """The check ``name`` (``module.function``) registered for ``rule_id``; KeyError when
+    there is none (a name from a cache entry is trusted no further than this)."""
     m = _NAME.match(name)
     if m is None:
         raise KeyError(name)
@@ -28,14 +45,17 @@ def resolve(name: str) -> Check:
     if importlib.util.find_spec(module_name) is None:
         raise KeyError(name)
     fn = getattr(importlib.import_module(module_name), m.group(2), None)
-    if fn is None or not getattr(fn, "cfglint_builtin", False):
+    if fn is None or getattr(fn, "cfglint_rule", None) != rule_id:
         raise KeyError(name)
     return fn  # type: ignore[no-any-return]
 
 
-def exists(name: str) -> bool:
-    try:
-        resolve(name)
-    except KeyError:
-        return False
-    return True
+def check_of(rule_id: str, name: str = "") -> Check:
+    """The check of builtin rule ``rule_id``: by its stored ``name`` when the loader filled
+    it in, else found among the registered checks (a rule validated on its own)."""
+    if not name:
+        names = implementations().get(rule_id, [])
+        if len(names) != 1:
+            raise KeyError(rule_id)
+        name = names[0]
+    return resolve(name, rule_id)

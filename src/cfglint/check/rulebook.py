@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pydantic import TypeAdapter, ValidationError
 
-from cfglint.check.registry import exists
+from cfglint.check.registry import implementations
 from cfglint.check.schema import FROM_CACHE, PROFILES, Rule, RuleFile
 from cfglint.load.datacache import cache_dir, content_key, read_entry, write_entry
 
@@ -30,20 +30,23 @@ def rules_dir() -> Path:
 
 @cache
 def load_rules(directory: str | None = None) -> tuple[Rule, ...]:
-    """All rules, validated. The rule files' validation (expressions, builtin names, unique
-    ids) runs whenever they (or cfglint) change; its result is cached, tied to the files'
-    bytes, and re-validated against the rule schema when read back (issue 20: a planted
-    entry must never silence a rule)."""
+    """All rules, validated. The rule files' validation (expressions, each builtin rule's
+    one registered check, unique ids) runs whenever they (or cfglint) change; its result
+    is cached, tied to the files' bytes, and re-validated against the rule schema when
+    read back (issue 20: a planted entry must never silence a rule)."""
     d = Path(directory) if directory else rules_dir()
     files = sorted(d.glob("*.yaml"))
     if not files:
         raise RuleFileError(f"no rule files found in {d}")
-    key = _rules_key(files)
+    # cfglint's own rule set must hold a rule for every registered check; a folder given
+    # by name (a test's few rules) need not
+    complete = directory is None
+    key = _rules_key(files, complete)
     cached = _cache_path(key)
     hit = read_entry(cached, "rules", key, _parse_cached)
     if hit is not None:
         return hit
-    rules = _validate(files)
+    rules = _with_checks(_validate(files), complete)
     write_entry(cached, "rules", key, _RULES.dump_json(list(rules)).decode("utf-8"))
     return rules
 
@@ -51,8 +54,9 @@ def load_rules(directory: str | None = None) -> tuple[Rule, ...]:
 _RULES: TypeAdapter[list[Rule]] = TypeAdapter(list[Rule])
 
 
-def _rules_key(files: list[Path]) -> str:
-    return content_key(*(f.name.encode() + b"\0" + f.read_bytes() for f in files))
+def _rules_key(files: list[Path], complete: bool) -> str:
+    chunks = [f.name.encode() + b"\0" + f.read_bytes() for f in files]
+    return content_key(b"complete" if complete else b"partial", *chunks)
 
 
 def _cache_path(key: str) -> Path:
@@ -83,11 +87,6 @@ def _validate(files: list[Path]) -> tuple[Rule, ...]:
         except ValidationError as exc:
             raise RuleFileError(f"{f}: {_where(exc, data)}") from None
         for r in rf.rules:
-            if r.kind == "builtin" and not exists(r.check):
-                raise RuleFileError(
-                    f"{f}: rule {r.id}: no builtin check named {r.check!r} "
-                    "(module.function under cfglint/check/builtins)"
-                )
             if r.id in seen:
                 raise RuleFileError(f"{f}: rule id {r.id} already used in {seen[r.id]}")
             if r.row.split(".")[0] != rf.section:
@@ -99,6 +98,58 @@ def _validate(files: list[Path]) -> tuple[Rule, ...]:
         if unknown:
             raise RuleFileError(f"{seen[r.id]}: rule {r.id}: superseded_by names no rule {unknown}")
     return tuple(out)
+
+
+def _with_checks(rules: tuple[Rule, ...], complete: bool) -> tuple[Rule, ...]:
+    """Each builtin rule with the one check registered for its id; a RuleFileError when a
+    builtin rule has none or several, or (``complete``) a registered check has no rule."""
+    impls = implementations()
+    out: list[Rule] = []
+    for r in rules:
+        if r.kind == "builtin":
+            names = impls.get(r.id, [])
+            if len(names) != 1:
+                raise RuleFileError(
+                    f"builtin rule {r.id}: {len(names)} checks registered for it "
+                    f'{names} (one function marked @builtin("{r.id}") under '
+                    "cfglint/check/builtins is needed)"
+                )
+            r = r.model_copy(update={"check": names[0]})
+        out.append(r)
+    if complete:
+        _check_named_rows(rules)
+    builtin_ids = {r.id for r in rules if r.kind == "builtin"}
+    orphans = sorted(
+        f"{n} ({rid})" for rid, ns in impls.items() if rid not in builtin_ids for n in ns
+    )
+    if complete and orphans:
+        raise RuleFileError(f"checks registered for no builtin rule: {', '.join(orphans)}")
+    return tuple(out)
+
+
+def named_rows() -> tuple[str, ...]:
+    """The checklist rows the code names: the migration standard's measurements and the
+    accuracy guide's causes of a gap (a name ending in "." is a whole section)."""
+    from cfglint.evidence.runs import guide
+    from cfglint.model import standard
+
+    return (
+        *standard.ROWS,
+        *guide.OPTIMIZER_AND_PRECISION,
+        *guide.DATA_AND_OVERFLOW,
+        *guide.LR,
+        *guide.EARLY,
+    )
+
+
+def _check_named_rows(rules: tuple[Rule, ...]) -> None:
+    """A row the code names must be some rule's row: a renamed row fails the load instead
+    of silently matching nothing."""
+    rows = {r.row for r in rules}
+    sections = {row.split(".")[0] + "." for row in rows}
+    missing = sorted({n for n in named_rows() if n not in rows and n not in sections})
+    if missing:
+        raise RuleFileError(f"rows named in cfglint's code have no rule: {', '.join(missing)}")
 
 
 def _where(exc: ValidationError, data: object) -> str:

@@ -8,9 +8,9 @@ is generic over these kinds:
 ``recommend``    ``field`` on the listed ``sides`` should satisfy ``expect``
 ``consistency``  ``check`` (an expression over ``cfg``) must hold on each listed side
 ``env``          the launch script should export ``env`` satisfying ``expect``
-``builtin``      a named check ``module.function`` under :mod:`cfglint.check.builtins`
+``builtin``      a function under :mod:`cfglint.check.builtins` registered by the rule's id
                  (learning-rate curves, source scan results, data files, ...) for what one
-                 comparison cannot express
+                 comparison cannot express; the YAML entry stays the rule's one definition
 """
 
 from __future__ import annotations
@@ -363,14 +363,31 @@ class EnvRule(RuleBase):
 
 
 class BuiltinRule(RuleBase):
-    """A named check, ``module.function`` under :mod:`cfglint.check.builtins` (the loader
-    checks that the name resolves)."""
+    """A check written in Python: the function under :mod:`cfglint.check.builtins`
+    registered with ``@builtin("ID")`` for this rule's id. Everything else about the rule is
+    here, in its YAML entry; the loader pairs the two and fails when either is missing."""
 
     kind: Literal["builtin"]
-    check: str
+    # the registered check's ``module.function``: filled in by the loader from the code (so
+    # that a lint imports only the modules it runs), never written in a rule file
+    check: str = ""
     # evidence the check needs; without it the row is "not checked" and the check's module
     # is never imported
     needs: tuple[Literal["sources"], ...] = ()
+
+    @field_validator("check")
+    @classmethod
+    def _check(cls, v: str, info: ValidationInfo) -> str:
+        if info.context and info.context.get(FROM_CACHE):
+            if not v:
+                raise ValueError("a cached builtin rule names its check")
+            return v
+        if v:
+            raise ValueError(
+                "a builtin rule names no check: its function is registered by the rule's id "
+                '(@builtin("ID") under cfglint/check/builtins)'
+            )
+        return v
 
 
 Rule = Annotated[

@@ -6,6 +6,7 @@ import os
 from typing import Any
 
 from cfglint.evidence.runs.judge import BAD
+from cfglint.model import standard as std
 from cfglint.model.findings import Report
 
 VERDICT_COLOR = {
@@ -26,9 +27,9 @@ VERDICT_COLOR = {
 WATCH = {"offset", "parts", "unknown"}
 # each row's short name and its verdicts in words, for a title read at a glance
 SHORT = {
-    "standard.first_loss": "first loss",
-    "standard.mean_loss": "mean loss",
-    "standard.global_norm": "global norm",
+    std.ROW_FIRST_LOSS: "first loss",
+    std.ROW_MEAN_LOSS: "mean loss",
+    std.ROW_GLOBAL_NORM: "global norm",
     "lr0.forward": "lr=0 forward",
     "lr0.backward": "lr=0 backward",
     "benchmark.band": "band",

@@ -33,7 +33,7 @@ def dataset_prefixes(v: Value | None) -> list[str] | None:
     return [str(x) for x in items if not _WEIGHT.match(str(x))]
 
 
-@builtin
+@builtin("OTH001")
 def same_dataset(rule: Rule, ctx: Context) -> list[Finding]:
     mf, mg = ctx.mf, ctx.mg
     if mf is None or mg is None:
@@ -76,7 +76,7 @@ def _data_prefix(ctx: Context) -> str | None:
     return p[: -len(".bin")] if p.endswith((".bin", ".idx")) else p
 
 
-@builtin
+@builtin("OTH002")
 def dataset_files(rule: Rule, ctx: Context) -> list[Finding]:
     prefix = _data_prefix(ctx)
     if prefix is None:
@@ -98,7 +98,7 @@ def dataset_files(rule: Rule, ctx: Context) -> list[Finding]:
     return []
 
 
-@builtin
+@builtin("OTH004")
 def input_ids_range(rule: Rule, ctx: Context) -> list[Finding]:
     prefix = _data_prefix(ctx)
     if prefix is None:
@@ -136,7 +136,7 @@ def input_ids_range(rule: Rule, ctx: Context) -> list[Finding]:
     return out
 
 
-@builtin
+@builtin("OTH003")
 def special_tokens(rule: Rule, ctx: Context) -> list[Finding]:
     tok = ctx.data.get("tokenizer")
     if not tok:

@@ -18,7 +18,7 @@ from cfglint.model.findings import Finding, Location
 from cfglint.model.values import fmt
 
 
-@builtin
+@builtin("OPT010")
 def curve(rule: Rule, ctx: Context) -> list[Finding]:
     mf, mg = ctx.mf, ctx.mg
     if mf is None or mg is None:

@@ -219,7 +219,7 @@ def _entry_finding(
 # -- determinism rows ---------------------------------------------------------------------
 
 
-@builtin
+@builtin("DET010")
 def random_seed(rule: Rule, ctx: Context) -> list[Finding]:
     def hint(entry: EntryReport) -> str:
         trainer = [
@@ -235,7 +235,7 @@ def random_seed(rule: Rule, ctx: Context) -> list[Finding]:
     return _missing(rule, ctx, ("random",), "random.seed()", hint)
 
 
-@builtin
+@builtin("DET011")
 def pythonhashseed(rule: Rule, ctx: Context) -> list[Finding]:
     def scripts(entry: EntryReport) -> list[Config]:
         sides = [entry.side] if entry.side else ["mindformers", "megatron"]
@@ -256,12 +256,12 @@ def pythonhashseed(rule: Rule, ctx: Context) -> list[Finding]:
     return _missing(rule, ctx, ("pythonhashseed",), "PYTHONHASHSEED", hint, exported)
 
 
-@builtin
+@builtin("DET012")
 def numpy_seed(rule: Rule, ctx: Context) -> list[Finding]:
     return _missing(rule, ctx, ("numpy",), "np.random.seed()")
 
 
-@builtin
+@builtin("DET013")
 def framework_seed(rule: Rule, ctx: Context) -> list[Finding]:
     out = []
     for entry in _entries(rule, ctx):
@@ -364,7 +364,7 @@ def _deterministic_finding(
     return _entry_finding(rule, entry, what, detail, value="off", extra_locs=extra)
 
 
-@builtin
+@builtin("DET014")
 def deterministic(rule: Rule, ctx: Context) -> list[Finding]:
     out = []
     for entry in _entries(rule, ctx):
@@ -477,7 +477,7 @@ def _config_seed(ctx: Context, side: str) -> _SeedSource | None:
     return None
 
 
-@builtin
+@builtin("DET020")
 def seed_mismatch(rule: Rule, ctx: Context) -> list[Finding]:
     res = _scan(rule, ctx)
     if res is None:
@@ -516,7 +516,7 @@ def seed_mismatch(rule: Rule, ctx: Context) -> list[Finding]:
     return out
 
 
-@builtin
+@builtin("DET021")
 def seed_vs_config(rule: Rule, ctx: Context) -> list[Finding]:
     out = []
     for entry in _entries(rule, ctx):
@@ -571,7 +571,7 @@ def seed_vs_config(rule: Rule, ctx: Context) -> list[Finding]:
 # -- source rows -----------------------------------------------------------------------------
 
 
-@builtin
+@builtin("SRC001")
 def dropout(rule: Rule, ctx: Context) -> list[Finding]:
     res = _scan(rule, ctx)
     if res is None:
@@ -768,17 +768,17 @@ def _decay_pairs(rule: Rule, ctx: Context, want: str) -> list[Finding]:
     return out
 
 
-@builtin
+@builtin("SRC002")
 def weight_decay_mismatch(rule: Rule, ctx: Context) -> list[Finding]:
     return _decay_pairs(rule, ctx, "differ")
 
 
-@builtin
+@builtin("SRC003")
 def weight_decay_unclear(rule: Rule, ctx: Context) -> list[Finding]:
     return _decay_pairs(rule, ctx, "unclear")
 
 
-@builtin
+@builtin("SRC004")
 def noncontiguous_grad(rule: Rule, ctx: Context) -> list[Finding]:
     res = _scan(rule, ctx)
     if res is None:

@@ -58,7 +58,7 @@ def _log_loc(log: Any, step: int, side: str) -> Location:
     return Location.model_construct(path=log.path, line=log.line_of(step), side=side)
 
 
-@builtin
+@builtin("STD001")
 def first_loss(rule: Rule, ctx: Context) -> list[Finding]:
     pair = _paired(rule, ctx, "loss")
     if pair is None:
@@ -83,7 +83,7 @@ def first_loss(rule: Rule, ctx: Context) -> list[Finding]:
     ]
 
 
-@builtin
+@builtin("STD002")
 def mean_loss(rule: Rule, ctx: Context) -> list[Finding]:
     pair = _paired(rule, ctx, "loss")
     if pair is None:
@@ -111,7 +111,7 @@ def mean_loss(rule: Rule, ctx: Context) -> list[Finding]:
     ]
 
 
-@builtin
+@builtin("STD003")
 def global_norm(rule: Rule, ctx: Context) -> list[Finding]:
     pair = _paired(rule, ctx, "grad_norm")
     if pair is None:
@@ -137,7 +137,7 @@ def global_norm(rule: Rule, ctx: Context) -> list[Finding]:
     ]
 
 
-@builtin
+@builtin("STD004")
 def local_norm(rule: Rule, ctx: Context) -> list[Finding]:
     return not_checked(
         ctx,
@@ -147,7 +147,7 @@ def local_norm(rule: Rule, ctx: Context) -> list[Finding]:
     )
 
 
-@builtin
+@builtin("STD005")
 def optimizer_update(rule: Rule, ctx: Context) -> list[Finding]:
     return not_checked(
         ctx,

@@ -21,7 +21,7 @@ from cfglint.model.values import Origin, fmt
 
 
 # -- environment and upstream ------------------------------------------------------------------
-@builtin
+@builtin("OTH009")
 def version_check(rule: Rule, ctx: Context) -> list[Finding]:
     from cfglint.evidence.versions import check_installed
 
@@ -34,7 +34,7 @@ def version_check(rule: Rule, ctx: Context) -> list[Finding]:
     return [finding(rule, problem, {"mindformers": info}, file_location(ctx.mf))]
 
 
-@builtin
+@builtin("OTH011")
 def unknown_arguments(rule: Rule, ctx: Context) -> list[Finding]:
     """A flag the Megatron release's parser does not register: argparse stops the job at
     start-up (megatron/training/arguments.py parse_args calls parser.parse_args() unless
@@ -50,7 +50,7 @@ def unknown_arguments(rule: Rule, ctx: Context) -> list[Finding]:
     return out
 
 
-@builtin
+@builtin("OTH010")
 def open_source_diff(rule: Rule, ctx: Context) -> list[Finding]:
     from cfglint.evidence.reference import claimed_model, differences
 
@@ -105,7 +105,7 @@ def _one_side_loads(rule: Rule, mf: Config, mg: Config, mf_loads: bool) -> Findi
     )
 
 
-@builtin
+@builtin("ALN011")
 def same_weights(rule: Rule, ctx: Context) -> list[Finding]:
     mf, mg = ctx.mf, ctx.mg
     if mf is None or mg is None:

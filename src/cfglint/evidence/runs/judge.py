@@ -354,7 +354,7 @@ def _first_loss(pair: Pair, d: np.ndarray) -> Row:
     if k > 1:
         nums["window"] = k
         return Row(
-            row="standard.first_loss",
+            row=std.ROW_FIRST_LOSS,
             title="First-step loss",
             verdict="unknown",
             numbers=nums,
@@ -366,7 +366,7 @@ def _first_loss(pair: Pair, d: np.ndarray) -> Row:
             ),
         )
     return Row(
-        row="standard.first_loss",
+        row=std.ROW_FIRST_LOSS,
         title="First-step loss",
         verdict="pass" if std.first_loss_ok(e0, r0) else "fail",
         numbers=nums,
@@ -399,7 +399,7 @@ def _standard(pair: Pair, d: np.ndarray, spread: dict[str, float]) -> list[Row]:
     if pair.sampling:
         rows.append(
             Row(
-                row="standard.mean_loss",
+                row=std.ROW_MEAN_LOSS,
                 title="Mean loss error",
                 verdict="unknown",
                 numbers={"abs": _g(ma), "rel": _g(mr), "steps": int(d.size), "estimated": True},
@@ -419,7 +419,7 @@ def _standard(pair: Pair, d: np.ndarray, spread: dict[str, float]) -> list[Row]:
     )
     rows.append(
         Row(
-            row="standard.mean_loss",
+            row=std.ROW_MEAN_LOSS,
             title="Mean loss error",
             verdict=verdict,
             numbers={
@@ -441,7 +441,7 @@ def _global_norm_row(pair: Pair, rows: list[Row], spread: dict[str, float]) -> l
         missing = "MindFormers (global_norm)" if ga is None else "Megatron (grad norm)"
         rows.append(
             Row(
-                row="standard.global_norm",
+                row=std.ROW_GLOBAL_NORM,
                 title="Global norm",
                 verdict="unknown",
                 detail=f"{missing} printed no gradient norm",
@@ -462,7 +462,7 @@ def _global_norm_row(pair: Pair, rows: list[Row], spread: dict[str, float]) -> l
     )
     rows.append(
         Row(
-            row="standard.global_norm",
+            row=std.ROW_GLOBAL_NORM,
             title="Global norm",
             verdict=verdict,
             numbers={
