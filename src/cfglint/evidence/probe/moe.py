@@ -361,6 +361,31 @@ def shrink_moe(
         diffs["moe.num_experts"] = (_val(mf, "moe.num_experts"), _val(mg, "moe.num_experts"))
         notes.append("only one side is MoE: the probe runs both sides dense")
         return {}, diffs, notes
+    diffs.update(_shape_differences(mf, mg))
+    ref = mg if mg is not None and mg.is_moe else moe[0]
+    other = mf if ref is mg else mg
+    n = _probe_experts(ref, other, notes)
+    pd = _probe_dense(ref, notes)
+    ffn = _probe_width(ref, "moe.expert_ffn_size", hidden, notes)
+    if not ffn:
+        ffn = 4 * HIDDEN
+        notes.append("expert FFN size unknown: the probe uses 4 x hidden")
+    return (
+        {
+            "layers": pd + 1 if pd else 2,
+            "moe_experts": n,
+            "moe_dense": pd,
+            "moe_ffn": ffn,
+            "moe_shared_ffn": _probe_width(ref, "moe.shared_expert_ffn_size", hidden, notes),
+        },
+        diffs,
+        notes,
+    )
+
+
+def _shape_differences(mf: Config | None, mg: Config | None) -> dict[str, tuple[Any, Any]]:
+    """The MoE shape settings both sides give, with different values."""
+    diffs: dict[str, tuple[Any, Any]] = {}
     for dotted in (
         "moe.num_experts",
         "moe.first_k_dense",
@@ -371,8 +396,12 @@ def shrink_moe(
         b = _val(mg, dotted) if mg is not None else None
         if a is not None and b is not None and a != b:
             diffs[dotted] = (a, b)
-    ref = mg if mg is not None and mg.is_moe else moe[0]
-    other = mf if ref is mg else mg
+    return diffs
+
+
+def _probe_experts(ref: Config, other: Config | None, notes: list[str]) -> int:
+    """The probe's expert count: the top-k / experts ratio kept for the shrunk top-k,
+    capped at MAX_EXPERTS."""
     experts = _pos_int(ref, "moe.num_experts") or _pos_int(other, "moe.num_experts") or 8
     k = _pos_int(ref, "moe.router_topk") or _pos_int(other, "moe.router_topk") or 2
     pk = probe_topk(k)
@@ -380,34 +409,24 @@ def shrink_moe(
     n = min(n, experts)
     if n != experts:
         notes.append(f"{experts} experts with top-{k} shrunk to {n} with top-{pk}")
+    return n
+
+
+def _probe_dense(ref: Config, notes: list[str]) -> int:
+    """The probe's leading dense layers: the model's, at most MAX_DENSE."""
     dense_v = _val(ref, "moe.first_k_dense")
     dense = dense_v if isinstance(dense_v, int) and not isinstance(dense_v, bool) else 0
     if dense > MAX_DENSE:
         notes.append(f"{dense} leading dense layers shrunk to {MAX_DENSE}")
-    pd = min(max(dense, 0), MAX_DENSE)
-    layers = pd + 1 if pd else 2
+    return min(max(dense, 0), MAX_DENSE)
 
-    def width(dotted: str) -> int:
-        f = _val(ref, dotted)
-        if not isinstance(f, int) or isinstance(f, bool) or f <= 0 or not hidden:
-            return 0
-        return probe_ffn(f, hidden, notes, dotted.split(".")[-1])
 
-    ffn = width("moe.expert_ffn_size")
-    if not ffn:
-        ffn = 4 * HIDDEN
-        notes.append("expert FFN size unknown: the probe uses 4 x hidden")
-    return (
-        {
-            "layers": layers,
-            "moe_experts": n,
-            "moe_dense": pd,
-            "moe_ffn": ffn,
-            "moe_shared_ffn": width("moe.shared_expert_ffn_size"),
-        },
-        diffs,
-        notes,
-    )
+def _probe_width(ref: Config, dotted: str, hidden: int | None, notes: list[str]) -> int:
+    """An FFN width at the probe's size (its ratio to the hidden size kept); 0 unknown."""
+    f = _val(ref, dotted)
+    if not isinstance(f, int) or isinstance(f, bool) or f <= 0 or not hidden:
+        return 0
+    return probe_ffn(f, hidden, notes, dotted.split(".")[-1])
 
 
 def capacity(tokens: int, topk: int, experts: int, factor: float) -> int:

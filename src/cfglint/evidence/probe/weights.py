@@ -344,7 +344,6 @@ def moe_prefixes(dialect: str, i: int, shared: bool) -> dict[str, str]:
 
 def moe_to_layout(arrays: Arrays, spec: Spec, dialect: str) -> Arrays:
     out: Arrays = {}
-    g = gated(spec)
     for i in range(spec.layers):
         if not is_moe_layer(spec, i):
             continue
@@ -359,33 +358,47 @@ def moe_to_layout(arrays: Arrays, spec: Spec, dialect: str) -> Arrays:
             )
             for e in range(spec.moe_experts)
         ]
-        if dialect == "mindformers-legacy":
-            out[n["ffn"] + "w1.weight"] = np.stack([w1 for w1, _, _ in ex])
-            if g:
-                out[n["ffn"] + "w3.weight"] = np.stack([w3 for _, w3, _ in ex])
-            out[n["ffn"] + "w2.weight"] = np.stack([w2 for _, _, w2 in ex])
-        elif dialect == "megatron":
-            for e, (w1, w3, w2) in enumerate(ex):
-                q = f"{n['experts']}local_experts.{e}."
-                out[q + "linear_fc1.weight"] = np.concatenate([w1, w3]) if g else w1
-                out[q + "linear_fc2.weight"] = w2
-        else:
-            out[n["experts"] + "weight1"] = np.concatenate(
-                [np.concatenate([w1, w3]).T if g else w1.T for w1, w3, _ in ex]
-            )
-            out[n["experts"] + "weight2"] = np.concatenate([w2.T for _, _, w2 in ex])
+        out.update(_experts_to_layout(ex, n, dialect, gated(spec)))
         if spec.moe_shared_ffn:
-            s1, s3, s2 = (arrays.get(c + f"shared.{w}") for w in ("w1", "w3", "w2"))
-            if dialect == "mindformers-legacy":
-                out[n["shared"] + "w1.weight"] = s1
-                if g:
-                    out[n["shared"] + "w3.weight"] = s3
-                out[n["shared"] + "w2.weight"] = s2
-            else:
-                out[n["shared"] + "linear_fc1.weight"] = np.concatenate([s1, s3]) if g else s1
-                out[n["shared"] + "linear_fc2.weight"] = s2
+            out.update(_shared_to_layout(arrays, c, n, dialect, gated(spec)))
             if spec.moe_shared_gate:
                 out[n["gate"]] = arrays[c + "shared_gate"]
+    return out
+
+
+def _experts_to_layout(ex: list[Any], n: dict[str, str], dialect: str, g: bool) -> Arrays:
+    """One layer's routed experts ((w1, w3, w2) each) as the dialect stores them."""
+    out: Arrays = {}
+    if dialect == "mindformers-legacy":
+        out[n["ffn"] + "w1.weight"] = np.stack([w1 for w1, _, _ in ex])
+        if g:
+            out[n["ffn"] + "w3.weight"] = np.stack([w3 for _, w3, _ in ex])
+        out[n["ffn"] + "w2.weight"] = np.stack([w2 for _, _, w2 in ex])
+    elif dialect == "megatron":
+        for e, (w1, w3, w2) in enumerate(ex):
+            q = f"{n['experts']}local_experts.{e}."
+            out[q + "linear_fc1.weight"] = np.concatenate([w1, w3]) if g else w1
+            out[q + "linear_fc2.weight"] = w2
+    else:
+        out[n["experts"] + "weight1"] = np.concatenate(
+            [np.concatenate([w1, w3]).T if g else w1.T for w1, w3, _ in ex]
+        )
+        out[n["experts"] + "weight2"] = np.concatenate([w2.T for _, _, w2 in ex])
+    return out
+
+
+def _shared_to_layout(arrays: Arrays, c: str, n: dict[str, str], dialect: str, g: bool) -> Arrays:
+    """One layer's shared expert as the dialect stores it."""
+    s1, s3, s2 = (arrays.get(c + f"shared.{w}") for w in ("w1", "w3", "w2"))
+    out: Arrays = {}
+    if dialect == "mindformers-legacy":
+        out[n["shared"] + "w1.weight"] = s1
+        if g:
+            out[n["shared"] + "w3.weight"] = s3
+        out[n["shared"] + "w2.weight"] = s2
+    else:
+        out[n["shared"] + "linear_fc1.weight"] = np.concatenate([s1, s3]) if g else s1
+        out[n["shared"] + "linear_fc2.weight"] = s2
     return out
 
 

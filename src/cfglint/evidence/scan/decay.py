@@ -41,38 +41,30 @@ class DecayMixin:
         """``isinstance(m, blacklist_weight_modules)`` leading to the no-decay set."""
         fn = self.cur
         found = False
-        stack: list[ast.expr] = [test]
-        while stack:
-            node = stack.pop()
-            if isinstance(node, ast.BoolOp):
-                stack += node.values
-            elif isinstance(node, ast.UnaryOp):
-                stack.append(node.operand)
-            elif (
-                isinstance(node, ast.Call)
-                and dotted(node.func) == "isinstance"
-                and n_args(node) == 2
-                and len(node.args) == 2
-            ):
-                cls = node.args[1]
-                types = None
-                if isinstance(cls, ast.Name):
-                    for f in (fn, self.top):
-                        types = f.type_tuples.get(cls.id) or types
-                elif isinstance(cls, ast.Tuple):
-                    names = [dotted(el) for el in cls.elts]
-                    types = [n.rsplit(".", 1)[-1] for n in names if n]
-                if types:
-                    found = True
-                    if kind == "no_decay":
-                        fn.groups.module_types.extend(
-                            t for t in types if t not in fn.groups.module_types
-                        )
-                        fn.groups.module_evidence.append(
-                            Evidence(loc=SrcLoc(line=line), text=self.code(test))
-                        )
+        for call in _isinstance_calls(test):
+            types = self._tested_types(call.args[1])
+            if not types:
+                continue
+            found = True
+            if kind == "no_decay":
+                fn.groups.module_types.extend(t for t in types if t not in fn.groups.module_types)
+                fn.groups.module_evidence.append(
+                    Evidence(loc=SrcLoc(line=line), text=self.code(test))
+                )
         if found and fn.branches:
             fn.branches[-1] = "typed"
+
+    def _tested_types(self, cls: ast.expr) -> list[str] | None:
+        """The class names an ``isinstance`` tests: a tuple written there, or a tuple
+        assigned to the name given."""
+        types = None
+        if isinstance(cls, ast.Name):
+            for f in (self.cur, self.top):
+                types = f.type_tuples.get(cls.id) or types
+        elif isinstance(cls, ast.Tuple):
+            names = [dotted(el) for el in cls.elts]
+            types = [n.rsplit(".", 1)[-1] for n in names if n]
+        return types
 
     def visit_Compare(self, node: ast.Compare) -> None:
         fn = self.cur
@@ -196,64 +188,78 @@ class DecayMixin:
             return []
         framework = _framework_of(qual, self.roots)
         factory = known.OPTIMIZER_FACTORIES.get(qual)
-        wd_node = call_arg(node, 99, "weight_decay")
-        wd: Arg | None
-        if wd_node is not None:
-            wd = self.arg(wd_node, keep_text=True)
-        elif factory is not None:
-            wd = Arg(kind="default", value=factory[2])
-        elif qual in known.OPTIMIZER_WD_DEFAULT:
-            wd = Arg(kind="default", value=known.OPTIMIZER_WD_DEFAULT[qual])
-        else:
-            wd = None  # unknown default: never taken for "decays everything"
         site = DecaySite(
             loc=SrcLoc(line=line),
             function=fn.summary.qualname,
             optimizer=qual,
             framework=framework,
             params_text=self.code(params),
-            weight_decay=wd,  # type: ignore[arg-type]
+            weight_decay=self._weight_decay(node, qual, factory),  # type: ignore[arg-type]
         )
         if factory is not None:
-            policy, off_kw, _ = factory
-            site.library = True
-            off = call_arg(node, 99, off_kw)
-            if off is not None and literal(off) is False:
-                site.policy, site.detail = "decay_all", f"{off_kw}=False: every parameter decayed"
-            else:
-                site.policy = policy  # type: ignore[assignment]
-                site.detail = f"{qual.rsplit('.', 1)[-1]} groups the parameters itself"
-            return [site]
+            return [_library_site(node, site, qual, factory)]
         expr = params
         if isinstance(expr, ast.Name):
-            if expr.id in fn.summary.params and expr.id not in fn.assign_all:
-                # a helper: what its callers pass decides (linked per call). A parameter
-                # the helper rebinds first (mindface's create_optimizer: `params =
-                # init_group_params(params, wd)` when filtering) is decided here instead
-                fn.summary.builds = site.model_copy(update={"params_text": expr.id})
-                return []
-            values = fn.assign_all.get(expr.id, [])
-            if len(values) > 1:
-                # assigned in branches: one site per branch, each with its condition
-                out = []
-                for value, cond in values:
-                    one = self._decay_policy(
-                        fn, site.model_copy(deep=True), value, line, qual, framework
-                    )
-                    if one is not None:
-                        if cond:
-                            one.detail = f"{one.detail} (when {cond})"
-                        out.append(one)
-                if len({s.policy for s in out}) > 1:
-                    return out
+            decided = self._sites_of_name(fn, site, expr, line, qual, framework)
+            if decided is not None:
+                return decided
             expr = fn.assigns.get(expr.id, expr)
-            if len(values) == 1 and values[0][1] and expr is values[0][0]:
-                one = self._decay_policy(fn, site, expr, line, qual, framework)
-                if one is not None:
-                    one.detail = f"{one.detail} (when {values[0][1]})"
-                return [one] if one is not None else []
         one = self._decay_policy(fn, site, expr, line, qual, framework)
         return [one] if one is not None else []
+
+    def _weight_decay(
+        self, node: ast.Call, qual: str, factory: tuple[str, str, float] | None
+    ) -> Arg | None:
+        """The optimizer's weight decay: the argument, else the library's default; None
+        when neither is known (never taken for "decays everything")."""
+        wd_node = call_arg(node, 99, "weight_decay")
+        if wd_node is not None:
+            return self.arg(wd_node, keep_text=True)
+        if factory is not None:
+            return Arg(kind="default", value=factory[2])
+        if qual in known.OPTIMIZER_WD_DEFAULT:
+            return Arg(kind="default", value=known.OPTIMIZER_WD_DEFAULT[qual])
+        return None
+
+    def _sites_of_name(
+        self,
+        fn: Frame,
+        site: DecaySite,
+        name: ast.Name,
+        line: int,
+        qual: str,
+        framework: str,
+    ) -> list[DecaySite] | None:
+        """The sites of parameters given by name: a helper's parameter (its callers
+        decide), a name assigned differently in branches (one site per branch) or under
+        one condition; None when the name's one value decides as if written here."""
+        if name.id in fn.summary.params and name.id not in fn.assign_all:
+            # a helper: what its callers pass decides (linked per call). A parameter
+            # the helper rebinds first (mindface's create_optimizer: `params =
+            # init_group_params(params, wd)` when filtering) is decided here instead
+            fn.summary.builds = site.model_copy(update={"params_text": name.id})
+            return []
+        values = fn.assign_all.get(name.id, [])
+        if len(values) > 1:
+            # assigned in branches: one site per branch, each with its condition
+            out = []
+            for value, cond in values:
+                one = self._decay_policy(
+                    fn, site.model_copy(deep=True), value, line, qual, framework
+                )
+                if one is not None:
+                    if cond:
+                        one.detail = f"{one.detail} (when {cond})"
+                    out.append(one)
+            if len({s.policy for s in out}) > 1:
+                return out
+        expr = fn.assigns.get(name.id, name)
+        if len(values) == 1 and values[0][1] and expr is values[0][0]:
+            one = self._decay_policy(fn, site, expr, line, qual, framework)
+            if one is not None:
+                one.detail = f"{one.detail} (when {values[0][1]})"
+            return [one] if one is not None else []
+        return None
 
     def _decay_policy(
         self,
@@ -295,6 +301,42 @@ class DecayMixin:
         return site
 
 
+def _library_site(
+    node: ast.Call, site: DecaySite, qual: str, factory: tuple[str, str, float]
+) -> DecaySite:
+    """An optimizer factory that groups the parameters itself (unless told not to)."""
+    policy, off_kw, _ = factory
+    site.library = True
+    off = call_arg(node, 99, off_kw)
+    if off is not None and literal(off) is False:
+        site.policy, site.detail = "decay_all", f"{off_kw}=False: every parameter decayed"
+    else:
+        site.policy = policy  # type: ignore[assignment]
+        site.detail = f"{qual.rsplit('.', 1)[-1]} groups the parameters itself"
+    return site
+
+
+def _isinstance_calls(test: ast.expr) -> list[ast.Call]:
+    """The two-argument ``isinstance(x, types)`` calls inside a condition (through
+    ``and`` / ``or`` / ``not``)."""
+    out: list[ast.Call] = []
+    stack: list[ast.expr] = [test]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.BoolOp):
+            stack += node.values
+        elif isinstance(node, ast.UnaryOp):
+            stack.append(node.operand)
+        elif (
+            isinstance(node, ast.Call)
+            and dotted(node.func) == "isinstance"
+            and n_args(node) == 2
+            and len(node.args) == 2
+        ):
+            out.append(node)
+    return out
+
+
 def _shape_expr(node: ast.expr) -> bool:
     """``p.dim()``, ``p.ndimension()``, ``p.ndim``, ``len(p.shape)``, ``len(p.size())``."""
     if isinstance(node, ast.Attribute):
@@ -319,26 +361,32 @@ def _is_shape_test(left: ast.expr, right: ast.expr) -> bool:
 def all_params(node: ast.expr) -> bool:
     """``model.parameters()`` and the wrappers that keep every parameter."""
     if isinstance(node, ast.Call):
-        func = node.func
-        if isinstance(func, ast.Attribute) and func.attr in known.ALL_PARAMS_METHODS:
-            return True
-        if dotted(func) in ("list", "filter", "tuple") and node.args and not node.keywords:
-            # filter(lambda p: p.requires_grad, model.parameters()) keeps every trainable one
-            return all_params(node.args[-1])
+        return _all_params_call(node)
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
         # list(backbone.parameters()) + list(head.parameters()): every parameter of both
         return all_params(node.left) and all_params(node.right)
     if isinstance(node, ast.List) and node.elts:
         # [*backbone.parameters(), *head.parameters()]
         return all(isinstance(e, ast.Starred) and all_params(e.value) for e in node.elts)
-    if isinstance(node, ast.Call) and dotted(node.func) in ("itertools.chain", "chain"):
-        return bool(node.args) and all(all_params(a) for a in node.args)
     if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
         if len(node.generators) != 1:
             return False
         comp = node.generators[0]
         only_grad = all(_requires_grad_test(i) for i in comp.ifs)
         return only_grad and all_params(comp.iter)
+    return False
+
+
+def _all_params_call(node: ast.Call) -> bool:
+    func = node.func
+    if isinstance(func, ast.Attribute) and func.attr in known.ALL_PARAMS_METHODS:
+        return True
+    name = dotted(func)
+    if name in ("list", "filter", "tuple") and node.args and not node.keywords:
+        # filter(lambda p: p.requires_grad, model.parameters()) keeps every trainable one
+        return all_params(node.args[-1])
+    if name in ("itertools.chain", "chain"):
+        return bool(node.args) and all(all_params(a) for a in node.args)
     return False
 
 

@@ -199,15 +199,7 @@ def is_training_call(name: str, nargs: int, inference: bool = False) -> bool:
     if inference and last == "step" and "optim" not in head.lower():
         return False  # vLLM's engine.step(): one generation step
     if last == "step":
-        recv = head.rsplit(".", 1)[-1]
-        low = recv.lower()
-        if "sched" in low:
-            return False  # opt_param_scheduler.step(): a learning-rate schedule, not a step
-        if recv in OPTIMIZER_NAMES or "optim" in head.lower():
-            return True  # opt = torch.optim.SGD(...); opt.step()
-        if "scaler" in low and nargs >= 1:
-            return True  # GradScaler: scaler.step(optimizer)
-        return low in _STEP_RECEIVERS or low.endswith("optimizer")
+        return _optimizer_step(head, nargs)
     if last == "train" and head.rsplit(".", 1)[-1] == "model" and nargs >= 2:
         return True  # MindSpore Model.train(epoch, dataset)
     if last in ("train", "fit") and head.rsplit(".", 1)[-1].lower().endswith("trainer"):
@@ -216,6 +208,20 @@ def is_training_call(name: str, nargs: int, inference: bool = False) -> bool:
     if init is not None and getattr(init, "trains", False):
         return True
     return name.endswith(_TRAINING_SUFFIXES)
+
+
+def _optimizer_step(head: str, nargs: int) -> bool:
+    """``<head>.step(...)`` applies an update: an optimizer's or a scaler's step, not a
+    learning-rate scheduler's."""
+    recv = head.rsplit(".", 1)[-1]
+    low = recv.lower()
+    if "sched" in low:
+        return False  # opt_param_scheduler.step(): a learning-rate schedule, not a step
+    if recv in OPTIMIZER_NAMES or "optim" in head.lower():
+        return True  # opt = torch.optim.SGD(...); opt.step()
+    if "scaler" in low and nargs >= 1:
+        return True  # GradScaler: scaler.step(optimizer)
+    return low in _STEP_RECEIVERS or low.endswith("optimizer")
 
 
 # -- dropout --------------------------------------------------------------------------

@@ -507,53 +507,81 @@ class _Walk:
                     continue  # the project's own package: its code is followed instead
                 self.effects.append(_reach(item, f, env, via, cond, condition))
                 continue
-            if item.modelled and not self.linker.impersonates(f, item.target):
-                continue  # the real framework: modelled, never followed
-            if self.command is not None and item.command:
-                if item.command != self.command:
-                    continue  # another command of the CLI table
-                # the command this entry runs: it always runs
-                item = item.model_copy(update={"conditional": False, "condition": ""})
-            if item.command:
-                self.commands.setdefault(item.command, item)
-            if self.visits >= MAX_VISITS or depth >= MAX_DEPTH:
-                limit = (
-                    f"the budget of {MAX_VISITS} function bodies is spent"
-                    if self.visits >= MAX_VISITS
-                    else f"{MAX_DEPTH} calls deep"
-                )
-                self._stop(f"{item.target} at {f.display}:{item.loc.line} ({limit})")
-                continue
-            d = self.linker.bound(f, fn, item.target, env)
-            self._object_called(f, item, d, via, depth, cond, stack, condition)
-            got = self.linker.callable_of(d) if d is not None else None
-            if isinstance(got, Def):  # a library: modelled, or nothing to say
-                if self._note_unscanned(f, item.target):
-                    continue  # the project's own code, not given: "not scanned" says so
+            site = self._site(f, item)
+            if site is not None:
+                self._call(f, fn, site, env, via, depth, cond, stack, condition)
+
+    def _site(self, f: SourceFile, item: CallSite) -> CallSite | None:
+        """The call site as followed, or None: a modelled framework call, another
+        command of the CLI table."""
+        if item.modelled and not self.linker.impersonates(f, item.target):
+            return None  # the real framework: modelled, never followed
+        if self.command is not None and item.command:
+            if item.command != self.command:
+                return None  # another command of the CLI table
+            # the command this entry runs: it always runs
+            item = item.model_copy(update={"conditional": False, "condition": ""})
+        if item.command:
+            self.commands.setdefault(item.command, item)
+        return item
+
+    def _over_budget(self, f: SourceFile, item: CallSite, depth: int) -> bool:
+        """The walk stops here (said once per stop): the budget is spent or too deep."""
+        if self.visits < MAX_VISITS and depth < MAX_DEPTH:
+            return False
+        limit = (
+            f"the budget of {MAX_VISITS} function bodies is spent"
+            if self.visits >= MAX_VISITS
+            else f"{MAX_DEPTH} calls deep"
+        )
+        self._stop(f"{item.target} at {f.display}:{item.loc.line} ({limit})")
+        return True
+
+    def _call(
+        self,
+        f: SourceFile,
+        fn: FunctionSummary,
+        item: CallSite,
+        env: dict[str, _Resolved],
+        via: list[str],
+        depth: int,
+        cond: bool,
+        stack: tuple[str, ...],
+        condition: str,
+    ) -> None:
+        """One call of ``fn``: resolved, then walked into when it is the project's own."""
+        if self._over_budget(f, item, depth):
+            return
+        d = self.linker.bound(f, fn, item.target, env)
+        self._object_called(f, item, d, via, depth, cond, stack, condition)
+        got = self.linker.callable_of(d) if d is not None else None
+        if isinstance(got, Def):  # a library: modelled, or nothing to say
+            if not self._note_unscanned(f, item.target):
+                # (the project's own code, not given: "not scanned" says so)
                 self._library(f, item, got.name, env, via, cond, condition)
-                continue
-            if got is None:
-                self.unresolved.add(item.target)
-                self._note_unscanned(f, item.target)
-                self._unknown_helper(f, item, via, cond or item.conditional)
-                continue
-            g, callee = got
-            if f"{g.abspath}::{callee.qualname}" in stack:
-                continue  # recursion: already on the way here
-            if g.abspath not in self.modules_done:
-                self.module(g)
-            how = " (passed to a call)" if item.indirect else "()"
-            step = f"{item.target}{how} at {f.display}:{item.loc.line}"
-            self.walk(
-                g,
-                callee,
-                _bind(callee, item, env, f),
-                [*via, step],
-                depth + 1,
-                cond or item.conditional,
-                stack,
-                item.condition or condition,  # the innermost `if` on the way
-            )
+            return
+        if got is None:
+            self.unresolved.add(item.target)
+            self._note_unscanned(f, item.target)
+            self._unknown_helper(f, item, via, cond or item.conditional)
+            return
+        g, callee = got
+        if f"{g.abspath}::{callee.qualname}" in stack:
+            return  # recursion: already on the way here
+        if g.abspath not in self.modules_done:
+            self.module(g)
+        how = " (passed to a call)" if item.indirect else "()"
+        step = f"{item.target}{how} at {f.display}:{item.loc.line}"
+        self.walk(
+            g,
+            callee,
+            _bind(callee, item, env, f),
+            [*via, step],
+            depth + 1,
+            cond or item.conditional,
+            stack,
+            item.condition or condition,  # the innermost `if` on the way
+        )
 
     def _object_called(
         self,
@@ -969,24 +997,30 @@ def choose_entries(
     optimizer step, a hand-written parameter update or a framework training call
     (converters, preprocessors and tokenizer trainers do not; nor do gradient checks and
     kernel self-tests, whose backward pass updates nothing), whatever its name."""
-    ok = linker.files
     reached = reached if reached is not None else set()
-
-    def analyse(f: SourceFile) -> EntryReport:
-        report = linker.analyse(f)
-        reached.update(linker.last_reached)
-        return report
-
-    if hints:
-        norm = [h.replace("\\", "/").lstrip("./") for h in hints if h]
-        hit = [f for f in ok if any(_matches(f, h) for h in norm)]
-        if hit:
-            return [analyse(f) for f in hit]
-    explicit = [f for f in ok if f.explicit]
-    if explicit:
-        return [analyse(f) for f in explicit]
+    given = _given_entries(linker.files, hints)
+    if not given:
+        return _training_entries(linker, reached)
     out = []
-    for f in _candidates(ok):
+    for f in given:
+        out.append(linker.analyse(f))
+        reached.update(linker.last_reached)  # (read before the next analysis replaces it)
+    return out
+
+
+def _given_entries(files: list[SourceFile], hints: list[str]) -> list[SourceFile]:
+    """The scripts the launch script starts (``hints``), else the files named on the
+    command line; none when neither names a scanned file."""
+    norm = [h.replace("\\", "/").lstrip("./") for h in hints if h]
+    hit = [f for f in files if any(_matches(f, h) for h in norm)] if norm else []
+    return hit or [f for f in files if f.explicit]
+
+
+def _training_entries(linker: Linker, reached: set[tuple[str, str]]) -> list[EntryReport]:
+    """Every script that can be started and trains (each command of a CLI table that
+    does, on its own)."""
+    out = []
+    for f in _candidates(linker.files):
         s = f.summary
         starts = [x for x in (s.main, s.module) if x is not None]
         if any(linker.reaches_training(f, x) for x in starts):

@@ -241,30 +241,15 @@ class _Visitor(triage.ImportRecorder, SeedingMixin, DropoutMixin, DecayMixin, Ba
             return None
         if depth > 4:
             return Arg(kind="expr")
-        if (
-            isinstance(node, ast.Call)
-            and dotted(node.func) in ("str", "int")
-            and len(node.args) == 1
-            and not node.keywords
-        ):
+        if triage.is_cast(node):
             return self.arg(node.args[0], depth + 1, keep_text)
         v = literal(node)
         if v is not NO:
             return Arg(kind="literal", value=v)
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-            # `1337 + fabric.global_rank`: the base seed and an offset on top of it
-            for base, rest in ((node.left, node.right), (node.right, node.left)):
-                a = self.arg(base, depth + 1, keep_text)
-                if (
-                    a is not None
-                    and not a.offset
-                    and (
-                        a.kind == "param"
-                        or (a.kind == "literal" and isinstance(a.value, int))
-                        or (a.kind == "expr" and "seed" in a.text.lower())
-                    )
-                ):
-                    return a.model_copy(update={"offset": self.code(rest)})
+            offset = self._offset_arg(node, depth, keep_text)
+            if offset is not None:
+                return offset
         if isinstance(node, ast.Name):
             return self._name_arg(node.id, depth, keep_text)
         keyed = self._keyed_param(node)
@@ -278,6 +263,14 @@ class _Visitor(triage.ImportRecorder, SeedingMixin, DropoutMixin, DecayMixin, Ba
         if name is not None:
             return Arg(kind="expr", text=name if keep_text else _seedish(name))
         return Arg(kind="expr", text=self.code(node) if keep_text else "")
+
+    def _offset_arg(self, node: ast.BinOp, depth: int, keep_text: bool) -> Arg | None:
+        """`1337 + fabric.global_rank`: the base seed and an offset on top of it."""
+        for base, rest in ((node.left, node.right), (node.right, node.left)):
+            a = self.arg(base, depth + 1, keep_text)
+            if a is not None and not a.offset and triage.seed_base(a):
+                return a.model_copy(update={"offset": self.code(rest)})
+        return None
 
     def _keyed_param(self, node: ast.expr) -> Arg | None:
         """``config["seed"]`` / ``config.get("seed")`` of a parameter: the caller's dict
@@ -302,19 +295,10 @@ class _Visitor(triage.ImportRecorder, SeedingMixin, DropoutMixin, DecayMixin, Ba
         return None
 
     def _name_arg(self, name: str, depth: int, keep_text: bool) -> Arg:
-        fn = self.cur
-        if name in fn.summary.params:
-            return Arg(kind="param", text=name)
-        if name in fn.literals:
-            return Arg(kind="literal", value=fn.literals[name])
-        if name in self.top.literals:
-            return Arg(kind="literal", value=self.top.literals[name])
-        for frame in (fn, self.top):
-            if name in frame.instances:
-                return Arg(kind="instance", text=frame.instances[name])
-        if name not in fn.assigns and (name in self.imports or name in self.defined):
-            return Arg(kind="ref", text=name)  # a function or class handed over
-        value = fn.assigns.get(name)
+        known_name = self._bound_name(name)
+        if known_name is not None:
+            return known_name
+        value = self.cur.assigns.get(name)
         if isinstance(value, (ast.Subscript, ast.Call, ast.Dict)) and depth < 4:
             # `seed = int(config["seed"])`; `config = {"seed": 42, ...}`
             got = self.arg(value, depth + 1, keep_text)
@@ -328,6 +312,23 @@ class _Visitor(triage.ImportRecorder, SeedingMixin, DropoutMixin, DecayMixin, Ba
                     if base is not None and base.kind in ("param", "literal"):
                         return base
         return Arg(kind="expr", text=name if keep_text else _seedish(name))
+
+    def _bound_name(self, name: str) -> Arg | None:
+        """A name bound to a parameter, a literal, an instance, or a function or class
+        handed over; None for any other name."""
+        fn = self.cur
+        if name in fn.summary.params:
+            return Arg(kind="param", text=name)
+        if name in fn.literals:
+            return Arg(kind="literal", value=fn.literals[name])
+        if name in self.top.literals:
+            return Arg(kind="literal", value=self.top.literals[name])
+        for frame in (fn, self.top):
+            if name in frame.instances:
+                return Arg(kind="instance", text=frame.instances[name])
+        if name not in fn.assigns and (name in self.imports or name in self.defined):
+            return Arg(kind="ref", text=name)  # a function or class handed over
+        return None
 
     def effect(self, kind: str, api: str, line: int, **kw: Any) -> None:
         fn = self.cur
@@ -658,6 +659,19 @@ class _Visitor(triage.ImportRecorder, SeedingMixin, DropoutMixin, DecayMixin, Ba
                 fn.summary.gradients = True  # scaler.scale(loss).backward()
             self._unnamed_call(node, line)
             return  # `ops.MatMul()(a, b)`-style calls have no dotted name to follow
+        self._training_marks(node, raw, qual)
+        if qual in TRAINER_GROUPINGS:
+            # a library trainer builds its optimizer itself (and also seeds: not `return`)
+            fn.optimizers.append((node, line, qual))
+        if qual is not None and self._known_call(node, qual, line, raw):
+            return
+        self._optimizer_call(node, raw, qual, line)
+        self._name_test(node, raw, line)
+        self._follow(node, raw, qual, line)
+
+    def _training_marks(self, node: ast.Call, raw: str, qual: str | None) -> None:
+        """The function trains (a training step, a trainer's fit) or takes gradients."""
+        fn = self.cur
         serving = not known.INFERENCE_ROOTS.isdisjoint(self.roots)
         nargs = n_args(node)
         if known.is_training_call(qual or raw, nargs, serving) or (
@@ -666,30 +680,35 @@ class _Visitor(triage.ImportRecorder, SeedingMixin, DropoutMixin, DecayMixin, Ba
             fn.summary.trains = True
         if known.is_gradient_call(qual or raw) or known.is_gradient_call(raw):
             fn.summary.gradients = True
-        if qual in TRAINER_GROUPINGS:
-            # a library trainer builds its optimizer itself (and also seeds: not `return`)
-            fn.optimizers.append((node, line, qual))
-        if qual is not None and self._known_call(node, qual, line, raw):
-            return
+
+    def _optimizer_call(self, node: ast.Call, raw: str, qual: str | None, line: int) -> None:
+        """An optimizer class given parameters, or an optimizer factory."""
         last = raw.rsplit(".", 1)[-1]
-        if (last in known.OPTIMIZER_NAMES or triage.runtime_optimizer_class(raw)) and call_arg(
-            node, 0, "params"
-        ) is not None:
-            fn.optimizers.append((node, line, qual or raw))
+        named = last in known.OPTIMIZER_NAMES or triage.runtime_optimizer_class(raw)
+        if named and call_arg(node, 0, "params") is not None:
+            self.cur.optimizers.append((node, line, qual or raw))
         if (qual or "") in known.OPTIMIZER_FACTORIES:
-            fn.optimizers.append((node, line, qual or raw))
-        if (
-            last in ("endswith", "startswith")
-            and isinstance(node.func, ast.Attribute)
-            and self._name_subject(node.func.value)
-            and not self._names_lead_to_decay()
-        ):
-            items = strings(node.args[0]) if node.args else None
-            if items:
-                fn.groups.names.extend(items)
-                fn.groups.name_evidence.append(
-                    Evidence(loc=SrcLoc(line=line), text=self.code(node))
-                )
+            self.cur.optimizers.append((node, line, qual or raw))
+
+    def _name_test(self, node: ast.Call, raw: str, line: int) -> None:
+        """``name.endswith(("bias", "norm"))`` on a parameter's name: the names a decay
+        grouping tests."""
+        if raw.rsplit(".", 1)[-1] not in ("endswith", "startswith"):
+            return
+        if not isinstance(node.func, ast.Attribute) or not self._name_subject(node.func.value):
+            return
+        if self._names_lead_to_decay():
+            return
+        items = strings(node.args[0]) if node.args else None
+        if items:
+            fn = self.cur
+            fn.groups.names.extend(items)
+            fn.groups.name_evidence.append(Evidence(loc=SrcLoc(line=line), text=self.code(node)))
+
+    def _follow(self, node: ast.Call, raw: str, qual: str | None, line: int) -> None:
+        """The call sites the linker follows: a launched function, an app's commands, the
+        functions handed to a call, the callee itself (not a builtin or a library's)."""
+        fn = self.cur
         if qual in known.LAUNCHERS:
             # Fabric.launch(main, ...): main is run with the Fabric first; the linker binds it
             fn.summary.calls.append(self._callsite(node, raw, line))

@@ -31,6 +31,15 @@ class SeedingMixin:
                 self.effect(kind, q, line, enabled=v if isinstance(v, bool) else None)
 
     def _known_call(self, node: ast.Call, qual: str, line: int, raw: str = "") -> bool:
+        """A call cfglint models (a seed, a determinism switch, the environment, a
+        framework's init, a dropout API): its effect recorded, True; else False."""
+        return (
+            self._seed_call(node, qual, line)
+            or self._environment_call(node, qual, line)
+            or self._init_call(node, qual, line, raw)
+        )
+
+    def _seed_call(self, node: ast.Call, qual: str, line: int) -> bool:
         spec = known.SEED_CALLS.get(qual)
         if spec is not None:
             kind, idx, kw = spec
@@ -53,6 +62,10 @@ class SeedingMixin:
                     enabled = v
                 self.effect("mindspore_deterministic", qual, line, enabled=enabled)
             return True
+        return False
+
+    def _environment_call(self, node: ast.Call, qual: str, line: int) -> bool:
+        """``os.putenv("PYTHONHASHSEED", ...)``, ``os.environ.update({...})``."""
         if qual in known.ENV_SETTERS:
             key = literal(call_arg(node, 0, "key"))
             if key == "PYTHONHASHSEED":
@@ -65,6 +78,10 @@ class SeedingMixin:
                 if key is not None and literal(key) == "PYTHONHASHSEED":
                     self.effect("pythonhashseed", qual, line, seed=self.arg(value))
             return True
+        return False
+
+    def _init_call(self, node: ast.Call, qual: str, line: int, raw: str) -> bool:
+        """A framework's init that seeds or switches determinism, or a dropout API."""
         init = known.FRAMEWORK_INITS.get(qual)
         if init is not None:
             modelled = raw if qual.startswith(_IMPERSONATED) else ""

@@ -20,7 +20,7 @@ it builds the call graph and stops at the first thing that needs the full pass
 from __future__ import annotations
 
 import ast
-from typing import Any
+from typing import Any, TypeGuard
 
 from cfglint.evidence.scan import known
 from cfglint.evidence.scan.engines import Engines, dotted
@@ -101,6 +101,26 @@ def _literal(node: ast.expr | None) -> Any:
         if inner.__class__ is ast.Constant and type(inner.value) in (int, float):
             return -inner.value
     return _NO
+
+
+def is_cast(node: ast.expr) -> TypeGuard[ast.Call]:
+    """``str(x)`` / ``int(x)``: the value is ``x``'s."""
+    return (
+        isinstance(node, ast.Call)
+        and dotted(node.func) in ("str", "int")
+        and len(node.args) == 1
+        and not node.keywords
+    )
+
+
+def seed_base(a: Arg) -> bool:
+    """An argument a seed offset can sit on (``1337 + rank``): a parameter, an integer,
+    an expression naming a seed."""
+    return (
+        a.kind == "param"
+        or (a.kind == "literal" and isinstance(a.value, int))
+        or (a.kind == "expr" and "seed" in a.text.lower())
+    )
 
 
 class NeedsFullScan(Exception):
@@ -620,12 +640,7 @@ class CallGraph(ImportRecorder):
     def _arg(self, node: ast.expr, depth: int = 0) -> Arg:
         if depth > 4:
             return Arg(kind="expr")
-        if (
-            isinstance(node, ast.Call)
-            and dotted(node.func) in ("str", "int")
-            and len(node.args) == 1
-            and not node.keywords
-        ):
+        if is_cast(node):
             return self._arg(node.args[0], depth + 1)
         v = _literal(node)
         if v is not _NO:
@@ -634,29 +649,28 @@ class CallGraph(ImportRecorder):
             # `1337 + fabric.global_rank`: the base seed and an offset on top of it
             for base, rest in ((node.left, node.right), (node.right, node.left)):
                 a = self._arg(base, depth + 1)
-                if not a.offset and (
-                    a.kind == "param"
-                    or (a.kind == "literal" and isinstance(a.value, int))
-                    or (a.kind == "expr" and "seed" in a.text.lower())
-                ):
+                if not a.offset and seed_base(a):
                     return a.model_copy(update={"offset": ast.unparse(rest)[:80]})
-        fn = self.cur
         if isinstance(node, ast.Name):
-            if node.id in fn.summary.params:
-                return Arg(kind="param", text=node.id)
-            for scope in (fn, self.top):
-                if node.id in scope.literals:
-                    return Arg(kind="literal", value=scope.literals[node.id])
-            for scope in (fn, self.top):
-                if node.id in scope.instances:
-                    return Arg(kind="instance", text=scope.instances[node.id])
-            if node.id not in fn.assigned and (node.id in self.imports or node.id in self.defined):
-                return Arg(kind="ref", text=node.id)  # a function or class handed over
-            return Arg(kind="expr", text=_seedish(node.id))
+            return self._name_arg(node.id)
         name = dotted(node)
         if name is not None:
             return Arg(kind="expr", text=_seedish(name))
         return Arg(kind="expr")
+
+    def _name_arg(self, name: str) -> Arg:
+        fn = self.cur
+        if name in fn.summary.params:
+            return Arg(kind="param", text=name)
+        for scope in (fn, self.top):
+            if name in scope.literals:
+                return Arg(kind="literal", value=scope.literals[name])
+        for scope in (fn, self.top):
+            if name in scope.instances:
+                return Arg(kind="instance", text=scope.instances[name])
+        if name not in fn.assigned and (name in self.imports or name in self.defined):
+            return Arg(kind="ref", text=name)  # a function or class handed over
+        return Arg(kind="expr", text=_seedish(name))
 
     # result -------------------------------------------------------------------------
     def finish(self) -> FileSummary:
