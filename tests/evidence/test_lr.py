@@ -26,7 +26,7 @@ from cfglint.evidence.lr import (
     mindformers_schedule,
     wsd_decay_style,
 )
-from cfglint.report.lr_plot import plot_png, plot_terminal
+from cfglint.report.lr_plot import plot_terminal, write_png
 
 
 def approx(value: float) -> object:
@@ -519,7 +519,7 @@ def test_plot_png_without_matplotlib(monkeypatch: pytest.MonkeyPatch, tmp_path: 
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     s = meg(lr=1e-4, train_iters=10)
     with pytest.raises(RuntimeError, match="pip install matplotlib"):
-        plot_png(s, s, str(tmp_path / "lr.png"))
+        write_png({"megatron": s}, "lr", str(tmp_path / "lr.png"))
 
 
 def test_plot_png(tmp_path: Path) -> None:
@@ -527,5 +527,5 @@ def test_plot_png(tmp_path: Path) -> None:
     s = meg(lr=1e-4, lr_decay_style="cosine", train_iters=100, lr_warmup_iters=10)
     t = mindformers_schedule({"type": "cosine", "learning_rate": 1e-4}, 100)
     out = tmp_path / "lr.png"
-    plot_png(s, t, str(out))
+    write_png({"megatron": s, "mindformers": t}, "lr", str(out))
     assert out.read_bytes().startswith(b"\x89PNG")

@@ -94,7 +94,6 @@ class GuardedInput:
         self.current: dict[str, Any] | None = None  # the frame pygls is handling
         self.shutdown_seen = False
         self.exit_seen = False
-        self.rejected = 0
 
     @property
     def buffered(self) -> int:
@@ -131,7 +130,6 @@ class GuardedInput:
             try:
                 return self._frame()
             except _Bad as bad:
-                self.rejected += 1
                 # answered first: the next frame may be a while coming
                 self._out.send(
                     {"id": bad.msg_id, "error": {"code": bad.code, "message": bad.reason}}

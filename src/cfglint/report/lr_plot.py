@@ -182,12 +182,3 @@ def write_png(scheds: dict[str, Schedule], title: str, path: str) -> None:
     fig = figure_for(scheds, title)
     fig.savefig(buf, format=path.rpartition(".")[2].lower() if "." in path else "png", dpi=110)
     write_atomic(path, buf.getvalue(), what="plot")
-
-
-def plot_png(a: Schedule, b: Schedule, path: str, title: str | None = None) -> None:
-    """Both curves to a PNG file (needs matplotlib)."""
-    write_png(
-        {a.framework: a, b.framework: b} if a.framework != b.framework else {"a": a},
-        title or f"{a.label} vs {b.label}",
-        path,
-    )

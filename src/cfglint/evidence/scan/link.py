@@ -197,7 +197,7 @@ class Linker:
                 found = self.lookup(m, full[i:], depth + 1)
                 if found is not None:
                     return found
-        if ref.level == 0 and not self._own_root(ref.module, f):
+        if ref.level == 0 and not self._own_root(ref.module):
             return Def("lib", f, ".".join(full))  # an installed library: modelled or not
         return None
 
@@ -260,7 +260,7 @@ class Linker:
                     return found
         return None
 
-    def _own_root(self, module: str, f: SourceFile) -> bool:
+    def _own_root(self, module: str) -> bool:
         """Is ``module`` (absolutely imported) the project's own code? Its top package or
         module is among the scanned files: code under the scanned roots is never a library."""
         root = module.split(".")[0]
@@ -703,7 +703,7 @@ class _Walk:
         api = qual
         if not api:
             ref = f.summary.imports.get(call.target.split(".")[0])
-            if ref is None or ref.level or self.linker._own_root(ref.module, f):
+            if ref is None or ref.level or self.linker._own_root(ref.module):
                 return  # the project's own code that was not found: "not followed" says so
             rest = call.target.split(".")[1:]
             api = ".".join([ref.module, *([ref.name] if ref.name else []), *rest])
@@ -987,7 +987,6 @@ def is_test_file(path: str) -> bool:
 
 def choose_entries(
     linker: Linker,
-    files: list[SourceFile],
     hints: list[str],
     reached: set[tuple[str, str]] | None = None,
 ) -> list[EntryReport]:
@@ -1068,10 +1067,9 @@ def link(files: list[SourceFile], hints: list[str]) -> ScanResult:
     sides = {f.display: side_of(f.summary.frameworks) for f in ok}
     result = ScanResult(files=[f.display for f in files], sides=sides)
     reached_fns: set[tuple[str, str]] = set()
-    result.entries = choose_entries(linker, files, hints, reached_fns)
+    result.entries = choose_entries(linker, hints, reached_fns)
     if not result.entries:
         result.no_entry = _no_entry_reason(linker)
-    by_display = {f.display: f for f in ok}
     # code no entry point reaches is not the training job's: its literals are not reported
     reached = reached_fns if result.entries else None
     entry_paths = {e.path for e in result.entries}
@@ -1081,7 +1079,7 @@ def link(files: list[SourceFile], hints: list[str]) -> ScanResult:
         side = sides[f.display]
         for b in f.summary.backwards:
             result.backwards.append(SourceBackward(path=f.display, side=side, site=b))
-        result.backwards.extend(_backward_helpers(linker, f, by_display, sides))
+        result.backwards.extend(_backward_helpers(linker, f, sides))
         # an entry script's own layers are the user's, reached or not
         own = f.display in entry_paths
         for d in f.summary.dropouts:
@@ -1191,7 +1189,6 @@ def _helper_decays(linker: Linker, f: SourceFile) -> list[SourceDecay]:
 def _backward_helpers(
     linker: Linker,
     f: SourceFile,
-    by_display: dict[str, SourceFile],
     sides: dict[str, Side | None],
 ) -> list[SourceBackward]:
     """Transposed matmuls in helpers a custom backward calls (Megatron's weight-gradient
