@@ -83,6 +83,8 @@ def test_every_builtin_rule_has_one_check_and_every_check_a_rule() -> None:
         resolve("data.dataset_prefixes", "OTH001")  # a helper, not a check
     with pytest.raises(KeyError):
         resolve("lr.curve", "OTH001")  # another rule's check (a planted cache entry)
+    # the engine then finds the rule's own check by its id
+    assert check_of("OTH001", "lr.curve") is check_of("OTH001") is not check_of("OPT010")
 
 
 @pytest.fixture

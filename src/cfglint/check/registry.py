@@ -51,11 +51,15 @@ def resolve(name: str, rule_id: str) -> Check:
 
 
 def check_of(rule_id: str, name: str = "") -> Check:
-    """The check of builtin rule ``rule_id``: by its stored ``name`` when the loader filled
-    it in, else found among the registered checks (a rule validated on its own)."""
-    if not name:
-        names = implementations().get(rule_id, [])
-        if len(names) != 1:
-            raise KeyError(rule_id)
-        name = names[0]
-    return resolve(name, rule_id)
+    """The check of builtin rule ``rule_id``: by its stored ``name`` when that is the
+    check registered for it, else found among the registered checks (a rule validated on
+    its own, or a stale or planted cache entry naming another function)."""
+    if name:
+        try:
+            return resolve(name, rule_id)
+        except KeyError:
+            pass
+    names = implementations().get(rule_id, [])
+    if len(names) != 1:
+        raise KeyError(rule_id)
+    return resolve(names[0], rule_id)
