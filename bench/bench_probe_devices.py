@@ -42,9 +42,25 @@ def _probe(args: tuple[str, ...], device: str, steps: int, extra: list[str]) -> 
     yaml, script, *more = args
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "p.json"
-        cmd = [sys.executable, "-m", "cfglint", "probe", yaml, "--megatron", script, *more,
-               "--device", device, "--steps", str(steps), "--format", "json", "-o", str(out),
-               *extra]
+        cmd = [
+            sys.executable,
+            "-m",
+            "cfglint",
+            "probe",
+            yaml,
+            "--megatron",
+            script,
+            *more,
+            "--device",
+            device,
+            "--steps",
+            str(steps),
+            "--format",
+            "json",
+            "-o",
+            str(out),
+            *extra,
+        ]
         t0 = time.perf_counter()
         proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=900)
         wall = time.perf_counter() - t0
@@ -56,8 +72,9 @@ def _probe(args: tuple[str, ...], device: str, steps: int, extra: list[str]) -> 
         "seconds": probe.get("seconds"),
         "device": probe["device"],
         "floor": probe["floor"],
-        "confirmations": {c["rule"]: [c["verdict"], c.get("floor_multiple")]
-                          for c in probe["confirmations"]},
+        "confirmations": {
+            c["rule"]: [c["verdict"], c.get("floor_multiple")] for c in probe["confirmations"]
+        },
         "residual": (probe.get("residual") or {}).get("verdict"),
         "standard": probe.get("standard"),
         "notes": probe.get("notes"),
@@ -65,8 +82,10 @@ def _probe(args: tuple[str, ...], device: str, steps: int, extra: list[str]) -> 
 
 
 def _markdown(results: dict, devices: list[str]) -> str:
-    lines = ["| pair | device | wall s | probe s | floor mean loss | confirmations | residual |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| pair | device | wall s | probe s | floor mean loss | confirmations | residual |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for name, per in results.items():
         for dev in devices:
             r = per.get(dev, {})
@@ -74,10 +93,14 @@ def _markdown(results: dict, devices: list[str]) -> str:
                 lines.append(f"| {name} | {dev} | {r['wall']:.1f} | | | error: {r['error']} | |")
                 continue
             conf = ", ".join(f"{k} {v[0]} {v[1]}" for k, v in r["confirmations"].items())
-            lines.append(f"| {name} | {r['device']} | {r['wall']} | {r['seconds']} | "
-                         f"{r['floor'].get('mean_loss_abs')} | {conf} | {r['residual']} |")
-        verdicts = {dev: {k: v[0] for k, v in per.get(dev, {}).get("confirmations", {}).items()}
-                    for dev in devices}
+            lines.append(
+                f"| {name} | {r['device']} | {r['wall']} | {r['seconds']} | "
+                f"{r['floor'].get('mean_loss_abs')} | {conf} | {r['residual']} |"
+            )
+        verdicts = {
+            dev: {k: v[0] for k, v in per.get(dev, {}).get("confirmations", {}).items()}
+            for dev in devices
+        }
         same = all(v == verdicts[devices[0]] for v in verdicts.values())
         lines.append(f"| {name} | verdicts agree across devices | {same} | | | | |")
     return "\n".join(lines) + "\n"
@@ -106,7 +129,8 @@ def main() -> None:
             with tempfile.TemporaryDirectory() as logs:
                 key = f"example, {a.long_steps} steps with --log-dir"
                 results.setdefault(key, {})[dev] = _probe(
-                    example, dev, a.long_steps, ["--log-dir", str(Path(logs) / "runs")])
+                    example, dev, a.long_steps, ["--log-dir", str(Path(logs) / "runs")]
+                )
                 print(key, dev, json.dumps(results[key][dev])[:400], flush=True)
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
