@@ -102,7 +102,13 @@ def _markdown(results: dict, devices: list[str]) -> str:
             for dev in devices
         }
         same = all(v == verdicts[devices[0]] for v in verdicts.values())
-        lines.append(f"| {name} | verdicts agree across devices | {same} | | | | |")
+        # the residual's verdict kind: "near the floor ..." or "Nx the floor ...: a cause ..."
+        kinds = {str(per.get(dev, {}).get("residual", "")).split(":")[0] for dev in devices}
+        near = {k.startswith("near") for k in kinds}
+        lines.append(
+            f"| {name} | confirmations agree across devices | {same} | | | | "
+            f"residuals agree: {len(near) == 1} |"
+        )
     return "\n".join(lines) + "\n"
 
 
