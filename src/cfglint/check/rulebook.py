@@ -117,13 +117,13 @@ def _with_checks(rules: tuple[Rule, ...], complete: bool) -> tuple[Rule, ...]:
             r = r.model_copy(update={"check": names[0]})
         out.append(r)
     if complete:
+        builtin_ids = {r.id for r in rules if r.kind == "builtin"}
+        orphans = sorted(
+            f"{n} ({rid})" for rid, ns in impls.items() if rid not in builtin_ids for n in ns
+        )
+        if orphans:
+            raise RuleFileError(f"checks registered for no builtin rule: {', '.join(orphans)}")
         _check_named_rows(rules)
-    builtin_ids = {r.id for r in rules if r.kind == "builtin"}
-    orphans = sorted(
-        f"{n} ({rid})" for rid, ns in impls.items() if rid not in builtin_ids for n in ns
-    )
-    if complete and orphans:
-        raise RuleFileError(f"checks registered for no builtin rule: {', '.join(orphans)}")
     return tuple(out)
 
 
