@@ -24,6 +24,7 @@ import yaml
 
 # tags (and master) as versions.yaml names them
 RELEASES = {
+    "v1.3.0": "debac6a97f98a8438536fa67b7519883c0d6d193",
     "v1.3.2": "024279c21923e555f7366940aed9017d13256052",
     "v1.5.0": "06e1af77d14e0b34bc1a4071bbae40de946bea26",
     "v1.6.0": "v1.6.0",

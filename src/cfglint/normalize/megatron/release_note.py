@@ -1,40 +1,73 @@
-"""Which MindSpeed-LLM release a launch script is an example of, by its file name
-(data/mindspeed_llm_examples.yaml). cfglint reads MindSpeed-LLM's defaults from one release's
-argument table; a script named like an example that release no longer ships (the DeepSeek-V2
-scripts end with v2.2.0) is an older release's, and its defaults are then said to be the
-table's, not its own."""
+"""Which MindSpeed-LLM release a launch script belongs to (normalize/release_fit.py), and
+which of cfglint's defaults hold there. cfglint reads MindSpeed-LLM's defaults from one
+release's argument table (v26.1.0); a script that releases other than that one hold gets
+that table's defaults only where every one of those releases' parsers (Megatron-LM at the
+pinned core release, MindSpeed at its paired tag, MindSpeed-LLM) gives the same literal
+default (data/release_files.json ``args_differ``); the others are not decided."""
 
 from __future__ import annotations
 
 import os
-from functools import cache
-from typing import Any
 
-from cfglint.load.datacache import DATA_DIR, load_data
 from cfglint.normalize.megatron.input import MegatronInput
+from cfglint.normalize.release_fit import Fit, fit_file, release_data
 
 
-@cache
-def _examples() -> dict[str, Any]:
-    return load_data(DATA_DIR / "mindspeed_llm_examples.yaml")
-
-
-def older_example(m: MegatronInput) -> str | None:
-    """An input warning for a MindSpeed-LLM script named like an example of older
-    releases only; None otherwise (another kind, a dialect table of its own, a name the
-    table's release ships or no example has)."""
+def script_fit(m: MegatronInput) -> Fit | None:
+    """The releases that hold a MindSpeed-LLM script read with MindSpeed-LLM's table."""
     if m.kind != "mindspeed-script" or (
         m.dialect is not None and m.dialect.table != "mindspeed-llm"
     ):
         return None
-    data = _examples()
-    name = os.path.basename(m.path)
-    shipped = data["scripts"].get(name)
+    return fit_file("mindspeed_llm", m.path, m.text)
+
+
+def release_gaps(m: MegatronInput, fit: Fit) -> dict[str, str]:
+    """dest -> why its default is not decided, for a script of releases other than the
+    table's alone."""
+    data = release_data()["mindspeed_llm"]
     table = data["table_release"]
-    if not shipped or table in shipped:
+    others = [r for r in fit.releases if r != table]
+    if not others or fit.by_name:
+        return {}
+    differ: dict[str, list[str]] = {}
+    for rel in others:
+        for dest in data["args_differ"].get(rel, ()):
+            differ.setdefault(dest, []).append(rel)
+    for dest in data["args_differ"].get(table, ()):
+        differ.setdefault(dest, []).append(table)
+    name = os.path.basename(m.path)
+    return {
+        dest: (
+            f"not set in {name}, which is {fit.why}; the parser of {', '.join(rels)} gives it "
+            f"another default than {table}'s (cfglint's table), or none that is a literal "
+            "(data/release_files.json): not decided"
+        )
+        for dest, rels in differ.items()
+    }
+
+
+def release_note(m: MegatronInput, fit: Fit, gaps: dict[str, str]) -> str | None:
+    """An input warning saying whose defaults a script of other releases gets."""
+    table = release_data()["mindspeed_llm"]["table_release"]
+    if fit.releases == (table,):
         return None
+    where = f"{m.path}:1: {fit.why}"
+    if fit.by_name:
+        if table in fit.releases:
+            return None
+        return (
+            f"{where}, and {table} ships no such script; cfglint's MindSpeed-LLM defaults are "
+            f"{table}'s, so a default labelled {table} may differ in {fit.span}"
+        )
+    if not fit.releases:
+        return (
+            f"{where}, after the last release cfglint has read; its defaults are taken "
+            f"from {table}, which that head may have changed"
+        )
+    used = sorted(d for d in gaps if d in m.table.by_dest)
     return (
-        f"{m.path}:1: named like MindSpeed-LLM's example {name}, which {', '.join(shipped)} "
-        f"ship and {table} does not; cfglint's MindSpeed-LLM defaults are {table}'s, so a "
-        f"default labelled {table} may differ in {shipped[-1]}"
+        f"{where}; cfglint's MindSpeed-LLM defaults are {table}'s, and {len(used)} of the "
+        f"arguments it knows have another default (or none read) in {fit.span}: those left "
+        "to a default are not decided"
     )

@@ -16,7 +16,7 @@ in ``data/mindformers.yaml``. One module per checklist section does the reading.
 
 from __future__ import annotations
 
-from cfglint.load.mindformers_yaml import load_mindformers_yaml
+from cfglint.load.mindformers_yaml import MindFormersYaml, load_mindformers_yaml
 from cfglint.model.config import Config
 from cfglint.normalize.balancing import fold_single_sequence
 from cfglint.normalize.mindformers.defaults import (
@@ -27,20 +27,37 @@ from cfglint.normalize.mindformers.optimizer import read_optimizer
 from cfglint.normalize.mindformers.other import read_other
 from cfglint.normalize.mindformers.parallel import read_parallel
 from cfglint.normalize.mindformers.precision import read_precision
-from cfglint.normalize.mindformers.release import match_release
+from cfglint.normalize.mindformers.release import fit_releases
 from cfglint.normalize.mindformers.rope import read_rope
 from cfglint.normalize.mindformers.structure import read_structure
 from cfglint.normalize.mindformers.view import MFView
+from cfglint.normalize.release_fit import settle
 from cfglint.normalize.sharding import one_shard
 
 
 # ---------------------------------------------------------------------------------------
 def load_mindformers(path: str, version: str | None = None) -> Config:
     """``version``: the MindFormers release the config is for (``--mindformers-version``);
-    matched from the classes it names when not given."""
+    else the releases that hold the file (release.fit_releases). Read at each of several
+    candidate releases, what they disagree on is not decided (release_fit.settle)."""
     doc = load_mindformers_yaml(path)
-    release, why = (version, "--mindformers-version") if version else match_release(doc)
-    view = MFView(doc, mf_defaults(release))
+    if version:
+        return _build(doc, version, "--mindformers-version")
+    cands = fit_releases(doc)
+    if len(cands.tables) <= 1 and not cands.unread:
+        return _build(doc, cands.tables[0] if cands.tables else None, cands.why)
+    cfgs = {
+        rel or "each class's own release": _build(doc, rel, cands.why, cands.span)
+        for rel in cands.tables or [None]
+    }
+    cfg = settle(cfgs, cands.unread, "MindFormers", cands.why)
+    cfg.dialect = f"MindFormers {cands.span} ({cands.why})"
+    return cfg
+
+
+def _build(doc: MindFormersYaml, release: str | None, why: str, shown: str | None = None) -> Config:
+    path = doc.path
+    view = MFView(doc, mf_defaults(release, shown))
     cfg = Config.create(
         side="mindformers",
         path=path,

@@ -36,6 +36,7 @@ class MFDefaults:
         knobs: dict[str, Any],
         release: str | None = None,
         per_release: dict[str, Any] | None = None,
+        shown: str | None = None,
     ) -> None:
         self.project_version = release or data.get("version", "")
         self.by_name: dict[tuple[str, str], Component] = {}
@@ -52,6 +53,9 @@ class MFDefaults:
             )
             if release and per_release is not None:
                 comp = at_release(comp, release, per_release.get(f"{comp.name}@{comp.role}"))
+                if shown and comp.version == release:
+                    # the same default at every release the file fits: labelled with them all
+                    comp = comp._replace(version=shown)
             self.by_name[(comp.name, comp.role)] = comp
             for a in c.get("registry_aliases") or []:
                 self.by_alias[(a, comp.role)] = comp
@@ -95,20 +99,22 @@ def at_release(comp: Component, release: str, per: dict[str, Any] | None) -> Com
 
 
 @cache
-def mf_defaults(release: str | None = None) -> MFDefaults:
+def mf_defaults(release: str | None = None, shown: str | None = None) -> MFDefaults:
     """The default tables; with ``release``, each component as that MindFormers release
-    has it (``None``: each at the release its table was read from)."""
+    has it (``None``: each at the release its table was read from), labelled ``shown``
+    (the range of releases the config fits) when given."""
     per = load_data(DATA / "mindformers_releases.yaml")["components"] if release else None
     return MFDefaults(
         load_data(DATA / "mindformers.yaml"),
         load_data(DATA / "mindformers_knobs.yaml"),
         release,
         per,
+        shown,
     )
 
 
 # MindFormers releases cfglint has defaults for, newest first (mindformers_releases.yaml)
-MF_RELEASES = ("master", "v1.7.0", "v1.6.0", "v1.5.0", "v1.3.2")
+MF_RELEASES = ("master", "v1.7.0", "v1.6.0", "v1.5.0", "v1.3.2", "v1.3.0")
 
 
 DTYPES = {

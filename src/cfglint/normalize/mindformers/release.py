@@ -1,17 +1,21 @@
 """Which MindFormers release a config belongs to, so that every default and citation is
-that release's: ``--mindformers-version``, else the newest release in which every class the
-config names exists (a config using FP32StateAdamWeightDecay cannot be a master config:
-master no longer has it).
+that release's: ``--mindformers-version``; else the releases that hold the file
+(normalize/release_fit.py: its content, path or name), narrowed to those in which every
+class the config names exists; else, for a file no release holds, the newest release in
+which every class it names exists (a config using FP32StateAdamWeightDecay cannot be a
+master config: master no longer has it).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from cfglint.load.datacache import load_data
 from cfglint.load.mindformers_yaml import MindFormersYaml
 from cfglint.load.yamltree import get
 from cfglint.normalize.mindformers.defaults import DATA, MF_RELEASES, mf_defaults
+from cfglint.normalize.release_fit import fit_file, span
 
 # where a config names its classes, and the role of each
 _TYPED = (
@@ -63,18 +67,55 @@ def _arch_releases(doc: MindFormersYaml) -> tuple[str, list[str]] | None:
     return f"model.arch.type: {node.value}", list(entry["releases"])
 
 
+@dataclass
+class Candidates:
+    """The releases a config may belong to: those cfglint has tables for (newest first),
+    those it has none for, and why."""
+
+    tables: list[str]
+    unread: list[str] = field(default_factory=list)
+    why: str = ""
+
+    @property
+    def span(self) -> str:
+        return span("mindformers", [*self.tables, *self.unread])
+
+
+def _missing(doc: MindFormersYaml, rel: str) -> list[str]:
+    """What the config names that release ``rel`` does not have."""
+    per = load_data(DATA / "mindformers_releases.yaml")["components"]
+    own = {f"{c.name}@{c.role}": c.version for c in mf_defaults().by_name.values()}
+    missing = [w for k, w in _named(doc) if not _present(per, k, own.get(k, ""), rel)]
+    arch = _arch_releases(doc)
+    if arch is not None and rel not in arch[1]:
+        missing.append(arch[0])
+    return missing
+
+
+def fit_releases(doc: MindFormersYaml) -> Candidates:
+    """The releases that hold the file, less those lacking a class it names; for a file
+    no release holds, the newest release with every class (match_release)."""
+    fit = fit_file("mindformers", doc.path, doc.texts.get(doc.path, ""))
+    if fit is None or fit.by_name:
+        rel, why = match_release(doc)
+        return Candidates([rel] if rel else [], [], why)
+    held = [r for r in MF_RELEASES if r in fit.releases]
+    unread = [r for r in fit.releases if r not in MF_RELEASES]
+    fits = [r for r in held if not _missing(doc, r)]
+    why = fit.why
+    if fits and fits != held:
+        why += f"; of those, {span('mindformers', fits)} have every class it names"
+    elif held and not fits:
+        why += " (though cfglint's class tables lack a class it names there)"
+    return Candidates(fits or held, unread, why)
+
+
 def match_release(doc: MindFormersYaml) -> tuple[str | None, str]:
     """(release, why); (None, why) when no release has every class the config names."""
-    per = load_data(DATA / "mindformers_releases.yaml")["components"]
-    d = mf_defaults()
     named = _named(doc)
-    own = {f"{c.name}@{c.role}": c.version for c in d.by_name.values()}
     excluded: list[str] = []
-    arch = _arch_releases(doc)
     for rel in MF_RELEASES:
-        missing = [w for k, w in named if not _present(per, k, own.get(k, ""), rel)]
-        if arch is not None and rel not in arch[1]:
-            missing.append(arch[0])
+        missing = _missing(doc, rel)
         if not missing:
             why = "every class it names exists there"
             if excluded:

@@ -1,0 +1,183 @@
+"""Which releases of MindFormers or MindSpeed-LLM a file belongs to, from evidence that the
+file is in them (data/release_files.json, from ``git ls-tree`` of each release tag by
+scripts/extract_release_files.py):
+
+1. its content: the git blob id of the file equals a recorded file's at some releases (an
+   unchanged copy, wherever it lies);
+2. its path: the longest tail of the path (two components or more) that a release holds,
+   e.g. ``research/deepseek2/finetune_deepseek2_236B.yaml``;
+3. its name alone, as a file of those releases is named.
+
+The first that finds anything decides; nothing found is no evidence (None). Content and
+path say that the file is in those releases: several are a range, never a guess, and the
+caller states the defaults the candidates share and leaves the others not decided. A name
+alone says only where an edited copy came from (``Fit.by_name``): the caller says so and
+keeps its own choice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from cfglint.load.datacache import DATA_DIR
+from cfglint.model.config import Config
+from cfglint.model.values import Origin, Value, fmt
+
+PROJECTS = {"mindformers": "MindFormers", "mindspeed_llm": "MindSpeed-LLM"}
+
+
+@dataclass(frozen=True)
+class Fit:
+    project: str  # "MindFormers" | "MindSpeed-LLM"
+    releases: tuple[str, ...]  # the releases that hold the file, oldest first
+    heads: tuple[str, ...]  # development heads (after the last tag) that hold it too
+    why: str  # the evidence, in words
+    by_name: bool = False  # only the file name matched: a hint, not that the file is there
+
+    @property
+    def span(self) -> str:
+        """``v2.2.0``, ``v2.0.0-v2.2.0`` (consecutive releases) or a list."""
+        return span(self.project_key, self.releases)
+
+    @property
+    def project_key(self) -> str:
+        return next(k for k, v in PROJECTS.items() if v == self.project)
+
+
+@cache
+def release_data() -> dict[str, Any]:
+    """The recorded facts (JSON written by the script, read as is: no YAML parse)."""
+    with open(DATA_DIR / "release_files.json", encoding="utf-8") as fh:
+        data: dict[str, Any] = json.load(fh)
+    return data
+
+
+def order(project_key: str) -> list[str]:
+    """Every recorded release and head of the project, oldest first."""
+    return [r[0] for r in release_data()[project_key]["releases"]]
+
+
+def span(project_key: str, releases: tuple[str, ...] | list[str]) -> str:
+    names = order(project_key)
+    idx = sorted(names.index(r) for r in releases)
+    if not idx:
+        return "no release"
+    if len(idx) == 1:
+        return names[idx[0]]
+    if idx == list(range(idx[0], idx[-1] + 1)):
+        return f"{names[idx[0]]}-{names[idx[-1]]}"
+    return ", ".join(names[i] for i in idx)
+
+
+def blob_id(text: str) -> str:
+    """git's id of a file with this text (what ``git hash-object`` prints), 12 digits."""
+    data = text.encode("utf-8")
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()[:12]
+
+
+def _by_path(paths: dict[str, int], path: str) -> tuple[int, str]:
+    """(release mask, the evidence) of the longest recorded tail of ``path``."""
+    parts = [p for p in os.path.normpath(path).replace("\\", "/").split("/") if p]
+    for k in range(len(parts), 1, -1):
+        tail = "/".join(parts[-k:])
+        hits = [p for p in paths if p == tail or p.endswith("/" + tail)]
+        if hits:
+            mask = 0
+            for p in hits:
+                mask |= paths[p]
+            return mask, f"a file at {hits[0]}" + (
+                f" (and {len(hits) - 1} more)" if hits[1:] else ""
+            )
+    name = parts[-1] if parts else ""
+    hits = [p for p in paths if p.rsplit("/", 1)[-1] == name]
+    mask = 0
+    for p in hits:
+        mask |= paths[p]
+    return mask, f"named like {hits[0]}" if hits else ""
+
+
+def fit_file(project_key: str, path: str, text: str) -> Fit | None:
+    """The releases that hold this file, by the first evidence that finds any."""
+    data = release_data()[project_key]
+    blob = data["blobs"].get(blob_id(text))
+    if blob is not None:
+        mask, why = blob, "byte for byte a file"
+        _, where = _by_path(data["paths"], path)
+        if where:
+            # the recorded path its name or tail matches (the content decides the releases)
+            why = f"byte for byte the file at {where.split(' ', 3)[-1]}"
+    else:
+        mask, why = _by_path(data["paths"], path)
+    by_name = blob is None and why.startswith("named like")
+    if not mask:
+        return None
+    names = order(project_key)
+    heads = set(data.get("heads") or ())
+    held = [n for bit, n in enumerate(names) if mask >> bit & 1]
+    releases = tuple(n for n in held if n not in heads)
+    return Fit(
+        project=PROJECTS[project_key],
+        releases=releases,
+        heads=tuple(n for n in held if n in heads),
+        why=f"{why} of {PROJECTS[project_key]} {span(project_key, held)}",
+        by_name=by_name,
+    )
+
+
+# -- several candidate releases: keep what they agree on ----------------------------------
+def _leans_on_default(v: Value) -> bool:
+    """Whether a value is, or is derived from, a framework default (or a fact of the
+    framework's code, which cfglint states as a default too)."""
+    if v.origin is Origin.DEFAULT:
+        return True
+    return any(_leans_on_default(i) for i in v.inputs)
+
+
+def _same(a: Value | None, b: Value | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    return a.known == b.known and a.value == b.value and type(a.value) is type(b.value)
+
+
+def settle(cfgs: dict[str, Config], unread: list[str], project: str, why: str) -> Config:
+    """One config from the same file normalized at each candidate release (newest first):
+    a setting the candidates give different values is not decided, with both values and
+    where each came from; with a candidate cfglint has no tables for (``unread``), so is
+    every setting that leans on a default. The rest is the newest candidate's."""
+    names = list(cfgs)
+    base = cfgs[names[0]]
+    for path in Config.field_paths():
+        v = base.get(path)
+        if v is None:
+            continue
+        others = [(n, cfgs[n].get(path)) for n in names[1:]]
+        split = [(n, o) for n, o in others if not _same(v, o)]
+        if split:
+            n, o = split[0]
+            seen = f"{fmt(o.value) if o is not None and o.known else 'unknown'} at {n}"
+            base.set(
+                path,
+                Value.unknown(
+                    v.knob,
+                    f"the file is {why}, and {project} {names[0]} and {n} disagree on it "
+                    f"({fmt(v.value) if v.known else 'unknown'} at {names[0]}: {v.where()}; "
+                    f"{seen}): not decided",
+                    loc=v.loc,
+                ),
+            )
+        elif unread and v.known and _leans_on_default(v):
+            base.set(
+                path,
+                Value.unknown(
+                    v.knob,
+                    f"the file is {why}; cfglint has not read the defaults of {project} "
+                    f"{', '.join(unread)}, which {v.where()} rests on: not decided",
+                    loc=v.loc,
+                ),
+            )
+    return base
