@@ -33,6 +33,14 @@ RELEASES = {
 }
 
 
+# Research folders that ship their own copy of a recorded class under the same name: which
+# one a job builds depends on the folder its config comes from (--register_path). Each copy is
+# read like the recorded class, per release, under ``copies``.
+COPIES = {
+    "DeepseekV2Config@model_config_legacy": ["research/deepseek2/deepseek2_config.py"],
+}
+
+
 def git(git_dir: str, *args: str) -> str:
     return subprocess.run(
         ["git", "--git-dir", git_dir, *args], capture_output=True, text=True, check=False
@@ -126,30 +134,41 @@ def main(git_dir: str, data: str) -> dict[str, Any]:
         for rel, ref in RELEASES.items():
             commit = git(git_dir, "rev-parse", f"{ref}^{{commit}}").strip()
             name = c.get("template_class") or c["name"]
-            found = find_class(git_dir, commit, name, c.get("file", ""))
-            if found is None:
-                per[rel] = {"present": False}
-                continue
-            path, cls = found
-            got = class_defaults(cls)
-            differs, unread, absent = {}, [], []
-            for k, v in (c.get("defaults") or {}).items():
-                if k not in got:
-                    absent.append(k)
-                elif got[k] is _UNREAD:
-                    unread.append(k)
-                elif not _same(got[k], v) and v != "<required>":
-                    differs[k] = got[k]
-            entry: dict[str, Any] = {"present": True, "file": f"{path}:{cls.lineno}@{commit[:8]}"}
-            if differs:
-                entry["differs"] = differs
-            if unread:
-                entry["unread"] = unread
-            if absent:
-                entry["absent"] = absent
-            per[rel] = entry
+            per[rel] = _entry(git_dir, commit, name, c.get("file", ""), c)
+            copies = {}
+            for path in COPIES.get(key, ()):
+                got = _entry(git_dir, commit, name, path, c)
+                if got["present"]:
+                    copies[path.rsplit("/", 1)[0]] = got
+            if copies:
+                per[rel]["copies"] = copies
         out[key] = per
     return out
+
+
+def _entry(git_dir: str, commit: str, name: str, hint: str, c: dict[str, Any]) -> dict[str, Any]:
+    """The class ``name`` at ``commit`` (in ``hint``) against our recorded defaults."""
+    found = find_class(git_dir, commit, name, hint)
+    if found is None:
+        return {"present": False}
+    path, cls = found
+    got = class_defaults(cls)
+    differs, unread, absent = {}, [], []
+    for k, v in (c.get("defaults") or {}).items():
+        if k not in got:
+            absent.append(k)
+        elif got[k] is _UNREAD:
+            unread.append(k)
+        elif not _same(got[k], v) and v != "<required>":
+            differs[k] = got[k]
+    entry: dict[str, Any] = {"present": True, "file": f"{path}:{cls.lineno}@{commit[:8]}"}
+    if differs:
+        entry["differs"] = differs
+    if unread:
+        entry["unread"] = unread
+    if absent:
+        entry["absent"] = absent
+    return entry
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ Reads bare mirrors with git (nothing imported or run):
   its content wherever it lies;
 - MindSpeed-LLM ``args_differ``: for each release, the argument dests whose default there
   is not the one the release of cfglint's argument table (v26.1.0) gives, or is not a
-  literal at one of them. Each release's parser is Megatron-LM at the pinned core release,
+  literal at one of them, with the default there. Each release's parser is Megatron-LM at the pinned core release,
   then MindSpeed (core) at its paired tag, then MindSpeed-LLM's own ``add_argument`` calls:
   a later layer's definition of a dest replaces an earlier one's; a dest defined twice in
   one layer with different defaults is not a literal there.
@@ -61,6 +61,7 @@ MSL_RELEASES = [
 MSL_HEADS = [("master", "c77308a1")]
 TABLE_RELEASE = "v26.1.0"
 UNREAD = "<not a literal>"
+UNDEFINED = "<no such argument>"
 
 
 def git(git_dir: str, *args: str) -> str:
@@ -175,24 +176,34 @@ def parser_defaults(msl: str, ms: str, meg: str, rel: tuple[str, str, str, str])
     return out
 
 
-def args_differ(msl: str, ms: str, meg: str) -> dict[str, list[str]]:
+def _json(v: Any) -> Any:
+    """A default as JSON holds it (tuples as lists; sets and other objects: not a literal)."""
+    if isinstance(v, (tuple, list)):
+        return [_json(x) for x in v]
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    return UNREAD
+
+
+def args_differ(msl: str, ms: str, meg: str) -> dict[str, dict[str, Any]]:
+    """Per release: dest -> its default there, for the dests whose default is not the
+    table release's (UNDEFINED: that release's parser has no such argument); for the table
+    release itself, the dests whose default is not a literal."""
     per = {r[0]: parser_defaults(msl, ms, meg, r) for r in MSL_RELEASES}
     table = per[TABLE_RELEASE]
-    out = {}
+    out: dict[str, dict[str, Any]] = {}
     for name, got in per.items():
         if name == TABLE_RELEASE:
             continue
-        diff = [
-            dest
+        out[name] = {
+            dest: _json(got[dest]) if dest in got else UNDEFINED
             for dest in sorted(set(table) | set(got))
             if dest not in got
             or dest not in table
-            or got[dest] == UNREAD
-            or table[dest] == UNREAD
-            or got[dest] != table[dest]
-        ]
-        out[name] = diff
-    out[TABLE_RELEASE] = sorted(d for d, v in table.items() if v == UNREAD)
+            or UNREAD in (got[dest], table[dest])
+            or _json(got[dest]) != _json(table[dest])
+        }
+    out[TABLE_RELEASE] = {d: UNREAD for d, v in sorted(table.items()) if v == UNREAD}
     return out
 
 

@@ -63,7 +63,9 @@ def common_inputs(p: argparse.ArgumentParser) -> None:
         "--mindformers-version",
         choices=list(MF_RELEASES),
         help="the MindFormers release the config is for, whose defaults apply (default: the "
-        "newest release in which every class the config names exists)",
+        "releases that hold the file, by content or path; what they disagree on is not "
+        "decided. For a file no release holds: the newest release in which every class the "
+        "config names exists)",
     )
     p.add_argument(
         "--megatron-version",

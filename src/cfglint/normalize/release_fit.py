@@ -38,6 +38,9 @@ class Fit:
     heads: tuple[str, ...]  # development heads (after the last tag) that hold it too
     why: str  # the evidence, in words
     by_name: bool = False  # only the file name matched: a hint, not that the file is there
+    # the recorded path whose tail the file's path is (two components or more), "" if none:
+    # where in the release the file lies (a research folder's own classes)
+    path: str = ""
 
     @property
     def span(self) -> str:
@@ -81,7 +84,8 @@ def blob_id(text: str) -> str:
 
 
 def _by_path(paths: dict[str, int], path: str) -> tuple[int, str]:
-    """(release mask, the evidence) of the longest recorded tail of ``path``."""
+    """(release mask, the evidence) of the longest recorded tail of ``path``: "a file at
+    P ..." for a tail of two components or more, "named like P" for the name alone."""
     parts = [p for p in os.path.normpath(path).replace("\\", "/").split("/") if p]
     for k in range(len(parts), 1, -1):
         tail = "/".join(parts[-k:])
@@ -105,6 +109,7 @@ def fit_file(project_key: str, path: str, text: str) -> Fit | None:
     """The releases that hold this file, by the first evidence that finds any."""
     data = release_data()[project_key]
     blob = data["blobs"].get(blob_id(text))
+    where = ""
     if blob is not None:
         mask, why = blob, "byte for byte a file"
         _, where = _by_path(data["paths"], path)
@@ -114,6 +119,8 @@ def fit_file(project_key: str, path: str, text: str) -> Fit | None:
     else:
         mask, why = _by_path(data["paths"], path)
     by_name = blob is None and why.startswith("named like")
+    at = where if blob is not None else why
+    found = at.split(" ")[3] if at.startswith("a file at") else ""
     if not mask:
         return None
     names = order(project_key)
@@ -126,6 +133,7 @@ def fit_file(project_key: str, path: str, text: str) -> Fit | None:
         heads=tuple(n for n in held if n in heads),
         why=f"{why} of {PROJECTS[project_key]} {span(project_key, held)}",
         by_name=by_name,
+        path=found,
     )
 
 
@@ -144,7 +152,9 @@ def _same(a: Value | None, b: Value | None) -> bool:
     return a.known == b.known and a.value == b.value and type(a.value) is type(b.value)
 
 
-def settle(cfgs: dict[str, Config], unread: list[str], project: str, why: str) -> Config:
+def settle(
+    cfgs: dict[str, Config], unread: list[str], project: str, why: str, hint: str = ""
+) -> Config:
     """One config from the same file normalized at each candidate release (newest first):
     a setting the candidates give different values is not decided, with both values and
     where each came from; with a candidate cfglint has no tables for (``unread``), so is
@@ -166,7 +176,7 @@ def settle(cfgs: dict[str, Config], unread: list[str], project: str, why: str) -
                     v.knob,
                     f"the file is {why}, and {project} {names[0]} and {n} disagree on it "
                     f"({fmt(v.value) if v.known else 'unknown'} at {names[0]}: {v.where()}; "
-                    f"{seen}): not decided",
+                    f"{seen}): not decided{hint}",
                     loc=v.loc,
                 ),
             )
@@ -175,8 +185,8 @@ def settle(cfgs: dict[str, Config], unread: list[str], project: str, why: str) -
                 path,
                 Value.unknown(
                     v.knob,
-                    f"the file is {why}; cfglint has not read the defaults of {project} "
-                    f"{', '.join(unread)}, which {v.where()} rests on: not decided",
+                    f"the file is {why}; it rests on {v.where()}, and cfglint has not read "
+                    f"the defaults of {project} {', '.join(unread)}: not decided{hint}",
                     loc=v.loc,
                 ),
             )

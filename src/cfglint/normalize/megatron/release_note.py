@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 
+from cfglint.model.values import fmt
 from cfglint.normalize.megatron.input import MegatronInput
 from cfglint.normalize.release_fit import Fit, fit_file, release_data
 
@@ -31,20 +32,25 @@ def release_gaps(m: MegatronInput, fit: Fit) -> dict[str, str]:
     if not others or fit.by_name:
         return {}
     differ: dict[str, list[str]] = {}
-    for rel in others:
-        for dest in data["args_differ"].get(rel, ()):
-            differ.setdefault(dest, []).append(rel)
-    for dest in data["args_differ"].get(table, ()):
-        differ.setdefault(dest, []).append(table)
+    for rel in [*others, table]:
+        for dest, value in data["args_differ"].get(rel, {}).items():
+            differ.setdefault(dest, []).append(f"{_shown(value)} in {rel}")
     name = os.path.basename(m.path)
     return {
         dest: (
-            f"not set in {name}, which is {fit.why}; the parser of {', '.join(rels)} gives it "
-            f"another default than {table}'s (cfglint's table), or none that is a literal "
-            "(data/release_files.json): not decided"
+            f"not set in {name}, which is {fit.why}; its default there is not the one of "
+            f"cfglint's table ({table}): {'; '.join(seen)} (data/release_files.json): not "
+            "decided"
         )
-        for dest, rels in differ.items()
+        for dest, seen in differ.items()
     }
+
+
+def _shown(value: object) -> str:
+    """A recorded default in words (the markers are already words)."""
+    if isinstance(value, str) and value.startswith("<"):
+        return value.strip("<>")
+    return fmt(value)
 
 
 def release_note(m: MegatronInput, fit: Fit, gaps: dict[str, str]) -> str | None:

@@ -44,20 +44,31 @@ def load_mindformers(path: str, version: str | None = None) -> Config:
     if version:
         return _build(doc, version, "--mindformers-version")
     cands = fit_releases(doc)
-    if len(cands.tables) <= 1 and not cands.unread:
-        return _build(doc, cands.tables[0] if cands.tables else None, cands.why)
+    builds = cands.builds()
+    if len(builds) == 1 and not cands.unread:
+        rel, copy = builds[0]
+        return _build(doc, rel, cands.why, copy=copy)
     cfgs = {
-        rel or "each class's own release": _build(doc, rel, cands.why, cands.span)
-        for rel in cands.tables or [None]
+        " ".join(filter(None, (rel or "each class's own release", copy))): _build(
+            doc, rel, cands.why, cands.table_span, copy
+        )
+        for rel, copy in builds
     }
-    cfg = settle(cfgs, cands.unread, "MindFormers", cands.why)
+    hint = " (--mindformers-version names the release the job runs)"
+    cfg = settle(cfgs, cands.unread, "MindFormers", cands.why, hint)
     cfg.dialect = f"MindFormers {cands.span} ({cands.why})"
     return cfg
 
 
-def _build(doc: MindFormersYaml, release: str | None, why: str, shown: str | None = None) -> Config:
+def _build(
+    doc: MindFormersYaml,
+    release: str | None,
+    why: str,
+    shown: str | None = None,
+    copy: str | None = None,
+) -> Config:
     path = doc.path
-    view = MFView(doc, mf_defaults(release, shown))
+    view = MFView(doc, mf_defaults(release, shown, copy))
     cfg = Config.create(
         side="mindformers",
         path=path,

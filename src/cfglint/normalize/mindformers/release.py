@@ -51,7 +51,30 @@ def _present(per: dict[str, Any], key: str, own: str, release: str) -> bool:
     if own == release:
         return True
     entry = (per.get(key) or {}).get(release)
-    return bool(entry and entry.get("present"))
+    return bool(entry and (entry.get("present") or entry.get("copies")))
+
+
+def _copies(doc: MindFormersYaml, release: str, path: str) -> list[str | None]:
+    """Which copies of the config's classes a job at ``release`` may build: the research
+    folder the file lies in, where it ships its own copy (None: the recorded class); all of
+    them when nothing says which folder the job registers."""
+    per = load_data(DATA / "mindformers_releases.yaml")["components"]
+    d = mf_defaults()
+    for key, _ in _named(doc):
+        entry = (per.get(key) or {}).get(release) or {}
+        copies = list(entry.get("copies") or ())
+        if not copies:
+            continue
+        name, role = key.split("@")
+        comp = d.get(name, role)
+        home = str(comp.raw.get("file", "")).rsplit("/", 1)[0] if comp else ""
+        mine = [c for c in copies if path.startswith(c + "/")]
+        if mine:
+            return [mine[0]]
+        if entry.get("present") and (not path or path.startswith(home + "/")):
+            return [None] if path else [None, *copies]
+        return ([None] if entry.get("present") else []) + copies
+    return [None]
 
 
 def _arch_releases(doc: MindFormersYaml) -> tuple[str, list[str]] | None:
@@ -75,10 +98,23 @@ class Candidates:
     tables: list[str]
     unread: list[str] = field(default_factory=list)
     why: str = ""
+    # release -> the research copies of the config's classes a job there may build
+    copies: dict[str, list[str | None]] = field(default_factory=dict)
+
+    def builds(self) -> list[tuple[str | None, str | None]]:
+        """(release, research copy) to read the config at: every candidate."""
+        if not self.tables:
+            return [(None, None)]
+        return [(r, c) for r in self.tables for c in self.copies.get(r, [None])]
 
     @property
     def span(self) -> str:
         return span("mindformers", [*self.tables, *self.unread])
+
+    @property
+    def table_span(self) -> str | None:
+        """The candidates cfglint has tables for, as the defaults' label names them."""
+        return span("mindformers", self.tables) if self.tables else None
 
 
 def _missing(doc: MindFormersYaml, rel: str) -> list[str]:
@@ -98,7 +134,9 @@ def fit_releases(doc: MindFormersYaml) -> Candidates:
     fit = fit_file("mindformers", doc.path, doc.texts.get(doc.path, ""))
     if fit is None or fit.by_name:
         rel, why = match_release(doc)
-        return Candidates([rel] if rel else [], [], why)
+        if rel is None:
+            return Candidates([], [], why)
+        return Candidates([rel], [], why, {rel: _copies(doc, rel, "")})
     held = [r for r in MF_RELEASES if r in fit.releases]
     unread = [r for r in fit.releases if r not in MF_RELEASES]
     fits = [r for r in held if not _missing(doc, r)]
@@ -107,7 +145,8 @@ def fit_releases(doc: MindFormersYaml) -> Candidates:
         why += f"; of those, {span('mindformers', fits)} have every class it names"
     elif held and not fits:
         why += " (though cfglint's class tables lack a class it names there)"
-    return Candidates(fits or held, unread, why)
+    tables = fits or held
+    return Candidates(tables, unread, why, {r: _copies(doc, r, fit.path) for r in tables})
 
 
 def match_release(doc: MindFormersYaml) -> tuple[str | None, str]:
