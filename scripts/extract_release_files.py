@@ -11,8 +11,9 @@ Reads bare mirrors with git (nothing imported or run):
   its content wherever it lies;
 - MindSpeed-LLM ``args_differ``: for each release, the argument dests whose default there
   is not the one the release of cfglint's argument table (v26.1.0) gives, or is not a
-  literal at one of them, with the default there. Each release's parser is Megatron-LM at the pinned core release,
-  then MindSpeed (core) at its paired tag, then MindSpeed-LLM's own ``add_argument`` calls:
+  literal at one of them, with the default there. Each release's parser is Megatron-LM at
+  the pinned core release, then MindSpeed (core) at its paired tag, then MindSpeed-LLM's own
+  ``add_argument`` calls:
   a later layer's definition of a dest replaces an earlier one's; a dest defined twice in
   one layer with different defaults is not a literal there.
 

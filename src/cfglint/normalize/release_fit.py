@@ -174,7 +174,7 @@ def settle(
                 path,
                 Value.unknown(
                     v.knob,
-                    f"the file is {why}, and {project} {names[0]} and {n} disagree on it "
+                    f"{why}: {project} {names[0]} and {n} disagree on it "
                     f"({fmt(v.value) if v.known else 'unknown'} at {names[0]}: {v.where()}; "
                     f"{seen}): not decided{hint}",
                     loc=v.loc,
@@ -185,7 +185,7 @@ def settle(
                 path,
                 Value.unknown(
                     v.knob,
-                    f"the file is {why}; it rests on {v.where()}, and cfglint has not read "
+                    f"{why}: it rests on {v.where()}, and cfglint has not read "
                     f"the defaults of {project} {', '.join(unread)}: not decided{hint}",
                     loc=v.loc,
                 ),

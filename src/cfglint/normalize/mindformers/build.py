@@ -41,9 +41,7 @@ def load_mindformers(path: str, version: str | None = None) -> Config:
     else the releases that hold the file (release.fit_releases). Read at each of several
     candidate releases, what they disagree on is not decided (release_fit.settle)."""
     doc = load_mindformers_yaml(path)
-    if version:
-        return _build(doc, version, "--mindformers-version")
-    cands = fit_releases(doc)
+    cands = fit_releases(doc, version)
     builds = cands.builds()
     if len(builds) == 1 and not cands.unread:
         rel, copy = builds[0]

@@ -128,10 +128,16 @@ def _missing(doc: MindFormersYaml, rel: str) -> list[str]:
     return missing
 
 
-def fit_releases(doc: MindFormersYaml) -> Candidates:
+def fit_releases(doc: MindFormersYaml, version: str | None = None) -> Candidates:
     """The releases that hold the file, less those lacking a class it names; for a file
-    no release holds, the newest release with every class (match_release)."""
+    no release holds, the newest release with every class (match_release); ``version``
+    (--mindformers-version) when given."""
     fit = fit_file("mindformers", doc.path, doc.texts.get(doc.path, ""))
+    if version:
+        folder = fit.path if fit is not None else ""
+        return Candidates(
+            [version], [], "--mindformers-version", {version: _copies(doc, version, folder)}
+        )
     if fit is None or fit.by_name:
         rel, why = match_release(doc)
         if rel is None:
