@@ -170,3 +170,25 @@ def test_a_script_of_older_releases_gets_the_table_default_only_where_they_agree
     plain = load_megatron(str(mine))
     normalize_megatron(plain)
     assert plain.arg("rope_scaling_factor").value == 8.0
+
+
+def test_a_config_in_a_research_folder_belongs_to_the_releases_that_ship_the_folder(
+    tmp_path: Path,
+) -> None:
+    """research/deepseek2/train_deepseek2_236B.yaml (mindformers @ 1f28e204, renamed before
+    v1.3.0) is in no release; its folder, whose model classes the job registers, is in
+    v1.3.0-v1.5.0 only. Before: labelled master, which has no research/deepseek2."""
+    folder = tmp_path / "research" / "deepseek2"
+    folder.mkdir(parents=True)
+    train = folder / "train_deepseek2_236B.yaml"
+    train.write_text(DS2_MF.read_text())
+    cfg = load_mindformers(str(train))
+    assert cfg.dialect.startswith(
+        "MindFormers v1.3.0-v1.5.0 (a file in research/deepseek2, a folder of MindFormers"
+    )
+    assert "research/deepseek2/deepseek2_config.py" in cfg.defaults_from
+    # a configs/ folder holds no code: no evidence from it
+    other = tmp_path / "configs" / "llama2"
+    other.mkdir(parents=True)
+    (other / "mine.yaml").write_text(DS2_MF.read_text())
+    assert fit_file("mindformers", str(other / "mine.yaml"), DS2_MF.read_text()) is None

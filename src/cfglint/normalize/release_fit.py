@@ -22,13 +22,18 @@ import json
 import os
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from cfglint.load.datacache import DATA_DIR
 from cfglint.model.config import Config
 from cfglint.model.values import Origin, Value, fmt
 
 PROJECTS = {"mindformers": "MindFormers", "mindspeed_llm": "MindSpeed-LLM"}
+# folders whose subfolders hold the code a file there runs with: a MindFormers research
+# config registers the model classes of its own folder (--register_path research/X), so a
+# file in research/X belongs to a release that ships research/X even when no release holds
+# the file itself
+CODE_FOLDERS = {"mindformers": "research"}
 
 
 @dataclass(frozen=True)
@@ -83,57 +88,81 @@ def blob_id(text: str) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()[:12]
 
 
-def _by_path(paths: dict[str, int], path: str) -> tuple[int, str]:
-    """(release mask, the evidence) of the longest recorded tail of ``path``: "a file at
-    P ..." for a tail of two components or more, "named like P" for the name alone."""
-    parts = [p for p in os.path.normpath(path).replace("\\", "/").split("/") if p]
+class _Found(NamedTuple):
+    mask: int  # the releases, as bits of order()
+    why: str  # the evidence in words, before "of <project> <releases>"
+    path: str = ""  # the recorded path the file's path ends with (where it lies there)
+    by_name: bool = False
+
+
+def _parts(path: str) -> list[str]:
+    return [p for p in os.path.normpath(path).replace("\\", "/").split("/") if p]
+
+
+def _union(paths: dict[str, int], hits: list[str]) -> int:
+    mask = 0
+    for p in hits:
+        mask |= paths[p]
+    return mask
+
+
+def _by_path(paths: dict[str, int], path: str) -> _Found | None:
+    """The longest recorded tail of ``path`` (two components or more), else its name."""
+    parts = _parts(path)
     for k in range(len(parts), 1, -1):
         tail = "/".join(parts[-k:])
         hits = [p for p in paths if p == tail or p.endswith("/" + tail)]
         if hits:
-            mask = 0
-            for p in hits:
-                mask |= paths[p]
-            return mask, f"a file at {hits[0]}" + (
-                f" (and {len(hits) - 1} more)" if hits[1:] else ""
-            )
-    name = parts[-1] if parts else ""
-    hits = [p for p in paths if p.rsplit("/", 1)[-1] == name]
-    mask = 0
-    for p in hits:
-        mask |= paths[p]
-    return mask, f"named like {hits[0]}" if hits else ""
+            more = f" (and {len(hits) - 1} more)" if hits[1:] else ""
+            return _Found(_union(paths, hits), f"a file at {hits[0]}{more}", hits[0])
+    hits = [p for p in paths if parts and p.rsplit("/", 1)[-1] == parts[-1]]
+    if not hits:
+        return None
+    return _Found(_union(paths, hits), f"named like {hits[0]}", by_name=True)
+
+
+def _by_folder(project_key: str, paths: dict[str, int], path: str) -> _Found | None:
+    """The code folder the file lies in (CODE_FOLDERS), when releases ship that folder."""
+    top = CODE_FOLDERS.get(project_key)
+    parts = _parts(path)
+    at = [i for i, p in enumerate(parts[:-2]) if p == top]
+    if not at:
+        return None
+    folder = f"{top}/{parts[at[-1] + 1]}"
+    mask = _union(paths, [p for p in paths if p.startswith(folder + "/")])
+    # the path it has in that folder says which research copy of a class it builds
+    return _Found(mask, f"a file in {folder}, a folder", f"{folder}/{parts[-1]}") if mask else None
+
+
+def _evidence(project_key: str, path: str, text: str) -> _Found | None:
+    paths = release_data()[project_key]["paths"]
+    blob = release_data()[project_key]["blobs"].get(blob_id(text))
+    named = _by_path(paths, path)
+    if blob is not None:
+        if named is None:
+            return _Found(blob, "byte for byte a file")
+        # the recorded path its tail or name matches; the content decides the releases
+        where = named.why.split(" ", 3)[-1] if not named.by_name else named.why.split(" ", 2)[-1]
+        return _Found(blob, f"byte for byte the file at {where}", named.path)
+    if named is None or named.by_name:
+        return _by_folder(project_key, paths, path) or named
+    return named
 
 
 def fit_file(project_key: str, path: str, text: str) -> Fit | None:
     """The releases that hold this file, by the first evidence that finds any."""
-    data = release_data()[project_key]
-    blob = data["blobs"].get(blob_id(text))
-    where = ""
-    if blob is not None:
-        mask, why = blob, "byte for byte a file"
-        _, where = _by_path(data["paths"], path)
-        if where:
-            # the recorded path its name or tail matches (the content decides the releases)
-            why = f"byte for byte the file at {where.split(' ', 3)[-1]}"
-    else:
-        mask, why = _by_path(data["paths"], path)
-    by_name = blob is None and why.startswith("named like")
-    at = where if blob is not None else why
-    found = at.split(" ")[3] if at.startswith("a file at") else ""
-    if not mask:
+    found = _evidence(project_key, path, text)
+    if found is None or not found.mask:
         return None
-    names = order(project_key)
-    heads = set(data.get("heads") or ())
-    held = [n for bit, n in enumerate(names) if mask >> bit & 1]
-    releases = tuple(n for n in held if n not in heads)
+    heads = set(release_data()[project_key].get("heads") or ())
+    held = [n for bit, n in enumerate(order(project_key)) if found.mask >> bit & 1]
     return Fit(
         project=PROJECTS[project_key],
-        releases=releases,
+        releases=tuple(n for n in held if n not in heads),
         heads=tuple(n for n in held if n in heads),
-        why=f"{why} of {PROJECTS[project_key]} {span(project_key, held)}",
-        by_name=by_name,
-        path=found,
+        why=f"{found.why} of {PROJECTS[project_key]} {span(project_key, held)}",
+        by_name=found.by_name,
+        path=found.path,
     )
 
 
