@@ -181,35 +181,46 @@ def _same(a: Value | None, b: Value | None) -> bool:
     return a.known == b.known and a.value == b.value and type(a.value) is type(b.value)
 
 
+def _said(v: Value | None, release: str, why_empty: str) -> str:
+    """A candidate's value in words, for the reason a setting is not decided."""
+    if v is None:
+        return f"none at {release}" + (f" ({why_empty})" if why_empty else "")
+    if not v.known:
+        return f"unknown at {release}"
+    return f"{fmt(v.value)} at {release}: {v.where()}"
+
+
 def settle(
     cfgs: dict[str, Config], unread: list[str], project: str, why: str, hint: str = ""
 ) -> Config:
     """One config from the same file normalized at each candidate release (newest first):
-    a setting the candidates give different values is not decided, with both values and
-    where each came from; with a candidate cfglint has no tables for (``unread``), so is
-    every setting that leans on a default. The rest is the newest candidate's."""
+    a setting the candidates give different values (or one gives none) is not decided, with
+    each value and where it came from; with a candidate cfglint has no tables for
+    (``unread``), so is every setting that leans on a default. The rest is the newest
+    candidate's."""
     names = list(cfgs)
     base = cfgs[names[0]]
     for path in Config.field_paths():
+        got = [(n, cfgs[n].get(path)) for n in names]
         v = base.get(path)
-        if v is None:
-            continue
-        others = [(n, cfgs[n].get(path)) for n in names[1:]]
-        split = [(n, o) for n, o in others if not _same(v, o)]
+        split = [(n, o) for n, o in got[1:] if not _same(v, o)]
         if split:
             n, o = split[0]
-            seen = f"{fmt(o.value) if o is not None and o.known else 'unknown'} at {n}"
+            knob = next(x.knob for _, x in got if x is not None)
+            said = [
+                _said(x, r, cfgs[r].not_applicable.get(path, ""))
+                for r, x in ((names[0], v), (n, o))
+            ]
             base.set(
                 path,
                 Value.unknown(
-                    v.knob,
-                    f"{why}: {project} {names[0]} and {n} disagree on it "
-                    f"({fmt(v.value) if v.known else 'unknown'} at {names[0]}: {v.where()}; "
-                    f"{seen}): not decided{hint}",
-                    loc=v.loc,
+                    knob,
+                    f"{why}: {project} {names[0]} and {n} disagree on it ({'; '.join(said)}): "
+                    f"not decided{hint}",
                 ),
             )
-        elif unread and v.known and _leans_on_default(v):
+            base.not_applicable.pop(path, None)
+        elif unread and v is not None and v.known and _leans_on_default(v):
             base.set(
                 path,
                 Value.unknown(

@@ -52,7 +52,8 @@ def load_mindformers(path: str, version: str | None = None) -> Config:
         )
         for rel, copy in builds
     }
-    hint = " (--mindformers-version names the release the job runs)"
+    # what is left open by a given release is which research copy the job registers
+    hint = "" if version else " (--mindformers-version names the release the job runs)"
     cfg = settle(cfgs, cands.unread, "MindFormers", cands.why, hint)
     cfg.dialect = f"MindFormers {cands.span} ({cands.why})"
     return cfg
