@@ -192,3 +192,20 @@ def test_a_config_in_a_research_folder_belongs_to_the_releases_that_ship_the_fol
     other.mkdir(parents=True)
     (other / "mine.yaml").write_text(DS2_MF.read_text())
     assert fit_file("mindformers", str(other / "mine.yaml"), DS2_MF.read_text()) is None
+
+
+def test_a_setting_one_candidate_has_no_switch_for_is_not_decided(tmp_path: Path) -> None:
+    """Whichever candidate comes first: research/deepseek2's copy leaves fused RoPE empty (no
+    switch), research/deepseek3's gives false; the merged setting is not decided either way."""
+    from cfglint.load.mindformers_yaml import load_mindformers_yaml
+    from cfglint.normalize.mindformers.build import read_at_release
+    from cfglint.normalize.release_fit import settle
+
+    mine = tmp_path / "mine.yaml"
+    mine.write_text(DS2_MF.read_text())
+    doc = load_mindformers_yaml(str(mine))
+    for order in (("research/deepseek2", None), (None, "research/deepseek2")):
+        cfgs = {f"v1.5.0 {c}": read_at_release(doc, "v1.5.0", "test", copy=c) for c in order}
+        got = settle(cfgs, [], "MindFormers", "test").structure.fused_rope
+        assert got is not None and not got.known and "disagree" in got.detail
+        assert "false at" in got.detail and "none at" in got.detail

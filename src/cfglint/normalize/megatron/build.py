@@ -44,6 +44,8 @@ def normalize_megatron(m: MegatronInput) -> Config:
     fit = script_fit(m)
     if fit is not None:
         m.release_gaps = release_gaps(m, fit)
+        if m.release_gaps:
+            m.release_span = f"{fit.project} {fit.span}"
         note = release_note(m, fit, m.release_gaps)
         if note is not None:
             cfg.warnings.append(note)

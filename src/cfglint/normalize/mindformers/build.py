@@ -45,9 +45,9 @@ def load_mindformers(path: str, version: str | None = None) -> Config:
     builds = cands.builds()
     if len(builds) == 1 and not cands.unread:
         rel, copy = builds[0]
-        return _build(doc, rel, cands.why, copy=copy)
+        return read_at_release(doc, rel, cands.why, copy=copy)
     cfgs = {
-        " ".join(filter(None, (rel or "each class's own release", copy))): _build(
+        " ".join(filter(None, (rel or "each class's own release", copy))): read_at_release(
             doc, rel, cands.why, cands.table_span, copy
         )
         for rel, copy in builds
@@ -59,13 +59,15 @@ def load_mindformers(path: str, version: str | None = None) -> Config:
     return cfg
 
 
-def _build(
+def read_at_release(
     doc: MindFormersYaml,
     release: str | None,
     why: str,
     shown: str | None = None,
     copy: str | None = None,
 ) -> Config:
+    """The config normalized with ``release``'s defaults (``copy``: the research folder
+    whose own copy of its classes the job builds), labelled ``shown`` when given."""
     path = doc.path
     view = MFView(doc, mf_defaults(release, shown, copy))
     cfg = Config.create(
