@@ -21,7 +21,7 @@ Releases are encoded as bit masks over ``releases`` (oldest first); ``heads`` ar
 development heads recorded after the last tag, never release candidates themselves.
 
     python scripts/extract_release_files.py MF_GIT MSL_GIT MINDSPEED_GIT MEGATRON_GIT \
-        > src/cfglint/data/release_files.json
+        > src/cfglint/data/release_files.json      (from the repository root)
 """
 
 from __future__ import annotations
@@ -32,6 +32,8 @@ import re
 import subprocess
 import sys
 from typing import Any
+
+import yaml
 
 # (release, ref) oldest first: the tags of each project (versions.yaml records the commits)
 MF_RELEASES = [
@@ -51,6 +53,10 @@ MF_RELEASES = [
 # MindSpeed-LLM tag, MindSpeed (core) tag it pairs with, Megatron-LM ref it pins
 # (versions.yaml mindspeed_llm rows; 26.1.0's MindSpeed commit as data/mindspeed_llm.yaml)
 MSL_RELEASES = [
+    # ModelLink's release candidates: RC1 ran on a Megatron-LM commit with no MindSpeed pinned
+    ("v1.0.RC1.0", "v1.0.RC1.0", None, "bcce6f54e075e3c3374ea67adefe54f3f2da2b07"),
+    ("v1.0.RC2.0", "v1.0.RC2.0", "2b0edd216fee2deceab57439488a108d721683ff", "core_r0.6.0"),
+    ("v1.0.RC3.0", "v1.0.RC3.0", "4ea42a239e2dce1b3c869a4c75789c84ed35aee9", "core_r0.6.0"),
     ("v1.0.0", "v1.0.0", "v1.0.0_core_r0.6.0", "core_r0.6.0"),
     ("v2.0.0", "v2.0.0", "v2.0.0_core_r0.8.0", "core_r0.8.0"),
     ("v2.1.0", "v2.1.0", "v2.1.0_core_r0.8.0", "core_r0.8.0"),
@@ -169,10 +175,15 @@ def layer_defaults(git_dir: str, commit: str, folders: list[str]) -> dict[str, A
     return out
 
 
-def parser_defaults(msl: str, ms: str, meg: str, rel: tuple[str, str, str, str]) -> dict[str, Any]:
+def parser_defaults(
+    msl: str, ms: str, meg: str, rel: tuple[str, str, str | None, str]
+) -> dict[str, Any]:
     _, msl_ref, ms_ref, meg_ref = rel
-    out = layer_defaults(meg, commit_of(meg, meg_ref), ["megatron/training/arguments.py"])
-    out.update(layer_defaults(ms, commit_of(ms, ms_ref), ["mindspeed"]))
+    # megatron/arguments.py before the training/ folder existed (the RC1 commit)
+    files = ["megatron/training/arguments.py", "megatron/arguments.py"]
+    out = layer_defaults(meg, commit_of(meg, meg_ref), files)
+    if ms_ref is not None:
+        out.update(layer_defaults(ms, commit_of(ms, ms_ref), ["mindspeed"]))
     out.update(layer_defaults(msl, commit_of(msl, msl_ref), ["mindspeed_llm", "modellink"]))
     return out
 
@@ -186,25 +197,36 @@ def _json(v: Any) -> Any:
     return UNREAD
 
 
+def known_dests() -> set[str]:
+    """The dests of cfglint's MindSpeed-LLM table (and the Megatron-LM release under it):
+    only their defaults are ever stated, so only they are recorded."""
+    out: set[str] = set()
+    for name in ("mindspeed_llm.yaml", "megatron_lm_core_v0.12.1.yaml"):
+        with open(f"src/cfglint/data/{name}", encoding="utf-8") as fh:
+            out |= {e["dest"] for e in yaml.safe_load(fh)["args"]}
+    return out
+
+
 def args_differ(msl: str, ms: str, meg: str) -> dict[str, dict[str, Any]]:
-    """Per release: dest -> its default there, for the dests whose default is not the
-    table release's (UNDEFINED: that release's parser has no such argument); for the table
-    release itself, the dests whose default is not a literal."""
+    """Per release: dest -> its default there, for the dests of cfglint's table whose
+    default is not the table release's (UNDEFINED: that release's parser has no such
+    argument); for the table release itself, the dests whose default is not a literal."""
     per = {r[0]: parser_defaults(msl, ms, meg, r) for r in MSL_RELEASES}
     table = per[TABLE_RELEASE]
+    known = known_dests()
     out: dict[str, dict[str, Any]] = {}
     for name, got in per.items():
         if name == TABLE_RELEASE:
             continue
         out[name] = {
             dest: _json(got[dest]) if dest in got else UNDEFINED
-            for dest in sorted(set(table) | set(got))
+            for dest in sorted(known)
             if dest not in got
             or dest not in table
             or UNREAD in (got[dest], table[dest])
             or _json(got[dest]) != _json(table[dest])
         }
-    out[TABLE_RELEASE] = {d: UNREAD for d, v in sorted(table.items()) if v == UNREAD}
+    out[TABLE_RELEASE] = {d: UNREAD for d, v in sorted(table.items()) if v == UNREAD and d in known}
     return out
 
 
@@ -213,7 +235,9 @@ def main(mf: str, msl: str, ms: str, meg: str) -> dict[str, Any]:
     spd = files(msl, refs, _msl_script)
     spd["heads"] = [h[0] for h in MSL_HEADS]
     spd["table_release"] = TABLE_RELEASE
-    spd["parsers"] = {r[0]: {"mindspeed": r[2][:20], "megatron": r[3]} for r in MSL_RELEASES}
+    spd["parsers"] = {
+        r[0]: {"mindspeed": (r[2] or "none")[:20], "megatron": r[3][:20]} for r in MSL_RELEASES
+    }
     spd["args_differ"] = args_differ(msl, ms, meg)
     return {
         "generated_by": "scripts/extract_release_files.py",
