@@ -11,11 +11,12 @@ Reads bare mirrors with git (nothing imported or run):
   its content wherever it lies;
 - MindSpeed-LLM ``args_differ``: for each release, the argument dests whose default there
   is not the one the release of cfglint's argument table (v26.1.0) gives, or is not a
-  literal at one of them, with the default there. Each release's parser is Megatron-LM at
-  the pinned core release, then MindSpeed (core) at its paired tag, then MindSpeed-LLM's own
-  ``add_argument`` calls:
-  a later layer's definition of a dest replaces an earlier one's; a dest defined twice in
-  one layer with different defaults is not a literal there.
+  literal at one of them, with the default there; for v26.1.0 itself, the dests whose
+  default this reading does not confirm against cfglint's table. Each release's parser is
+  Megatron-LM at the pinned core release, then MindSpeed (core) at its paired tag, then
+  MindSpeed-LLM's own ``add_argument`` calls: a later layer's definition of a dest replaces
+  an earlier one's; a dest defined twice in one layer with different defaults is not a
+  literal there.
 
 Releases are encoded as bit masks over ``releases`` (oldest first); ``heads`` are
 development heads recorded after the last tag, never release candidates themselves.
@@ -197,13 +198,16 @@ def _json(v: Any) -> Any:
     return UNREAD
 
 
-def known_dests() -> set[str]:
-    """The dests of cfglint's MindSpeed-LLM table (and the Megatron-LM release under it):
-    only their defaults are ever stated, so only they are recorded."""
-    out: set[str] = set()
-    for name in ("mindspeed_llm.yaml", "megatron_lm_core_v0.12.1.yaml"):
+def stated_defaults() -> dict[str, Any]:
+    """dest -> the default cfglint's MindSpeed-LLM table states (MindSpeed-LLM's entry over
+    the Megatron-LM release under it): only these are ever stated, so only they are
+    recorded."""
+    out: dict[str, Any] = {}
+    for name in ("megatron_lm_core_v0.12.1.yaml", "mindspeed_llm.yaml"):
         with open(f"src/cfglint/data/{name}", encoding="utf-8") as fh:
-            out |= {e["dest"] for e in yaml.safe_load(fh)["args"]}
+            for e in yaml.safe_load(fh)["args"]:
+                if e.get("scope") != "mindspeed_core_only":
+                    out[e["dest"]] = e.get("default")
     return out
 
 
@@ -213,7 +217,8 @@ def args_differ(msl: str, ms: str, meg: str) -> dict[str, dict[str, Any]]:
     argument); for the table release itself, the dests whose default is not a literal."""
     per = {r[0]: parser_defaults(msl, ms, meg, r) for r in MSL_RELEASES}
     table = per[TABLE_RELEASE]
-    known = known_dests()
+    stated = stated_defaults()
+    known = set(stated)
     out: dict[str, dict[str, Any]] = {}
     for name, got in per.items():
         if name == TABLE_RELEASE:
@@ -226,7 +231,13 @@ def args_differ(msl: str, ms: str, meg: str) -> dict[str, dict[str, Any]]:
             or UNREAD in (got[dest], table[dest])
             or _json(got[dest]) != _json(table[dest])
         }
-    out[TABLE_RELEASE] = {d: UNREAD for d, v in sorted(table.items()) if v == UNREAD and d in known}
+    # the table release itself: the dests whose default this reading does not confirm (not a
+    # literal, or not the one the table states): no other release is compared on them
+    out[TABLE_RELEASE] = {
+        d: _json(table.get(d, UNDEFINED))
+        for d in sorted(known)
+        if d not in table or table[d] == UNREAD or _json(table[d]) != _json(stated[d])
+    }
     return out
 
 
