@@ -154,7 +154,10 @@ def _default(call: ast.Call) -> Any:
 def layer_defaults(git_dir: str, commit: str, folders: list[str]) -> dict[str, Any]:
     """dest -> default of every ``add_argument`` call under ``folders`` at ``commit``."""
     out: dict[str, Any] = {}
-    listed = git(git_dir, "grep", "-l", "add_argument(", commit, "--", *folders)
+    overrides: dict[str, Any] = {}
+    listed = git(
+        git_dir, "grep", "-l", "-E", "add_argument\\(|set_defaults\\(", commit, "--", *folders
+    )
     for hit in listed.splitlines():
         path = hit.split(":", 1)[1]
         try:
@@ -163,6 +166,11 @@ def layer_defaults(git_dir: str, commit: str, folders: list[str]) -> dict[str, A
             continue
         for node in ast.walk(module):
             if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+                continue
+            if node.func.attr == "set_defaults":
+                # parser.set_defaults(distributed_timeout_minutes=30) replaces the default
+                # (mindspeed_llm/features_manager/megatron_basic/megatron_basic.py:24 @ v26.1.0)
+                overrides.update(_set_defaults(node))
                 continue
             if node.func.attr != "add_argument":
                 continue
@@ -173,6 +181,18 @@ def layer_defaults(git_dir: str, commit: str, folders: list[str]) -> dict[str, A
             if dest in out and out[dest] != d:
                 d = UNREAD
             out[dest] = d
+    out.update(overrides)
+    return out
+
+
+def _set_defaults(call: ast.Call) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k in call.keywords:
+        if k.arg:
+            try:
+                out[k.arg] = ast.literal_eval(k.value)
+            except ValueError:
+                out[k.arg] = UNREAD
     return out
 
 
