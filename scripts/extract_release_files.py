@@ -67,6 +67,12 @@ MSL_RELEASES = [
     ("v26.1.0", "v26.1.0", "57a33053c4eccd5b14aa58e3ca595ab414e65b94", "core_v0.12.1"),
 ]
 MSL_HEADS = [("master", "c77308a1")]
+# the parser a head runs with: its install guide pairs MindSpeed master with Megatron-LM
+# core_v0.12.1 (docs/zh/pytorch/training/install_guide.md:195,216 @ c77308a1); MindSpeed master
+# as of the head's date (2026-08-21): 028de58c, 2026-07-21
+MSL_HEAD_PARSERS = [
+    ("master", "c77308a1", "028de58ca629d035185b00ff7d1eb7eff4f7fd48", "core_v0.12.1")
+]
 TABLE_RELEASE = "v26.1.0"
 UNREAD = "<not a literal>"
 UNDEFINED = "<no such argument>"
@@ -235,7 +241,7 @@ def args_differ(msl: str, ms: str, meg: str) -> dict[str, dict[str, Any]]:
     """Per release: dest -> its default there, for the dests of cfglint's table whose
     default is not the table release's (UNDEFINED: that release's parser has no such
     argument); for the table release itself, the dests whose default is not a literal."""
-    per = {r[0]: parser_defaults(msl, ms, meg, r) for r in MSL_RELEASES}
+    per = {r[0]: parser_defaults(msl, ms, meg, r) for r in [*MSL_RELEASES, *MSL_HEAD_PARSERS]}
     table = per[TABLE_RELEASE]
     stated = stated_defaults()
     known = set(stated)
@@ -267,7 +273,8 @@ def main(mf: str, msl: str, ms: str, meg: str) -> dict[str, Any]:
     spd["heads"] = [h[0] for h in MSL_HEADS]
     spd["table_release"] = TABLE_RELEASE
     spd["parsers"] = {
-        r[0]: {"mindspeed": (r[2] or "none")[:20], "megatron": r[3][:20]} for r in MSL_RELEASES
+        r[0]: {"mindspeed": (r[2] or "none")[:20], "megatron": r[3][:20]}
+        for r in [*MSL_RELEASES, *MSL_HEAD_PARSERS]
     }
     spd["args_differ"] = args_differ(msl, ms, meg)
     return {

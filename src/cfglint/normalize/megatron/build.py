@@ -45,7 +45,7 @@ def normalize_megatron(m: MegatronInput) -> Config:
     if fit is not None:
         m.release_gaps = release_gaps(m, fit)
         if m.release_gaps:
-            m.release_span = f"{fit.project} {fit.span}"
+            m.release_span = f"{fit.project} {fit.span if fit.releases else ', '.join(fit.heads)}"
         note = release_note(m, fit, m.release_gaps)
         if note is not None:
             cfg.warnings.append(note)

@@ -28,7 +28,8 @@ def release_gaps(m: MegatronInput, fit: Fit) -> dict[str, str]:
     table's alone."""
     data = release_data()["mindspeed_llm"]
     table = data["table_release"]
-    others = [r for r in fit.releases if r != table]
+    # a file only development heads hold runs with a head's parser (read like a release's)
+    others = [r for r in (fit.releases or fit.heads) if r != table]
     if not others or fit.by_name:
         return {}
     differ: dict[str, list[str]] = {}
@@ -69,14 +70,10 @@ def release_note(m: MegatronInput, fit: Fit, gaps: dict[str, str]) -> str | None
             f"{where}, and {table} ships no such script; cfglint's MindSpeed-LLM defaults are "
             f"{table}'s, so a default labelled {table} may differ in {fit.span}"
         )
-    if not fit.releases:
-        return (
-            f"{where}, after the last release cfglint has read; its defaults are taken "
-            f"from {table}, which that head may have changed"
-        )
     used = sorted(d for d in gaps if d in m.table.by_dest)
     return (
         f"{where}; cfglint's MindSpeed-LLM defaults are {table}'s, and {len(used)} of the "
-        f"arguments it knows have another default (or none read) in {fit.span}: those left "
-        "to a default are not decided"
+        f"arguments it knows have another default (or none read) in "
+        f"{fit.span if fit.releases else ', '.join(fit.heads)}: those left to a default are "
+        "not decided"
     )
