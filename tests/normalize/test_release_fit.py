@@ -209,3 +209,17 @@ def test_a_setting_one_candidate_has_no_switch_for_is_not_decided(tmp_path: Path
         got = settle(cfgs, [], "MindFormers", "test").structure.fused_rope
         assert got is not None and not got.known and "disagree" in got.detail
         assert "false at" in got.detail and "none at" in got.detail
+
+
+def test_a_script_only_master_holds_is_read_against_masters_parser() -> None:
+    """master (c77308a1) runs with MindSpeed master and core_v0.12.1; where its parser's
+    default is not v26.1.0's (--make-vocab-size-divisible-by: 128 there, not a literal in
+    v26.1.0's reading), a script of master alone leaves it not decided."""
+    from cfglint.normalize.megatron.release_note import release_gaps
+    from cfglint.normalize.release_fit import Fit
+
+    m = load_megatron(str(DS2_MSL))
+    fit = Fit("MindSpeed-LLM", (), ("master",), "a file of MindSpeed-LLM master")
+    gaps = release_gaps(m, fit)
+    assert "128 in master" in gaps["make_vocab_size_divisible_by"]
+    assert "adam_beta2" not in gaps
