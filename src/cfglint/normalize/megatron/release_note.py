@@ -63,17 +63,17 @@ def release_note(m: MegatronInput, fit: Fit, gaps: dict[str, str]) -> str | None
     if fit.releases == (table,):
         return None
     where = f"{m.path}:1: {fit.why}"
+    held = fit.span if fit.releases else ", ".join(fit.heads)
     if fit.by_name:
         if table in fit.releases:
             return None
         return (
             f"{where}, and {table} ships no such script; cfglint's MindSpeed-LLM defaults are "
-            f"{table}'s, so a default labelled {table} may differ in {fit.span}"
+            f"{table}'s, so a default labelled {table} may differ in {held}"
         )
     used = sorted(d for d in gaps if d in m.table.by_dest)
     return (
         f"{where}; cfglint's MindSpeed-LLM defaults are {table}'s, and {len(used)} of the "
-        f"arguments it knows have another default (or none read) in "
-        f"{fit.span if fit.releases else ', '.join(fit.heads)}: those left to a default are "
-        "not decided"
+        f"arguments it knows have another default (or none read) in {held}: those left to "
+        "a default are not decided"
     )
