@@ -281,3 +281,31 @@ def test_baichuan2_residual_stream_starts_in_the_embedding_dtype() -> None:
         "mindformers": "float32",
         "megatron": "bfloat16",
     }
+
+
+# -- which linear layers carry a bias (InternLM's has_bias, MindSpeed-LLM's --add-dense-bias) --
+ILM_MF = MODELS / "internlm_7b_finetune_mf.yaml"  # mindformers research/internlm @ v1.3.2
+ILM_MSL = MODELS / "internlm_7b_pretrain_msl.sh"  # MindSpeed-LLM v1.0.0 legacy intern pretrain
+
+
+def test_attention_biases_on_both_sides_are_not_a_linear_bias_difference() -> None:
+    """InternLM's has_bias puts biases on wq, wk, wv and wo only (internlm_transformer.py:
+    34-64 @ 024279c2); MindSpeed-LLM's --add-qkv-bias and --add-dense-bias put them on the
+    same four projections with --disable-bias-linear keeping the MLP bias-free
+    (legacy/model/transformer.py:357-374 @ v1.0.0): no bias finding."""
+    from cfglint.normalize.mindformers.build import load_mindformers
+
+    s = load_mindformers(str(ILM_MF)).structure
+    assert (s.add_bias_linear.value, s.add_qkv_bias.value, s.add_dense_bias.value) == (
+        False,
+        True,
+        True,
+    )
+    r = _by_rule(_lint(ILM_MF, ILM_MSL))
+    assert not {"STR024", "STR025", "STR032"} & set(r)
+
+
+def test_output_projection_bias_on_one_side_is_reported(tmp_path: Path) -> None:
+    mg = _edited(ILM_MSL, tmp_path, "    --add-dense-bias \\\n", "")
+    f = _by_rule(_lint(ILM_MF, mg))["STR032"]
+    assert f.values == {"mindformers": True, "megatron": False}  # type: ignore[attr-defined]
