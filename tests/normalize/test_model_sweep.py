@@ -309,3 +309,31 @@ def test_output_projection_bias_on_one_side_is_reported(tmp_path: Path) -> None:
     mg = _edited(ILM_MSL, tmp_path, "    --add-dense-bias \\\n", "")
     f = _by_rule(_lint(ILM_MF, mg))["STR032"]
     assert f.values == {"mindformers": True, "megatron": False}  # type: ignore[attr-defined]
+
+
+# -- BloomConfig (mindformers/models/bloom, v1.3.2 the last release that ships it) -----------
+BLOOM_MF = MODELS / "bloom_7b1_train_mf.yaml"  # mindformers configs/bloom @ v1.2.0
+BLOOM_MSL = MODELS / "bloom_7b1_pretrain_msl.sh"  # MindSpeed-LLM v1.0.0 legacy bloom pretrain
+
+
+def test_bloom_structure_is_decided_from_the_class_source() -> None:
+    """BloomConfig's facts (LayerNorm, ALiBi, a biased GeLU MLP of expand_ratio x hidden,
+    the head tied to the word embedding: bloom.py:82,149-172,236-239 @ 024279c2) agree with
+    the MindSpeed-LLM script; its dropout 0.1 and fast GeLU do not."""
+    from cfglint.normalize.mindformers.build import load_mindformers
+
+    s = load_mindformers(str(BLOOM_MF)).structure
+    assert (s.normalization.value, s.position_embedding_type.value) == ("LayerNorm", "alibi")
+    assert (s.ffn_hidden_size.value, s.tied_embeddings.value) == (16384, True)
+    r = _by_rule(_lint(BLOOM_MF, BLOOM_MSL))
+    assert not {"STR001", "STR002", "STR003", "STR004", "STR007", "STR020", "STR024"} & set(r)
+    assert r["STR009"].values == {"mindformers": 0.1, "megatron": 0.0}  # type: ignore[attr-defined]
+    assert r["STR010"].values == {"mindformers": 0.1, "megatron": 0.0}  # type: ignore[attr-defined]
+    assert r["STR026"].values["mindformers"] == "fast_gelu"  # type: ignore[attr-defined]
+
+
+def test_bloom_takes_sequence_parallelism_from_its_model_config() -> None:
+    """BloomModel passes config.use_seq_parallel to its blocks (bloom.py:167 @ 024279c2):
+    the model_config key, not parallel_config's, decides, and here it is on as in the
+    MindSpeed-LLM script (--sequence-parallel at TP 8): no sequence-parallel finding."""
+    assert "PAR004" not in _by_rule(_lint(BLOOM_MF, BLOOM_MSL))
