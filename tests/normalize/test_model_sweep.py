@@ -337,3 +337,33 @@ def test_bloom_takes_sequence_parallelism_from_its_model_config() -> None:
     the model_config key, not parallel_config's, decides, and here it is on as in the
     MindSpeed-LLM script (--sequence-parallel at TP 8): no sequence-parallel finding."""
     assert "PAR004" not in _by_rule(_lint(BLOOM_MF, BLOOM_MSL))
+
+
+# -- a release cfglint has not read: what the file writes is compared, defaults are not ------
+BC1_MF = MODELS / "baichuan_13b_train_mf.yaml"  # mindformers research/baichuan @ v1.0.0
+BC1_MSL = MODELS / "baichuan_13b_pretrain_msl.sh"  # MindSpeed-LLM v1.0.0 legacy baichuan 13B
+
+
+def test_no_release_with_the_classes_leaves_class_defaults_not_decided() -> None:
+    """Only MindFormers v1.0.0 ships Baichuan13BForCausalLM; cfglint has not read v1.0.0's
+    defaults, so FP32StateAdamWeightDecay's unset weight_decay is not decided (before: 0 from
+    v1.5.0's class, an error against 0.1), while the written eps 1e-8 vs 1e-5 still is."""
+    report = _lint(BC1_MF, BC1_MSL)
+    r = _by_rule(report)
+    assert "OPT008" not in r
+    assert r["OPT002"].values == {"mindformers": 1e-8, "megatron": 1e-5}  # type: ignore[attr-defined]
+    why = [reason for row, reason in report.not_checked if "OPT008" in reason]
+    assert why and "no MindFormers release cfglint has read" in why[0]
+
+
+def test_an_older_release_given_by_name_decides_no_default(tmp_path: Path) -> None:
+    """--mindformers-version v1.2.0 names a release whose defaults cfglint has not read: the
+    same file, matched to v1.5.0 by its classes otherwise, then decides no class default."""
+    from cfglint.normalize.mindformers.build import load_mindformers
+
+    mf = _edited(BC1_MF, tmp_path, "type: Baichuan13BForCausalLM", "type: LlamaForCausalLM")
+    wd = load_mindformers(str(mf)).optimizer.weight_decay
+    assert wd.known and wd.value == 0.0  # FP32StateAdamWeightDecay at v1.5.0 (its classes)
+    wd = load_mindformers(str(mf), "v1.2.0").optimizer.weight_decay
+    assert not wd.known
+    assert "has not read the defaults of MindFormers v1.2.0" in wd.detail
