@@ -287,9 +287,12 @@ class MFView:
                         coerce(self._apply(k, dv), kind), knob=knob, source=comp.label
                     )
         unread = next((c.unread for c in chain if c is not None and c.unread), "")
-        return Value.unknown(
-            knob, f"not set, and {unread}" if unread else f"no default for TransformerConfig field {field}"
+        why = (
+            f"not set, and {unread}"
+            if unread
+            else f"no default for TransformerConfig field {field}"
         )
+        return Value.unknown(knob, why)
 
     def _transform(self, key: str, v: Value) -> Value:
         if v.yaml11_string or not v.known:
