@@ -367,3 +367,31 @@ def test_an_older_release_given_by_name_decides_no_default(tmp_path: Path) -> No
     wd = load_mindformers(str(mf), "v1.2.0").optimizer.weight_decay
     assert not wd.known
     assert "has not read the defaults of MindFormers v1.2.0" in wd.detail
+
+
+def test_loss_scalers_are_compared() -> None:
+    """Both sides float16: MindSpore's DynamicLossScaleUpdateCell from 2^32, halving on each
+    overflow, against Megatron's dynamic scaler from --initial-loss-scale 1024 that halves
+    after --hysteresis 2 overflows (megatron/core/optimizer/__init__.py:390-406 @
+    core_v0.12.1): a different number of skipped steps from the start."""
+    f = _by_rule(_lint(BC1_MF, BC1_MSL))["PRC011"]
+    assert f.values == {  # type: ignore[attr-defined]
+        "mindformers": "dynamic from 4294967296, x2 after 1000 clean steps, /2 after each overflow",
+        "megatron": "dynamic from 1024, x2 after 1000 clean steps, /2 after 2 overflows",
+    }
+
+
+def test_bf16_builds_no_scaler_and_scale_sense_one_is_none(tmp_path: Path) -> None:
+    """Megatron builds no scaler for bf16 without --loss-scale; scale_sense 1.0 (the
+    wrappers' default, wrapper.py:161 @ 024279c2) scales nothing: the same, no finding."""
+    mf = _edited(BC1_MF, tmp_path, 'compute_dtype: "float16"', 'compute_dtype: "bfloat16"')
+    mf.write_text(
+        mf.read_text().replace(
+            "  scale_sense:\n    type: DynamicLossScaleUpdateCell\n"
+            "    loss_scale_value: 4294967296\n    scale_factor: 2\n"
+            "    scale_window: 1000\n",
+            "  scale_sense: 1.0\n",
+        )
+    )
+    mg = _edited(BC1_MSL, tmp_path, "    --fp16", "    --bf16")
+    assert "PRC011" not in _by_rule(_lint(mf, mg))

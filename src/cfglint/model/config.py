@@ -175,6 +175,9 @@ class Precision(_Section):
     embedding_output_dtype: V = None
     cross_entropy_fusion: V = None
     precision_mode: V = None
+    # the loss scaler, canonical on both sides (normalize/loss_scale.py): "none", "fixed N",
+    # or "dynamic from N, xF after W clean steps, /F after each overflow | H overflows"
+    loss_scale: V = None
 
 
 class Parallel(_Section):
