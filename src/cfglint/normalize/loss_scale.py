@@ -56,7 +56,13 @@ def read_mindformers(view: MFView) -> Value:
     if node is None:
         got = view.key(knob, view.comp(str(wrapper.value), "runner_wrapper"))
         return got if not got.known else mindformers_loss_scale(got.value, got)
-    return mindformers_loss_scale(node.plain(), view.value(node, knob))
+    got = mindformers_loss_scale(node.plain(), view.value(node, knob))
+    if not got.known or not node.is_map:
+        return got
+    # each key of the update cell, so that the finding points at the one that differs
+    keys = [f"{knob}.{k}" for k in ("type", "loss_scale_value", "scale_factor", "scale_window")]
+    parts = [view.value(n, k) for k in keys if (n := view.node(k)) is not None]
+    return Value.derived(got.value, knob, f"{node.value['type'].plain()}", parts)
 
 
 def mindformers_loss_scale(node_value: Any, where: Value) -> Value:
@@ -81,6 +87,8 @@ def mindformers_loss_scale(node_value: Any, where: Value) -> Value:
             return Value.unknown(
                 where.knob, f"{kind} needs a numeric scale_factor and scale_window"
             )
+        if factor == 1:  # never changes: a fixed scale
+            return where.model_copy(update={"value": fixed(scale)})
         return where.model_copy(update={"value": dynamic(scale, factor, int(window), 1)})
     return Value.unknown(
         where.knob, f"scale_sense type {kind!r} is not an update cell cfglint knows"
