@@ -117,7 +117,16 @@ def mf_defaults(release: str | None = None) -> MFDefaults:
 MF_RELEASES = ("master", "v1.7.0", "v1.6.0", "v1.5.0", "v1.3.2")
 # older releases (tags of mindspore-lab/mindformers) whose class defaults cfglint has not read:
 # a config for one of them gets no default, only what it writes and the class facts
-MF_UNREAD_RELEASES = ("v1.3.0", "v1.2.0", "v1.1.0", "v1.0.2", "v1.0.1", "v1.0.0")
+MF_UNREAD_RELEASES = (
+    "v1.4.0-beta2",
+    "v1.4.0-beta1",
+    "v1.3.0",
+    "v1.2.0",
+    "v1.1.0",
+    "v1.0.2",
+    "v1.0.1",
+    "v1.0.0",
+)
 
 
 @cache
