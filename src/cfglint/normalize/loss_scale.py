@@ -8,8 +8,9 @@ different scalers train on different steps from the start.
 - MindFormers: ``runner_wrapper.scale_sense``: a number is a fixed scale (1: none, the
   wrappers' default: mindformers/wrapper/wrapper.py:161, 432 @ 024279c2);
   DynamicLossScaleUpdateCell (MindSpore) divides the scale by scale_factor on every overflow
-  (down to 1) and multiplies it after scale_window clean steps; FixedLossScaleUpdateCell keeps
-  loss_scale_value.
+  and multiplies it after scale_window steps without one (mindspore.nn.DynamicLossScaleUpdateCell,
+  docs/api/api_python in mindspore-ai/mindspore); FixedLossScaleUpdateCell keeps
+  loss_scale_value. Both skip an overflowing step.
 - Megatron: a constant scaler with --loss-scale, else with --fp16 a dynamic one (growth 2,
   backoff 0.5, --initial-loss-scale, --loss-scale-window, --hysteresis overflows before it
   shrinks, --min-loss-scale), else none (megatron/core/optimizer/__init__.py:390-406 @
