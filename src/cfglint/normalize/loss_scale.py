@@ -51,8 +51,15 @@ def read_mindformers(view: MFView) -> Value:
     if view.v2:
         return Value.unknown(knob, "the v2 template's loss scaling is not read by cfglint")
     wrapper = view.node("runner_wrapper.type")
+    if view.node("runner_wrapper") is None:
+        return Value.default(
+            NONE,
+            knob,
+            "MindFormers' trainer: without runner_wrapper it trains the network in MindSpore's "
+            "Model with no loss-scale manager (trainer/base_trainer.py:1079-1081 @ 06e1af77)",
+        )
     if wrapper is None:
-        return Value.unknown(knob, "no runner_wrapper: the trainer's default wrapper is not read")
+        return Value.unknown(knob, "runner_wrapper names no type")
     node = view.node(knob)
     if node is None:
         got = view.key(knob, view.comp(str(wrapper.value), "runner_wrapper"))
