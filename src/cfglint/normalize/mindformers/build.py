@@ -19,9 +19,7 @@ from __future__ import annotations
 from cfglint.load.mindformers_yaml import MindFormersYaml, load_mindformers_yaml
 from cfglint.model.config import Config
 from cfglint.normalize.balancing import fold_single_sequence
-from cfglint.normalize.mindformers.defaults import (
-    mf_defaults,
-)
+from cfglint.normalize.mindformers.defaults import release_defaults
 from cfglint.normalize.mindformers.moe import read_moe
 from cfglint.normalize.mindformers.optimizer import read_optimizer
 from cfglint.normalize.mindformers.other import read_other
@@ -43,9 +41,12 @@ def load_mindformers(path: str, version: str | None = None) -> Config:
     doc = load_mindformers_yaml(path)
     cands = fit_releases(doc, version)
     builds = cands.builds()
-    if len(builds) == 1 and not cands.unread:
+    if len(builds) == 1 and not (cands.tables and cands.unread):
         rel, copy = builds[0]
-        return read_at_release(doc, rel, cands.why, copy=copy)
+        cfg = read_at_release(doc, rel, cands.why, copy=copy)
+        if cands.unread:
+            cfg.dialect = f"MindFormers {cands.span} ({cands.why})"
+        return cfg
     cfgs = {
         " ".join(filter(None, (rel or "each class's own release", copy))): read_at_release(
             doc, rel, cands.why, cands.table_span, copy
@@ -69,7 +70,7 @@ def read_at_release(
     """The config normalized with ``release``'s defaults (``copy``: the research folder
     whose own copy of its classes the job builds), labelled ``shown`` when given."""
     path = doc.path
-    view = MFView(doc, mf_defaults(release, shown, copy))
+    view = MFView(doc, release_defaults(release, why, shown, copy))
     cfg = Config.create(
         side="mindformers",
         path=path,
@@ -80,7 +81,7 @@ def read_at_release(
     cfg.dialect = f"MindFormers {release} ({why})" if release else ""
     if release is None:
         cfg.warnings.append(
-            f"{path}:1: release not matched ({why}); defaults of each class's own release"
+            f"{path}:1: release not matched ({why}); the class defaults are not decided"
         )
     cls = view.model_cls
     cfg.model_class = cls.name if cls else ""

@@ -104,7 +104,8 @@ class Candidates:
     def builds(self) -> list[tuple[str | None, str | None]]:
         """(release, research copy) to read the config at: every candidate."""
         if not self.tables:
-            return [(None, None)]
+            # only releases cfglint has not read: their newest, whose defaults are unknown
+            return [(self.unread[-1] if self.unread else None, None)]
         return [(r, c) for r in self.tables for c in self.copies.get(r, [None])]
 
     @property
