@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from cfglint.load.mindformers_yaml import load_mindformers_yaml
 from cfglint.model.config import Config
+from cfglint.normalize.anchors import yaml_sections
 from cfglint.normalize.balancing import fold_single_sequence
 from cfglint.normalize.mindformers.defaults import (
     mf_defaults,
@@ -46,6 +47,7 @@ def load_mindformers(path: str, version: str | None = None) -> Config:
         path=path,
         kind="mindformers-mcore" if view.mcore else "mindformers-legacy",
         files=list(doc.files),
+        sections=yaml_sections(doc.root, path),
     )
     cfg.warnings.extend(doc.warnings)
     cfg.dialect = f"MindFormers {release} ({why})" if release else ""
