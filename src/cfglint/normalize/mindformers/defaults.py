@@ -95,13 +95,20 @@ def at_release(comp: Component, release: str, per: dict[str, Any] | None) -> Com
 
 
 @cache
+def mf_table(name: str) -> Any:
+    """One of the MindFormers tables of data/, read once per run: matching a release and
+    the defaults at that release read the same tables (read-only here)."""
+    return load_data(DATA / name)
+
+
+@cache
 def mf_defaults(release: str | None = None) -> MFDefaults:
     """The default tables; with ``release``, each component as that MindFormers release
     has it (``None``: each at the release its table was read from)."""
-    per = load_data(DATA / "mindformers_releases.yaml")["components"] if release else None
+    per = mf_table("mindformers_releases.yaml")["components"] if release else None
     return MFDefaults(
-        load_data(DATA / "mindformers.yaml"),
-        load_data(DATA / "mindformers_knobs.yaml"),
+        mf_table("mindformers.yaml"),
+        mf_table("mindformers_knobs.yaml"),
         release,
         per,
     )

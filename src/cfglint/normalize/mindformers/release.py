@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from cfglint.load.datacache import load_data
 from cfglint.load.mindformers_yaml import MindFormersYaml
 from cfglint.load.yamltree import get
-from cfglint.normalize.mindformers.defaults import DATA, MF_RELEASES, mf_defaults
+from cfglint.normalize.mindformers.defaults import MF_RELEASES, mf_defaults, mf_table
 
 # where a config names its classes, and the role of each
 _TYPED = (
@@ -65,7 +64,7 @@ def _arch_releases(doc: MindFormersYaml) -> tuple[str, list[str]] | None:
 
 def match_release(doc: MindFormersYaml) -> tuple[str | None, str]:
     """(release, why); (None, why) when no release has every class the config names."""
-    per = load_data(DATA / "mindformers_releases.yaml")["components"]
+    per = mf_table("mindformers_releases.yaml")["components"]
     d = mf_defaults()
     named = _named(doc)
     own = {f"{c.name}@{c.role}": c.version for c in d.by_name.values()}
