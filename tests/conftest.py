@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -35,6 +36,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+def campaign(values: list[Any], ids: list[str], keep: set[str]) -> list[Any]:
+    """The cases of a parametrised family whose whole set is a campaign (every real pair,
+    every table, every past hang): the ``keep`` ids, fast representatives of the family, run
+    in ./test; the rest are marked slow and run in CI (.ci/run: --slow)."""
+    unknown = keep - set(ids)
+    assert not unknown, f"no such cases: {sorted(unknown)}"
+    return [
+        pytest.param(*(v if isinstance(v, tuple) else (v,)), id=i, marks=_slow_unless(i in keep))
+        for v, i in zip(values, ids, strict=True)
+    ]
+
+
+def _slow_unless(kept: bool) -> list[pytest.MarkDecorator]:
+    return [] if kept else [pytest.mark.slow]
 
 
 @pytest.fixture(autouse=True)

@@ -43,9 +43,7 @@ def test_json_points_a_default_at_its_section(capsys: pytest.CaptureFixture[str]
     found = by_rule(capsys)
     # MindFormers leaves weight_decay to its optimizer class: the `optimizer:` key
     wd = found["OPT008"]
-    assert [(u["side"], u["line"]) for u in wd["unset_locations"]] == [
-        ("mindformers", OPTIMIZER)
-    ]
+    assert [(u["side"], u["line"]) for u in wd["unset_locations"]] == [("mindformers", OPTIMIZER)]
     assert {loc["side"] for loc in wd["locations"]} == {"megatron"}  # --weight-decay 0.1
     # both sides leave init_method_std: the model_config key and the launch command
     std = found["WGT003"]
