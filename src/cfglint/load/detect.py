@@ -138,7 +138,6 @@ def classify(path: str, *, named: bool = True) -> Classified:
 def classify_megatron(path: str) -> Classified:
     """A file given as the Megatron side: a launch script, a plain args file, the
     arguments block of a training log, or a ``--yaml-cfg`` file, told apart by content."""
-    from cfglint.load.megatron_log import looks_like_log
     from cfglint.load.safeio import check_regular, exists, read_text
 
     if not exists(path):
@@ -155,6 +154,8 @@ def classify_megatron(path: str) -> Classified:
         return classify_yaml(path, named=True, megatron=True)
     if is_shell_name(path):
         return classify_script(path)
+    from cfglint.load.megatron_log import looks_like_log  # not for a launch script (bench/)
+
     if looks_like_log(path):
         return classified(path, InputKind.MG_LOG, "holds a Megatron 'arguments' block")
     try:
