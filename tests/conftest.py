@@ -28,9 +28,26 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+# --slow (or a CI environment): set before the test modules are imported (pytest_configure)
+SLOW_RUN = False
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    global SLOW_RUN
+    SLOW_RUN = bool(config.getoption("--slow") or os.environ.get("CI"))
+
+
+def examples(default_run: int, slow_run: int, env: str = "CFGLINT_FUZZ_EXAMPLES") -> int:
+    """How many examples a hypothesis property draws: ``env`` when set, else a few in
+    ./test and the full campaign with --slow (CI)."""
+    if os.environ.get(env):
+        return int(os.environ[env])
+    return slow_run if SLOW_RUN else default_run
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # ./test stays quick on a laptop; .ci/run passes --slow (a CI environment runs them too)
-    if config.getoption("--slow") or os.environ.get("CI"):
+    if SLOW_RUN:
         return
     skip = pytest.mark.skip(reason="slow: runs in .ci/run (./test --slow)")
     for item in items:
