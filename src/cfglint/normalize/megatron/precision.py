@@ -73,16 +73,15 @@ def _grad_reduce_dtype(m: MegatronInput, compute: Value) -> Value:
             "Megatron forces fp32 gradient accumulation and all-reduce with --bf16",
             [compute],
         )
-    elif grad_bf16 is not None and grad_bf16.value:
+    if grad_bf16 is not None and grad_bf16.value:
         return grad_bf16.model_copy(update={"value": "bfloat16"})
-    else:
-        acc = m.arg("accumulate_allreduce_grads_in_fp32")
-        return acc.model_copy(
-            update={
-                "value": "float32" if acc.value or compute.value == "float32" else compute.value,
-                "branch_choice": acc.branch_choice or compute.branch_choice,
-            }
-        )
+    acc = m.arg("accumulate_allreduce_grads_in_fp32")
+    return acc.model_copy(
+        update={
+            "value": "float32" if acc.value or compute.value == "float32" else compute.value,
+            "branch_choice": acc.branch_choice or compute.branch_choice,
+        }
+    )
 
 
 def _softmax_dtype(m: MegatronInput, cfg: Config, compute: Value) -> Value:
@@ -95,12 +94,9 @@ def _softmax_dtype(m: MegatronInput, cfg: Config, compute: Value) -> Value:
             "fused attention kernels keep softmax in float32",
             [cfg.structure.use_flash_attention],
         )
-    elif soft.value or qk_scale.value:
+    if soft.value or qk_scale.value:
         return (soft if soft.value else qk_scale).model_copy(update={"value": "float32"})
-    else:
-        return soft.model_copy(
-            update={"value": compute.value, "branch_choice": compute.branch_choice}
-        )
+    return soft.model_copy(update={"value": compute.value, "branch_choice": compute.branch_choice})
 
 
 def _rotary_dtype(m: MegatronInput, cfg: Config, compute: Value) -> Value | None:
