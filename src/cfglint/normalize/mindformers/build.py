@@ -19,9 +19,7 @@ from __future__ import annotations
 from cfglint.load.mindformers_yaml import load_mindformers_yaml
 from cfglint.model.config import Config
 from cfglint.normalize.balancing import fold_single_sequence
-from cfglint.normalize.mindformers.defaults import (
-    mf_defaults,
-)
+from cfglint.normalize.mindformers.defaults import release_defaults
 from cfglint.normalize.mindformers.moe import read_moe
 from cfglint.normalize.mindformers.optimizer import read_optimizer
 from cfglint.normalize.mindformers.other import read_other
@@ -40,7 +38,7 @@ def load_mindformers(path: str, version: str | None = None) -> Config:
     matched from the classes it names when not given."""
     doc = load_mindformers_yaml(path)
     release, why = (version, "--mindformers-version") if version else match_release(doc)
-    view = MFView(doc, mf_defaults(release))
+    view = MFView(doc, release_defaults(release, why))
     cfg = Config.create(
         side="mindformers",
         path=path,
@@ -51,7 +49,7 @@ def load_mindformers(path: str, version: str | None = None) -> Config:
     cfg.dialect = f"MindFormers {release} ({why})" if release else ""
     if release is None:
         cfg.warnings.append(
-            f"{path}:1: release not matched ({why}); defaults of each class's own release"
+            f"{path}:1: release not matched ({why}); the class defaults are not decided"
         )
     cls = view.model_cls
     cfg.model_class = cls.name if cls else ""

@@ -20,10 +20,13 @@ class Component(NamedTuple):
     aliases: dict[str, str]
     raw: dict[str, Any]
     note: str = ""  # when its release is not the config's: why (" (absent in v1.5.0)")
+    # why its defaults are not known for this config (a release cfglint has not read); the
+    # defaults are then empty and every unset setting of the class is not decided
+    unread: str = ""
 
     @property
     def label(self) -> str:
-        return f"MindFormers {self.version} {self.name}{self.note}"
+        return f"MindFormers {self.version + ' ' if self.version else ''}{self.name}{self.note}"
 
     def has(self, key: str) -> bool:
         return key in self.defaults and self.defaults[key] != REQUIRED
@@ -36,6 +39,7 @@ class MFDefaults:
         knobs: dict[str, Any],
         release: str | None = None,
         per_release: dict[str, Any] | None = None,
+        unread: str = "",
     ) -> None:
         self.project_version = release or data.get("version", "")
         self.by_name: dict[tuple[str, str], Component] = {}
@@ -50,7 +54,9 @@ class MFDefaults:
                 aliases=dict(c.get("aliases") or {}),
                 raw=c,
             )
-            if release and per_release is not None:
+            if unread:
+                comp = comp._replace(version=release or "", defaults={}, unread=unread)
+            elif release and per_release is not None:
                 comp = at_release(comp, release, per_release.get(f"{comp.name}@{comp.role}"))
             self.by_name[(comp.name, comp.role)] = comp
             for a in c.get("registry_aliases") or []:
@@ -109,6 +115,40 @@ def mf_defaults(release: str | None = None) -> MFDefaults:
 
 # MindFormers releases cfglint has defaults for, newest first (mindformers_releases.yaml)
 MF_RELEASES = ("master", "v1.7.0", "v1.6.0", "v1.5.0", "v1.3.2")
+# older releases (tags of mindspore-lab/mindformers) whose class defaults cfglint has not read:
+# a config for one of them gets no default, only what it writes and the class facts
+MF_UNREAD_RELEASES = (
+    "v1.4.0-beta2",
+    "v1.4.0-beta1",
+    "v1.3.0",
+    "v1.2.0",
+    "v1.1.0",
+    "v1.0.2",
+    "v1.0.1",
+    "v1.0.0",
+)
+
+
+@cache
+def release_defaults(release: str | None, why: str) -> MFDefaults:
+    """The tables for the release a config is for (``why``: how it was found). A release
+    cfglint has not read, or none found, leaves every class default unknown: taking another
+    release's value would be a guess (the certainty rule)."""
+    if release in MF_RELEASES:
+        return mf_defaults(release)
+    unread = (
+        f"cfglint has not read the defaults of MindFormers {release} ({why})"
+        if release
+        else "no MindFormers release cfglint has read defines every class this config names, "
+        "so no release's defaults apply"
+    )
+    return MFDefaults(
+        load_data(DATA / "mindformers.yaml"),
+        load_data(DATA / "mindformers_knobs.yaml"),
+        release,
+        None,
+        unread,
+    )
 
 
 DTYPES = {
