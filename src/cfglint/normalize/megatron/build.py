@@ -17,7 +17,7 @@ from cfglint.normalize.megatron.optimizer import read_optimizer
 from cfglint.normalize.megatron.other import read_other
 from cfglint.normalize.megatron.parallel import read_parallel
 from cfglint.normalize.megatron.precision import read_precision
-from cfglint.normalize.megatron.release_note import older_example
+from cfglint.normalize.megatron.release_note import release_gaps, release_note, script_fit
 from cfglint.normalize.megatron.rope import read_rope
 from cfglint.normalize.megatron.structure import read_structure
 from cfglint.normalize.sharding import one_shard
@@ -41,9 +41,14 @@ def normalize_megatron(m: MegatronInput) -> Config:
         launch_script=m.path if m.kind.endswith("script") else "",
     )
     cfg.warnings.extend(m.warnings)
-    note = older_example(m)
-    if note is not None:
-        cfg.warnings.append(note)
+    fit = script_fit(m)
+    if fit is not None:
+        m.release_gaps = release_gaps(m, fit)
+        if m.release_gaps:
+            m.release_span = f"{fit.project} {fit.span if fit.releases else ', '.join(fit.heads)}"
+        note = release_note(m, fit, m.release_gaps)
+        if note is not None:
+            cfg.warnings.append(note)
     read_parallel(m, cfg)
     one_shard(cfg)
     read_structure(m, cfg)
