@@ -1,8 +1,9 @@
-"""The vectorized chunk scan (load/losslog_scan.py) reads what the line-by-line patterns
-read: hypothesis writes chunks of both frameworks' step lines with odd numbers, missing
-fields, padding and other lines between them, and both readers must agree on every step
-and every value (NaN where a line prints none). ``CFGLINT_FUZZ_EXAMPLES`` sets how many
-chunks (80 in CI)."""
+"""The vectorized chunk scan (load/losslog_scan.py) and the polars reader
+(load/losslog_polars.py, the logs extra) read what the line-by-line patterns read:
+hypothesis writes chunks of both frameworks' step lines with odd numbers, missing fields,
+padding and other lines between them, and the readers must agree on every step and every
+value (NaN where a line prints none). ``CFGLINT_FUZZ_EXAMPLES`` sets how many chunks (80
+in CI)."""
 
 from __future__ import annotations
 
@@ -15,9 +16,10 @@ hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from cfglint.load import losslog  # noqa: E402
+from cfglint.load import losslog, losslog_polars  # noqa: E402
 from cfglint.load.losslog import SERIES  # noqa: E402
 from cfglint.load.losslog_scan import Chunk, numbers, scan  # noqa: E402
+from conftest import ROOT  # noqa: E402
 
 ODD = ["nan", "NAN", "inf", "-inf", "1.2.3", "-", "1e", "1e400", ".5", "5.", "+3",
        "12345678901234567", "0.30000000000000004", "1E-05", "9.999999E+22", "abc", ""]  # fmt: skip
@@ -112,23 +114,89 @@ def _same(a: np.ndarray | None, b: np.ndarray | None, n: int) -> bool:
 EXAMPLES = int(os.environ.get("CFGLINT_FUZZ_EXAMPLES", "80"))
 
 
-@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
-@given(chunk())
-def test_scan_reads_what_the_patterns_read(case: tuple[bytes, str]) -> None:
-    data, framework = case
-    form, fields = (
-        (losslog._MG_FORM, losslog._MG_SCAN)
-        if framework == "megatron"
-        else (losslog._MF_FORM, losslog._MF_SCAN)
-    )
-    fast = scan(data, form, fields)
-    slow = losslog._parse_lines(data, framework)
-    if fast is None:
-        return  # a counter the scan cannot decide: the caller reads line by line
+def _forms(framework: str) -> tuple:
+    if framework == "megatron":
+        return losslog._MG_FORM, losslog._MG_SCAN
+    return losslog._MF_FORM, losslog._MF_SCAN
+
+
+def _agree(fast: tuple, slow: tuple, data: bytes) -> None:
     assert fast[0].tolist() == slow[0].tolist()
     assert fast[2] == data.count(b"\n")
     for name in SERIES:
         assert _same(fast[1].get(name), slow[1].get(name), fast[0].size), name
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+@given(chunk())
+def test_scan_reads_what_the_patterns_read(case: tuple[bytes, str]) -> None:
+    data, framework = case
+    fast = scan(data, *_forms(framework))
+    if fast is None:
+        return  # a counter the scan cannot decide: the caller reads line by line
+    _agree(fast, losslog._parse_lines(data, framework), data)
+
+
+needs_polars = pytest.mark.skipif(not losslog_polars.AVAILABLE, reason="the logs extra")
+
+
+@needs_polars
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+@given(chunk())
+def test_polars_reads_what_the_scan_and_the_patterns_read(case: tuple[bytes, str]) -> None:
+    data, framework = case
+    fast = losslog_polars.read(data, *_forms(framework))
+    if fast is None:
+        return  # a chunk it cannot read as the scan does: the scan reads it
+    _agree(fast, losslog._parse_lines(data, framework), data)
+    scanned = scan(data, *_forms(framework))
+    if scanned is not None:
+        _agree(fast, scanned, data)
+
+
+def _bench_pair(tmp_path, n: int) -> tuple[bytes, bytes]:
+    """A few lines of bench/bench_logs.py's realistic pair (every field varying,
+    MindFormers' progress line after each step line)."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        from bench_logs import write_pair
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    mf, mg = write_pair(tmp_path, n)
+    return mf.read_bytes(), mg.read_bytes()
+
+
+@needs_polars
+def test_polars_reads_the_realistic_pair_itself(tmp_path) -> None:
+    """The fast path takes the benchmark's lines (it does not hand them all to the scan)
+    and reads them as the scan does."""
+    for data, framework in zip(
+        _bench_pair(tmp_path, 300), ("mindformers", "megatron"), strict=True
+    ):
+        fast = losslog_polars.read(data, *_forms(framework))
+        assert fast is not None and fast[0].tolist() == list(range(1, 301))
+        _agree(fast, scan(data, *_forms(framework)), data)
+        assert set(fast[1]) >= {"loss", "grad_norm", "lr", "step_time_ms", "throughput"}
+
+
+@needs_polars
+@pytest.mark.parametrize(
+    ("data", "step"),
+    [
+        # not UTF-8: polars reads text only
+        (b" iteration 1/ 10 | lm loss: 1.5 | note \xff |\n", 1),
+        # two counters on a line: the scan takes the first that is one
+        (b" iteration 1/ 10 | iteration 2/ 10 | lm loss: 1.5 |\n", 1),
+        # a counter the scan cannot decide (16 digits): the patterns read it
+        (b" iteration 1234567890123456/ 10 | lm loss: 1.5 |\n", 1234567890123456),
+    ],
+)
+def test_polars_leaves_to_the_scan_what_it_cannot_read_as_the_scan(data: bytes, step: int) -> None:
+    assert losslog_polars.read(data, *_forms("megatron")) is None
+    steps, cols, _n = losslog._parse_chunk(data, "megatron")  # read all the same
+    assert steps.tolist() == [step] and cols["loss"].tolist() == [1.5]
 
 
 @pytest.mark.parametrize(

@@ -24,19 +24,26 @@ That keeps a million-line log to about a second instead of tens of seconds.
 from __future__ import annotations
 
 import itertools
+import multiprocessing
 import os
 import re
 import warnings
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
 import numpy as np
 
+from cfglint.load import losslog_polars
 from cfglint.load.losslog_scan import WS, Field, StepForm, scan
 from cfglint.load.safeio import iter_lines, open_regular
 from cfglint.model.errors import InputError
 
 CHUNK = 16 * 1024 * 1024
+# With polars (the logs extra) the labels are found in compiled code and the chunks are
+# read by threads (polars and numpy release the interpreter lock; polars must not be
+# forked); without it, by the scan in forked processes. ``None`` turns it off (bench/).
+polars_read = losslog_polars.read if losslog_polars.AVAILABLE else None
 # Reading stops after this many bytes (the result says so): bounded time and memory on a
 # runaway log. Four GiB holds ten million Megatron step lines.
 MAX_BYTES = 4 * 1024 * 1024 * 1024
@@ -209,12 +216,7 @@ def read_run_logs(logs: list[tuple[str, str | None]]) -> list[RunLog]:
         for a, b in _ranges(min(size, MAX_BYTES))
     ]
     if len(tasks) > len(logs):
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
-        ctx = multiprocessing.get_context("fork")
-        workers = min(os.cpu_count() or 1, MAX_WORKERS)
-        with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
+        with _pool() as pool:
             cols = list(zip(*tasks, strict=True))
             parts = list(pool.map(_read_range, *cols[1:]))
     else:
@@ -224,6 +226,16 @@ def read_run_logs(logs: list[tuple[str, str | None]]) -> list[RunLog]:
         mine = [part for task, part in zip(tasks, parts, strict=True) if task[0] == i]
         out.append(_assemble(path, fw, mine, size))
     return out
+
+
+def _pool() -> Executor:
+    """Threads where polars finds the labels (a forked polars deadlocks on its thread
+    pool), else forked processes (the scan holds the interpreter lock between its numpy
+    calls)."""
+    workers = min(os.cpu_count() or 1, MAX_WORKERS)
+    if polars_read is not None:
+        return ThreadPoolExecutor(workers)
+    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
 
 
 def _assemble(
@@ -423,7 +435,9 @@ def _restarts(raw: np.ndarray) -> tuple[list[tuple[int, int]], int]:
 def _parse_chunk(chunk: bytes, framework: str) -> tuple[np.ndarray, dict[str, np.ndarray], int]:
     """Steps, series and the chunk's newlines (the scan has found them already)."""
     form, fields = (_MG_FORM, _MG_SCAN) if framework == "megatron" else (_MF_FORM, _MF_SCAN)
-    fast = scan(chunk, form, fields)
+    fast = polars_read(chunk, form, fields) if polars_read is not None else None
+    if fast is None:
+        fast = scan(chunk, form, fields)
     steps, cols, newlines = (
         fast if fast is not None else (*_parse_lines(chunk, framework), chunk.count(b"\n"))
     )
