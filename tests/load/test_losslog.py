@@ -182,7 +182,14 @@ def test_tensorboard_events_of_both_frameworks(tmp_path: Path) -> None:
         read_events(str(tmp_path / "mf"), "megatron")
 
 
-def test_byte_ranges_in_several_processes_read_every_line_once(tmp_path: Path, monkeypatch) -> None:
+@pytest.mark.parametrize("fast", [True, False], ids=["polars-threads", "scan-processes"])
+def test_byte_ranges_in_several_processes_read_every_line_once(
+    tmp_path: Path, monkeypatch, fast: bool
+) -> None:
+    if fast and losslog.polars_read is None:
+        pytest.skip("the logs extra (polars, pyarrow) is not installed")
+    if not fast:
+        monkeypatch.setattr(losslog, "polars_read", None)
     monkeypatch.setattr(losslog, "PARALLEL_MIN", 4000)  # ~15 step lines a range
     monkeypatch.setattr(losslog.os, "cpu_count", lambda: 4)
     text = "".join(_mg(s, f"{5 + s / 1000:.6E}") for s in range(1, 301))

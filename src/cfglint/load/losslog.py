@@ -40,10 +40,13 @@ from cfglint.load.safeio import iter_lines, open_regular
 from cfglint.model.errors import InputError
 
 CHUNK = 16 * 1024 * 1024
-# With polars (the logs extra) the labels are found in compiled code and the chunks are
-# read by threads (polars and numpy release the interpreter lock; polars must not be
-# forked); without it, by the scan in forked processes. ``None`` turns it off (bench/).
+# With polars and pyarrow (the logs extra) a chunk's labels are found and its numbers read
+# in compiled code, and a large log's byte ranges are read by threads (polars and numpy
+# release the interpreter lock; polars must not be forked); without them, by the numpy
+# scan in forked processes. ``None`` turns it off (bench/).
 polars_read = losslog_polars.read if losslog_polars.AVAILABLE else None
+# a chunk this small is read by the scan: importing polars and pyarrow costs more
+POLARS_MIN = 4 * 1024 * 1024
 # Reading stops after this many bytes (the result says so): bounded time and memory on a
 # runaway log. Four GiB holds ten million Megatron step lines.
 MAX_BYTES = 4 * 1024 * 1024 * 1024
@@ -435,7 +438,9 @@ def _restarts(raw: np.ndarray) -> tuple[list[tuple[int, int]], int]:
 def _parse_chunk(chunk: bytes, framework: str) -> tuple[np.ndarray, dict[str, np.ndarray], int]:
     """Steps, series and the chunk's newlines (the scan has found them already)."""
     form, fields = (_MG_FORM, _MG_SCAN) if framework == "megatron" else (_MF_FORM, _MF_SCAN)
-    fast = polars_read(chunk, form, fields) if polars_read is not None else None
+    fast = None
+    if polars_read is not None and len(chunk) >= POLARS_MIN:
+        fast = polars_read(chunk, form, fields)
     if fast is None:
         fast = scan(chunk, form, fields)
     steps, cols, newlines = (

@@ -1,11 +1,13 @@
-"""A chunk of step lines read with polars (the ``logs`` extra) finding the labels.
+"""A chunk of step lines read with polars and pyarrow (the ``logs`` extra).
 
-The scan (load/losslog_scan.py) spends most of its time finding labels: a pass over the
-chunk per rare byte, then candidates filtered and placed on their lines. Here polars splits
-the chunk into lines and finds the first occurrence of every label on each line in compiled
-code (``str.find``: a SIMD substring search, the labels spread over polars' threads); the
-numbers at those positions are parsed by the scan's own column parser, so a value is read
-exactly as the scan reads it.
+The scan (load/losslog_scan.py) spends most of its time finding labels (a pass over the
+chunk per rare byte, then candidates filtered and placed on their lines) and parsing
+numbers digit by digit across the rows. Here pyarrow lays the chunk's lines over its own
+bytes, polars finds the first occurrence of every label on each line in compiled code
+(``str.find``: a SIMD substring search, the labels spread over polars' threads), the step
+counters and the bytes between a label and its value are read by the scan's own code, and
+the numbers are measured by numpy and converted by Arrow (correctly rounded, as
+``float()``), so that every value is the scan's.
 
 A chunk this cannot read as the scan does returns ``None`` and the scan reads it: bytes
 that are not UTF-8, a line with two step counters (or two epoch counters), a counter the
@@ -13,6 +15,9 @@ scan would not decide, a step beyond 2**53.
 """
 
 from __future__ import annotations
+
+import importlib.util
+from typing import Any
 
 import numpy as np
 
@@ -27,14 +32,23 @@ from cfglint.load.losslog_scan import (
     fields_from,
 )
 
-try:
-    import polars as pl
-    import pyarrow as pa
-    import pyarrow.compute as pc
-except ImportError:  # the logs extra is not installed: the scan reads every chunk
-    pl = pa = pc = None
+# imported on the first chunk read (about half a second): the lint and small logs never
+# import them
+AVAILABLE = all(importlib.util.find_spec(m) is not None for m in ("polars", "pyarrow"))
+pl: Any = None
+pa: Any = None
+pc: Any = None
 
-AVAILABLE = pl is not None
+
+def _load() -> None:
+    global pl, pa, pc
+    if pl is None:
+        import polars
+        import pyarrow
+        import pyarrow.compute
+
+        pl, pa, pc = polars, pyarrow, pyarrow.compute
+
 
 _BLANK = "[" + "".join(f"\\x{b:02x}" for b in WS) + "]"
 
@@ -52,6 +66,7 @@ def read(
 ) -> tuple[np.ndarray, dict[str, np.ndarray], int] | None:
     """Steps (in file order), each field's values on the step lines and the chunk's
     newlines, as :func:`cfglint.load.losslog_scan.scan` gives them, or ``None``."""
+    _load()
     c = Chunk(data)
     lo = np.concatenate(([0], c.ends[:-1] + 1))
     lines = _lines(c, lo)
