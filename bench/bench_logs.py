@@ -156,6 +156,15 @@ def _readers(pair: list[tuple[str, str]], args: argparse.Namespace) -> dict[str,
         rows["line-by-line patterns"] = timed(lambda: read_run_logs(pair), args.runs)
         losslog.scan = scan
     losslog.polars_read = fast
+    if fast is not None:  # the two readers must read the same values
+        new, old = (rows[k][3] for k in list(rows)[2:4])
+        same = all(
+            np.array_equal(a.steps, b.steps)
+            and a.series.keys() == b.series.keys()
+            and all(np.array_equal(a.series[k], b.series[k], equal_nan=True) for k in a.series)
+            for a, b in zip(new, old, strict=True)
+        )
+        print(f"  the two readers read the same steps and values: {same}")
     return rows
 
 
