@@ -129,6 +129,8 @@ def plan_fixes(
     unsafe: bool = False,
     texts: dict[str, str] | None = None,
 ) -> FixPlan:
+    """The fixes of ``findings``, each with its edits, and why each other finding has none;
+    fixes that would write a combination neither framework runs are left out."""
     plan = FixPlan()
     reader = _Texts(plan, texts)
     by_id = {r.id: r for r in rules}
@@ -145,20 +147,29 @@ def plan_fixes(
             plan.fixes += [p for p in parts if not _clashes(p, plan)]
             continue
         fix, why = _decide(rule, f, ctx, fix_to, unsafe, reader, aligned)
-        if fix is None:
-            plan.skipped.append((f.rule, why))
-            continue
-        if rule.kind == "compare":
-            aligned.add(rule.field)  # type: ignore[union-attr]
-        if any(_same(fix, other) for other in plan.fixes):
-            continue  # the same edit, asked for by two rules
-        if _clashes(fix, plan):
-            plan.skipped.append((f.rule, f"{fix.title}: {CLASH}"))
-        else:
-            plan.fixes.append(fix)
+        _add_fix(plan, rule, f, fix, why, aligned)
     _both_or_neither(plan, [(r, f) for r, f in todo if r.fix_action is not None])
     _with_fields(plan, by_id, findings)
     return plan
+
+
+def _add_fix(
+    plan: FixPlan, rule: Rule, f: Finding, fix: Fix | None, why: str, aligned: set[str]
+) -> None:
+    """One finding's fix joins the plan, unless there is none (``why`` says why), another
+    rule asked for the same edit, or it clashes with a planned one (it waits for the next
+    round). A compare fix marks its field aligned."""
+    if fix is None:
+        plan.skipped.append((f.rule, why))
+        return
+    if rule.kind == "compare":
+        aligned.add(rule.field)  # type: ignore[union-attr]
+    if any(_same(fix, other) for other in plan.fixes):
+        return  # the same edit, asked for by two rules
+    if _clashes(fix, plan):
+        plan.skipped.append((f.rule, f"{fix.title}: {CLASH}"))
+    else:
+        plan.fixes.append(fix)
 
 
 def _with_fields(plan: FixPlan, by_id: dict[str, Rule], findings: list[Finding]) -> None:

@@ -126,14 +126,7 @@ def plan(
         launch_side(launch)
     by = _by_kind(out.seen)
     if mg_side is not None:
-        twin = [c for c in named if c.kind is InputKind.MG_LAUNCH]
-        if twin:
-            raise InputError(
-                twin[0].path,
-                f"two Megatron sides: {megatron} (--megatron) and {twin[0].path} "
-                f"({twin[0].describe()}); a lint compares one MindFormers config with one "
-                "Megatron run",
-            )
+        _refuse_second_side(str(megatron), named)
     configs = [c.path for c in by[InputKind.MF_TRAIN]]
     _refuse_inference_pair(by[InputKind.MF_INFER], mg_side, configs, named)
     mg_launches = [c.path for c in by[InputKind.MG_LAUNCH]]
@@ -145,13 +138,29 @@ def plan(
     if mg_side is None:
         out.jobs += _configured_pairs(pairs or [], configs, mg_launches)
     _jobs(out, configs, mg_launches, launch_of, mg_side, launch)
-    members = [c.path for c in by[InputKind.PYTHON]]
-    srcs = list(sources or [])
-    if srcs or members:
+    _add_sources(out, list(sources or []), [c.path for c in by[InputKind.PYTHON]])
+    return out
+
+
+def _refuse_second_side(megatron: str, named: list[Classified]) -> None:
+    """A Megatron launch named besides ``--megatron``: a lint compares one pair."""
+    twin = [c for c in named if c.kind is InputKind.MG_LAUNCH]
+    if twin:
+        raise InputError(
+            twin[0].path,
+            f"two Megatron sides: {megatron} (--megatron) and {twin[0].path} "
+            f"({twin[0].describe()}); a lint compares one MindFormers config with one "
+            "Megatron run",
+        )
+
+
+def _add_sources(out: Plan, sources: list[str], members: list[str]) -> None:
+    """``--source`` entry points and the .py files named go with the first job (a job of
+    their own when there is none)."""
+    if sources or members:
         if not out.jobs:
             out.jobs.append(Job())
-        out.jobs[0].sources, out.jobs[0].members = srcs, members
-    return out
+        out.jobs[0].sources, out.jobs[0].members = sources, members
 
 
 def _classify_files(
@@ -262,16 +271,9 @@ def _jobs(
     mg_side: Classified | None,
     launch: str | None,
 ) -> None:
-    explicit_pair = (
-        mg_side is None and len(mg_launches) == 1 and len(configs) <= 1 and not out.walked
-    )
-    if mg_side is not None or explicit_pair:
-        mg = mg_side.path if mg_side is not None else mg_launches.pop()
-        form = MEGATRON_FORMS.get(mg_side.kind) if mg_side is not None else "script"
-        for c in configs or [None]:
-            out.jobs.append(Job(c, mg, launch_of.get(c) if c else launch, megatron_form=form))
-    else:
-        out.jobs.extend(Job(c, None, launch_of.get(c)) for c in configs)
+    """The jobs of the configs and launches left once the configured pairs took theirs;
+    every other input is set aside with what it was taken for."""
+    _pair_jobs(out, configs, mg_launches, launch_of, mg_side, launch)
     out.jobs.extend(Job(None, m, megatron_form="script") for m in mg_launches)
     skipped = {s.path for s in out.skipped}
     out.skipped += [
@@ -281,6 +283,28 @@ def _jobs(
     ]
     if not configs and launch and mg_side is None and not out.jobs:
         raise InputError(launch, "--launch needs the MindFormers config it launches")
+
+
+def _pair_jobs(
+    out: Plan,
+    configs: list[str],
+    mg_launches: list[str],
+    launch_of: dict[str, str],
+    mg_side: Classified | None,
+    launch: str | None,
+) -> None:
+    """Each config paired with the Megatron side: ``--megatron``'s, or the one launch named
+    with at most one config (not found by walking a folder); else each config alone."""
+    explicit_pair = (
+        mg_side is None and len(mg_launches) == 1 and len(configs) <= 1 and not out.walked
+    )
+    if mg_side is None and not explicit_pair:
+        out.jobs.extend(Job(c, None, launch_of.get(c)) for c in configs)
+        return
+    mg = mg_side.path if mg_side is not None else mg_launches.pop()
+    form = MEGATRON_FORMS.get(mg_side.kind) if mg_side is not None else "script"
+    for c in configs or [None]:
+        out.jobs.append(Job(c, mg, launch_of.get(c) if c else launch, megatron_form=form))
 
 
 def resolve_config(script: str, written: str) -> str | None:

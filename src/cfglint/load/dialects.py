@@ -14,8 +14,9 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 from typing import Any
 
 from cfglint.load.datacache import DATA_DIR, load_data
@@ -331,110 +332,223 @@ def _detect_by_launch(
     evidence, for the input classifier to report.
 
     ``flags`` are the command line's ``--flag`` words (values after ``=`` stripped);
-    ``text`` the script's text."""
-    base = os.path.basename(entry_script) if entry_script else None
-    folders = _repo_root_markers(script_path)
-    if entry_script:
-        # the entry script's own folder is its repository root when the path is relative
-        # to it (`torchrun pretrain_llama.py` run from the root)
-        cwd_root = os.path.dirname(os.path.abspath(entry_script))
-        folders = [*folders, cwd_root] if cwd_root not in folders else folders
-    plain = table_flags("megatron-lm")
-    given = list(dict.fromkeys(f for f in flags if f.startswith("-")))
-    if entry_script and "mindspeed_mm/fsdp/" in entry_script.replace("\\", "/"):
-        # MindSpeed-MM's FSDP2 trainer takes one YAML that holds the model and the training
-        # settings (mindspeed_mm/fsdp/train/trainer.py): no Megatron argument applies
-        return Detection(
-            get_dialect("unmodelled:MindSpeed-MM FSDP2 trainer (settings in its YAML)"),
-            [f"entry script {entry_script}"],
+    ``text`` the script's text. The detectors of ``_BY_LAUNCH`` are asked in turn, the
+    most specific first; a launch none of them claims is Megatron-LM's."""
+    launch = _Launch.of(flags, entry_script, script_path, text)
+    for detector in _BY_LAUNCH:
+        found = detector(launch)
+        if found is not None:
+            return found
+    return _megatron_lm(launch)
+
+
+@dataclass
+class _Launch:
+    """What the detectors read of one launch; what several of them need is worked out
+    once, when first asked (a repository's layout is a file-system look-up)."""
+
+    given: list[str]  # the command line's flags, each once, in order
+    entry_script: str | None
+    base: str | None  # the entry script's file name
+    folders: list[str]  # where the repository's layout is looked for, nearest first
+    script_path: str | None
+    text: str
+
+    @classmethod
+    def of(
+        cls, flags: list[str], entry_script: str | None, script_path: str | None, text: str
+    ) -> _Launch:
+        folders = _repo_root_markers(script_path)
+        if entry_script:
+            # the entry script's own folder is its repository root when the path is relative
+            # to it (`torchrun pretrain_llama.py` run from the root)
+            cwd_root = os.path.dirname(os.path.abspath(entry_script))
+            folders = [*folders, cwd_root] if cwd_root not in folders else folders
+        return cls(
+            given=list(dict.fromkeys(f for f in flags if f.startswith("-"))),
+            entry_script=entry_script,
+            base=os.path.basename(entry_script) if entry_script else None,
+            folders=folders,
+            script_path=script_path,
+            text=text,
         )
-    best: tuple[int, str, list[str]] | None = None
-    for name in dialect_names():
-        d = dialect_data(name)
-        det = d.get("detect") or {}
-        ev: list[str] = []
-        score = 0
-        if base and base in (det.get("entry_scripts") or ()):
-            ev.append(f"entry script {base}")
-            score += 2
-        own = [f for f in given if f in (det.get("flags") or ()) and f not in plain]
-        if own:
-            ev.append(f"{', '.join(own[:3])} ({d['project']} flag{'s' if len(own) > 1 else ''})")
-            score += 2 * len(own)
-        for rel in det.get("layout") or ():
-            hit = _has(folders, rel)
-            if hit:
-                ev.append(f"{rel} in the repository ({hit})")
-                score += 1
-        if any(_has(folders, rel) for rel in det.get("not_layout") or ()):
-            continue
-        marks = [m for m in det.get("text_markers") or () if m in text]
-        if marks:
-            ev.append(f"the script names {marks[0]}")
-            score += 2
-        elif det.get("text_markers") and score:
-            continue  # the same project on another backend: not this table
-        sp = [p for p in det.get("script_paths") or () if script_path and p in script_path]
-        if sp:
-            ev.append(f"script under {sp[0]}")
-            score += 1
-        if score >= 2 and (best is None or score > best[0]):
-            best = (score, name, ev)
-    backend = _PAI_BACKEND.search(text)
-    pai = backend is not None or _has(folders, "megatron_patch/arguments.py")
-    if best is not None and pai and dialect_data(best[1])["project"] != "Pai-Megatron-Patch":
+
+    @cached_property
+    def plain(self) -> frozenset[str]:
+        """Megatron-LM's own flags: a flag among them names no fork."""
+        return table_flags("megatron-lm")
+
+    @cached_property
+    def pai_backend(self) -> re.Match[str] | None:
+        return _PAI_BACKEND.search(self.text)
+
+    @cached_property
+    def runs_pai(self) -> bool:
+        """The script runs Pai-Megatron-Patch: a backend of it on PYTHONPATH, or its tree."""
+        return self.pai_backend is not None or bool(
+            _has(self.folders, "megatron_patch/arguments.py")
+        )
+
+    @cached_property
+    def strangers(self) -> list[str]:
+        return _strangers(self.given)
+
+    @cached_property
+    def mindspeed_flags(self) -> frozenset[str]:
+        """The flags of the MindSpeed-LLM release we model (none when its table is absent)."""
+        try:
+            return table_flags("mindspeed-llm")
+        except (OSError, ValueError):
+            return frozenset()
+
+    @cached_property
+    def mindspeed_own(self) -> list[str]:
+        """The launch's flags that MindSpeed-LLM has and Megatron-LM has not."""
+        return [f for f in self.given if f in self.mindspeed_flags and f not in self.plain]
+
+
+def _fsdp2_trainer(launch: _Launch) -> Detection | None:
+    """MindSpeed-MM's FSDP2 trainer takes one YAML that holds the model and the training
+    settings (mindspeed_mm/fsdp/train/trainer.py): no Megatron argument applies."""
+    entry = launch.entry_script
+    if not entry or "mindspeed_mm/fsdp/" not in entry.replace("\\", "/"):
+        return None
+    return Detection(
+        get_dialect("unmodelled:MindSpeed-MM FSDP2 trainer (settings in its YAML)"),
+        [f"entry script {entry}"],
+    )
+
+
+def _modelled_dialect(launch: _Launch) -> Detection | None:
+    """The dialect of data/dialects/ whose ``detect`` signs the launch shows most."""
+    best = _best_dialect(launch)
+    if best is None:
+        return None
+    name, evidence = best
+    if launch.runs_pai and dialect_data(name)["project"] != "Pai-Megatron-Patch":
         # Pai-Megatron-Patch's own examples reuse other forks' entry names
         # (examples/llama3/pretrain_llama.py) and flags (--attention-head-type): the backend
         # the script runs and the repository decide, not those
-        best = None
-    if best is not None:
-        strangers = _strangers(given)
-        if (
-            len(best[2]) == 1
-            and best[2][0].endswith(("flag)", "flags)"))
-            and _fork_entry(base)
-            and len(strangers) >= 2
-        ):
-            # only flags chose it (--deepspeed comes with DeepSpeed to any trainer), and the
-            # launch passes flags no release has: another fork's trainer
-            return _unknown_fork(base, strangers)
-        return Detection(get_dialect(best[1]), best[2])
-    if pai:
-        where = f"backends/megatron/{backend.group(1)}" if backend else "an unnamed backend"
-        return Detection(
-            get_dialect(f"unmodelled:Pai-Megatron-Patch on {where}"),
-            [f"the script runs Pai-Megatron-Patch on {where}"],
-        )
+        return None
+    flags_alone = len(evidence) == 1 and evidence[0].endswith(("flag)", "flags)"))
+    if flags_alone and _fork_entry(launch.base) and len(launch.strangers) >= 2:
+        # only flags chose it (--deepspeed comes with DeepSpeed to any trainer), and the
+        # launch passes flags no release has: another fork's trainer
+        return _unknown_fork(launch.base, launch.strangers)
+    return Detection(get_dialect(name), evidence)
+
+
+def _best_dialect(launch: _Launch) -> tuple[str, list[str]] | None:
+    """The highest-scoring dialect (the first of equals) and its evidence; a score under 2
+    is one weak sign (a layout file, a script path), not enough to name a dialect."""
+    best: tuple[int, str, list[str]] | None = None
+    for name in dialect_names():
+        scored = _dialect_score(launch, name)
+        if scored is not None and scored[0] >= 2 and (best is None or scored[0] > best[0]):
+            best = (scored[0], name, scored[1])
+    return None if best is None else (best[1], best[2])
+
+
+def _dialect_score(launch: _Launch, name: str) -> tuple[int, list[str]] | None:
+    """How strongly the launch shows dialect ``name``'s ``detect`` signs, with the evidence;
+    None when a sign rules it out (a layout it never has, its project on another backend)."""
+    d = dialect_data(name)
+    det = d.get("detect") or {}
+    if any(_has(launch.folders, rel) for rel in det.get("not_layout") or ()):
+        return None
+    score, ev = _named_signs(launch, det, d["project"])
+    marks = [m for m in det.get("text_markers") or () if m in launch.text]
+    if marks:
+        ev.append(f"the script names {marks[0]}")
+        score += 2
+    elif det.get("text_markers") and score:
+        return None  # the same project on another backend: not this table
+    path = launch.script_path
+    sp = [p for p in det.get("script_paths") or () if path and p in path]
+    if sp:
+        ev.append(f"script under {sp[0]}")
+        score += 1
+    return score, ev
+
+
+def _named_signs(launch: _Launch, det: dict[str, Any], project: str) -> tuple[int, list[str]]:
+    """The signs a dialect's ``detect`` names that the launch shows: its entry script and
+    its own flags (2 each), files of its layout in the repository (1 each)."""
+    ev: list[str] = []
+    score = 0
+    if launch.base and launch.base in (det.get("entry_scripts") or ()):
+        ev.append(f"entry script {launch.base}")
+        score += 2
+    own = [f for f in launch.given if f in (det.get("flags") or ()) and f not in launch.plain]
+    if own:
+        ev.append(f"{', '.join(own[:3])} ({project} flag{'s' if len(own) > 1 else ''})")
+        score += 2 * len(own)
+    for rel in det.get("layout") or ():
+        hit = _has(launch.folders, rel)
+        if hit:
+            ev.append(f"{rel} in the repository ({hit})")
+            score += 1
+    return score, ev
+
+
+def _pai_megatron_patch(launch: _Launch) -> Detection | None:
+    """Pai-Megatron-Patch, named by the backend the script puts on its path."""
+    if not launch.runs_pai:
+        return None
+    backend = launch.pai_backend
+    where = f"backends/megatron/{backend.group(1)}" if backend else "an unnamed backend"
+    return Detection(
+        get_dialect(f"unmodelled:Pai-Megatron-Patch on {where}"),
+        [f"the script runs Pai-Megatron-Patch on {where}"],
+    )
+
+
+def _unmodelled_fork(launch: _Launch) -> Detection | None:
+    """A fork of ``UNMODELLED``, by its flags, its package in the repository or the entry
+    script's path."""
+    entry = launch.entry_script
     for project, layout, fork_flags in UNMODELLED:
-        hits = [f for f in given if f in fork_flags]
-        lay = [rel for rel in layout if _has(folders, rel)]
-        if hits or lay or (entry_script and any(x in entry_script for x in layout)):
+        hits = [f for f in launch.given if f in fork_flags]
+        lay = [rel for rel in layout if _has(launch.folders, rel)]
+        if hits or lay or (entry and any(x in entry for x in layout)):
             ev = [
                 *(f"{h} ({project} flag)" for h in hits),
                 *(f"{r}/ in the repository" for r in lay),
             ]
-            ev = ev or [f"entry script {entry_script}"]
-            return Detection(get_dialect(f"unmodelled:{project}"), ev)
-    try:
-        ms = table_flags("mindspeed-llm")
-    except (OSError, ValueError):
-        ms = frozenset()
-    own = [f for f in given if f in ms and f not in plain]
+            return Detection(get_dialect(f"unmodelled:{project}"), ev or [f"entry script {entry}"])
+    return None
+
+
+def _mindspeed_llm(launch: _Launch) -> Detection | None:
+    """MindSpeed-LLM: its post-training entry script, or its own flags on one of its entry
+    scripts (or none named); flags only an older release had name that release."""
+    base, own = launch.base, launch.mindspeed_own
     older = table_flags(OLDER_MINDSPEED_LLM) if OLDER_MINDSPEED_LLM in dialect_names() else set()
-    gone = [f for f in given if f in older and f not in ms and f not in plain]
-    if base == "posttrain_gpt.py" or (
-        (own or gone) and (base is None or base in MINDSPEED_ENTRIES)
-    ):
-        ev = [f"entry script {base}"] if base == "posttrain_gpt.py" else []
-        ev += [f"{', '.join(own[:3])} (MindSpeed-LLM flags)"] if own else []
-        if gone:
-            # flags the release we model (v26.1.0) no longer has: an older release's script
-            ev.append(f"{', '.join(gone[:3])} (MindSpeed-LLM 2.1.0 flags that v26.1.0 lacks)")
-            return Detection(get_dialect(OLDER_MINDSPEED_LLM), ev)
-        return Detection(get_dialect("mindspeed-llm"), ev)
-    strangers = _strangers(given)
-    if _fork_entry(base) and len(strangers) >= 2:
-        return _unknown_fork(base, strangers)
+    known = launch.mindspeed_flags | launch.plain
+    gone = [f for f in launch.given if f in older and f not in known]
+    on_its_entry = (own or gone) and (base is None or base in MINDSPEED_ENTRIES)
+    if base != "posttrain_gpt.py" and not on_its_entry:
+        return None
+    ev = [f"entry script {base}"] if base == "posttrain_gpt.py" else []
+    ev += [f"{', '.join(own[:3])} (MindSpeed-LLM flags)"] if own else []
+    if gone:
+        # flags the release we model (v26.1.0) no longer has: an older release's script
+        ev.append(f"{', '.join(gone[:3])} (MindSpeed-LLM 2.1.0 flags that v26.1.0 lacks)")
+        return Detection(get_dialect(OLDER_MINDSPEED_LLM), ev)
+    return Detection(get_dialect("mindspeed-llm"), ev)
+
+
+def _unknown_trainer(launch: _Launch) -> Detection | None:
+    """An entry script of no release we know, passed flags no table has: another fork's."""
+    if _fork_entry(launch.base) and len(launch.strangers) >= 2:
+        return _unknown_fork(launch.base, launch.strangers)
+    return None
+
+
+def _megatron_lm(launch: _Launch) -> Detection:
+    """Megatron-LM, what no other detector claimed; MindSpeed-LLM's flags on an entry
+    script of neither project leave a note (a fork of Megatron-LM may define them too)."""
+    base, own = launch.base, launch.mindspeed_own
     note = ""
     if own:
         note = (
@@ -445,6 +559,17 @@ def _detect_by_launch(
         )
     ev = [f"entry script {base}"] if base else []
     return Detection(get_dialect("megatron-lm"), ev or ["no fork's flags or entry script"], note)
+
+
+# the detectors of a launch's dialect, most specific first; Megatron-LM is what none claims
+_BY_LAUNCH: tuple[Callable[[_Launch], Detection | None], ...] = (
+    _fsdp2_trainer,
+    _modelled_dialect,
+    _pai_megatron_patch,
+    _unmodelled_fork,
+    _mindspeed_llm,
+    _unknown_trainer,
+)
 
 
 def _fork_entry(base: str | None) -> bool:

@@ -362,10 +362,27 @@ def set_or_add(text: str, path: str, dotted: str, value: Any) -> TextEdit | None
     """Set ``dotted`` to ``value``: its scalar when written, else a new line under the
     deepest mapping of the path that exists. None when the path runs through something
     that is not a block mapping, or ends in a list index that is not there."""
-    from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+    from yaml.nodes import ScalarNode
 
     keys = key_path(dotted)
-    root = _compose(text)
+    walked = _deepest(_compose(text), keys)
+    if walked is None:
+        return None
+    node, depth = walked
+    if depth < len(keys):
+        return _add_missing(text, path, node, keys[depth:], value)
+    if not isinstance(node, ScalarNode):
+        return None
+    m = node.start_mark
+    return set_scalar_at(text, path, m.line + 1, m.column + 1, value)
+
+
+def _deepest(root: Any, keys: list[str | int]) -> tuple[Any, int] | None:
+    """The deepest node of the key path that is written (None for an empty document), and
+    how many keys lead to it; None when the path runs through a scalar or a missing list
+    item (nothing can be added there)."""
+    from yaml.nodes import MappingNode, SequenceNode
+
     node, depth = root, 0
     while depth < len(keys) and node is not None:
         k = keys[depth]
@@ -381,12 +398,16 @@ def set_or_add(text: str, path: str, dotted: str, value: Any) -> TextEdit | None
         else:
             return None
         depth += 1
-    if depth == len(keys):
-        if not isinstance(node, ScalarNode):
-            return None
-        m = node.start_mark
-        return set_scalar_at(text, path, m.line + 1, m.column + 1, value)
-    rest = keys[depth:]
+    return node, depth
+
+
+def _add_missing(
+    text: str, path: str, node: Any, rest: list[str | int], value: Any
+) -> TextEdit | None:
+    """New lines for the keys ``rest`` that are not written, under ``node``: only in a
+    non-empty block mapping (or an empty document), and only mapping keys."""
+    from yaml.nodes import MappingNode
+
     if any(isinstance(k, int) for k in rest):
         return None
     if node is None:  # an empty document

@@ -76,17 +76,57 @@ class IndexedDataset:
 
 
 def open_indexed(prefix: str) -> IndexedDataset:
+    """The dataset ``prefix.idx`` + ``prefix.bin``, its index checked against itself and
+    against the data file; a broken pair raises ``DatasetError`` naming the file."""
     idx, bin_ = prefix + ".idx", prefix + ".bin"
-    from cfglint.load.safeio import check_regular, open_regular
+    for p in (idx, bin_):
+        _check_file(p)
+    index = _read_index(idx)
+    typecode, itemsize = DTYPES[index.code]
+    tokens = sum(index.lengths)
+    bin_size = os.path.getsize(bin_)
+    if bin_size != tokens * itemsize:
+        raise DatasetError(
+            bin_,
+            f"{bin_size} bytes, but the index describes {tokens} tokens of "
+            f"{itemsize} bytes ({tokens * itemsize} bytes)",
+        )
+    _check_layout(idx, index, itemsize)
+    return IndexedDataset(prefix, typecode, itemsize, index.nseq, index.ndoc, tokens)
+
+
+def _check_file(path: str) -> None:
+    """One file of the pair is there and is a regular file (a FIFO or a device would block
+    or never end)."""
+    from cfglint.load.safeio import check_regular
     from cfglint.model.errors import InputError
 
-    for p in (idx, bin_):
-        if not os.path.lexists(p):
-            raise DatasetError(p, "missing (a Megatron dataset is a .bin/.idx pair)")
-        try:  # a FIFO or a device would block or never end
-            check_regular(p, what="dataset file")
-        except InputError as exc:
-            raise DatasetError(p, exc.message) from None
+    if not os.path.lexists(path):
+        raise DatasetError(path, "missing (a Megatron dataset is a .bin/.idx pair)")
+    try:
+        check_regular(path, what="dataset file")
+    except InputError as exc:
+        raise DatasetError(path, exc.message) from None
+
+
+@dataclass
+class _Index:
+    """What a ``.idx`` file holds (see the module's docstring)."""
+
+    code: int  # the token dtype (DTYPES)
+    nseq: int
+    ndoc: int
+    lengths: array.array[int]
+    pointers: array.array[int]
+    docs: array.array[int]
+
+
+def _read_index(idx: str) -> _Index:
+    """The index file read, its header checked, and its size checked against the counts
+    the header gives before the arrays are read (a corrupt count asks for no memory)."""
+    from cfglint.load.safeio import open_regular
+    from cfglint.model.errors import InputError
+
     try:
         fh = open_regular(idx, what="dataset index")
     except InputError as exc:
@@ -104,36 +144,31 @@ def open_indexed(prefix: str) -> IndexedDataset:
         need = len(head) + nseq * 4 + nseq * 8 + ndoc * 8
         if size < need:
             raise DatasetError(idx, f"truncated: {size} bytes, the header promises {need}")
-        lengths = array.array("i")
-        lengths.frombytes(fh.read(nseq * 4))
-        pointers = array.array("q")
-        pointers.frombytes(fh.read(nseq * 8))
-        docs = array.array("q")
-        docs.frombytes(fh.read(ndoc * 8))
-    if sys.byteorder != "little":
-        for a in (lengths, pointers, docs):
-            a.byteswap()
-    typecode, itemsize = DTYPES[code]
-    tokens = sum(lengths)
-    bin_size = os.path.getsize(bin_)
-    if bin_size != tokens * itemsize:
-        raise DatasetError(
-            bin_,
-            f"{bin_size} bytes, but the index describes {tokens} tokens of "
-            f"{itemsize} bytes ({tokens * itemsize} bytes)",
-        )
+        arrays = [array.array(t) for t in "iqq"]
+        for a, n in zip(arrays, (nseq * 4, nseq * 8, ndoc * 8), strict=True):
+            a.frombytes(fh.read(n))
+            if sys.byteorder != "little":
+                a.byteswap()
+    return _Index(code, nseq, ndoc, *arrays)
+
+
+def _check_layout(idx: str, index: _Index, itemsize: int) -> None:
+    """The sequences lie one after the other in the data file, and the document boundaries
+    run from 0 to the sequence count without going back."""
     offset = 0
-    for i, (ln, ptr) in enumerate(zip(lengths, pointers, strict=True)):
+    for i, (ln, ptr) in enumerate(zip(index.lengths, index.pointers, strict=True)):
         if ptr != offset or ln < 0:
             raise DatasetError(idx, f"sequence {i} starts at byte {ptr}, expected {offset}")
         offset += ln * itemsize
+    docs, ndoc = index.docs, index.ndoc
     if ndoc and (
-        docs[0] != 0 or docs[-1] != nseq or any(docs[i] > docs[i + 1] for i in range(ndoc - 1))
+        docs[0] != 0
+        or docs[-1] != index.nseq
+        or any(docs[i] > docs[i + 1] for i in range(ndoc - 1))
     ):
         raise DatasetError(
             idx, "document boundaries are not increasing from 0 to the sequence count"
         )
-    return IndexedDataset(prefix, typecode, itemsize, nseq, ndoc, tokens)
 
 
 def write_indexed(prefix: str, docs: list[list[int]], code: int = 8) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from tree_sitter import Node
 
 from cfglint.load.shell.base import DYNAMIC
@@ -40,45 +42,58 @@ class Arithmetic:
         return Piece(str(value), pos, merge_positions(via, exclude=pos), split=active, glob=active)
 
     def arith(self, node: Node) -> tuple[int, tuple[Pos, ...]]:
-        """A tiny evaluator over tree-sitter arithmetic nodes (64-bit, like bash)."""
-        t = node.type
-        if t in ("number", "word", "variable_name"):
-            text = self.text(node).strip()
-            if NAME_RE.fullmatch(text):
-                return self.arith_var(text)
-            return _bash_int(text), ()
-        if t in ("simple_expansion", "expansion"):
-            try:
-                pieces = self.expand(node, quoted=True)
-            except ValueTooLarge:
-                raise UnknownValue(TOO_LARGE) from None
-            if first_unknown(pieces):
-                raise UnknownValue(f"{snippet(self.text(node))} is unknown")
-            via = merge_positions(*(p.via for p in pieces))
-            return _bash_int("".join(p.text for p in pieces).strip()), via
-        if t == "parenthesized_expression":
-            inner = [c for c in node.named_children if c.type != "comment"]
-            if len(inner) != 1:
-                raise UnknownValue(f"{snippet(self.text(node))} is not supported")
-            return self.arith(inner[0])
-        if t == "unary_expression":
-            op = next((c.type for c in node.children if not c.is_named), "")
-            operand = node.named_children[-1] if node.named_child_count else None
-            if operand is None or op not in ("-", "+"):
-                raise UnknownValue(f"operator {op or '?'} is not evaluated")
-            value, via = self.arith(operand)
-            return _wrap(-value if op == "-" else value), via
-        if t == "binary_expression":
-            left = node.child_by_field_name("left")
-            right = node.child_by_field_name("right")
-            op_node = node.child_by_field_name("operator")
-            op = op_node.type if op_node is not None else ""
-            if left is None or right is None or op not in ("+", "-", "*", "/", "%", "**"):
-                raise UnknownValue(f"operator {op or '?'} is not evaluated")
-            lv, lvia = self.arith(left)
-            rv, rvia = self.arith(right)
-            return _binop(op, lv, rv), merge_positions(lvia, rvia)
-        raise UnknownValue(f"{snippet(self.text(node))} is not supported in arithmetic")
+        """A tiny evaluator over tree-sitter arithmetic nodes (64-bit, like bash): each kind
+        of node has its method (``_ARITH_NODES``); any other is not evaluated."""
+        evaluate = _ARITH_NODES.get(node.type)
+        if evaluate is None:
+            raise UnknownValue(f"{snippet(self.text(node))} is not supported in arithmetic")
+        return evaluate(self, node)
+
+    def arith_word(self, node: Node) -> tuple[int, tuple[Pos, ...]]:
+        """A number, or a bare variable name (bash reads ``TP*2`` as ``$TP*2``)."""
+        text = self.text(node).strip()
+        if NAME_RE.fullmatch(text):
+            return self.arith_var(text)
+        return _bash_int(text), ()
+
+    def arith_expanded(self, node: Node) -> tuple[int, tuple[Pos, ...]]:
+        """``$X`` / ``${X}`` inside the expression: its known text must be an integer."""
+        try:
+            pieces = self.expand(node, quoted=True)
+        except ValueTooLarge:
+            raise UnknownValue(TOO_LARGE) from None
+        if first_unknown(pieces):
+            raise UnknownValue(f"{snippet(self.text(node))} is unknown")
+        via = merge_positions(*(p.via for p in pieces))
+        return _bash_int("".join(p.text for p in pieces).strip()), via
+
+    def arith_parenthesized(self, node: Node) -> tuple[int, tuple[Pos, ...]]:
+        inner = [c for c in node.named_children if c.type != "comment"]
+        if len(inner) != 1:
+            raise UnknownValue(f"{snippet(self.text(node))} is not supported")
+        return self.arith(inner[0])
+
+    def arith_unary(self, node: Node) -> tuple[int, tuple[Pos, ...]]:
+        """A sign; ``!``, ``~`` and increments are not evaluated."""
+        op = next((c.type for c in node.children if not c.is_named), "")
+        operand = node.named_children[-1] if node.named_child_count else None
+        if operand is None or op not in ("-", "+"):
+            raise UnknownValue(f"operator {op or '?'} is not evaluated")
+        value, via = self.arith(operand)
+        return _wrap(-value if op == "-" else value), via
+
+    def arith_binary(self, node: Node) -> tuple[int, tuple[Pos, ...]]:
+        """The arithmetic operators (``_binop``); comparisons, bit and logical operators
+        are not evaluated."""
+        left = node.child_by_field_name("left")
+        right = node.child_by_field_name("right")
+        op_node = node.child_by_field_name("operator")
+        op = op_node.type if op_node is not None else ""
+        if left is None or right is None or op not in ("+", "-", "*", "/", "%", "**"):
+            raise UnknownValue(f"operator {op or '?'} is not evaluated")
+        lv, lvia = self.arith(left)
+        rv, rvia = self.arith(right)
+        return _binop(op, lv, rv), merge_positions(lvia, rvia)
 
     def arith_var(self, name: str) -> tuple[int, tuple[Pos, ...]]:
         var = self.vars.get(name)
@@ -96,6 +111,19 @@ class Arithmetic:
         except UnknownValue:
             raise UnknownValue(f"value of {name} ({snippet(text)!r}) is not an integer") from None
         return number, merge_positions(var.defs, *(p.via for p in value))
+
+
+# how each kind of tree-sitter arithmetic node is evaluated
+_ARITH_NODES: dict[str, Callable[[Arithmetic, Node], tuple[int, tuple[Pos, ...]]]] = {
+    "number": Arithmetic.arith_word,
+    "word": Arithmetic.arith_word,
+    "variable_name": Arithmetic.arith_word,
+    "simple_expansion": Arithmetic.arith_expanded,
+    "expansion": Arithmetic.arith_expanded,
+    "parenthesized_expression": Arithmetic.arith_parenthesized,
+    "unary_expression": Arithmetic.arith_unary,
+    "binary_expression": Arithmetic.arith_binary,
+}
 
 
 def _bash_int(text: str) -> int:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from tree_sitter import Node
@@ -107,36 +108,51 @@ class Conditions:
             return Verdict(None, str(exc) or "not known statically")
 
     def status(self, node: Node) -> Verdict:
-        t = node.type
-        if t == "test_command":
-            inner = [c for c in node.named_children if c.type != "comment"]
-            double = bool(node.children) and node.children[0].type == "[["
-            if node.children and node.children[0].type == "((":
-                return self._arith_test(inner)
-            if len(inner) != 1:
-                return Verdict(None, f"{snippet(self.text(node))} is not evaluated")
-            return self.expr(inner[0], double)
-        if t == "compound_statement" and node.children and node.children[0].type == "((":
-            return self._arith_test([c for c in node.named_children if c.type != "comment"])
-        if t == "negated_command":
-            inner = [c for c in node.named_children if c.type != "comment"]
-            return _not(self.status(inner[-1])) if inner else Verdict(None, "")
-        if t == "list":
-            kids = [c for c in node.children if c.type != "comment"]
-            if len(kids) == 3:
-                op = kids[1].type
-                left = self.status(kids[0])
-                if op == "&&":
-                    return _and(left, lambda: self.status(kids[2]))
-                if op == "||":
-                    return _or(left, lambda: self.status(kids[2]))
-            return Verdict(None, f"{snippet(self.text(node))} is not evaluated")
-        if t == "redirected_statement":
-            body = node.child_by_field_name("body")
-            return self.status(body) if body is not None else Verdict(None, "")
-        if t == "command":
-            return self._command_status(node)
+        """The exit status of one statement, by its kind (``_STATUS``); any other kind of
+        statement runs something whose status is not known statically."""
+        decide = _STATUS.get(node.type)
+        if decide is None:
+            return self._undecided_command(node)
+        return decide(self, node)
+
+    def _undecided_command(self, node: Node) -> Verdict:
         return Verdict(None, f"{snippet(self.text(node))}: {UNDECIDED_CMD}")
+
+    def _test_status(self, node: Node) -> Verdict:
+        """``[ ]``, ``[[ ]]`` (one expression each) and ``(( ))``."""
+        inner = [c for c in node.named_children if c.type != "comment"]
+        double = bool(node.children) and node.children[0].type == "[["
+        if node.children and node.children[0].type == "((":
+            return self._arith_test(inner)
+        if len(inner) != 1:
+            return Verdict(None, f"{snippet(self.text(node))} is not evaluated")
+        return self.expr(inner[0], double)
+
+    def _compound_status(self, node: Node) -> Verdict:
+        """``(( ))`` as tree-sitter-bash sometimes reads it; another ``{ }`` is a command."""
+        if node.children and node.children[0].type == "((":
+            return self._arith_test([c for c in node.named_children if c.type != "comment"])
+        return self._undecided_command(node)
+
+    def _negated_status(self, node: Node) -> Verdict:
+        inner = [c for c in node.named_children if c.type != "comment"]
+        return _not(self.status(inner[-1])) if inner else Verdict(None, "")
+
+    def _list_status(self, node: Node) -> Verdict:
+        """``a && b`` / ``a || b``, short-circuited as bash runs them."""
+        kids = [c for c in node.children if c.type != "comment"]
+        if len(kids) == 3:
+            op = kids[1].type
+            left = self.status(kids[0])
+            if op == "&&":
+                return _and(left, lambda: self.status(kids[2]))
+            if op == "||":
+                return _or(left, lambda: self.status(kids[2]))
+        return Verdict(None, f"{snippet(self.text(node))} is not evaluated")
+
+    def _redirected_status(self, node: Node) -> Verdict:
+        body = node.child_by_field_name("body")
+        return self.status(body) if body is not None else Verdict(None, "")
 
     def _command_status(self, node: Node) -> Verdict:
         name = node.child_by_field_name("name")
@@ -320,3 +336,14 @@ class Conditions:
 def _case_glob(pat: str) -> str:
     """A case pattern as fnmatch reads it (quotes of literal parts dropped)."""
     return re.sub(r"""["']""", "", pat)
+
+
+# how the exit status of each kind of statement is decided
+_STATUS: dict[str, Callable[[Conditions, Node], Verdict]] = {
+    "test_command": Conditions._test_status,
+    "compound_statement": Conditions._compound_status,
+    "negated_command": Conditions._negated_status,
+    "list": Conditions._list_status,
+    "redirected_statement": Conditions._redirected_status,
+    "command": Conditions._command_status,
+}

@@ -14,6 +14,7 @@ a flag is reported at; hence this small scanner of the POSIX quoting rules.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from cfglint.load.shell.pieces import snippet
@@ -63,8 +64,25 @@ def eval_commands(words: list[Word]) -> tuple[list[list[Word]], list[str]]:
     A token whose text depends on run time (a second expansion, an unknown first-stage
     word, a glob) is an unknown word with the reason, placed where its first character
     was typed."""
+    text, owner = _joined(words)
+    scan = _Scan(text, words, owner)
+    scan.run()
+    out: list[list[Word]] = []
+    for cmd in scan.commands:
+        # `> log`: a file name, not an argument
+        cmd_words = [
+            _to_word(t, "".join(t.chars), words, owner) for t in cmd if not t.redirect_target
+        ]
+        if cmd_words:
+            out.append(cmd_words)
+    return out, scan.warnings
+
+
+def _joined(words: list[Word]) -> tuple[str, list[int]]:
+    """The text eval parses (its words joined with blanks, an unknown word as a mark), and
+    for each offset in it the index of the first-stage word it came from (its location)."""
     text_parts: list[str] = []
-    owner: list[int] = []  # joined-text offset -> index of the first-stage word
+    owner: list[int] = []
     for k, w in enumerate(words):
         if k:
             text_parts.append(" ")
@@ -72,99 +90,138 @@ def eval_commands(words: list[Word]) -> tuple[list[list[Word]], list[str]]:
         part = w.text if w.text is not None else (w.template or _UNKNOWN + _plain(w.tail))
         text_parts.append(part)
         owner.extend([k] * len(part))
-    text = "".join(text_parts)
-    commands: list[list[_Token]] = [[]]
-    warnings: list[str] = []
-    tok = _Token()
+    return "".join(text_parts), owner
 
-    def end_token() -> None:
-        nonlocal tok
-        if tok.start >= 0:  # a blank before any character keeps a pending redirect
-            commands[-1].append(tok)
-            tok = _Token()
 
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch == _UNKNOWN:
-            tok.mark(words[owner[i]].unknown or "not known statically", i)
-        elif ch in " \t":
-            end_token()
-        elif ch == "#" and tok.start < 0:
-            while i < n and text[i] != "\n":  # a comment runs to the end of the line
-                i += 1
-            continue
-        elif ch in _SEPARATORS:
-            end_token()
-            tok = _Token()  # a redirect with no target is dropped
-            if commands[-1]:
-                commands.append([])
-        elif ch in _REDIRECTS:
-            if tok.start >= 0 and tok.fd_only:
-                tok = _Token()  # `2>`: the digits name a file descriptor
-            end_token()
-            while i + 1 < n and text[i + 1] in "<>&":
-                i += 1
-            tok.redirect_target = True
-        elif ch in "()":
-            tok.mark(f"eval runs shell syntax {snippet(text, 60)!r}, not followed", i)
-        elif ch == "'":
-            close = text.find("'", i + 1)
-            if close < 0:
-                tok.mark("eval: unterminated single quote", i)
-                warnings.append(f"eval {snippet(text, 60)}: unterminated single quote")
-                break
-            if tok.start < 0:
-                tok.start = i
-            for j in range(i + 1, close):
-                tok.add(text[j], j, quoted=True)
-            tok.end = close
-            i = close
-        elif ch == '"':
-            if tok.start < 0:
-                tok.start = i
-            j = i + 1
-            while j < n and text[j] != '"':
-                c = text[j]
-                if c == "\\" and j + 1 < n and text[j + 1] in '$`"\\\n':
-                    if text[j + 1] != "\n":
-                        tok.add(text[j + 1], j + 1, quoted=True)
-                    j += 2
-                    continue
-                if c in "$`":
-                    tok.mark(f"eval expands {snippet(text[j:], 30)!r} a second time", j)
-                elif c == _UNKNOWN:
-                    tok.mark(words[owner[j]].unknown or "not known statically", j)
-                else:
-                    tok.add(c, j, quoted=True)
-                j += 1
-            if j >= n:
-                tok.mark("eval: unterminated double quote", i)
-                warnings.append(f"eval {snippet(text, 60)}: unterminated double quote")
-                break
-            tok.end = j
-            i = j
-        elif ch == "\\":
-            if i + 1 < n and text[i + 1] != "\n":
-                tok.add(text[i + 1], i + 1, quoted=True)
-            i += 2
-            continue
-        elif ch in "$`":
-            tok.mark(f"eval expands {snippet(text[i:], 30)!r} a second time", i)
-        else:
-            tok.add(ch, i, quoted=False)
-        i += 1
-    end_token()
+@dataclass
+class _Scan:
+    """The second parse of eval's text: one method per kind of character (``_STEPS``), each
+    returning where the scan goes on, or None where the text ends in an unterminated quote
+    (bash refuses it; the tokens so far are kept)."""
 
-    out: list[list[Word]] = []
-    for cmd in commands:
-        cmd_words: list[Word] = []
-        for t in cmd:
-            if not t.redirect_target:  # `> log`: a file name, not an argument
-                cmd_words.append(_to_word(t, "".join(t.chars), words, owner))
-        if cmd_words:
-            out.append(cmd_words)
-    return out, warnings
+    text: str
+    words: list[Word]
+    owner: list[int]
+    commands: list[list[_Token]] = field(default_factory=lambda: [[]])
+    warnings: list[str] = field(default_factory=list)
+    tok: _Token = field(default_factory=_Token)
+
+    def run(self) -> None:
+        i: int | None = 0
+        while i is not None and i < len(self.text):
+            i = _STEPS.get(self.text[i], _Scan.literal)(self, i)
+        self.end_token()
+
+    def end_token(self) -> None:
+        if self.tok.start >= 0:  # a blank before any character keeps a pending redirect
+            self.commands[-1].append(self.tok)
+            self.tok = _Token()
+
+    def unknown(self, i: int) -> int:
+        self.tok.mark(self.words[self.owner[i]].unknown or "not known statically", i)
+        return i + 1
+
+    def blank(self, i: int) -> int:
+        self.end_token()
+        return i + 1
+
+    def comment(self, i: int) -> int:
+        """``#`` starting a word runs to the end of the line; inside one it is a letter."""
+        if self.tok.start >= 0:
+            return self.literal(i)
+        end = self.text.find("\n", i)
+        return len(self.text) if end < 0 else end
+
+    def separator(self, i: int) -> int:
+        self.end_token()
+        self.tok = _Token()  # a redirect with no target is dropped
+        if self.commands[-1]:
+            self.commands.append([])
+        return i + 1
+
+    def redirect(self, i: int) -> int:
+        if self.tok.start >= 0 and self.tok.fd_only:
+            self.tok = _Token()  # `2>`: the digits name a file descriptor
+        self.end_token()
+        while i + 1 < len(self.text) and self.text[i + 1] in "<>&":
+            i += 1
+        self.tok.redirect_target = True
+        return i + 1
+
+    def subshell(self, i: int) -> int:
+        self.tok.mark(f"eval runs shell syntax {snippet(self.text, 60)!r}, not followed", i)
+        return i + 1
+
+    def expansion(self, i: int) -> int:
+        self.tok.mark(f"eval expands {snippet(self.text[i:], 30)!r} a second time", i)
+        return i + 1
+
+    def backslash(self, i: int) -> int:
+        if i + 1 < len(self.text) and self.text[i + 1] != "\n":
+            self.tok.add(self.text[i + 1], i + 1, quoted=True)
+        return i + 2
+
+    def literal(self, i: int) -> int:
+        self.tok.add(self.text[i], i, quoted=False)
+        return i + 1
+
+    def single_quoted(self, i: int) -> int | None:
+        close = self.text.find("'", i + 1)
+        if close < 0:
+            return self.unterminated(i, "single")
+        if self.tok.start < 0:
+            self.tok.start = i
+        for j in range(i + 1, close):
+            self.tok.add(self.text[j], j, quoted=True)
+        self.tok.end = close
+        return close + 1
+
+    def double_quoted(self, i: int) -> int | None:
+        """Inside double quotes a backslash escapes only ``$`\"\\`` and a newline, and
+        ``$`` and backquotes still expand (a second time: not followed)."""
+        if self.tok.start < 0:
+            self.tok.start = i
+        j, n = i + 1, len(self.text)
+        while j < n and self.text[j] != '"':
+            c = self.text[j]
+            if c == "\\" and j + 1 < n and self.text[j + 1] in '$`"\\\n':
+                if self.text[j + 1] != "\n":
+                    self.tok.add(self.text[j + 1], j + 1, quoted=True)
+                j += 2
+                continue
+            if c in "$`":
+                self.expansion(j)
+            elif c == _UNKNOWN:
+                self.unknown(j)
+            else:
+                self.tok.add(c, j, quoted=True)
+            j += 1
+        if j >= n:
+            return self.unterminated(i, "double")
+        self.tok.end = j
+        return j + 1
+
+    def unterminated(self, i: int, which: str) -> None:
+        self.tok.mark(f"eval: unterminated {which} quote", i)
+        self.warnings.append(f"eval {snippet(self.text, 60)}: unterminated {which} quote")
+
+
+# what each character starts in eval's text; any other is a letter of the current word
+_STEPS: dict[str, Callable[[_Scan, int], int | None]] = {
+    _UNKNOWN: _Scan.unknown,
+    " ": _Scan.blank,
+    "\t": _Scan.blank,
+    "#": _Scan.comment,
+    **dict.fromkeys(_SEPARATORS, _Scan.separator),
+    **dict.fromkeys(_REDIRECTS, _Scan.redirect),
+    "(": _Scan.subshell,
+    ")": _Scan.subshell,
+    "'": _Scan.single_quoted,
+    '"': _Scan.double_quoted,
+    "\\": _Scan.backslash,
+    "$": _Scan.expansion,
+    "`": _Scan.expansion,
+}
 
 
 def _plain(tail: str) -> str:

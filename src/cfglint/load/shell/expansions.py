@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from tree_sitter import Node
 
@@ -271,41 +271,57 @@ class Expansions:
         return out
 
     def param_expansion(self, node: Node, quoted: bool) -> list[Piece]:
+        """``${...}``: a parameter's value, its length (``${#X}``), an indirection
+        (``${!X}``), or an operator applied to it (a default, a pattern, a substring)."""
         pos = self.npos(node)
-        kids = node.children
-        inner = kids[1:-1] if kids and kids[-1].type == "}" else kids[1:]
-        prefix = ""
-        if inner and not inner[0].is_named and inner[0].type in ("#", "!"):
-            prefix, inner = inner[0].type, inner[1:]
+        prefix, inner = _param_parts(node)
         if not inner or not inner[0].is_named:
             if prefix == "#" and not inner:  # ${#}: the number of positional parameters
                 return [self.unknown_piece("$# is a positional parameter", pos, quoted=quoted)]
             return [self.cannot(node, pos, quoted)]
-        target, rest = inner[0], inner[1:]
-        if target.type == "subscript":
-            base = target.child_by_field_name("name")
-            index = target.child_by_field_name("index")
-            name = self.text(base) if base is not None else ""
-        else:
-            name, index = self.text(target), None
+        name, index = self._param_target(inner[0])
+        rest = inner[1:]
         special = self.special(name, pos, quoted)
         op = rest[0].type if rest and not rest[0].is_named else ""
-        if special is not None and op not in (":-", "-", ":=", "=", ":+", "+", ":?", "?"):
+        if special is not None and op not in _DEFAULT_OPS:
             return [special]
         if prefix == "#":
             return [self.length(name, index, pos, quoted)]
         if prefix == "!":
             return self.indirect(name, index, node, pos, quoted)
         value = [special] if special is not None else self.lookup(name, index, quoted, pos)
-        if not op:
-            if value is None:
-                return [self.unknown_piece(never_set(name, self.unfollowed), pos, quoted=quoted)]
-            return value
+        if op:
+            return self._param_operator(op, name, index, value, rest, node, pos, quoted)
+        if value is None:
+            return [self.unknown_piece(never_set(name, self.unfollowed), pos, quoted=quoted)]
+        return value
+
+    def _param_target(self, target: Node) -> tuple[str, Node | None]:
+        """The parameter's name, and its index when it is an array element (``${A[1]}``)."""
+        if target.type != "subscript":
+            return self.text(target), None
+        base = target.child_by_field_name("name")
+        index = target.child_by_field_name("index")
+        return (self.text(base) if base is not None else ""), index
+
+    def _param_operator(
+        self,
+        op: str,
+        name: str,
+        index: Node | None,
+        value: list[Piece] | None,
+        rest: list[Node],
+        node: Node,
+        pos: Pos,
+        quoted: bool,
+    ) -> list[Piece]:
+        """The operator after the name: its operand is the source between it and the
+        closing brace."""
+        kids = node.children
         close = kids[-1].start_byte if kids[-1].type == "}" else node.end_byte
-        operands = list(rest[1:])
-        if op in (":-", "-", ":=", "=", ":+", "+", ":?", "?"):
+        if op in _DEFAULT_OPS:
             return self.default_op(
-                op, name, index, value, operands, rest[0].end_byte, close, node, pos, quoted
+                op, name, index, value, list(rest[1:]), rest[0].end_byte, close, node, pos, quoted
             )
         return self.string_op(op, name, value, rest[0].end_byte, close, node, pos, quoted)
 
@@ -417,47 +433,87 @@ def _pattern_regex(pattern: str) -> re.Pattern[str]:
     return re.compile(m.group(1) if m else translated, re.S)
 
 
+def _param_parts(node: Node) -> tuple[str, list[Node]]:
+    """A ``${...}``'s prefix operator (``#`` or ``!``, else "") and the nodes inside its
+    braces after it."""
+    kids = node.children
+    inner = kids[1:-1] if kids and kids[-1].type == "}" else kids[1:]
+    if inner and not inner[0].is_named and inner[0].type in ("#", "!"):
+        return inner[0].type, inner[1:]
+    return "", inner
+
+
+# the operators that give a default or an alternative value, or stop on an unset one
+_DEFAULT_OPS = frozenset({":-", "-", ":=", "=", ":+", "+", ":?", "?"})
+
+
 def _apply_string_op(op: str, text: str, arg: str) -> str | None:
-    if op in ("#", "##", "%", "%%"):
-        rx = _pattern_regex(arg)
-        n = len(text)
-        # Shortest match first for # and %%, longest first for ## and %.
-        shortest_first = op in ("#", "%%")
-        cuts: Iterable[int] = range(n + 1) if shortest_first else range(n, -1, -1)
-        for i in cuts:
-            if op.startswith("#") and rx.fullmatch(text[:i]):
-                return text[i:]
-            if op.startswith("%") and rx.fullmatch(text[i:]):
-                return text[:i]
+    """``op`` with its argument ``arg`` applied to a known value, as bash does; None when
+    it is one cfglint does not evaluate (``_STRING_OPS``)."""
+    apply = _STRING_OPS.get(op)
+    return None if apply is None else apply(op, text, arg)
+
+
+def _remove_affix(op: str, text: str, arg: str) -> str:
+    """``${X#pat}``, ``${X##pat}`` (prefix), ``${X%pat}``, ``${X%%pat}`` (suffix)."""
+    rx = _pattern_regex(arg)
+    n = len(text)
+    # Shortest match first for # and %%, longest first for ## and %.
+    shortest_first = op in ("#", "%%")
+    cuts: Iterable[int] = range(n + 1) if shortest_first else range(n, -1, -1)
+    for i in cuts:
+        if op.startswith("#") and rx.fullmatch(text[:i]):
+            return text[i:]
+        if op.startswith("%") and rx.fullmatch(text[i:]):
+            return text[:i]
+    return text
+
+
+def _replace(op: str, text: str, arg: str) -> str:
+    """``${X/pat/rep}`` (first), ``${X//pat/rep}`` (all), ``/#`` / ``/%`` (anchored)."""
+    pat, _, rep = arg.partition("/")
+    if not pat:
         return text
-    if op in ("/", "//", "/#", "/%"):
-        pat, _, rep = arg.partition("/")
-        if not pat:
-            return text
-        rx = _pattern_regex(pat).pattern
-        if op == "/#":
-            rx = "^(?:" + rx + ")"
-        elif op == "/%":
-            rx = "(?:" + rx + ")$"
-        return re.sub(rx, lambda _m: rep, text, count=0 if op == "//" else 1, flags=re.S)
-    if op in ("^^", ",,", "^", ",") and not arg:
-        if op == "^^":
-            return text.upper()
-        if op == ",,":
-            return text.lower()
-        return (text[:1].upper() if op == "^" else text[:1].lower()) + text[1:]
-    if op == ":":
-        m = re.fullmatch(r"\s*(-?\d+)\s*(?::\s*(-?\d+)\s*)?", arg)
-        if not m:
-            return None
-        start = int(m.group(1))
-        start = max(len(text) + start, 0) if start < 0 else start
-        if m.group(2) is None:
-            return text[start:]
-        length = int(m.group(2))
-        end = len(text) + length if length < 0 else start + length
-        return text[start:end]
-    return None
+    rx = _pattern_regex(pat).pattern
+    if op == "/#":
+        rx = "^(?:" + rx + ")"
+    elif op == "/%":
+        rx = "(?:" + rx + ")$"
+    return re.sub(rx, lambda _m: rep, text, count=0 if op == "//" else 1, flags=re.S)
+
+
+def _change_case(op: str, text: str, arg: str) -> str | None:
+    """``${X^^}``, ``${X,,}``, ``${X^}``, ``${X,}``; with a pattern, not evaluated."""
+    if arg:
+        return None
+    if op == "^^":
+        return text.upper()
+    if op == ",,":
+        return text.lower()
+    return (text[:1].upper() if op == "^" else text[:1].lower()) + text[1:]
+
+
+def _substring(op: str, text: str, arg: str) -> str | None:
+    """``${X:start}`` / ``${X:start:length}`` with literal integers (negative ones count
+    from the end)."""
+    m = re.fullmatch(r"\s*(-?\d+)\s*(?::\s*(-?\d+)\s*)?", arg)
+    if not m:
+        return None
+    start = int(m.group(1))
+    start = max(len(text) + start, 0) if start < 0 else start
+    if m.group(2) is None:
+        return text[start:]
+    length = int(m.group(2))
+    end = len(text) + length if length < 0 else start + length
+    return text[start:end]
+
+
+_STRING_OPS: dict[str, Callable[[str, str, str], str | None]] = {
+    **dict.fromkeys(("#", "##", "%", "%%"), _remove_affix),
+    **dict.fromkeys(("/", "//", "/#", "/%"), _replace),
+    **dict.fromkeys(("^^", ",,", "^", ","), _change_case),
+    ":": _substring,
+}
 
 
 _ANSI = {

@@ -118,18 +118,28 @@ def find_launcher(words: list[Word]) -> tuple[str, int, dict[str, Word]] | None:
     if kind is not None:
         return kind, 0, {}
     if words[0].text is None:
-        # `$VENV_PREFIX torchrun ...`: an unknown prefix (a wrapper or an environment
-        # activation) in front of a launcher; the launcher decides how the words split
-        for i, w in enumerate(words[1:], start=1):
-            if names_script(w):
-                break
-            kind = _launcher_kind(w.text)
-            if kind is not None:
-                return kind, i, {}
-        if any(names_script(w) for w in words[1:]):
-            return "?", 0, {}
-        return None
-    wrapper = words[0].text.rsplit("/", 1)[-1]
+        return _behind_unknown_prefix(words)
+    return _behind_wrapper(words, words[0].text.rsplit("/", 1)[-1])
+
+
+def _behind_unknown_prefix(words: list[Word]) -> tuple[str, int, dict[str, Word]] | None:
+    """``$VENV_PREFIX torchrun ...``: an unknown prefix (a wrapper or an environment
+    activation) in front of a launcher; the launcher decides how the words split. With no
+    launcher before a ``.py`` word, the unknown command runs that script (kind "?")."""
+    for i, w in enumerate(words[1:], start=1):
+        if names_script(w):
+            break
+        kind = _launcher_kind(w.text)
+        if kind is not None:
+            return kind, i, {}
+    if any(names_script(w) for w in words[1:]):
+        return "?", 0, {}
+    return None
+
+
+def _behind_wrapper(words: list[Word], wrapper: str) -> tuple[str, int, dict[str, Word]] | None:
+    """A launcher run by a wrapper (``nohup``, ``env X=1``, ``srun ...``), with the
+    variables the wrapper sets for it."""
     if wrapper not in WRAPPERS:
         return None
     if wrapper == "command" and len(words) > 1 and (words[1].text or "").startswith("-"):
@@ -192,7 +202,9 @@ def _split_python(words: list[Word]) -> tuple[str, list[Word], Word | None, list
 def _split_options(
     words: list[Word], flags: frozenset[str]
 ) -> tuple[list[Word], Word | None, list[Word]]:
-    # The first .py token is the script; else skip options (with their values).
+    """(launcher options, script, script arguments): the first .py word is the script;
+    else the first word that is not an option, once options (with their values) are
+    skipped. ``flags`` are the launcher's options that take no value."""
     for i, w in enumerate(words):
         if names_script(w):
             return words[:i], w, words[i + 1 :]
@@ -204,20 +216,25 @@ def _split_options(
         if t is None or not t.startswith("-"):
             if t is None and i == 0:
                 break
-            if t is not None and PYTHON_RE.fullmatch(t.rsplit("/", 1)[-1]) and i + 1 < len(words):
-                # `torch.distributed.run ... python -u x.py` (ROCm/Megatron-LM 2b855baf
-                # tools/retro/sft/sft_retro_lm.sh): the interpreter's own options are
-                # skipped, its script is the entry
-                _, opts, script, rest = _split_python(words[i + 1 :])
-                if script is not None and (script.text is None or names_script(script)):
-                    return [*words[: i + 1], *opts], script, rest
-            return words[:i], words[i], words[i + 1 :]
+            return _script_at(words, i)
         if "=" in t or t in flags:
             i += 1
         else:  # an option with its value; an unknown value is still a value
             nxt = words[i + 1] if i + 1 < len(words) else None
             i += 1 if nxt is None or (nxt.text or "").startswith("-") else 2
     return words, None, []
+
+
+def _script_at(words: list[Word], i: int) -> tuple[list[Word], Word | None, list[Word]]:
+    """The split at the first word that is not a launcher option: the entry script, or an
+    interpreter in front of it (`torch.distributed.run ... python -u x.py`, ROCm/Megatron-LM
+    2b855baf tools/retro/sft/sft_retro_lm.sh), whose own options are skipped."""
+    t = words[i].text
+    if t is not None and PYTHON_RE.fullmatch(t.rsplit("/", 1)[-1]) and i + 1 < len(words):
+        _, opts, script, rest = _split_python(words[i + 1 :])
+        if script is not None and (script.text is None or names_script(script)):
+            return [*words[: i + 1], *opts], script, rest
+    return words[:i], words[i], words[i + 1 :]
 
 
 def main_invocation(script: ShellScript) -> Invocation | None:

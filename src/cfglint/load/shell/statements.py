@@ -87,51 +87,46 @@ class Statements:
                 self.stmt(node, ctx)
 
     def stmt(self, node: Node, ctx: Ctx) -> None:
-        t = node.type
-        if t == "command":
-            self.command(node, ctx)
-        elif t == "variable_assignment":
-            self.assign(node, ctx)
-        elif t == "variable_assignments":
-            for c in node.named_children:
-                if c.type == "variable_assignment":
-                    self.assign(c, ctx)
-        elif t == "declaration_command":
-            self.declare(node, ctx)
-        elif t == "unset_command":
-            self.unset(node, ctx)
-        elif t == "redirected_statement":
-            body = node.child_by_field_name("body")
-            if body is not None:
-                self.stmt(body, ctx)
-        elif t == "pipeline":
-            parts = [c for c in node.named_children if c.type in STATEMENTS]
-            for k, part in enumerate(parts):
-                # bash runs every part in a subshell; the first part stays in scope because
-                # tree-sitter-bash may glue the assignments of earlier lines onto it.
-                if k:
-                    self.scoped(part, ctx)
-                else:
-                    self.stmt(part, ctx)
-        elif t == "list":
-            self.and_or(node, ctx)
-        elif t == "subshell":
-            self.scoped(node, ctx)
-        elif t in ("compound_statement", "negated_command", "do_group", "ERROR"):
-            self.block(node.children, ctx)
-        elif t == "case_item":
-            self.block(node.children, ctx.into(node.id, 0))
-        elif t == "if_statement":
-            self.if_statement(node, ctx)
-        elif t == "case_statement":
-            self.case_statement(node, ctx)
-        elif t in ("for_statement", "c_style_for_statement", "while_statement"):
-            self.loop(node, ctx)
-        elif t == "function_definition":
-            name = node.child_by_field_name("name")
-            body = node.child_by_field_name("body")
-            if name is not None and body is not None:
-                self.functions[self.text(name)] = body
+        """One statement, by its kind (``_STATEMENT_KINDS``); other kinds (a comment, a
+        here-document body) change nothing cfglint reads."""
+        method = _STATEMENT_KINDS.get(node.type)
+        if method is not None:
+            getattr(self, method)(node, ctx)
+
+    def _assignments(self, node: Node, ctx: Ctx) -> None:
+        for c in node.named_children:
+            if c.type == "variable_assignment":
+                self.assign(c, ctx)
+
+    def _redirected(self, node: Node, ctx: Ctx) -> None:
+        body = node.child_by_field_name("body")
+        if body is not None:
+            self.stmt(body, ctx)
+
+    def _pipeline(self, node: Node, ctx: Ctx) -> None:
+        parts = [c for c in node.named_children if c.type in STATEMENTS]
+        for k, part in enumerate(parts):
+            # bash runs every part in a subshell; the first part stays in scope because
+            # tree-sitter-bash may glue the assignments of earlier lines onto it.
+            if k:
+                self.scoped(part, ctx)
+            else:
+                self.stmt(part, ctx)
+
+    def _group(self, node: Node, ctx: Ctx) -> None:
+        """``{ }``, ``!``, a loop's body, and the statements tree-sitter could read inside an
+        ERROR: run in place."""
+        self.block(node.children, ctx)
+
+    def _case_item(self, node: Node, ctx: Ctx) -> None:
+        self.block(node.children, ctx.into(node.id, 0))
+
+    def _function_definition(self, node: Node, ctx: Ctx) -> None:
+        """A function is read where it is called (``_builtin``), not where it is defined."""
+        name = node.child_by_field_name("name")
+        body = node.child_by_field_name("body")
+        if name is not None and body is not None:
+            self.functions[self.text(name)] = body
 
     def scoped(self, node: Node, ctx: Ctx) -> None:
         """Run ``node`` in a subshell: its variable changes do not reach the caller."""
@@ -264,15 +259,9 @@ class Statements:
             self.block(body.children, body_ctx)
 
     def and_or(self, node: Node, ctx: Ctx) -> None:
-        items: list[tuple[str, Node]] = []
-        head = node
-        while head.type == "list":  # left-nested: iterate, do not recurse
-            kids = [c for c in head.children if c.type != "comment"]
-            if len(kids) != 3:
-                break
-            items.append((kids[1].type, kids[2]))
-            head = kids[0]
-        items.reverse()
+        """``a && b || c``: each part after the first runs, is skipped or may run, from the
+        chain's status so far (``_runs_next``); what may run is marked conditional."""
+        head, items = _and_or_chain(node)
         if head.type == "list":  # a shape we do not know: its statements, in order
             self.block(head.children, ctx)
         else:
@@ -283,13 +272,10 @@ class Statements:
         status = self.status(head).value if self._is_test(head) else None
         ran_ok = not self._is_test(head)
         for k, (op, item) in enumerate(items, start=1):
-            if (op == "&&" and status is False) or (op == "||" and (status is True or ran_ok)):
-                if op == "||" and ran_ok and status is None:
-                    conditional = True  # `cmd || X=1`: cmd may fail
-                else:
-                    continue  # bash skips it
-            elif op == "||" or (op == "&&" and status is None and not ran_ok):
-                conditional = True
+            runs = _runs_next(op, status, ran_ok)
+            if runs is False:
+                continue  # bash skips it
+            conditional = conditional or runs is None
             self.stmt(item, ctx.into(node.id, k) if conditional else ctx)
             if self._is_test(item):
                 status, ran_ok = self.status(item).value, False
@@ -307,20 +293,28 @@ class Statements:
     # -- commands ---------------------------------------------------------------------
 
     def command(self, node: Node, ctx: Ctx) -> None:
-        prefix: list[Node] = []
-        name_node: Node | None = None
-        args: list[Node] = []
-        for i, c in enumerate(node.children):
-            fname = node.field_name_for_child(i)
-            if fname == "name":
-                name_node = c
-            elif fname == "argument":
-                args.append(c)
-            elif c.type == "variable_assignment" or (c.type in REDIRECTS and name_node is None):
-                prefix.append(c)
+        """A simple command: its assignments, a builtin that matters statically, or a
+        launch (directly, or inside a wrapper's ``bash -c``) recorded as an invocation."""
+        prefix, name_node, args = _command_parts(node)
         prefix = self._standalone_assignments(prefix, name_node, ctx)
         if name_node is None:
             return
+        name = self._command_name(name_node)
+        base = (name or "").rsplit("/", 1)[-1]
+        if name is not None and self._builtin(base, name_node, args, node, ctx):
+            return
+        if name is not None and not _may_launch(name, base):
+            return
+        words = self.command_words(name_node, args, ctx)
+        at = _wrapped_shell(words) if base in WRAPPERS else None
+        if at is not None:
+            # `srun ... bash -c "$LAUNCHER ... $CMD"`: the wrapped shell runs the string
+            self._shell_c(words, at, node, ctx, self.npos(node)[0])
+            return
+        self.record_invocation(words, node, ctx, prefix, raw_name=self.text(name_node))
+
+    def _command_name(self, name_node: Node) -> str | None:
+        """The command's name as bash expands it, or None when it is not known statically."""
         saved, self._left = self._left, COMMAND_LIMIT
         try:
             name_pieces = self.expand(name_node, quoted=False)
@@ -328,34 +322,7 @@ class Statements:
             name_pieces = [self.unknown_piece(TOO_LARGE, self.npos(name_node))]
         finally:
             self._left = saved
-        name = None if first_unknown(name_pieces) else "".join(p.text for p in name_pieces)
-        base = (name or "").rsplit("/", 1)[-1]
-        if name is not None and self._builtin(base, name_node, args, node, ctx):
-            return
-        if (
-            name is not None
-            and base not in LAUNCHERS
-            and base not in WRAPPERS
-            and not PYTHON_RE.fullmatch(base)
-            and not IFS_CHAR.search(name.strip())
-            and name.strip()  # `$PREFIX torchrun ...` with PREFIX empty runs torchrun
-        ):
-            return
-        words = self.command_words(name_node, args, ctx)
-        if base in WRAPPERS:
-            # `srun ... bash -c "$LAUNCHER ... $CMD"`: the wrapped shell runs the string
-            at = next(
-                (
-                    i
-                    for i, w in enumerate(words[:-2])
-                    if (w.text or "").rsplit("/", 1)[-1] in SHELLS and words[i + 1].text == "-c"
-                ),
-                None,
-            )
-            if at is not None:
-                self._shell_c(words, at, node, ctx, self.npos(node)[0])
-                return
-        self.record_invocation(words, node, ctx, prefix, raw_name=self.text(name_node))
+        return None if first_unknown(name_pieces) else "".join(p.text for p in name_pieces)
 
     def _shell_c(self, words: list[Word], at: int, node: Node, ctx: Ctx, line: int) -> None:
         """``bash -c STRING``: the string is parsed as a script of its own, as ``eval``
@@ -515,38 +482,39 @@ class Statements:
         at = pieces[0].pos
         reason = first_unknown(pieces) or word_problem(pieces, patterns=patterns)
         text = None if reason else "".join(p.text for p in pieces)
-        via = merge_positions(*(p.via for p in pieces), exclude=at)
+        via = tuple(self.loc(v) for v in merge_positions(*(p.via for p in pieces), exclude=at))
         cond = ctx.cond or any(p.cond for p in pieces)
         choices = [k for k, p in enumerate(pieces) if p.pos in self.branch_choices]
-        if not choices:
-            tail = known_tail(pieces) if reason else ""
-            head = known_head(pieces) if reason else ""
+        if choices:
+            alternatives = self._alternatives(pieces, choices, text)
             return Word(
-                text,
-                self.loc(at),
-                tuple(self.loc(v) for v in via),
-                reason,
-                cond,
-                tail=tail,
-                head=head,
-                template=template_of(pieces) if reason else "",
+                text, self.loc(at), via, reason, cond, choice=True, alternatives=alternatives
             )
-        alternatives: tuple[tuple[str, Loc], ...] = ()
-        alts = self.branch_choices[pieces[choices[0]].pos]
-        if len(choices) == 1 and text is not None and pieces[choices[0]].text in dict(alts):
-            k = choices[0]
-            head = "".join(p.text for p in pieces[:k])
-            tail = "".join(p.text for p in pieces[k + 1 :])
-            alternatives = tuple((head + t + tail, self.loc(pos)) for t, pos in alts)
+        if not reason:
+            return Word(text, self.loc(at), via, reason, cond)
         return Word(
             text,
             self.loc(at),
-            tuple(self.loc(v) for v in via),
+            via,
             reason,
             cond,
-            choice=True,
-            alternatives=alternatives,
+            tail=known_tail(pieces),
+            head=known_head(pieces),
+            template=template_of(pieces),
         )
+
+    def _alternatives(
+        self, pieces: Sequence[Piece], choices: list[int], text: str | None
+    ) -> tuple[tuple[str, Loc], ...]:
+        """A word built from one branch-chosen value: its text with each branch's value in
+        its place (none when several such values, or an unknown part, make it ambiguous)."""
+        alts = self.branch_choices[pieces[choices[0]].pos]
+        if len(choices) != 1 or text is None or pieces[choices[0]].text not in dict(alts):
+            return ()
+        k = choices[0]
+        head = "".join(p.text for p in pieces[:k])
+        tail = "".join(p.text for p in pieces[k + 1 :])
+        return tuple((head + t + tail, self.loc(pos)) for t, pos in alts)
 
     def _follow_source(self, args: list[Node], line: int, ctx: Ctx) -> str:
         """Read a sourced file in place, as bash does: its variables, exports, functions
@@ -621,6 +589,100 @@ class Statements:
                 elements, is_array = self.assigned_value(c.child_by_field_name("value"), pos, False)
                 var = Var(elements, is_array, (pos,), ctx.cond, ctx.branch, pos[0])
                 self.env[self.text(name_node)] = self.var_word(var)
+
+
+# the method that runs each kind of statement (``Statements.stmt``), by name: assignments
+# are the Variables mixin's, found on the interpreter
+_STATEMENT_KINDS: dict[str, str] = {
+    "command": "command",
+    "variable_assignment": "assign",
+    "variable_assignments": "_assignments",
+    "declaration_command": "declare",
+    "unset_command": "unset",
+    "redirected_statement": "_redirected",
+    "pipeline": "_pipeline",
+    "list": "and_or",
+    "subshell": "scoped",
+    "compound_statement": "_group",
+    "negated_command": "_group",
+    "do_group": "_group",
+    "ERROR": "_group",
+    "case_item": "_case_item",
+    "if_statement": "if_statement",
+    "case_statement": "case_statement",
+    "for_statement": "loop",
+    "c_style_for_statement": "loop",
+    "while_statement": "loop",
+    "function_definition": "_function_definition",
+}
+
+
+def _and_or_chain(node: Node) -> tuple[Node, list[tuple[str, Node]]]:
+    """The first statement of a left-nested ``&&``/``||`` list and each later one with the
+    operator before it, in order (iterated, not recursed: a chain can be long)."""
+    items: list[tuple[str, Node]] = []
+    head = node
+    while head.type == "list":
+        kids = [c for c in head.children if c.type != "comment"]
+        if len(kids) != 3:
+            break
+        items.append((kids[1].type, kids[2]))
+        head = kids[0]
+    items.reverse()
+    return head, items
+
+
+def _runs_next(op: str, status: bool | None, ran_ok: bool) -> bool | None:
+    """Whether the statement after ``op`` runs (True), is skipped (False) or may run (None),
+    given the chain's status so far (None: not known) and whether that came from a plain
+    command, taken to succeed."""
+    if (op == "&&" and status is False) or (op == "||" and (status is True or ran_ok)):
+        # `cmd || X=1`: a plain command may fail; a known status skips it
+        return None if op == "||" and ran_ok and status is None else False
+    if op == "||" or (op == "&&" and status is None and not ran_ok):
+        return None
+    return True
+
+
+def _command_parts(node: Node) -> tuple[list[Node], Node | None, list[Node]]:
+    """A command's assignments and redirections before its name, its name, its arguments."""
+    prefix: list[Node] = []
+    name_node: Node | None = None
+    args: list[Node] = []
+    for i, c in enumerate(node.children):
+        fname = node.field_name_for_child(i)
+        if fname == "name":
+            name_node = c
+        elif fname == "argument":
+            args.append(c)
+        elif c.type == "variable_assignment" or (c.type in REDIRECTS and name_node is None):
+            prefix.append(c)
+    return prefix, name_node, args
+
+
+def _may_launch(name: str, base: str) -> bool:
+    """Whether a command with a known name may run a training launch: a launcher, a
+    wrapper, python, or a name that word splitting turns into several words (or none:
+    `$PREFIX torchrun ...` with PREFIX empty runs torchrun)."""
+    return (
+        base in LAUNCHERS
+        or base in WRAPPERS
+        or bool(PYTHON_RE.fullmatch(base))
+        or bool(IFS_CHAR.search(name.strip()))
+        or not name.strip()
+    )
+
+
+def _wrapped_shell(words: list[Word]) -> int | None:
+    """Where a wrapper's words hold ``bash -c STRING`` (the index of the shell)."""
+    return next(
+        (
+            i
+            for i, w in enumerate(words[:-2])
+            if (w.text or "").rsplit("/", 1)[-1] in SHELLS and words[i + 1].text == "-c"
+        ),
+        None,
+    )
 
 
 def _after_assignments(cmd: list[Word]) -> list[Word]:

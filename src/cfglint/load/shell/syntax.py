@@ -172,50 +172,83 @@ def quotes_balanced(text: str) -> bool:
     closed, lexed the way bash reads them (comments, escapes, nesting). tree-sitter-bash
     reports "unterminated" quotes on some scripts ``bash -n`` accepts; its verdict only
     stands when this independent reading agrees."""
-    stack: list[str] = []
-    pending: list[tuple[str, bool]] = []
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        top = stack[-1] if stack else ""
+    return _QuoteScan(text).balanced()
+
+
+class _QuoteScan:
+    """bash's lexing of quotes, reduced to what opens and closes: ``stack`` holds the open
+    quotes and substitutions, innermost last; ``pending`` the here-documents whose bodies
+    start at the next newline. Each step returns where the scan goes on, or None where the
+    text ends inside something open."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.stack: list[str] = []
+        self.pending: list[tuple[str, bool]] = []  # (delimiter, <<- strips leading tabs)
+
+    def balanced(self) -> bool:
+        i: int | None = 0
+        while i is not None and i < len(self.text):
+            i = self.step(i)
+        return i is not None and not self.stack and not self.pending
+
+    def step(self, i: int) -> int | None:
+        """One step from ``i``: the open construct decides how its characters read."""
+        c, text = self.text[i], self.text
+        top = self.stack[-1] if self.stack else ""
         if top == "'":
-            j = text.find("'", i)
-            if j < 0:
-                return False
-            stack.pop()
-            i = j + 1
-            continue
+            return self.single_quoted(i)
         if c == "\\":
-            i += 2
-            continue
+            return i + 2  # escapes the next character, in code and in double quotes alike
         if top == '"':
-            if c == '"':
-                stack.pop()
-            elif c == "`":
-                stack.append("`")
-            elif text.startswith(("$(", "${"), i):
-                stack.append(text[i : i + 2])
-                i += 1
-            i += 1
-            continue
-        if c == "\n" and pending:
-            for word, dash in pending:
-                while True:
-                    j = text.find("\n", i + 1)
-                    line = text[i + 1 : n if j < 0 else j]
-                    if (line.lstrip("\t") if dash else line) == word:
-                        i = n if j < 0 else j
-                        break
-                    if j < 0:
-                        return False
-                    i = j
-            pending.clear()
-            i += 1
-            continue
+            return self.double_quoted(i, c)
+        if c == "\n" and self.pending:
+            return self.heredoc_bodies(i)
         if c == "#" and (i == 0 or text[i - 1] in " \t\n;(|&"):
-            j = text.find("\n", i)
-            i = n if j < 0 else j
-            continue
+            j = text.find("\n", i)  # a comment runs to the end of the line
+            return len(text) if j < 0 else j
+        return self.code(i, c, top)
+
+    def single_quoted(self, i: int) -> int | None:
+        """Nothing is special inside single quotes up to the closing one."""
+        j = self.text.find("'", i)
+        if j < 0:
+            return None
+        self.stack.pop()
+        return j + 1
+
+    def double_quoted(self, i: int, c: str) -> int:
+        """Inside double quotes only the closing quote, backquotes and ``$(``/``${`` count."""
+        if c == '"':
+            self.stack.pop()
+        elif c == "`":
+            self.stack.append("`")
+        elif self.text.startswith(("$(", "${"), i):
+            self.stack.append(self.text[i : i + 2])
+            return i + 2
+        return i + 1
+
+    def heredoc_bodies(self, i: int) -> int | None:
+        """The bodies of the here-documents opened on the line ending at ``i``, in order,
+        each up to the line that is its delimiter (tabs stripped for ``<<-``)."""
+        text, n = self.text, len(self.text)
+        for word, dash in self.pending:
+            while True:
+                j = text.find("\n", i + 1)
+                line = text[i + 1 : n if j < 0 else j]
+                if (line.lstrip("\t") if dash else line) == word:
+                    i = n if j < 0 else j
+                    break
+                if j < 0:
+                    return None
+                i = j
+        self.pending.clear()
+        return i + 1
+
+    def code(self, i: int, c: str, top: str) -> int:
+        """Outside quotes: what opens or closes a quote, a substitution or a subshell, and
+        the start of a here-document (``<<<`` is a here-string)."""
+        text, stack = self.text, self.stack
         if c in "'\"":
             stack.append(c)
         elif c == "`":
@@ -225,17 +258,15 @@ def quotes_balanced(text: str) -> bool:
                 stack.append("`")
         elif text.startswith(("$(", "${"), i):
             stack.append(text[i : i + 2])
-            i += 1
+            return i + 2
         elif c == "(" and top in ("$(", "("):
             stack.append("(")
         elif (c == ")" and top in ("$(", "(")) or (c == "}" and top == "${"):
             stack.pop()
-        elif c == "<" and text.startswith("<<", i) and not text.startswith("<<<", i):
+        elif text.startswith("<<", i) and not text.startswith("<<<", i):
             m = _HEREDOC.match(text, i)
             if m:
-                pending.append((m.group(3), m.group(1) == "-"))
-                i = m.end()
-                continue
-            i += 1
-        i += 1
-    return not stack and not pending
+                self.pending.append((m.group(3), m.group(1) == "-"))
+                return m.end()
+            return i + 2
+        return i + 1
