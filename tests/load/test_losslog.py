@@ -194,7 +194,12 @@ def test_byte_ranges_in_several_processes_read_every_line_once(
     if fast:  # polars reads even these small chunks, in threads
         monkeypatch.setattr(losslog, "POLARS_MIN", 0)
         calls = []
-        monkeypatch.setattr(losslog, "polars_read", lambda *a: calls.append(fast_read(*a)) or calls[-1])
+
+        def counted(*a):
+            calls.append(fast_read(*a))
+            return calls[-1]
+
+        monkeypatch.setattr(losslog, "polars_read", counted)
     else:
         monkeypatch.setattr(losslog, "polars_read", None)
     monkeypatch.setattr(losslog, "PARALLEL_MIN", 4000)  # ~15 step lines a range
