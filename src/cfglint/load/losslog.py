@@ -34,19 +34,19 @@ from typing import BinaryIO
 
 import numpy as np
 
-from cfglint.load import losslog_polars
+from cfglint.load import losslog_numba
 from cfglint.load.losslog_scan import WS, Field, StepForm, scan
 from cfglint.load.safeio import iter_lines, open_regular
 from cfglint.model.errors import InputError
 
 CHUNK = 16 * 1024 * 1024
-# With polars and pyarrow (the logs extra) a chunk's labels are found and its numbers read
-# in compiled code, and a large log's byte ranges are read by threads (polars and numpy
-# release the interpreter lock; polars must not be forked); without them, by the numpy
-# scan in forked processes. ``None`` turns it off (bench/).
-polars_read = losslog_polars.read if losslog_polars.AVAILABLE else None
-# a chunk this small is read by the scan: importing polars and pyarrow costs more
-POLARS_MIN = 4 * 1024 * 1024
+# With numba (the logs extra) a chunk's labels are found and its numbers read by compiled
+# loops that release the interpreter lock, and a large log's byte ranges are read by threads;
+# without it, by the numpy scan in forked processes. ``None`` turns it off (bench/).
+compiled_read = losslog_numba.read if losslog_numba.AVAILABLE else None
+# a chunk this small is read by the scan: importing numba and loading the compiled loops
+# costs more
+COMPILED_MIN = 4 * 1024 * 1024
 # Reading stops after this many bytes (the result says so): bounded time and memory on a
 # runaway log. Four GiB holds ten million Megatron step lines.
 MAX_BYTES = 4 * 1024 * 1024 * 1024
@@ -232,11 +232,11 @@ def read_run_logs(logs: list[tuple[str, str | None]]) -> list[RunLog]:
 
 
 def _pool() -> Executor:
-    """Threads where polars finds the labels (a forked polars deadlocks on its thread
-    pool), else forked processes (the scan holds the interpreter lock between its numpy
+    """Threads where compiled loops read the chunks (they release the interpreter lock),
+    else forked processes (the scan holds the interpreter lock between its numpy
     calls)."""
     workers = min(os.cpu_count() or 1, MAX_WORKERS)
-    if polars_read is not None:
+    if compiled_read is not None:
         return ThreadPoolExecutor(workers)
     return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
 
@@ -439,8 +439,8 @@ def _parse_chunk(chunk: bytes, framework: str) -> tuple[np.ndarray, dict[str, np
     """Steps, series and the chunk's newlines (the scan has found them already)."""
     form, fields = (_MG_FORM, _MG_SCAN) if framework == "megatron" else (_MF_FORM, _MF_SCAN)
     fast = None
-    if polars_read is not None and len(chunk) >= POLARS_MIN:
-        fast = polars_read(chunk, form, fields)
+    if compiled_read is not None and len(chunk) >= COMPILED_MIN:
+        fast = compiled_read(chunk, form, fields)
     if fast is None:
         fast = scan(chunk, form, fields)
     steps, cols, newlines = (

@@ -97,8 +97,8 @@ class StepForm:
         )
 
 
-# one buffer per thread: chunks are read by several threads at once where polars is
-# installed (load/losslog_polars.py)
+# one buffer per thread: chunks are read by several threads at once where numba is
+# installed (load/losslog_numba.py)
 _SCRATCH = threading.local()
 
 

@@ -1,0 +1,178 @@
+"""The compiled loops of load/losslog_numba.py (importing this module imports numba).
+
+Both run without the interpreter lock and are cached on disk after their first compile.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+# exact powers of ten as float64 (10**22 is the largest one exact)
+_P10 = 10.0 ** np.arange(23)
+_MANTISSA = 2**53
+
+
+_SLOTS = 64  # a power of two, several times the number of labels
+
+
+@njit(cache=True, nogil=True)
+def _hash(w):
+    return np.int64((w * np.uint32(2654435761)) >> np.uint32(26)) & (_SLOTS - 1)
+
+
+@njit(cache=True, nogil=True)
+def _word(a, i):
+    return (
+        np.uint32(a[i])
+        | (np.uint32(a[i + 1]) << 8)
+        | (np.uint32(a[i + 2]) << 16)
+        | (np.uint32(a[i + 3]) << 24)
+    )
+
+
+@njit(cache=True, nogil=True)
+def _matches(a, i, text, start, size):
+    # a loop, not all() over a generator: numba compiles loops
+    for j in range(4, size):  # noqa: SIM110
+        if a[i + j] != text[start + j]:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _is_counter(a, i, hi, size, gap, blank, run):
+    """The counter search (as the scan decides it) at ``i``: the label, a blank if ``gap``, then
+    blanks and a digit, or ``run`` blanks (which the scan reads as undecided)."""
+    p = i + size
+    if gap:
+        if p >= hi or not blank[a[p]]:
+            return False
+        p += 1
+    r = 0
+    while p < hi and blank[a[p]]:
+        p += 1
+        r += 1
+        if r >= run:
+            return True
+    return p < hi and 48 <= a[p] <= 57
+
+
+@njit(cache=True, nogil=True)
+def find_labels(a, lo, hi, text, offsets, kinds, blank, max_token):
+    """Per line (``lo``..``hi``), where each label first occurs, counted from the line's
+    start (-1: nowhere), and for a counter (kind 1, 2: a blank after its label) where it
+    first looks like one and how often. One pass over the bytes: a byte that starts no
+    label costs one table look-up, one that does one more."""
+    nl, nk = lo.size, kinds.size
+    first = np.full((nl, nk), -1, np.int64)
+    count = np.zeros((nl, nk), np.int64)
+    starts = np.zeros(256, np.bool_)  # the labels' first bytes: most bytes start none
+    head = np.zeros(nk, np.uint32)  # each label's first four bytes (labels are longer)
+    # the labels by their first four bytes: an open-addressing table (linear probing) of
+    # label index + 1, so that a candidate is compared with the labels it may be only
+    slots = np.zeros(_SLOTS, np.int64)
+    for k in range(nk):
+        o = offsets[k]
+        starts[text[o]] = True
+        head[k] = _word(text, o)
+        h = _hash(head[k])
+        while slots[h]:
+            h = (h + 1) & (_SLOTS - 1)
+        slots[h] = k + 1
+    for line in range(nl):
+        s, e = lo[line], hi[line]
+        for i in range(s, e - 3):
+            if not starts[a[i]]:
+                continue
+            w = _word(a, i)
+            h = _hash(w)
+            while slots[h]:
+                k = slots[h] - 1
+                h = (h + 1) & (_SLOTS - 1)
+                if head[k] != w or (kinds[k] == 0 and first[line, k] >= 0):
+                    continue
+                o = offsets[k]
+                size = offsets[k + 1] - o
+                if i + size > e or not _matches(a, i, text, o, size):
+                    continue
+                if kinds[k] == 0:
+                    first[line, k] = i - s
+                elif _is_counter(a, i, e, size, kinds[k] == 2, blank, max_token - 1):
+                    if first[line, k] < 0:
+                        first[line, k] = i - s
+                    count[line, k] += 1
+    return first, count
+
+
+@njit(cache=True, nogil=True)
+def parse_numbers(a, pos, max_token):
+    """The token ``[-+]?[0-9.]+([eE][-+]?[0-9]+)?`` at each position (-1: undecided):
+    value, the position after it, undecided, integral (no dot, no exponent). A value is
+    decided only where one correctly rounded operation gives it (Clinger's fast path:
+    mantissa <= 2**53, power of ten within 10**22), so it equals Python's ``float()``;
+    a token of one dot, two dots, ``max_token`` bytes or more, or an exponent of more than
+    three digits is undecided too, as in the scan."""
+    n = pos.size
+    size = a.size
+    value = np.full(n, np.nan)
+    end = np.zeros(n, np.int64)
+    undecided = np.zeros(n, np.bool_)
+    integral = np.zeros(n, np.bool_)
+    for r in range(n):
+        p = pos[r]
+        if p < 0:
+            undecided[r] = True
+            continue
+        neg = False
+        if p < size and (a[p] == 45 or a[p] == 43):
+            neg = a[p] == 45
+            p += 1
+        mant = 0
+        big = False
+        digits = dots = frac = length = 0
+        while p + length < size and length < max_token:
+            b = a[p + length]
+            if 48 <= b <= 57:
+                if mant <= _MANTISSA:
+                    mant = mant * 10 + (b - 48)
+                else:
+                    big = True
+                digits += 1
+                if dots:
+                    frac += 1
+            elif b == 46:
+                dots += 1
+            else:
+                break
+            length += 1
+        q = p + length
+        expo = elen = 0
+        esign = 1
+        if q < size and (a[q] == 101 or a[q] == 69):
+            d = q + 1
+            if d < size and (a[d] == 45 or a[d] == 43):
+                esign = -1 if a[d] == 45 else 1
+                d += 1
+            while d + elen < size and 48 <= a[d + elen] <= 57 and elen < 4:
+                expo = expo * 10 + (a[d + elen] - 48)
+                elen += 1
+            if elen:
+                q = d + elen
+        end[r] = q
+        integral[r] = dots == 0 and elen == 0
+        scale = esign * expo - frac
+        if (
+            length >= max_token
+            or elen > 3
+            or digits == 0
+            or dots > 1
+            or big
+            or mant > _MANTISSA
+            or abs(scale) > 22
+        ):
+            undecided[r] = True
+            continue
+        v = mant * _P10[scale] if scale >= 0 else mant / _P10[-scale]
+        value[r] = -v if neg else v
+    return value, end, undecided, integral

@@ -1,0 +1,166 @@
+"""A chunk of step lines read by numba-compiled loops (the ``logs`` extra).
+
+The numpy scan (load/losslog_scan.py) spends most of its time finding labels (a pass over
+the chunk per rare byte, candidates filtered and placed on their lines) and parsing numbers
+digit by digit across the rows, each step a numpy call over positions spread across the
+chunk. Here one compiled loop over the chunk's bytes finds, line by line, where each label
+first occurs (and where each step counter does, and how often), and a second one parses
+every field's number on the step lines: sign, digits, dot and exponent make an integer
+mantissa and a power of ten; with the mantissa at most 2**53 and the power within 10**22
+(Clinger's fast path) one multiply or divide by an exact power of ten is correctly rounded,
+so the value equals Python's ``float()``; any other token is undecided and read by the
+field's pattern, as the scan's are. The step counters, the bytes between a label and its
+value and the fields' checks are the scan's own code.
+
+A chunk this cannot read as the scan does returns ``None`` and the scan reads it: a line
+with two step counters (or two epoch counters), a counter the scan would not decide, a step
+beyond 2**53. The loops release the interpreter lock, so a large log's byte ranges are read
+by threads. They are compiled once and cached under cfglint's cache folder
+(``CFGLINT_CACHE_DIR``; ``NUMBA_CACHE_DIR`` where set).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from cfglint.load.datacache import cache_dir
+from cfglint.load.losslog_scan import (
+    MAX_TOKEN,
+    WS,
+    Chunk,
+    Field,
+    Numbers,
+    StepForm,
+    counter_at,
+    fields_from,
+)
+
+AVAILABLE = importlib.util.find_spec("numba") is not None
+_kernels: tuple[Callable[..., Any], Callable[..., Any]] | None = None
+_lock = threading.Lock()
+
+
+def _compiled() -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """The two loops, compiled (or loaded from the cache) on the first large chunk: the
+    lint and small logs never import numba."""
+    global _kernels
+    with _lock:
+        if _kernels is None:
+            # numba's own default writes next to the installed source, which may be
+            # read-only or shared: the cache goes with cfglint's
+            os.environ.setdefault("NUMBA_CACHE_DIR", str(cache_dir() / "numba"))
+            from cfglint.load import losslog_kernels
+
+            _kernels = (losslog_kernels.find_labels, losslog_kernels.parse_numbers)
+    return _kernels
+
+
+_BLANK = np.zeros(256, np.bool_)
+_BLANK[np.frombuffer(WS, np.uint8)] = True
+
+
+def read(
+    data: bytes, form: StepForm, fields: dict[str, Field]
+) -> tuple[np.ndarray, dict[str, np.ndarray], int] | None:
+    """Steps (in file order), each field's values on the step lines and the chunk's
+    newlines, as :func:`cfglint.load.losslog_scan.scan` gives them, or ``None``."""
+    find, parse = _compiled()
+    c = Chunk(data)
+    lo = np.concatenate(([0], c.ends[:-1] + 1)).astype(np.int64)
+    hi = c.ends.astype(np.int64)
+    found = _find(find, c, lo, hi, form, fields)
+    if found is None:
+        return None
+    counted = _counter(c, lo, found["step"], found["step#"], form.label, form.close, form.gap)
+    if counted is None:
+        return None
+    rows, steps, per = counted
+    if form.epoch_label:
+        epochs = _counter(
+            c, lo, found["epoch"], found["epoch#"], form.epoch_label, form.epoch_close, False
+        )
+        if epochs is None:
+            return None
+        e_rows, epoch, _total = epochs
+        on = np.searchsorted(rows, e_rows)  # the step line of each epoch counter, if any
+        mine = on < rows.size
+        mine[mine] = rows[on[mine]] == e_rows[mine]
+        steps = steps.copy()
+        steps[on[mine]] += (epoch[mine] - 1) * per[on[mine]]
+    if steps.size and not float(steps.max()) < 2.0**53:
+        return None  # not exact as a float: the scan declines it too
+
+    def locate(f: Field) -> tuple[np.ndarray, np.ndarray] | None:
+        pos = found[f.label.decode("ascii")][rows]
+        idx = np.flatnonzero(pos >= 0)
+        if not idx.size:
+            return None
+        return lo[rows[idx]] + pos[idx], idx
+
+    def table(pos: np.ndarray) -> Numbers:
+        flat = np.ascontiguousarray(pos.ravel(), dtype=np.int64)
+        value, end, undecided, integral = parse(c.a, flat, MAX_TOKEN)
+        return Numbers(*(a.reshape(pos.shape) for a in (value, end, undecided, integral)))
+
+    return fields_from(c, steps, fields, locate, table=table)
+
+
+def _find(
+    find: Callable[..., Any],
+    c: Chunk,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    form: StepForm,
+    fields: dict[str, Field],
+) -> dict[str, np.ndarray] | None:
+    """Per line, where each label first occurs (-1: nowhere, counted from the line's
+    start), and for each counter, where it first looks like one and how often; ``None``
+    for a label under four bytes (the loop compares four at once: none is)."""
+    names: list[str] = []
+    labels: list[bytes] = []
+    kinds: list[int] = []  # 0: a label; 1: a counter; 2: a counter with a blank after it
+    for key, label, gap in (("step", form.label, form.gap), ("epoch", form.epoch_label, False)):
+        if label:
+            names.append(key)
+            labels.append(label)
+            kinds.append(2 if gap else 1)
+    for label in sorted({f.label for f in fields.values()}):
+        names.append(label.decode("ascii"))
+        labels.append(label)
+        kinds.append(0)
+    if min(len(b) for b in labels) < 4:
+        return None
+    text = np.frombuffer(b"".join(labels), np.uint8)
+    offsets = np.cumsum([0] + [len(b) for b in labels]).astype(np.int64)
+    first, count = find(c.a, lo, hi, text, offsets, np.array(kinds, np.int64), _BLANK, MAX_TOKEN)
+    out = {name: first[:, k] for k, name in enumerate(names)}
+    out.update({name + "#": count[:, k] for k, name in enumerate(names) if kinds[k]})
+    return out
+
+
+def _counter(
+    c: Chunk,
+    lo: np.ndarray,
+    first: np.ndarray,
+    count: np.ndarray,
+    label: bytes,
+    close: bytes,
+    gap: bool,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The lines that hold a ``label N / M close`` counter, N and M on them, or ``None``
+    where the scan could read it otherwise (a line with the label twice: the scan takes the
+    first that is a counter; a counter it cannot decide)."""
+    if (count > 1).any():
+        return None
+    rows = np.flatnonzero(first >= 0)
+    at = lo[rows] + first[rows]
+    kept, n, total, undecided = counter_at(c, at, len(label), close, gap)
+    if undecided:
+        return None
+    return rows[np.searchsorted(at, kept)], n, total
