@@ -182,26 +182,26 @@ def test_tensorboard_events_of_both_frameworks(tmp_path: Path) -> None:
         read_events(str(tmp_path / "mf"), "megatron")
 
 
-fast_read = losslog.polars_read
+fast_read = losslog.compiled_read
 
 
-@pytest.mark.parametrize("fast", [True, False], ids=["polars-threads", "scan-processes"])
+@pytest.mark.parametrize("fast", [True, False], ids=["numba-threads", "scan-processes"])
 def test_byte_ranges_in_several_processes_read_every_line_once(
     tmp_path: Path, monkeypatch, fast: bool
 ) -> None:
-    if fast and losslog.polars_read is None:
-        pytest.skip("the logs extra (polars, pyarrow) is not installed")
-    if fast:  # polars reads even these small chunks, in threads
-        monkeypatch.setattr(losslog, "POLARS_MIN", 0)
+    if fast and losslog.compiled_read is None:
+        pytest.skip("the logs extra (numba) is not installed")
+    if fast:  # the compiled loops read even these small chunks, in threads
+        monkeypatch.setattr(losslog, "COMPILED_MIN", 0)
         calls = []
 
         def counted(*a):
             calls.append(fast_read(*a))
             return calls[-1]
 
-        monkeypatch.setattr(losslog, "polars_read", counted)
+        monkeypatch.setattr(losslog, "compiled_read", counted)
     else:
-        monkeypatch.setattr(losslog, "polars_read", None)
+        monkeypatch.setattr(losslog, "compiled_read", None)
     monkeypatch.setattr(losslog, "PARALLEL_MIN", 4000)  # ~15 step lines a range
     monkeypatch.setattr(losslog.os, "cpu_count", lambda: 4)
     text = "".join(_mg(s, f"{5 + s / 1000:.6E}") for s in range(1, 301))
@@ -211,5 +211,5 @@ def test_byte_ranges_in_several_processes_read_every_line_once(
     assert log.steps.tolist() == list(range(1, 301))
     assert np.allclose(log.series["loss"], [5 + s / 1000 for s in range(1, 301)])
     assert log.lines_read == 300
-    # one chunk a range, each read by polars (none left to the scan)
+    # one chunk a range, each read by the compiled loops (none left to the scan)
     assert not fast or (len(calls) == 4 and all(c is not None for c in calls))

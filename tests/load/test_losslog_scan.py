@@ -1,5 +1,5 @@
-"""The vectorized chunk scan (load/losslog_scan.py) and the polars reader
-(load/losslog_polars.py, the logs extra) read what the line-by-line patterns read:
+"""The vectorized chunk scan (load/losslog_scan.py) and the numba reader
+(load/losslog_numba.py, the logs extra) read what the line-by-line patterns read:
 hypothesis writes chunks of both frameworks' step lines with odd numbers, missing fields,
 padding and other lines between them, and the readers must agree on every step and every
 value (NaN where a line prints none). ``CFGLINT_FUZZ_EXAMPLES`` sets how many chunks (80
@@ -8,6 +8,7 @@ in CI)."""
 from __future__ import annotations
 
 import os
+import re
 
 import numpy as np
 import pytest
@@ -16,7 +17,7 @@ hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from cfglint.load import losslog, losslog_polars  # noqa: E402
+from cfglint.load import losslog, losslog_numba  # noqa: E402
 from cfglint.load.losslog import SERIES  # noqa: E402
 from cfglint.load.losslog_scan import Chunk, numbers, scan  # noqa: E402
 from conftest import ROOT  # noqa: E402
@@ -137,15 +138,15 @@ def test_scan_reads_what_the_patterns_read(case: tuple[bytes, str]) -> None:
     _agree(fast, losslog._parse_lines(data, framework), data)
 
 
-needs_polars = pytest.mark.skipif(not losslog_polars.AVAILABLE, reason="the logs extra")
+needs_numba = pytest.mark.skipif(not losslog_numba.AVAILABLE, reason="the logs extra")
 
 
-@needs_polars
+@needs_numba
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
 @given(chunk())
-def test_polars_reads_what_the_scan_and_the_patterns_read(case: tuple[bytes, str]) -> None:
+def test_numba_reads_what_the_scan_and_the_patterns_read(case: tuple[bytes, str]) -> None:
     data, framework = case
-    fast = losslog_polars.read(data, *_forms(framework))
+    fast = losslog_numba.read(data, *_forms(framework))
     if fast is None:
         return  # a chunk it cannot read as the scan does: the scan reads it
     _agree(fast, losslog._parse_lines(data, framework), data)
@@ -168,35 +169,88 @@ def _bench_pair(tmp_path, n: int) -> tuple[bytes, bytes]:
     return mf.read_bytes(), mg.read_bytes()
 
 
-@needs_polars
-def test_polars_reads_the_realistic_pair_itself(tmp_path) -> None:
+@needs_numba
+def test_numba_reads_the_realistic_pair_itself(tmp_path) -> None:
     """The fast path takes the benchmark's lines (it does not hand them all to the scan)
     and reads them as the scan does."""
     for data, framework in zip(
         _bench_pair(tmp_path, 300), ("mindformers", "megatron"), strict=True
     ):
-        fast = losslog_polars.read(data, *_forms(framework))
+        fast = losslog_numba.read(data, *_forms(framework))
         assert fast is not None and fast[0].tolist() == list(range(1, 301))
         _agree(fast, scan(data, *_forms(framework)), data)
         assert set(fast[1]) >= {"loss", "grad_norm", "lr", "step_time_ms", "throughput"}
 
 
-@needs_polars
+@needs_numba
 @pytest.mark.parametrize(
     ("data", "step"),
     [
-        # not UTF-8: polars reads text only
-        (b" iteration 1/ 10 | lm loss: 1.5 | note \xff |\n", 1),
         # two counters on a line: the scan takes the first that is one
         (b" iteration 1/ 10 | iteration 2/ 10 | lm loss: 1.5 |\n", 1),
         # a counter the scan cannot decide (16 digits): the patterns read it
         (b" iteration 1234567890123456/ 10 | lm loss: 1.5 |\n", 1234567890123456),
     ],
 )
-def test_polars_leaves_to_the_scan_what_it_cannot_read_as_the_scan(data: bytes, step: int) -> None:
-    assert losslog_polars.read(data, *_forms("megatron")) is None
+def test_numba_leaves_to_the_scan_what_it_cannot_read_as_the_scan(data: bytes, step: int) -> None:
+    assert losslog_numba.read(data, *_forms("megatron")) is None
     steps, cols, _n = losslog._parse_chunk(data, "megatron")  # read all the same
     assert steps.tolist() == [step] and cols["loss"].tolist() == [1.5]
+
+
+@needs_numba
+def test_numba_reads_bytes_that_are_not_utf8() -> None:
+    """The loops read bytes (polars, before, read text only and left such chunks to the
+    scan)."""
+    data = b" iteration 1/ 10 | lm loss: 1.5 | note \xff |\n"
+    fast = losslog_numba.read(data, *_forms("megatron"))
+    assert fast is not None and fast[0].tolist() == [1] and fast[1]["loss"].tolist() == [1.5]
+
+
+# Clinger's fast path at its edges: 2**53 and 2**53 + 1 as mantissas, 10**22 and 10**23,
+# ties that a double rounding would get wrong, and tokens float() refuses
+HARD = ["9007199254740992", "9007199254740993", "9007199254740992e22", "1e22", "1e23",
+        "1e-22", "1e-23", "0.1", "0.3", "2.675", "1.0000000000000002", "4.35",
+        "8.98846567431158e307", "5e-324", "123456.789e-17", "-0", "-0.0", "+7", "1..2", ".",
+        "1e", "1e+", "12e1234", "00000000000000000000001.5", "1" * 39, "1" * 40]  # fmt: skip
+
+
+@needs_numba
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.one_of(st.sampled_from(HARD), st.floats(allow_nan=False).map(repr),
+                          number()), min_size=1, max_size=20))  # fmt: skip
+def test_numba_numbers_equal_python_float(texts: list[str]) -> None:
+    """Every number the compiled parse decides equals ``float()`` of the same token, and
+    ends where the token does; the rest is left undecided (the field's pattern reads it)."""
+    _find, parse = losslog_numba._compiled()
+    data = "".join(f" {t} |" for t in texts).encode() + b"\n"
+    starts, at = [], 0
+    for t in texts:
+        starts.append(at + 1)
+        at += len(t) + 3
+    value, end, undecided, _integral = parse(
+        np.frombuffer(data, np.uint8), np.array(starts, np.int64), 40
+    )
+    for i, t in enumerate(texts):
+        if undecided[i]:
+            continue
+        token = data[starts[i] : end[i]].decode()
+        assert token == re.match(r"[-+]?[0-9.]+(?:[eE][-+]?[0-9]+)?", t).group(0), (t, token)
+        got, want = value[i], float(token)
+        assert got == want and np.signbit(got) == np.signbit(want), (t, got, want)
+
+
+@needs_numba
+def test_numba_decides_inside_the_fast_path_only() -> None:
+    """Mantissas up to 2**53 and powers of ten up to 10**22 are decided; one past either
+    is left to ``float()`` (through the field's pattern)."""
+    _find, parse = losslog_numba._compiled()
+    texts = ["9007199254740992", "9007199254740993", "1e22", "1e23", "1e-22", "0.1e-22"]
+    data = " ".join(texts).encode() + b"\n"
+    starts = np.cumsum([0] + [len(t) + 1 for t in texts[:-1]])
+    value, _end, undecided, _i = parse(np.frombuffer(data, np.uint8), starts.astype(np.int64), 40)
+    assert undecided.tolist() == [False, True, False, True, False, True]
+    assert value[0] == 2.0**53 and value[2] == 1e22 and value[4] == 1e-22
 
 
 @pytest.mark.parametrize(
