@@ -213,3 +213,21 @@ def test_byte_ranges_in_several_processes_read_every_line_once(
     assert log.lines_read == 300
     # one chunk a range, each read by the compiled loops (none left to the scan)
     assert not fast or (len(calls) == 4 and all(c is not None for c in calls))
+
+
+def test_no_cache_reads_with_the_scan(tmp_path: Path, monkeypatch) -> None:
+    """``--no-cache`` writes nothing: not numba's compiled loops either (the scan reads)."""
+    from cfglint.load import datacache
+
+    monkeypatch.setattr(losslog, "COMPILED_MIN", 0)
+    calls = []
+    monkeypatch.setattr(losslog, "compiled_read", lambda *a: calls.append(a))
+    path = _w(tmp_path, "mg.log", "".join(_mg(s, f"{5 + s / 1000:.6E}") for s in range(1, 31)))
+    datacache.use_cache(False)
+    try:
+        log = read_run_log(path)
+    finally:
+        datacache.use_cache(True)
+    assert not calls and log.steps.tolist() == list(range(1, 31))
+    read_run_log(path)
+    assert len(calls) == 1  # the cache on: the compiled reader is asked (here it declines)

@@ -28,13 +28,15 @@ import multiprocessing
 import os
 import re
 import warnings
+from collections.abc import Callable
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import numpy as np
 
 from cfglint.load import losslog_numba
+from cfglint.load.datacache import cache_enabled
 from cfglint.load.losslog_scan import WS, Field, StepForm, scan
 from cfglint.load.safeio import iter_lines, open_regular
 from cfglint.model.errors import InputError
@@ -44,6 +46,15 @@ CHUNK = 16 * 1024 * 1024
 # loops that release the interpreter lock, and a large log's byte ranges are read by threads;
 # without it, by the numpy scan in forked processes. ``None`` turns it off (bench/).
 compiled_read = losslog_numba.read if losslog_numba.AVAILABLE else None
+
+
+def _compiled() -> Callable[..., Any] | None:
+    """The compiled reader, unless ``--no-cache`` asks that nothing be written: numba's
+    compiled loops are cached on disk, and compiling them again on every run would cost
+    about 6 CPU seconds (bench/results/logs_speed.md): the numpy scan reads instead."""
+    return compiled_read if cache_enabled() else None
+
+
 # a chunk this small is read by the scan: importing numba and loading the compiled loops
 # costs more
 COMPILED_MIN = 4 * 1024 * 1024
@@ -236,7 +247,7 @@ def _pool() -> Executor:
     else forked processes (the scan holds the interpreter lock between its numpy
     calls)."""
     workers = min(os.cpu_count() or 1, MAX_WORKERS)
-    if compiled_read is not None:
+    if _compiled() is not None:
         return ThreadPoolExecutor(workers)
     return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
 
@@ -439,8 +450,9 @@ def _parse_chunk(chunk: bytes, framework: str) -> tuple[np.ndarray, dict[str, np
     """Steps, series and the chunk's newlines (the scan has found them already)."""
     form, fields = (_MG_FORM, _MG_SCAN) if framework == "megatron" else (_MF_FORM, _MF_SCAN)
     fast = None
-    if compiled_read is not None and len(chunk) >= COMPILED_MIN:
-        fast = compiled_read(chunk, form, fields)
+    compiled = _compiled()
+    if compiled is not None and len(chunk) >= COMPILED_MIN:
+        fast = compiled(chunk, form, fields)
     if fast is None:
         fast = scan(chunk, form, fields)
     steps, cols, newlines = (
