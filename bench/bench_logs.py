@@ -209,7 +209,8 @@ def main() -> None:
                 f"  numba: first read in a fresh interpreter {first:.2f} CPU-s with an empty "
                 f"cache (the one-time compile), {cached:.2f} CPU-s from the cache"
             )
-            losslog.compiled_read(b"", losslog._MG_FORM, losslog._MG_SCAN)  # loaded here
+            line = mg.open("rb").readline()
+            losslog.compiled_read(line, losslog._MG_FORM, losslog._MG_SCAN)  # loaded here
         rows = _readers(pair, args)
         a, b = read_run_logs(pair)
         t_judge, _c, load_judge, judged = timed(lambda: judge(a, b), args.runs)

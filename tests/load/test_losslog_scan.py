@@ -199,6 +199,17 @@ def test_numba_leaves_to_the_scan_what_it_cannot_read_as_the_scan(data: bytes, s
 
 
 @needs_numba
+@pytest.mark.parametrize("data", [b"", b"\n", b" iteration 1/ 10 | lm loss: 1.5 |"])
+def test_numba_reads_empty_and_unterminated_chunks_as_the_scan(data: bytes) -> None:
+    """An empty chunk has no line: the loops, which do not check bounds, read none (it
+    read past its arrays before, and the process died of a bus error)."""
+    fast = losslog_numba.read(data, *_forms("megatron"))
+    slow = scan(data, *_forms("megatron"))
+    assert fast is not None and slow is not None
+    _agree(fast, slow, data)
+
+
+@needs_numba
 def test_numba_reads_bytes_that_are_not_utf8() -> None:
     """The loops read bytes (polars, before, read text only and left such chunks to the
     scan)."""

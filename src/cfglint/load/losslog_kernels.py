@@ -64,7 +64,7 @@ def find_labels(a, lo, hi, text, offsets, kinds, blank, max_token):
     start (-1: nowhere), and for a counter (kind 1, 2: a blank after its label) where it
     first looks like one and how often. One pass over the bytes: a byte that starts no
     label costs one table look-up, one that does one more."""
-    nl, nk = lo.size, kinds.size
+    nl, nk = min(lo.size, hi.size), kinds.size
     first = np.full((nl, nk), -1, np.int64)
     count = np.zeros((nl, nk), np.int64)
     starts = np.zeros(256, np.bool_)  # the labels' first bytes: most bytes start none

@@ -72,8 +72,9 @@ def read(
     newlines, as :func:`cfglint.load.losslog_scan.scan` gives them, or ``None``."""
     find, parse = _compiled()
     c = Chunk(data)
-    lo = np.concatenate(([0], c.ends[:-1] + 1)).astype(np.int64)
     hi = c.ends.astype(np.int64)
+    # as many starts as ends (an empty chunk has neither): the loops do not check bounds
+    lo = np.concatenate(([0], hi[:-1] + 1))[: hi.size]
     found = _find(find, c, lo, hi, form, fields)
     if found is None:
         return None
