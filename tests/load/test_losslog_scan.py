@@ -233,7 +233,7 @@ HARD = ["9007199254740992", "9007199254740993", "9007199254740992e22", "1e22", "
 def test_numba_numbers_equal_python_float(texts: list[str]) -> None:
     """Every number the compiled parse decides equals ``float()`` of the same token, and
     ends where the token does; the rest is left undecided (the field's pattern reads it)."""
-    _find, parse = losslog_numba._compiled()
+    parse = losslog_numba.kernels().parse_numbers
     data = "".join(f" {t} |" for t in texts).encode() + b"\n"
     starts, at = [], 0
     for t in texts:
@@ -255,7 +255,7 @@ def test_numba_numbers_equal_python_float(texts: list[str]) -> None:
 def test_numba_decides_inside_the_fast_path_only() -> None:
     """Mantissas up to 2**53 and powers of ten up to 10**22 are decided; one past either
     is left to ``float()`` (through the field's pattern)."""
-    _find, parse = losslog_numba._compiled()
+    parse = losslog_numba.kernels().parse_numbers
     texts = ["9007199254740992", "9007199254740993", "1e22", "1e23", "1e-22", "0.1e-22"]
     data = " ".join(texts).encode() + b"\n"
     starts = np.cumsum([0] + [len(t) + 1 for t in texts[:-1]])

@@ -106,6 +106,61 @@ def find_labels(a, lo, hi, text, offsets, kinds, blank, max_token):
 
 
 @njit(cache=True, nogil=True)
+def _parse_one(a, p, max_token):
+    """One token at ``p``: value (NaN where undecided), end, undecided, integral."""
+    size = a.size
+    neg = False
+    if p < size and (a[p] == 45 or a[p] == 43):
+        neg = a[p] == 45
+        p += 1
+    mant = 0
+    big = False
+    digits = dots = frac = length = 0
+    while p + length < size and length < max_token:
+        b = a[p + length]
+        if 48 <= b <= 57:
+            if mant <= _MANTISSA:
+                mant = mant * 10 + (b - 48)
+            else:
+                big = True
+            digits += 1
+            if dots:
+                frac += 1
+        elif b == 46:
+            dots += 1
+        else:
+            break
+        length += 1
+    q = p + length
+    expo = elen = 0
+    esign = 1
+    if q < size and (a[q] == 101 or a[q] == 69):
+        d = q + 1
+        if d < size and (a[d] == 45 or a[d] == 43):
+            esign = -1 if a[d] == 45 else 1
+            d += 1
+        while d + elen < size and 48 <= a[d + elen] <= 57 and elen < 4:
+            expo = expo * 10 + (a[d + elen] - 48)
+            elen += 1
+        if elen:
+            q = d + elen
+    integral = dots == 0 and elen == 0
+    scale = esign * expo - frac
+    if (
+        length >= max_token
+        or elen > 3
+        or digits == 0
+        or dots > 1
+        or big
+        or mant > _MANTISSA
+        or abs(scale) > 22
+    ):
+        return np.nan, q, True, integral
+    v = mant * _P10[scale] if scale >= 0 else mant / _P10[-scale]
+    return (-v if neg else v), q, False, integral
+
+
+@njit(cache=True, nogil=True)
 def parse_numbers(a, pos, max_token):
     """The token ``[-+]?[0-9.]+([eE][-+]?[0-9]+)?`` at each position (-1: undecided):
     value, the position after it, undecided, integral (no dot, no exponent). A value is
@@ -114,65 +169,67 @@ def parse_numbers(a, pos, max_token):
     a token of one dot, two dots, ``max_token`` bytes or more, or an exponent of more than
     three digits is undecided too, as in the scan."""
     n = pos.size
-    size = a.size
     value = np.full(n, np.nan)
     end = np.zeros(n, np.int64)
-    undecided = np.zeros(n, np.bool_)
+    undecided = np.ones(n, np.bool_)
     integral = np.zeros(n, np.bool_)
     for r in range(n):
-        p = pos[r]
-        if p < 0:
-            undecided[r] = True
-            continue
-        neg = False
-        if p < size and (a[p] == 45 or a[p] == 43):
-            neg = a[p] == 45
-            p += 1
-        mant = 0
-        big = False
-        digits = dots = frac = length = 0
-        while p + length < size and length < max_token:
-            b = a[p + length]
-            if 48 <= b <= 57:
-                if mant <= _MANTISSA:
-                    mant = mant * 10 + (b - 48)
-                else:
-                    big = True
-                digits += 1
-                if dots:
-                    frac += 1
-            elif b == 46:
-                dots += 1
-            else:
-                break
-            length += 1
-        q = p + length
-        expo = elen = 0
-        esign = 1
-        if q < size and (a[q] == 101 or a[q] == 69):
-            d = q + 1
-            if d < size and (a[d] == 45 or a[d] == 43):
-                esign = -1 if a[d] == 45 else 1
-                d += 1
-            while d + elen < size and 48 <= a[d + elen] <= 57 and elen < 4:
-                expo = expo * 10 + (a[d + elen] - 48)
-                elen += 1
-            if elen:
-                q = d + elen
-        end[r] = q
-        integral[r] = dots == 0 and elen == 0
-        scale = esign * expo - frac
-        if (
-            length >= max_token
-            or elen > 3
-            or digits == 0
-            or dots > 1
-            or big
-            or mant > _MANTISSA
-            or abs(scale) > 22
-        ):
-            undecided[r] = True
-            continue
-        v = mant * _P10[scale] if scale >= 0 else mant / _P10[-scale]
-        value[r] = -v if neg else v
+        if pos[r] >= 0:
+            value[r], end[r], undecided[r], integral[r] = _parse_one(a, pos[r], max_token)
     return value, end, undecided, integral
+
+
+@njit(cache=True, nogil=True)
+def _byte(a, p):
+    # past the end: the newline that ends every token (as the scan's Chunk.at reads it)
+    return a[p] if p < a.size else 10
+
+
+@njit(cache=True, nogil=True)
+def field_values(a, pos, skip_sets, skip_most, suffix, suffix_at, max_token):
+    """The fields' values from the byte after each label (a row per step line, a column per
+    field; -1: none), a step line at a time (its bytes are read once, while in cache): the
+    bytes between the label and the value skipped as the scan skips them (field ``f``'s
+    rule ``k`` takes bytes ``skip_sets[f, k]`` at most once where ``skip_most[f, k]`` is 1,
+    a run of at most ``max_token`` where it is 0; -1: no rule), the number parsed as
+    :func:`parse_numbers` does, and the field's suffix after it; ``bad`` where the cell is
+    to be read by the field's pattern (undecided, a run too long, no suffix)."""
+    rows, nf = pos.shape
+    value = np.full((rows, nf), np.nan)
+    bad = np.zeros((rows, nf), np.bool_)
+    for r in range(rows):
+        for f in range(nf):
+            p = _skip(a, pos[r, f], skip_sets[f], skip_most[f], max_token)
+            if p < 0:
+                bad[r, f] = pos[r, f] >= 0
+                continue
+            v, e, undecided, _integral = _parse_one(a, p, max_token)
+            if undecided:
+                bad[r, f] = True
+                continue
+            for j in range(suffix_at[f], suffix_at[f + 1]):
+                if _byte(a, e + j - suffix_at[f]) != suffix[j]:
+                    bad[r, f] = True
+                    break
+            value[r, f] = v
+    return value, bad
+
+
+@njit(cache=True, nogil=True)
+def _skip(a, p, sets, most, max_token):
+    """``p`` moved past each rule's bytes (-1: a run longer than ``max_token``)."""
+    if p < 0:
+        return p
+    for k in range(most.size):
+        if most[k] < 0 or not sets[k, _byte(a, p)]:
+            continue
+        if most[k] == 1:
+            p += 1
+            continue
+        q = p + 1
+        while sets[k, _byte(a, q)] and q - p <= max_token:
+            q += 1
+        if q - p > max_token:
+            return -1
+        p = q
+    return p

@@ -4,19 +4,19 @@ The numpy scan (load/losslog_scan.py) spends most of its time finding labels (a 
 the chunk per rare byte, candidates filtered and placed on their lines) and parsing numbers
 digit by digit across the rows, each step a numpy call over positions spread across the
 chunk. Here one compiled loop over the chunk's bytes finds, line by line, where each label
-first occurs (and where each step counter does, and how often), and a second one parses
-every field's number on the step lines: sign, digits, dot and exponent make an integer
-mantissa and a power of ten; with the mantissa at most 2**53 and the power within 10**22
-(Clinger's fast path) one multiply or divide by an exact power of ten is correctly rounded,
-so the value equals Python's ``float()``; any other token is undecided and read by the
-field's pattern, as the scan's are. The step counters, the bytes between a label and its
-value and the fields' checks are the scan's own code.
+first occurs (and where each step counter does, and how often); a second one, per field,
+skips the bytes between its label and its value, parses the number and checks what must
+follow it: sign, digits, dot and exponent make an integer mantissa and a power of ten; with
+the mantissa at most 2**53 and the power within 10**22 (Clinger's fast path) one multiply
+or divide by an exact power of ten is correctly rounded, so the value equals Python's
+``float()``. Any other token is read by the field's pattern, as the scan's are; the step
+counters are read by the scan's own code at the positions found.
 
 A chunk this cannot read as the scan does returns ``None`` and the scan reads it: a line
 with two step counters (or two epoch counters), a counter the scan would not decide, a step
 beyond 2**53. The loops release the interpreter lock, so a large log's byte ranges are read
 by threads. They are compiled once and cached under cfglint's cache folder
-(``CFGLINT_CACHE_DIR``; ``NUMBA_CACHE_DIR`` where set).
+(``CFGLINT_CACHE_DIR``, else ``~/.cache/cfglint``; ``NUMBA_CACHE_DIR`` where set).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import importlib.util
 import os
 import threading
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -35,20 +36,21 @@ from cfglint.load.losslog_scan import (
     WS,
     Chunk,
     Field,
-    Numbers,
     StepForm,
     counter_at,
-    fields_from,
+    parse_float,
+    skip,
+    starts_with,
 )
 
 AVAILABLE = importlib.util.find_spec("numba") is not None
-_kernels: tuple[Callable[..., Any], Callable[..., Any]] | None = None
+_kernels: ModuleType | None = None
 _lock = threading.Lock()
 
 
-def _compiled() -> tuple[Callable[..., Any], Callable[..., Any]]:
-    """The two loops, compiled (or loaded from the cache) on the first large chunk: the
-    lint and small logs never import numba."""
+def kernels() -> ModuleType:
+    """The compiled loops (load/losslog_kernels.py), compiled or loaded from the cache on
+    the first large chunk: the lint and small logs never import numba."""
     global _kernels
     with _lock:
         if _kernels is None:
@@ -57,7 +59,7 @@ def _compiled() -> tuple[Callable[..., Any], Callable[..., Any]]:
             os.environ.setdefault("NUMBA_CACHE_DIR", str(cache_dir() / "numba"))
             from cfglint.load import losslog_kernels
 
-            _kernels = (losslog_kernels.find_labels, losslog_kernels.parse_numbers)
+            _kernels = losslog_kernels
     return _kernels
 
 
@@ -70,12 +72,12 @@ def read(
 ) -> tuple[np.ndarray, dict[str, np.ndarray], int] | None:
     """Steps (in file order), each field's values on the step lines and the chunk's
     newlines, as :func:`cfglint.load.losslog_scan.scan` gives them, or ``None``."""
-    find, parse = _compiled()
+    k = kernels()
     c = Chunk(data)
     hi = c.ends.astype(np.int64)
     # as many starts as ends (an empty chunk has neither): the loops do not check bounds
     lo = np.concatenate(([0], hi[:-1] + 1))[: hi.size]
-    found = _find(find, c, lo, hi, form, fields)
+    found = _find(k.find_labels, c, lo, hi, form, fields)
     if found is None:
         return None
     counted = _counter(c, lo, found["step"], found["step#"], form.label, form.close, form.gap)
@@ -97,19 +99,74 @@ def read(
     if steps.size and not float(steps.max()) < 2.0**53:
         return None  # not exact as a float: the scan declines it too
 
-    def locate(f: Field) -> tuple[np.ndarray, np.ndarray] | None:
+    return _fields(c, steps, rows, lo, found, fields)
+
+
+def _fields(
+    c: Chunk,
+    steps: np.ndarray,
+    rows: np.ndarray,
+    lo: np.ndarray,
+    found: dict[str, np.ndarray],
+    fields: dict[str, Field],
+) -> tuple[np.ndarray, dict[str, np.ndarray], int]:
+    """Each field's values on the step lines ``rows`` (NaN where it is not printed), as
+    :func:`cfglint.load.losslog_scan.fields_from` gives them: a step line without a
+    required field is no step line."""
+    keep = np.ones(steps.size, bool)
+    out: dict[str, np.ndarray] = {}
+    numeric = []
+    for name, f in fields.items():
         pos = found[f.label.decode("ascii")][rows]
-        idx = np.flatnonzero(pos >= 0)
-        if not idx.size:
-            return None
-        return lo[rows[idx]] + pos[idx], idx
+        if f.required:
+            keep &= pos >= 0
+        if not (pos >= 0).any():
+            continue
+        at = np.where(pos >= 0, lo[rows] + pos, -1)
+        if f.words:
+            out[name] = _words(c, f, at)
+        else:
+            numeric.append((name, f, at))
+            out[name] = np.empty(0)  # filled below, in the fields' order
+    if numeric:
+        for name, values in _numbers(c, numeric).items():
+            out[name] = values
+    newlines = c.ends.size - (c.size > 0 and not c.data.endswith(b"\n"))
+    if not keep.all():
+        steps, out = steps[keep], {k: v[keep] for k, v in out.items()}
+    return steps.astype(np.int64), out, newlines
 
-    def table(pos: np.ndarray) -> Numbers:
-        flat = np.ascontiguousarray(pos.ravel(), dtype=np.int64)
-        value, end, undecided, integral = parse(c.a, flat, MAX_TOKEN)
-        return Numbers(*(a.reshape(pos.shape) for a in (value, end, undecided, integral)))
 
-    return fields_from(c, steps, fields, locate, table=table)
+def _numbers(c: Chunk, numeric: list[tuple[str, Field, np.ndarray]]) -> dict[str, np.ndarray]:
+    """The fields' numbers after their labels at ``at`` (-1: not printed), the cells the
+    loop leaves undecided read by the field's pattern (as the scan's are)."""
+    nf = len(numeric)
+    rules = max(len(f.skip) for _n, f, _a in numeric)
+    sets = np.zeros((nf, rules, 256), np.bool_)
+    most = np.full((nf, rules), -1, np.int64)
+    for j, (_n, f, _a) in enumerate(numeric):
+        for k, (chars, at_most) in enumerate(f.skip):
+            sets[j, k, np.frombuffer(chars, np.uint8)] = True
+            most[j, k] = 1 if at_most == 1 else 0
+    suffix = np.frombuffer(b"".join(f.suffix for _n, f, _a in numeric) + b"\0", np.uint8)
+    suffix_at = np.cumsum([0] + [len(f.suffix) for _n, f, _a in numeric]).astype(np.int64)
+    at = np.stack([a for _n, _f, a in numeric], axis=1)
+    start = np.where(at >= 0, at + np.array([len(f.label) for _n, f, _a in numeric]), -1)
+    value, bad = kernels().field_values(c.a, start, sets, most, suffix, suffix_at, MAX_TOKEN)
+    for r, j in zip(*np.nonzero(bad), strict=True):
+        m = numeric[j][1].pattern.match(c.data, int(at[r, j]))
+        value[r, j] = parse_float(m.group(1)) if m else np.nan
+    return {name: value[:, j].copy() for j, (name, _f, _a) in enumerate(numeric)}
+
+
+def _words(c: Chunk, f: Field, at: np.ndarray) -> np.ndarray:
+    """A field that prints words (``True``/``False``: 1.0, 0.0), as the scan reads it
+    (NaN where ``at`` is -1: not printed)."""
+    p = skip(c, np.where(at >= 0, at + len(f.label), -1), f.skip)
+    val = np.full(at.size, np.nan)
+    for k, word in enumerate(f.words):
+        val[starts_with(c, p, word)] = 1.0 - k
+    return val
 
 
 def _find(

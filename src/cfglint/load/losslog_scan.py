@@ -496,7 +496,7 @@ def _constants(c: Chunk, patterns: dict[str, re.Pattern[bytes]], lines: _Lines) 
     for name, pattern in patterns.items():
         m = pattern.search(c.data, lo, hi)
         if m is not None:
-            spans.append((m.start(), m.end() + 1, name, _float(m.group(1))))
+            spans.append((m.start(), m.end() + 1, name, parse_float(m.group(1))))
     spans.sort()
     groups: list[list[tuple[int, int, str, float]]] = []
     for sp in spans:
@@ -618,14 +618,16 @@ def _checked(c: Chunk, f: Field, at: np.ndarray, num: Numbers) -> np.ndarray:
         val = val.copy()
         for i in np.flatnonzero(bad):
             m = f.pattern.match(c.data, int(at[i]))
-            val[i] = _float(m.group(1)) if m else np.nan
+            val[i] = parse_float(m.group(1)) if m else np.nan
     return val
 
 
 _WORDS = {b"True": 1.0, b"False": 0.0}
 
 
-def _float(v: bytes) -> float:
+def parse_float(v: bytes) -> float:
+    """A matched value as a float: ``True``/``False`` as 1.0/0.0, a text ``float()``
+    refuses as NaN."""
     if v in _WORDS:
         return _WORDS[v]
     try:
