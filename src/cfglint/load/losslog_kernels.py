@@ -233,3 +233,98 @@ def _skip(a, p, sets, most, max_token):
             return -1
         p = q
     return p
+
+
+@njit(cache=True, nogil=True)
+def _run(a, p, blank, max_token):
+    """``p`` moved past a run of blanks (-1: a run longer than ``max_token``), as the
+    scan's ``skip`` with one ``(WS, None)`` rule."""
+    if p < 0 or not blank[_byte(a, p)]:
+        return p
+    q = p + 1
+    while blank[_byte(a, q)] and q - p <= max_token:
+        q += 1
+    return -1 if q - p > max_token else q
+
+
+@njit(cache=True, nogil=True)
+def _integer(a, p, max_token):
+    """The scan's unsigned token at ``p`` (``_parse``): value, end, undecided (more than
+    15 digits, ...), integral (no dot, no exponent)."""
+    mant = digits = dots = frac = length = 0
+    while length < max_token:
+        b = _byte(a, p + length)
+        if 48 <= b <= 57:
+            if digits < 18:
+                mant = mant * 10 + (b - 48)
+            digits += 1
+            frac += dots > 0
+        elif b == 46:
+            dots += 1
+        else:
+            break
+        length += 1
+    q = p + length
+    elen = expo = 0
+    esign = 1
+    if _byte(a, q) == 101 or _byte(a, q) == 69:
+        sign = _byte(a, q + 1)
+        esign = -1 if sign == 45 else 1
+        d = q + 1 + (sign == 45 or sign == 43)
+        while elen < 4 and 48 <= _byte(a, d + elen) <= 57:
+            expo = expo * 10 + (_byte(a, d + elen) - 48)
+            elen += 1
+        if elen:
+            q = d + elen
+    scale = esign * expo - frac
+    undecided = (
+        length == max_token or elen > 3 or digits == 0 or dots > 1 or digits > 15 or abs(scale) > 22
+    )
+    return mant, q, undecided, dots == 0 and elen == 0
+
+
+@njit(cache=True, nogil=True)
+def counters(a, at, size, close, gap, blank, max_token):
+    """``label N / M close`` at each label position ``at`` (``size``: the label's length),
+    as the scan's ``counter_at`` reads it: which are counters, N, M, and whether a row
+    could not be decided (then the scan reads the chunk)."""
+    n = at.size
+    keep = np.zeros(n, np.bool_)
+    first = np.zeros(n, np.float64)
+    total = np.zeros(n, np.float64)
+    undecided = False
+    for r in range(n):
+        p0 = at[r] + size
+        p = _run(a, p0, blank, max_token)
+        if p < 0:
+            undecided = True
+            continue
+        if not 48 <= _byte(a, p) <= 57 or (gap and p == p0):
+            continue
+        v, q, und, integral = _integer(a, p, max_token)
+        undecided |= und
+        if und or not integral:
+            continue
+        q = _run(a, q, blank, max_token)
+        if q < 0 or _byte(a, q) != 47:
+            continue
+        q = _run(a, q + 1, blank, max_token)
+        if q < 0 or not 48 <= _byte(a, q) <= 57:
+            continue
+        m, e, und, integral = _integer(a, q, max_token)
+        undecided |= und
+        if und or not integral:
+            continue
+        e = _run(a, e, blank, max_token)
+        if e < 0:
+            continue
+        ok = True
+        for j in range(close.size):
+            if _byte(a, e + j) != close[j]:
+                ok = False
+                break
+        if ok:
+            keep[r] = True
+            first[r] = v
+            total[r] = m
+    return keep, first, total, undecided

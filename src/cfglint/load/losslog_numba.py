@@ -37,7 +37,6 @@ from cfglint.load.losslog_scan import (
     Chunk,
     Field,
     StepForm,
-    counter_at,
     parse_float,
     skip,
     starts_with,
@@ -218,7 +217,9 @@ def _counter(
         return None
     rows = np.flatnonzero(first >= 0)
     at = lo[rows] + first[rows]
-    kept, n, total, undecided = counter_at(c, at, len(label), close, gap)
+    keep, n, total, undecided = kernels().counters(
+        c.a, at, len(label), np.frombuffer(close, np.uint8), gap, _BLANK, MAX_TOKEN
+    )
     if undecided:
         return None
-    return rows[np.searchsorted(at, kept)], n, total
+    return rows[keep], n[keep], total[keep]
