@@ -9,8 +9,9 @@ skips the bytes between its label and its value, parses the number and checks wh
 follow it: sign, digits, dot and exponent make an integer mantissa and a power of ten; with
 the mantissa at most 2**53 and the power within 10**22 (Clinger's fast path) one multiply
 or divide by an exact power of ten is correctly rounded, so the value equals Python's
-``float()``. Any other token is read by the field's pattern, as the scan's are; the step
-counters are read by the scan's own code at the positions found.
+``float()``. Any other token is read by the field's pattern, as the scan's are. A third
+reads the step counters at the positions found, deciding them as the scan's
+``counter_at`` does.
 
 A chunk this cannot read as the scan does returns ``None`` and the scan reads it: a line
 with two step counters (or two epoch counters), a counter the scan would not decide, a step
