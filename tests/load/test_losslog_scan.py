@@ -226,28 +226,40 @@ HARD = ["9007199254740992", "9007199254740993", "9007199254740992e22", "1e22", "
         "1e", "1e+", "12e1234", "00000000000000000000001.5", "1" * 39, "1" * 40]  # fmt: skip
 
 
+def _compiled_numbers(data: bytes, starts: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """The compiled fields' pass over one field (no bytes to skip) that must end in " |":
+    values, and the cells left to the field's pattern."""
+    suffix = b" |"
+    return losslog_numba.kernels().field_values(
+        np.frombuffer(data, np.uint8),
+        np.array(starts, np.int64)[:, None],
+        np.zeros((1, 0, 256), np.bool_),
+        np.zeros((1, 0), np.int64),
+        np.frombuffer(suffix, np.uint8),
+        np.array([0, len(suffix)], np.int64),
+        40,
+    )
+
+
 @needs_numba
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.lists(st.one_of(st.sampled_from(HARD), st.floats(allow_nan=False).map(repr),
                           number()), min_size=1, max_size=20))  # fmt: skip
 def test_numba_numbers_equal_python_float(texts: list[str]) -> None:
-    """Every number the compiled parse decides equals ``float()`` of the same token, and
-    ends where the token does; the rest is left undecided (the field's pattern reads it)."""
-    parse = losslog_numba.kernels().parse_numbers
+    """Every number the compiled parse decides equals ``float()`` of the same token, which
+    ends where the text does (the suffix after it is checked); the rest is left to the
+    field's pattern."""
     data = "".join(f" {t} |" for t in texts).encode() + b"\n"
     starts, at = [], 0
     for t in texts:
         starts.append(at + 1)
         at += len(t) + 3
-    value, end, undecided, _integral = parse(
-        np.frombuffer(data, np.uint8), np.array(starts, np.int64), 40
-    )
+    value, bad = _compiled_numbers(data, starts)
     for i, t in enumerate(texts):
-        if undecided[i]:
+        if bad[i, 0]:
             continue
-        token = data[starts[i] : end[i]].decode()
-        assert token == re.match(r"[-+]?[0-9.]+(?:[eE][-+]?[0-9]+)?", t).group(0), (t, token)
-        got, want = value[i], float(token)
+        assert re.fullmatch(r"[-+]?[0-9.]+(?:[eE][-+]?[0-9]+)?", t), t
+        got, want = value[i, 0], float(t)
         assert got == want and np.signbit(got) == np.signbit(want), (t, got, want)
 
 
@@ -255,13 +267,12 @@ def test_numba_numbers_equal_python_float(texts: list[str]) -> None:
 def test_numba_decides_inside_the_fast_path_only() -> None:
     """Mantissas up to 2**53 and powers of ten up to 10**22 are decided; one past either
     is left to ``float()`` (through the field's pattern)."""
-    parse = losslog_numba.kernels().parse_numbers
     texts = ["9007199254740992", "9007199254740993", "1e22", "1e23", "1e-22", "0.1e-22"]
-    data = " ".join(texts).encode() + b"\n"
-    starts = np.cumsum([0] + [len(t) + 1 for t in texts[:-1]])
-    value, _end, undecided, _i = parse(np.frombuffer(data, np.uint8), starts.astype(np.int64), 40)
-    assert undecided.tolist() == [False, True, False, True, False, True]
-    assert value[0] == 2.0**53 and value[2] == 1e22 and value[4] == 1e-22
+    data = "".join(f" {t} |" for t in texts).encode() + b"\n"
+    starts = np.cumsum([1] + [len(t) + 3 for t in texts[:-1]]).tolist()
+    value, bad = _compiled_numbers(data, starts)
+    assert bad[:, 0].tolist() == [False, True, False, True, False, True]
+    assert value[0, 0] == 2.0**53 and value[2, 0] == 1e22 and value[4, 0] == 1e-22
 
 
 @pytest.mark.parametrize(

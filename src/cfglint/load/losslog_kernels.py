@@ -161,25 +161,6 @@ def _parse_one(a, p, max_token):
 
 
 @njit(cache=True, nogil=True)
-def parse_numbers(a, pos, max_token):
-    """The token ``[-+]?[0-9.]+([eE][-+]?[0-9]+)?`` at each position (-1: undecided):
-    value, the position after it, undecided, integral (no dot, no exponent). A value is
-    decided only where one correctly rounded operation gives it (Clinger's fast path:
-    mantissa <= 2**53, power of ten within 10**22), so it equals Python's ``float()``;
-    a token of one dot, two dots, ``max_token`` bytes or more, or an exponent of more than
-    three digits is undecided too, as in the scan."""
-    n = pos.size
-    value = np.full(n, np.nan)
-    end = np.zeros(n, np.int64)
-    undecided = np.ones(n, np.bool_)
-    integral = np.zeros(n, np.bool_)
-    for r in range(n):
-        if pos[r] >= 0:
-            value[r], end[r], undecided[r], integral[r] = _parse_one(a, pos[r], max_token)
-    return value, end, undecided, integral
-
-
-@njit(cache=True, nogil=True)
 def _byte(a, p):
     # past the end: the newline that ends every token (as the scan's Chunk.at reads it)
     return a[p] if p < a.size else 10
@@ -192,7 +173,7 @@ def field_values(a, pos, skip_sets, skip_most, suffix, suffix_at, max_token):
     bytes between the label and the value skipped as the scan skips them (field ``f``'s
     rule ``k`` takes bytes ``skip_sets[f, k]`` at most once where ``skip_most[f, k]`` is 1,
     a run of at most ``max_token`` where it is 0; -1: no rule), the number parsed as
-    :func:`parse_numbers` does, and the field's suffix after it; ``bad`` where the cell is
+    :func:`_parse_one` does, and the field's suffix after it; ``bad`` where the cell is
     to be read by the field's pattern (undecided, a run too long, no suffix)."""
     rows, nf = pos.shape
     value = np.full((rows, nf), np.nan)
