@@ -24,11 +24,20 @@ import yaml
 
 # tags (and master) as versions.yaml names them
 RELEASES = {
+    "v1.3.0": "debac6a97f98a8438536fa67b7519883c0d6d193",
     "v1.3.2": "024279c21923e555f7366940aed9017d13256052",
     "v1.5.0": "06e1af77d14e0b34bc1a4071bbae40de946bea26",
     "v1.6.0": "v1.6.0",
     "v1.7.0": "v1.7.0",
     "master": "f52743ca27a5a8af5fbc77c5b2037c1147c7004c",
+}
+
+
+# Research folders that ship their own copy of a recorded class under the same name: which
+# one a job builds depends on the folder its config comes from (--register_path). Each copy is
+# read like the recorded class, per release, under ``copies``.
+COPIES = {
+    "DeepseekV2Config@model_config_legacy": ["research/deepseek2/deepseek2_config.py"],
 }
 
 
@@ -125,30 +134,41 @@ def main(git_dir: str, data: str) -> dict[str, Any]:
         for rel, ref in RELEASES.items():
             commit = git(git_dir, "rev-parse", f"{ref}^{{commit}}").strip()
             name = c.get("template_class") or c["name"]
-            found = find_class(git_dir, commit, name, c.get("file", ""))
-            if found is None:
-                per[rel] = {"present": False}
-                continue
-            path, cls = found
-            got = class_defaults(cls)
-            differs, unread, absent = {}, [], []
-            for k, v in (c.get("defaults") or {}).items():
-                if k not in got:
-                    absent.append(k)
-                elif got[k] is _UNREAD:
-                    unread.append(k)
-                elif not _same(got[k], v) and v != "<required>":
-                    differs[k] = got[k]
-            entry: dict[str, Any] = {"present": True, "file": f"{path}:{cls.lineno}@{commit[:8]}"}
-            if differs:
-                entry["differs"] = differs
-            if unread:
-                entry["unread"] = unread
-            if absent:
-                entry["absent"] = absent
-            per[rel] = entry
+            per[rel] = _entry(git_dir, commit, name, c.get("file", ""), c)
+            copies = {}
+            for path in COPIES.get(key, ()):
+                got = _entry(git_dir, commit, name, path, c)
+                if got["present"]:
+                    copies[path.rsplit("/", 1)[0]] = got
+            if copies:
+                per[rel]["copies"] = copies
         out[key] = per
     return out
+
+
+def _entry(git_dir: str, commit: str, name: str, hint: str, c: dict[str, Any]) -> dict[str, Any]:
+    """The class ``name`` at ``commit`` (in ``hint``) against our recorded defaults."""
+    found = find_class(git_dir, commit, name, hint)
+    if found is None:
+        return {"present": False}
+    path, cls = found
+    got = class_defaults(cls)
+    differs, unread, absent = {}, [], []
+    for k, v in (c.get("defaults") or {}).items():
+        if k not in got:
+            absent.append(k)
+        elif got[k] is _UNREAD:
+            unread.append(k)
+        elif not _same(got[k], v) and v != "<required>":
+            differs[k] = got[k]
+    entry: dict[str, Any] = {"present": True, "file": f"{path}:{cls.lineno}@{commit[:8]}"}
+    if differs:
+        entry["differs"] = differs
+    if unread:
+        entry["unread"] = unread
+    if absent:
+        entry["absent"] = absent
+    return entry
 
 
 if __name__ == "__main__":

@@ -7,7 +7,6 @@ in CI)."""
 
 from __future__ import annotations
 
-import os
 import re
 
 import numpy as np
@@ -20,7 +19,7 @@ from hypothesis import strategies as st  # noqa: E402
 from cfglint.load import losslog, losslog_numba  # noqa: E402
 from cfglint.load.losslog import SERIES  # noqa: E402
 from cfglint.load.losslog_scan import Chunk, numbers, scan  # noqa: E402
-from conftest import ROOT  # noqa: E402
+from conftest import ROOT, examples  # noqa: E402
 
 ODD = ["nan", "NAN", "inf", "-inf", "1.2.3", "-", "1e", "1e400", ".5", "5.", "+3",
        "12345678901234567", "0.30000000000000004", "1E-05", "9.999999E+22", "abc", ""]  # fmt: skip
@@ -112,7 +111,7 @@ def _same(a: np.ndarray | None, b: np.ndarray | None, n: int) -> bool:
     return np.array_equal(a, b, equal_nan=True)
 
 
-EXAMPLES = int(os.environ.get("CFGLINT_FUZZ_EXAMPLES", "80"))
+EXAMPLES = examples(20, 80)
 
 
 def _forms(framework: str) -> tuple:

@@ -14,14 +14,21 @@ import ast
 import importlib.metadata
 import importlib.util
 import os
+import subprocess
+import sys
+import warnings
+import zipfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from cfglint.load.datacache import load_data
 from cfglint.normalize.mindformers.defaults import (
+    DATA,
     MF_RELEASES,
     REQUIRED,
+    Component,
     canonical_dtype,
     mf_defaults,
 )
@@ -47,13 +54,33 @@ def _package() -> tuple[Path, str] | None:
 
 
 def _init_defaults(source: str, cls: str) -> dict[str, Any]:
-    """The literal defaults of ``cls.__init__`` in ``source`` (dtype names as written)."""
-    for node in ast.walk(ast.parse(source)):
+    """The literal defaults of ``cls`` in ``source`` (dtype names as written): its
+    ``__init__`` keyword defaults, else its annotated class attributes (dataclasses and
+    the mcore TransformerConfig)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)  # the package's own docstrings
+        warnings.simplefilter("ignore", DeprecationWarning)
+        tree = ast.parse(source)
+    for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef) and node.name == cls:
+            attrs: dict[str, Any] = {}
             for item in node.body:
                 if isinstance(item, ast.FunctionDef) and item.name == "__init__":
                     return _literal_defaults(item.args)
+                if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+                    attrs[item.target.id] = _value(item.value) if item.value else _UNSET
+            return attrs
     return {}
+
+
+def _value(node: ast.expr) -> Any:
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return canonical_dtype(f"{node.value.id}.{node.attr}")  # mstype.float16
+    try:
+        value = ast.literal_eval(node)
+    except ValueError:
+        return _UNSET
+    return list(value) if isinstance(value, tuple) else value
 
 
 def _literal_defaults(args: ast.arguments) -> dict[str, Any]:
@@ -62,46 +89,77 @@ def _literal_defaults(args: ast.arguments) -> dict[str, Any]:
     pairs = list(zip(pos, args.defaults, strict=True))
     pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d]
     for arg, default in pairs:
-        if isinstance(default, ast.Attribute) and isinstance(default.value, ast.Name):
-            out[arg.arg] = canonical_dtype(f"{default.value.id}.{default.attr}")  # mstype.float16
-            continue
-        try:
-            value = ast.literal_eval(default)
-            out[arg.arg] = list(value) if isinstance(value, tuple) else value
-        except ValueError:
-            out[arg.arg] = _UNSET
+        out[arg.arg] = _value(default)
     return out
 
 
-PKG = _package()
-pytestmark = pytest.mark.skipif(
-    PKG is None, reason="no MindFormers package (set CFGLINT_MINDFORMERS_SITE to a site-packages)"
-)
+def _file_at(comp: Component, release: str) -> str:
+    """Where the release keeps the class (data/mindformers_releases.yaml), else its
+    recorded file."""
+    per = load_data(DATA / "mindformers_releases.yaml")["components"]
+    entry = (per.get(f"{comp.name}@{comp.role}") or {}).get(release) or {}
+    return str(entry.get("file") or comp.raw.get("file", "")).split(":")[0]
 
 
-def test_stated_config_class_defaults_match_the_installed_release() -> None:
-    root, version = PKG  # type: ignore[misc]
-    release = f"v{version}"
-    if release not in MF_RELEASES:
-        pytest.skip(f"cfglint has no defaults for MindFormers {release}")
+def compare(root: Path, release: str) -> tuple[int, list[str]]:
+    """(defaults compared, those that differ) of every class cfglint states for
+    ``release`` whose source the package holds."""
     d = mf_defaults(release)
     checked, wrong = 0, []
     for comp in {id(c): c for c in d.by_name.values()}.values():
-        if comp.role != "model_config_legacy" or comp.version != release:
+        if comp.version != release or "MindSpore" in str(comp.raw.get("version")):
             continue
-        src = root.parent / str(comp.raw.get("file", ""))
+        src = root.parent / _file_at(comp, release)
         if not src.is_file():
             continue  # a research class: not in the wheel
-        theirs = _init_defaults(src.read_text(encoding="utf-8"), comp.name)
+        theirs = _init_defaults(
+            src.read_text(encoding="utf-8"), comp.raw.get("template_class") or comp.name
+        )
         for key, ours in comp.defaults.items():
             got = theirs.get(key, _UNSET)
-            if got is _UNSET or ours is REQUIRED:
+            if got is _UNSET or ours == REQUIRED:
                 continue
             checked += 1
             if canonical_dtype(got) != canonical_dtype(ours) and not (
                 isinstance(got, (int, float)) and isinstance(ours, (int, float)) and got == ours
             ):
-                wrong.append(f"{comp.name}.{key}: cfglint {ours!r}, package {got!r}")
+                wrong.append(f"{comp.name} ({comp.role}).{key}: cfglint {ours!r}, package {got!r}")
+    return checked, wrong
+
+
+def _check(root: Path, version: str) -> None:
+    release = f"v{version}"
+    if release not in MF_RELEASES:
+        pytest.skip(f"cfglint has no defaults for MindFormers {release}")
+    checked, wrong = compare(root, release)
     print(f"MindFormers {release}: {checked} defaults compared")
     assert checked > 50, f"only {checked} defaults compared: the layout changed?"
     assert not wrong, "\n".join(wrong)
+
+
+def test_stated_config_class_defaults_match_the_installed_release() -> None:
+    pkg = _package()
+    if pkg is None:
+        pytest.skip("no MindFormers package (set CFGLINT_MINDFORMERS_SITE to a site-packages)")
+    _check(*pkg)
+
+
+# every release cfglint has tables for that has a tag (master has no package)
+@pytest.mark.slow
+@pytest.mark.parametrize("release", [r for r in MF_RELEASES if r.startswith("v")])
+def test_stated_config_class_defaults_match_the_package_on_the_index(
+    release: str, tmp_path: Path
+) -> None:
+    """``pip download --no-deps mindformers==X``, unpacked and read (MindSpore not needed)."""
+    version = release.removeprefix("v")
+    got = subprocess.run(
+        [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(tmp_path),
+         f"mindformers=={version}"],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    wheels = list(tmp_path.glob("mindformers-*.whl"))
+    if got.returncode != 0 or not wheels:
+        pytest.skip(f"mindformers {version} not downloadable here: {got.stderr.strip()[-200:]}")
+    with zipfile.ZipFile(wheels[0]) as zf:
+        zf.extractall(tmp_path / "site")
+    _check(tmp_path / "site" / "mindformers", version)

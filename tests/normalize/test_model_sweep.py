@@ -281,3 +281,117 @@ def test_baichuan2_residual_stream_starts_in_the_embedding_dtype() -> None:
         "mindformers": "float32",
         "megatron": "bfloat16",
     }
+
+
+# -- which linear layers carry a bias (InternLM's has_bias, MindSpeed-LLM's --add-dense-bias) --
+ILM_MF = MODELS / "internlm_7b_finetune_mf.yaml"  # mindformers research/internlm @ v1.3.2
+ILM_MSL = MODELS / "internlm_7b_pretrain_msl.sh"  # MindSpeed-LLM v1.0.0 legacy intern pretrain
+
+
+def test_attention_biases_on_both_sides_are_not_a_linear_bias_difference() -> None:
+    """InternLM's has_bias puts biases on wq, wk, wv and wo only (internlm_transformer.py:
+    34-64 @ 024279c2); MindSpeed-LLM's --add-qkv-bias and --add-dense-bias put them on the
+    same four projections with --disable-bias-linear keeping the MLP bias-free
+    (legacy/model/transformer.py:357-374 @ v1.0.0): no bias finding."""
+    from cfglint.normalize.mindformers.build import load_mindformers
+
+    s = load_mindformers(str(ILM_MF)).structure
+    assert (s.add_bias_linear.value, s.add_qkv_bias.value, s.add_dense_bias.value) == (
+        False,
+        True,
+        True,
+    )
+    r = _by_rule(_lint(ILM_MF, ILM_MSL))
+    assert not {"STR024", "STR025", "STR032"} & set(r)
+
+
+def test_output_projection_bias_on_one_side_is_reported(tmp_path: Path) -> None:
+    mg = _edited(ILM_MSL, tmp_path, "    --add-dense-bias \\\n", "")
+    f = _by_rule(_lint(ILM_MF, mg))["STR032"]
+    assert f.values == {"mindformers": True, "megatron": False}  # type: ignore[attr-defined]
+
+
+# -- BloomConfig (mindformers/models/bloom, v1.3.2 the last release that ships it) -----------
+BLOOM_MF = MODELS / "bloom_7b1_train_mf.yaml"  # mindformers configs/bloom @ v1.2.0
+BLOOM_MSL = MODELS / "bloom_7b1_pretrain_msl.sh"  # MindSpeed-LLM v1.0.0 legacy bloom pretrain
+
+
+def test_bloom_structure_is_decided_from_the_class_source() -> None:
+    """BloomConfig's facts (LayerNorm, ALiBi, a biased GeLU MLP of expand_ratio x hidden,
+    the head tied to the word embedding: bloom.py:82,149-172,236-239 @ 024279c2) agree with
+    the MindSpeed-LLM script; its dropout 0.1 and fast GeLU do not."""
+    from cfglint.normalize.mindformers.build import load_mindformers
+
+    s = load_mindformers(str(BLOOM_MF)).structure
+    assert (s.normalization.value, s.position_embedding_type.value) == ("LayerNorm", "alibi")
+    assert (s.ffn_hidden_size.value, s.tied_embeddings.value) == (16384, True)
+    r = _by_rule(_lint(BLOOM_MF, BLOOM_MSL))
+    assert not {"STR001", "STR002", "STR003", "STR004", "STR007", "STR020", "STR024"} & set(r)
+    assert r["STR009"].values == {"mindformers": 0.1, "megatron": 0.0}  # type: ignore[attr-defined]
+    assert r["STR010"].values == {"mindformers": 0.1, "megatron": 0.0}  # type: ignore[attr-defined]
+    assert r["STR026"].values["mindformers"] == "fast_gelu"  # type: ignore[attr-defined]
+
+
+def test_bloom_takes_sequence_parallelism_from_its_model_config() -> None:
+    """BloomModel passes config.use_seq_parallel to its blocks (bloom.py:167 @ 024279c2):
+    the model_config key, not parallel_config's, decides, and here it is on as in the
+    MindSpeed-LLM script (--sequence-parallel at TP 8): no sequence-parallel finding."""
+    assert "PAR004" not in _by_rule(_lint(BLOOM_MF, BLOOM_MSL))
+
+
+# -- a release cfglint has not read: what the file writes is compared, defaults are not ------
+BC1_MF = MODELS / "baichuan_13b_train_mf.yaml"  # mindformers research/baichuan @ v1.0.0
+BC1_MSL = MODELS / "baichuan_13b_pretrain_msl.sh"  # MindSpeed-LLM v1.0.0 legacy baichuan 13B
+
+
+def test_no_release_with_the_classes_leaves_class_defaults_not_decided() -> None:
+    """Only MindFormers v1.0.0 ships Baichuan13BForCausalLM; cfglint has not read v1.0.0's
+    defaults, so FP32StateAdamWeightDecay's unset weight_decay is not decided (before: 0 from
+    v1.5.0's class, an error against 0.1), while the written eps 1e-8 vs 1e-5 still is."""
+    report = _lint(BC1_MF, BC1_MSL)
+    r = _by_rule(report)
+    assert "OPT008" not in r
+    assert r["OPT002"].values == {"mindformers": 1e-8, "megatron": 1e-5}  # type: ignore[attr-defined]
+    why = [reason for row, reason in report.not_checked if "OPT008" in reason]
+    assert why and "no MindFormers release cfglint has read" in why[0]
+
+
+def test_an_older_release_given_by_name_decides_no_default(tmp_path: Path) -> None:
+    """--mindformers-version v1.2.0 names a release whose defaults cfglint has not read: the
+    same file, matched to v1.5.0 by its classes otherwise, then decides no class default."""
+    from cfglint.normalize.mindformers.build import load_mindformers
+
+    mf = _edited(BC1_MF, tmp_path, "type: Baichuan13BForCausalLM", "type: LlamaForCausalLM")
+    wd = load_mindformers(str(mf)).optimizer.weight_decay
+    assert wd.known and wd.value == 0.0  # FP32StateAdamWeightDecay at v1.5.0 (its classes)
+    wd = load_mindformers(str(mf), "v1.2.0").optimizer.weight_decay
+    assert not wd.known
+    assert "has not read the defaults of MindFormers v1.2.0" in wd.detail
+
+
+def test_loss_scalers_are_compared() -> None:
+    """Both sides float16: MindSpore's DynamicLossScaleUpdateCell from 2^32, halving on each
+    overflow, against Megatron's dynamic scaler from --initial-loss-scale 1024 that halves
+    after --hysteresis 2 overflows (megatron/core/optimizer/__init__.py:390-406 @
+    core_v0.12.1): a different number of skipped steps from the start."""
+    f = _by_rule(_lint(BC1_MF, BC1_MSL))["PRC011"]
+    assert f.values == {  # type: ignore[attr-defined]
+        "mindformers": "dynamic from 4294967296, x2 after 1000 clean steps, /2 after each overflow",
+        "megatron": "dynamic from 1024, x2 after 1000 clean steps, /2 after 2 overflows",
+    }
+
+
+def test_bf16_builds_no_scaler_and_scale_sense_one_is_none(tmp_path: Path) -> None:
+    """Megatron builds no scaler for bf16 without --loss-scale; scale_sense 1.0 (the
+    wrappers' default, wrapper.py:161 @ 024279c2) scales nothing: the same, no finding."""
+    mf = _edited(BC1_MF, tmp_path, 'compute_dtype: "float16"', 'compute_dtype: "bfloat16"')
+    mf.write_text(
+        mf.read_text().replace(
+            "  scale_sense:\n    type: DynamicLossScaleUpdateCell\n"
+            "    loss_scale_value: 4294967296\n    scale_factor: 2\n"
+            "    scale_window: 1000\n",
+            "  scale_sense: 1.0\n",
+        )
+    )
+    mg = _edited(BC1_MSL, tmp_path, "    --fp16", "    --bf16")
+    assert "PRC011" not in _by_rule(_lint(mf, mg))

@@ -39,7 +39,7 @@ class _KnownVersions:
 
 
 def common_inputs(p: argparse.ArgumentParser) -> None:
-    from cfglint.normalize.mindformers.defaults import MF_RELEASES
+    from cfglint.normalize.mindformers.defaults import MF_RELEASES, MF_UNREAD_RELEASES
 
     p.add_argument(
         "files",
@@ -61,9 +61,12 @@ def common_inputs(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--mindformers-version",
-        choices=list(MF_RELEASES),
+        choices=[*MF_RELEASES, *MF_UNREAD_RELEASES],
         help="the MindFormers release the config is for, whose defaults apply (default: the "
-        "newest release in which every class the config names exists)",
+        "releases that hold the file, by content or path; what they disagree on is not "
+        "decided. For a file no release holds: the newest release in which every class the "
+        "config names exists); for one whose defaults cfglint has not read (v1.0.0 to v1.2.0 "
+        "and the v1.4.0 betas) no default is decided",
     )
     p.add_argument(
         "--megatron-version",

@@ -73,6 +73,9 @@ class Structure(_Section):
     output_head: V = None
     add_bias_linear: V = None
     add_qkv_bias: V = None
+    # a bias on the attention output projection: with add_bias_linear, or alone (MindSpeed-LLM
+    # --add-dense-bias; InternLM's has_bias, which biases the four attention projections only)
+    add_dense_bias: V = None
     activation: V = None
     qk_norm: V = None
     # multi-latent attention (DeepSeek's MLA): queries and keys-values through low-rank
@@ -172,6 +175,9 @@ class Precision(_Section):
     embedding_output_dtype: V = None
     cross_entropy_fusion: V = None
     precision_mode: V = None
+    # the loss scaler, canonical on both sides (normalize/loss_scale.py): "none", "fixed N",
+    # or "dynamic from N, xF after W clean steps, /F after each overflow | H overflows"
+    loss_scale: V = None
 
 
 class Parallel(_Section):
@@ -276,6 +282,10 @@ class Config(BaseModel):
     warnings: list[str] = Field(default_factory=list)
     # every file that contributed (base_config files, sourced launch scripts)
     files: list[str] = Field(default_factory=list)
+    # where each section of ``path`` begins, (line, column): a dotted key of a YAML config
+    # ("optimizer", "model.model_config"), or "" for a script's launch command. A finding
+    # on a setting left to its default points there: where the setting would be written
+    sections: dict[str, tuple[int, int]] = Field(default_factory=dict)
 
     @classmethod
     def create(cls, **fields: Any) -> Config:

@@ -9,6 +9,7 @@ One module per checklist section does the reading.
 from __future__ import annotations
 
 from cfglint.model.config import Config
+from cfglint.normalize.anchors import command_section
 from cfglint.normalize.balancing import fold_single_sequence
 from cfglint.normalize.megatron.input import MegatronInput
 from cfglint.normalize.megatron.launch import read_launch
@@ -17,7 +18,7 @@ from cfglint.normalize.megatron.optimizer import read_optimizer
 from cfglint.normalize.megatron.other import read_other
 from cfglint.normalize.megatron.parallel import read_parallel
 from cfglint.normalize.megatron.precision import read_precision
-from cfglint.normalize.megatron.release_note import older_example
+from cfglint.normalize.megatron.release_note import release_gaps, release_note, script_fit
 from cfglint.normalize.megatron.rope import read_rope
 from cfglint.normalize.megatron.structure import read_structure
 from cfglint.normalize.sharding import one_shard
@@ -39,11 +40,17 @@ def normalize_megatron(m: MegatronInput) -> Config:
         unknown=list(m.unknown),
         files=[m.path],
         launch_script=m.path if m.kind.endswith("script") else "",
+        sections=command_section(m.path, m.command_loc),
     )
     cfg.warnings.extend(m.warnings)
-    note = older_example(m)
-    if note is not None:
-        cfg.warnings.append(note)
+    fit = script_fit(m)
+    if fit is not None:
+        m.release_gaps = release_gaps(m, fit)
+        if m.release_gaps:
+            m.release_span = f"{fit.project} {fit.span if fit.releases else ', '.join(fit.heads)}"
+        note = release_note(m, fit, m.release_gaps)
+        if note is not None:
+            cfg.warnings.append(note)
     read_parallel(m, cfg)
     one_shard(cfg)
     read_structure(m, cfg)

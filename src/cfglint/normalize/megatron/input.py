@@ -80,6 +80,12 @@ class MegatronInput:
     # why the parser the job runs was not read (dialects.Detection.unread): its defaults
     # are then not known, whatever the table says
     unread: str = ""
+    # dest -> why its default is not decided: the script belongs to releases whose parser
+    # gives another default than the table's (normalize/megatron/release_note.py)
+    release_gaps: dict[str, str] = field(default_factory=dict)
+    # the releases the script belongs to where they are not the table's alone: the defaults
+    # they share with the table are labelled with them too ("MindSpeed-LLM v2.2.0")
+    release_span: str = ""
 
     def arg(self, dest: str, *older: str) -> Value:
         """What Megatron would hold in ``args.<dest>`` before post-processing. ``older``
@@ -217,6 +223,11 @@ class MegatronInput:
             return Value.default(
                 spec.default, knob=knob, source=f"{spec.source} (not printed in the log)"
             )
+        if dest in self.release_gaps:
+            return Value.unknown(knob, self.release_gaps[dest])
+        if self.release_span:
+            source = f"{spec.source}, the same in {self.release_span}"
+            return Value.default(spec.default, knob=knob, source=source)
         return Value.default(spec.default, knob=knob, source=spec.source)
 
     def given(self, dest: str) -> bool:

@@ -7,6 +7,7 @@ import re
 from cfglint.model.config import Config
 from cfglint.model.values import Value
 from cfglint.normalize.init_std import scaled_output_std
+from cfglint.normalize.loss_scale import megatron_loss_scale
 from cfglint.normalize.megatron.common import implementation_fact
 from cfglint.normalize.megatron.input import MegatronInput
 from cfglint.normalize.placeholders import as_placeholder
@@ -32,6 +33,13 @@ def read_precision(m: MegatronInput, cfg: Config) -> None:
             f"default of {m.table.label}: no --bf16 or --fp16, so everything runs in float32",
         )
     pr.compute_dtype = compute
+    pr.loss_scale = megatron_loss_scale(
+        compute,
+        m.arg("loss_scale"),
+        m.arg("initial_loss_scale"),
+        m.arg("loss_scale_window"),
+        m.arg("hysteresis"),
+    )
     # Megatron keeps bf16/fp16 model weights (fp32 master copies live in the optimizer)
     w.param_dtype = compute
     w.embedding_dtype = compute

@@ -141,9 +141,19 @@ def read_structure(m: MegatronInput, cfg: Config) -> None:
             [s.add_bias_linear],
         )
     s.add_qkv_bias = qkv
+    s.add_dense_bias = _dense_bias(m, s.add_bias_linear)
     s.activation = _activation(m, swiglu)
     s.qk_norm = m.arg("qk_layernorm")
     s.multi_latent_attention = multi_latent_attention(m)
+
+
+def _dense_bias(m: MegatronInput, linear: Value) -> Value:
+    """The attention output projection's bias: every linear layer's with biases on, else
+    MindSpeed-LLM's --add-dense-bias (legacy/model/transformer.py:366 @ v1.0.0; tasks/models/
+    transformer/attention.py:25 @ c77308a1); Megatron-LM has no such switch."""
+    if linear.value or "add_dense_bias" not in m.table.by_dest:
+        return linear
+    return m.arg("add_dense_bias")
 
 
 def _activation(m: MegatronInput, swiglu: Value) -> Value:

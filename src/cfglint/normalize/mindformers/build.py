@@ -16,42 +16,74 @@ in ``data/mindformers.yaml``. One module per checklist section does the reading.
 
 from __future__ import annotations
 
-from cfglint.load.mindformers_yaml import load_mindformers_yaml
+from cfglint.load.mindformers_yaml import MindFormersYaml, load_mindformers_yaml
 from cfglint.model.config import Config
+from cfglint.normalize.anchors import yaml_sections
 from cfglint.normalize.balancing import fold_single_sequence
-from cfglint.normalize.mindformers.defaults import (
-    mf_defaults,
-)
+from cfglint.normalize.mindformers.defaults import release_defaults
 from cfglint.normalize.mindformers.moe import read_moe
 from cfglint.normalize.mindformers.optimizer import read_optimizer
 from cfglint.normalize.mindformers.other import read_other
 from cfglint.normalize.mindformers.parallel import read_parallel
 from cfglint.normalize.mindformers.precision import read_precision
-from cfglint.normalize.mindformers.release import match_release
+from cfglint.normalize.mindformers.release import fit_releases
 from cfglint.normalize.mindformers.rope import read_rope
 from cfglint.normalize.mindformers.structure import read_structure
 from cfglint.normalize.mindformers.view import MFView
+from cfglint.normalize.release_fit import settle
 from cfglint.normalize.sharding import one_shard
 
 
 # ---------------------------------------------------------------------------------------
 def load_mindformers(path: str, version: str | None = None) -> Config:
     """``version``: the MindFormers release the config is for (``--mindformers-version``);
-    matched from the classes it names when not given."""
+    else the releases that hold the file (release.fit_releases). Read at each of several
+    candidate releases, what they disagree on is not decided (release_fit.settle)."""
     doc = load_mindformers_yaml(path)
-    release, why = (version, "--mindformers-version") if version else match_release(doc)
-    view = MFView(doc, mf_defaults(release))
+    cands = fit_releases(doc, version)
+    builds = cands.builds()
+    if len(builds) == 1 and not (cands.tables and cands.unread):
+        rel, copy = builds[0]
+        cfg = read_at_release(doc, rel, cands.why, copy=copy)
+        if cands.unread:
+            cfg.dialect = f"MindFormers {cands.span} ({cands.why})"
+        return cfg
+    cfgs = {
+        " ".join(filter(None, (rel or "each class's own release", copy))): read_at_release(
+            doc, rel, cands.why, cands.table_span, copy
+        )
+        for rel, copy in builds
+    }
+    # what is left open by a given release is which research copy the job registers
+    hint = "" if version else " (--mindformers-version names the release the job runs)"
+    cfg = settle(cfgs, cands.unread, "MindFormers", cands.why, hint)
+    cfg.dialect = f"MindFormers {cands.span} ({cands.why})"
+    return cfg
+
+
+def read_at_release(
+    doc: MindFormersYaml,
+    release: str | None,
+    why: str,
+    shown: str | None = None,
+    copy: str | None = None,
+) -> Config:
+    """The config normalized with ``release``'s defaults (``copy``: the research folder
+    whose own copy of its classes the job builds), labelled ``shown`` when given."""
+    path = doc.path
+    view = MFView(doc, release_defaults(release, why, shown, copy))
     cfg = Config.create(
         side="mindformers",
         path=path,
         kind="mindformers-mcore" if view.mcore else "mindformers-legacy",
         files=list(doc.files),
+        sections=yaml_sections(doc.root, path),
     )
     cfg.warnings.extend(doc.warnings)
     cfg.dialect = f"MindFormers {release} ({why})" if release else ""
     if release is None:
         cfg.warnings.append(
-            f"{path}:1: release not matched ({why}); defaults of each class's own release"
+            f"{path}:1: release not matched ({why}); the class defaults are not decided"
         )
     cls = view.model_cls
     cfg.model_class = cls.name if cls else ""

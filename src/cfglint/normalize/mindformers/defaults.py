@@ -20,10 +20,13 @@ class Component(NamedTuple):
     aliases: dict[str, str]
     raw: dict[str, Any]
     note: str = ""  # when its release is not the config's: why (" (absent in v1.5.0)")
+    # why its defaults are not known for this config (a release cfglint has not read); the
+    # defaults are then empty and every unset setting of the class is not decided
+    unread: str = ""
 
     @property
     def label(self) -> str:
-        return f"MindFormers {self.version} {self.name}{self.note}"
+        return f"MindFormers {self.version + ' ' if self.version else ''}{self.name}{self.note}"
 
     def has(self, key: str) -> bool:
         return key in self.defaults and self.defaults[key] != REQUIRED
@@ -36,6 +39,9 @@ class MFDefaults:
         knobs: dict[str, Any],
         release: str | None = None,
         per_release: dict[str, Any] | None = None,
+        shown: str | None = None,
+        copy: str | None = None,
+        unread: str = "",
     ) -> None:
         self.project_version = release or data.get("version", "")
         self.by_name: dict[tuple[str, str], Component] = {}
@@ -50,8 +56,14 @@ class MFDefaults:
                 aliases=dict(c.get("aliases") or {}),
                 raw=c,
             )
-            if release and per_release is not None:
-                comp = at_release(comp, release, per_release.get(f"{comp.name}@{comp.role}"))
+            if unread:
+                comp = comp._replace(version=release or "", defaults={}, unread=unread)
+            elif release and per_release is not None:
+                per = per_release.get(f"{comp.name}@{comp.role}")
+                comp = at_release(comp, release, per, copy)
+                if shown and comp.version == release:
+                    # the same default at every release the file fits: labelled with them all
+                    comp = comp._replace(version=shown)
             self.by_name[(comp.name, comp.role)] = comp
             for a in c.get("registry_aliases") or []:
                 self.by_alias[(a, comp.role)] = comp
@@ -59,7 +71,7 @@ class MFDefaults:
             if comp.role == "model_config" and mt:
                 for t in mt if isinstance(mt, list) else [mt]:
                     self.by_model_type[t] = comp
-        self.knobs = knobs
+        self.knobs = _with_copy(knobs, copy) if copy else knobs
         tc = self.get("TransformerConfig", "model_config")
         self.tc_aliases: dict[str, str] = tc.aliases if tc else {}
         self.tc_transforms: dict[str, str] = (tc.raw.get("alias_transforms") or {}) if tc else {}
@@ -74,13 +86,43 @@ class MFDefaults:
         return self.tc_aliases.get(key, key)
 
 
-def at_release(comp: Component, release: str, per: dict[str, Any] | None) -> Component:
+def _with_copy(knobs: dict[str, Any], copy: str) -> dict[str, Any]:
+    """The knob map with the facts research folder ``copy``'s own classes fix in place of
+    the recorded classes' (data/mindformers_copies.yaml)."""
+    own = load_data(DATA / "mindformers_copies.yaml").get(copy) or {}
+    if not own:
+        return knobs
+    classes = dict(knobs["legacy_classes"])
+    for name, facts in own.items():
+        merged = {**(classes.get(name) or {}), **facts}
+        merged["absent"] = {
+            **((classes.get(name) or {}).get("absent") or {}),
+            **facts.get("absent", {}),
+        }
+        classes[name] = merged
+    return {**knobs, "legacy_classes": classes}
+
+
+def at_release(
+    comp: Component, release: str, per: dict[str, Any] | None, copy: str | None = None
+) -> Component:
     """``comp`` as release ``release`` defines it (data/mindformers_releases.yaml): the
     defaults that differ there, without the settings its class does not have there; labelled
-    with the release. A class the release lacks keeps its own release, said in its label."""
+    with the release. A class the release lacks keeps its own release, said in its label.
+    ``copy``: the research folder whose own copy of the class the job builds, where the
+    release ships one (research/deepseek2's DeepseekV2Config)."""
+    entry = (per or {}).get(release)
+    own = ((entry or {}).get("copies") or {}).get(copy or "")
+    if own is not None:
+        return _read_at(comp, release, per, own)._replace(note=f" ({own['file']})")
     if comp.version == release:
         return comp
-    entry = (per or {}).get(release)
+    return _read_at(comp, release, per, entry)
+
+
+def _read_at(
+    comp: Component, release: str, per: dict[str, Any] | None, entry: dict[str, Any] | None
+) -> Component:
     if entry is None:
         return comp._replace(note=f" (not checked against {release})")
     if not entry.get("present"):
@@ -95,20 +137,69 @@ def at_release(comp: Component, release: str, per: dict[str, Any] | None) -> Com
 
 
 @cache
-def mf_defaults(release: str | None = None) -> MFDefaults:
+def mf_table(name: str) -> Any:
+    """One of the MindFormers tables of data/, read once per run: matching a release and
+    the defaults at that release read the same tables (read-only here)."""
+    return load_data(DATA / name)
+
+
+@cache
+def mf_defaults(
+    release: str | None = None, shown: str | None = None, copy: str | None = None
+) -> MFDefaults:
     """The default tables; with ``release``, each component as that MindFormers release
-    has it (``None``: each at the release its table was read from)."""
-    per = load_data(DATA / "mindformers_releases.yaml")["components"] if release else None
+    has it (``None``: each at the release its table was read from), labelled ``shown``
+    (the range of releases the config fits) when given; a class of which research folder
+    ``copy`` ships its own copy, as that copy has it."""
+    per = mf_table("mindformers_releases.yaml")["components"] if release else None
     return MFDefaults(
-        load_data(DATA / "mindformers.yaml"),
-        load_data(DATA / "mindformers_knobs.yaml"),
+        mf_table("mindformers.yaml"),
+        mf_table("mindformers_knobs.yaml"),
         release,
         per,
+        shown,
+        copy,
     )
 
 
 # MindFormers releases cfglint has defaults for, newest first (mindformers_releases.yaml)
-MF_RELEASES = ("master", "v1.7.0", "v1.6.0", "v1.5.0", "v1.3.2")
+MF_RELEASES = ("master", "v1.7.0", "v1.6.0", "v1.5.0", "v1.3.2", "v1.3.0")
+# older releases (tags of mindspore-lab/mindformers) whose class defaults cfglint has not read:
+# a config for one of them gets no default, only what it writes and the class facts
+MF_UNREAD_RELEASES = (
+    "v1.4.0-beta2",
+    "v1.4.0-beta1",
+    "v1.2.0",
+    "v1.1.0",
+    "v1.0.2",
+    "v1.0.1",
+    "v1.0.0",
+)
+
+
+@cache
+def release_defaults(
+    release: str | None, why: str, shown: str | None = None, copy: str | None = None
+) -> MFDefaults:
+    """The tables for the release a config is for (``why``: how it was found; ``shown``,
+    ``copy``: as mf_defaults). A release cfglint has not read, or none found, leaves every
+    class default unknown: taking another release's value would be a guess (the certainty
+    rule)."""
+    if release in MF_RELEASES:
+        return mf_defaults(release, shown, copy)
+    unread = (
+        f"cfglint has not read the defaults of MindFormers {release} ({why})"
+        if release
+        else "no MindFormers release cfglint has read defines every class this config names, "
+        "so no release's defaults apply"
+    )
+    return MFDefaults(
+        load_data(DATA / "mindformers.yaml"),
+        load_data(DATA / "mindformers_knobs.yaml"),
+        release,
+        None,
+        unread=unread,
+    )
 
 
 DTYPES = {

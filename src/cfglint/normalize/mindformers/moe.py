@@ -281,6 +281,7 @@ _DROPS_EXTRA_LOSS = ("LlamaConfig",)
 # models/llama/llama_transformer.py, MoEV2.construct's return_extra_loss branch in
 # modules/transformer/moe.py), read at each commit of data/versions.yaml.
 _EXTRA_LOSS_LINES = {
+    "v1.3.0": ("debac6a9", "657-661", "767-770"),
     "v1.3.2": ("024279c2", "680-684", "767-770"),
     "v1.5.0": ("06e1af77", "961-965", "887-890"),
     "v1.6.0": ("68fa8494", "949-953", "893-896"),

@@ -62,6 +62,9 @@ def read_parallel(view: MFView, cfg: Config) -> None:
         else:
             p.expert_parallel = view.key("parallel_config.expert_parallel", tp_comp, kind="int")
         p.sequence_parallel = view.key("parallel_config.use_seq_parallel", tp_comp, kind="bool")
+        sp = view.facts().get("seq_parallel")
+        if sp:  # a class whose blocks read it from its own config (knobs: legacy_classes)
+            p.sequence_parallel = view.legacy([sp["key"]], "bool")
         p.micro_batch_num = view.key("parallel_config.micro_batch_num", tp_comp, kind="int")
         p.micro_batch_interleave = view.key(
             "micro_batch_interleave_num", view.comp("GeneralConfig", "top_level"), kind="int"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from cfglint.model.config import Config
 from cfglint.model.values import Value
 from cfglint.normalize.init_std import scaled_output_std
+from cfglint.normalize.loss_scale import read_mindformers
 from cfglint.normalize.mindformers.other import training_stage
 from cfglint.normalize.mindformers.view import MFView, first_written
 from cfglint.normalize.placeholders import as_placeholder
@@ -115,6 +116,7 @@ def read_precision(view: MFView, cfg: Config) -> None:
         "float32", "loss", "MindFormers (logits cast to float32 before cross entropy)"
     )
     pr.embedding_output_dtype = _embedding_output(view, cfg)
+    pr.loss_scale = read_mindformers(view)
     pr.precision_mode = _precision_mode(view, [pr.compute_dtype, w.param_dtype, w.embedding_dtype])
     w.load_checkpoint = _initial_weights(view)
     w.output_init_std = _output_init_std(cfg)

@@ -1,17 +1,20 @@
 """Which MindFormers release a config belongs to, so that every default and citation is
-that release's: ``--mindformers-version``, else the newest release in which every class the
-config names exists (a config using FP32StateAdamWeightDecay cannot be a master config:
-master no longer has it).
+that release's: ``--mindformers-version``; else the releases that hold the file
+(normalize/release_fit.py: its content, path or name), narrowed to those in which every
+class the config names exists; else, for a file no release holds, the newest release in
+which every class it names exists (a config using FP32StateAdamWeightDecay cannot be a
+master config: master no longer has it).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
-from cfglint.load.datacache import load_data
 from cfglint.load.mindformers_yaml import MindFormersYaml
 from cfglint.load.yamltree import get
-from cfglint.normalize.mindformers.defaults import DATA, MF_RELEASES, mf_defaults
+from cfglint.normalize.mindformers.defaults import MF_RELEASES, mf_defaults, mf_table
+from cfglint.normalize.release_fit import fit_file, span
 
 # where a config names its classes, and the role of each
 _TYPED = (
@@ -47,7 +50,30 @@ def _present(per: dict[str, Any], key: str, own: str, release: str) -> bool:
     if own == release:
         return True
     entry = (per.get(key) or {}).get(release)
-    return bool(entry and entry.get("present"))
+    return bool(entry and (entry.get("present") or entry.get("copies")))
+
+
+def _copies(doc: MindFormersYaml, release: str, path: str) -> list[str | None]:
+    """Which copies of the config's classes a job at ``release`` may build: the research
+    folder the file lies in, where it ships its own copy (None: the recorded class); all of
+    them when nothing says which folder the job registers."""
+    per = mf_table("mindformers_releases.yaml")["components"]
+    d = mf_defaults()
+    for key, _ in _named(doc):
+        entry = (per.get(key) or {}).get(release) or {}
+        copies = list(entry.get("copies") or ())
+        if not copies:
+            continue
+        name, role = key.split("@")
+        comp = d.get(name, role)
+        home = str(comp.raw.get("file", "")).rsplit("/", 1)[0] if comp else ""
+        mine = [c for c in copies if path.startswith(c + "/")]
+        if mine:
+            return [mine[0]]
+        if entry.get("present") and (not path or path.startswith(home + "/")):
+            return [None] if path else [None, *copies]
+        return ([None] if entry.get("present") else []) + copies
+    return [None]
 
 
 def _arch_releases(doc: MindFormersYaml) -> tuple[str, list[str]] | None:
@@ -63,18 +89,78 @@ def _arch_releases(doc: MindFormersYaml) -> tuple[str, list[str]] | None:
     return f"model.arch.type: {node.value}", list(entry["releases"])
 
 
+@dataclass
+class Candidates:
+    """The releases a config may belong to: those cfglint has tables for (newest first),
+    those it has none for, and why."""
+
+    tables: list[str]
+    unread: list[str] = field(default_factory=list)
+    why: str = ""
+    # release -> the research copies of the config's classes a job there may build
+    copies: dict[str, list[str | None]] = field(default_factory=dict)
+
+    def builds(self) -> list[tuple[str | None, str | None]]:
+        """(release, research copy) to read the config at: every candidate."""
+        if not self.tables:
+            # only releases cfglint has not read: their newest, whose defaults are unknown
+            return [(self.unread[-1] if self.unread else None, None)]
+        return [(r, c) for r in self.tables for c in self.copies.get(r, [None])]
+
+    @property
+    def span(self) -> str:
+        return span("mindformers", [*self.tables, *self.unread])
+
+    @property
+    def table_span(self) -> str | None:
+        """The candidates cfglint has tables for, as the defaults' label names them."""
+        return span("mindformers", self.tables) if self.tables else None
+
+
+def _missing(doc: MindFormersYaml, rel: str) -> list[str]:
+    """What the config names that release ``rel`` does not have."""
+    per = mf_table("mindformers_releases.yaml")["components"]
+    own = {f"{c.name}@{c.role}": c.version for c in mf_defaults().by_name.values()}
+    missing = [w for k, w in _named(doc) if not _present(per, k, own.get(k, ""), rel)]
+    arch = _arch_releases(doc)
+    if arch is not None and rel not in arch[1]:
+        missing.append(arch[0])
+    return missing
+
+
+def fit_releases(doc: MindFormersYaml, version: str | None = None) -> Candidates:
+    """The releases that hold the file, less those lacking a class it names; for a file
+    no release holds, the newest release with every class (match_release); ``version``
+    (--mindformers-version) when given."""
+    fit = fit_file("mindformers", doc.path, doc.texts.get(doc.path, ""))
+    if version:
+        folder = fit.path if fit is not None else ""
+        return Candidates(
+            [version], [], "--mindformers-version", {version: _copies(doc, version, folder)}
+        )
+    if fit is None or fit.by_name:
+        rel, why = match_release(doc)
+        if rel is None:
+            return Candidates([], [], why)
+        return Candidates([rel], [], why, {rel: _copies(doc, rel, "")})
+    held = [r for r in MF_RELEASES if r in fit.releases]
+    unread = [r for r in fit.releases if r not in MF_RELEASES]
+    fits = [r for r in held if not _missing(doc, r)]
+    why = fit.why
+    if fits and fits != held:
+        why += f"; of those, {span('mindformers', fits)} have every class it names"
+    elif held and not fits:
+        why += " (though cfglint's class tables lack a class it names there)"
+    tables = fits or held
+    return Candidates(tables, unread, why, {r: _copies(doc, r, fit.path) for r in tables})
+
+
 def match_release(doc: MindFormersYaml) -> tuple[str | None, str]:
     """(release, why); (None, why) when no release has every class the config names."""
-    per = load_data(DATA / "mindformers_releases.yaml")["components"]
-    d = mf_defaults()
     named = _named(doc)
-    own = {f"{c.name}@{c.role}": c.version for c in d.by_name.values()}
     excluded: list[str] = []
-    arch = _arch_releases(doc)
     for rel in MF_RELEASES:
-        missing = [w for k, w in named if not _present(per, k, own.get(k, ""), rel)]
-        if arch is not None and rel not in arch[1]:
-            missing.append(arch[0])
+        missing = _missing(doc, rel)
         if not missing:
             why = "every class it names exists there"
             if excluded:

@@ -135,11 +135,8 @@ def read_structure(view: MFView, cfg: Config) -> None:
             s.add_bias_linear = fixed(view, bool(lb), "linear bias")
         else:
             s.add_bias_linear = view.legacy(["add_bias_linear", "has_bias"], "bool")
-        qb = facts.get("qkv_bias")
-        if isinstance(qb, dict):
-            s.add_qkv_bias = view.legacy([qb["key"]], "bool")
-        elif qb is not None:
-            s.add_qkv_bias = fixed(view, bool(qb), "QKV bias")
+        s.add_qkv_bias = _bias_fact(view, facts.get("qkv_bias"), "QKV bias") or s.add_qkv_bias
+        s.add_dense_bias = _bias_fact(view, facts.get("dense_bias"), "output-projection bias")
         s.hidden_dropout, s.attention_dropout = _legacy_dropout(view, facts)
         if view.model_cls is not None:
             # the research DeepSeek classes train DeepseekV2ForCausalLM, whose attention is
@@ -152,6 +149,9 @@ def read_structure(view: MFView, cfg: Config) -> None:
             s.qk_norm = fixed(view, False, "qk norm")
     if s.add_qkv_bias is not None and not s.add_qkv_bias.known and s.add_bias_linear is not None:
         s.add_qkv_bias = s.add_bias_linear
+    if s.add_dense_bias is None or not s.add_dense_bias.known:
+        # no class fact of its own: the output projection is one of the linear layers
+        s.add_dense_bias = s.add_bias_linear
     if (
         s.rope_theta is not None
         and s.position_embedding_type is not None
@@ -298,6 +298,13 @@ def _legacy_kv_heads(view: MFView, heads: Value) -> Value:
     return Value.derived(
         heads.value, "n_kv_heads", "n_kv_heads unset: every head is its own group", [heads]
     )
+
+
+def _bias_fact(view: MFView, spec: Any, what: str) -> Value | None:
+    """A bias the class fixes (a bool) or reads from one key ({key: ...}); None: no fact."""
+    if isinstance(spec, dict):
+        return view.legacy([spec["key"]], "bool")
+    return fixed(view, bool(spec), what) if spec is not None else None
 
 
 def _mcore_activation(view: MFView) -> Value:

@@ -79,6 +79,8 @@ class MFView:
         if n is not None:
             return self.value(n, dotted, kind)
         k = default_key or dotted.rsplit(".", 1)[-1]
+        if comp is not None and comp.unread:
+            return Value.unknown(dotted, f"not set, and {comp.unread}")
         if comp is not None and comp.has(k):
             return Value.default(coerce(comp.defaults[k], kind), knob=dotted, source=comp.label)
         if fallback is not REQUIRED:
@@ -200,6 +202,10 @@ class MFView:
                     )
         if cls is None:
             return Value.unknown(knob, self.no_class_reason())
+        if cls.unread and any(
+            k in (c.raw.get("defaults") or {}) for c in self.class_chain() for k in keys
+        ):
+            return Value.unknown(knob, f"not set, and {cls.unread}")
         absent = (self.d.knobs["legacy_classes"].get(cls.name) or {}).get("absent") or {}
         if field in absent:
             value, why = absent[field]
@@ -280,7 +286,13 @@ class MFView:
                     return Value.default(
                         coerce(self._apply(k, dv), kind), knob=knob, source=comp.label
                     )
-        return Value.unknown(knob, f"no default for TransformerConfig field {field}")
+        unread = next((c.unread for c in chain if c is not None and c.unread), "")
+        why = (
+            f"not set, and {unread}"
+            if unread
+            else f"no default for TransformerConfig field {field}"
+        )
+        return Value.unknown(knob, why)
 
     def _transform(self, key: str, v: Value) -> Value:
         if v.yaml11_string or not v.known:
@@ -479,6 +491,8 @@ def class_fact(view: MFView, facts: dict[str, Any], fact: str, knob: str) -> Val
 
 
 def class_default(comp: Component | None, key: str, knob: str, fallback: Any = REQUIRED) -> Value:
+    if comp is not None and comp.unread:
+        return Value.unknown(knob, f"not set, and {comp.unread}")
     if comp is not None and comp.has(key) and comp.defaults[key] is not None:
         return Value.default(comp.defaults[key], knob=knob, source=comp.label)
     if fallback is not REQUIRED:

@@ -1,0 +1,225 @@
+"""Issue 30: every label from the release that holds the file (normalize/release_fit.py,
+data/release_files.json from `git ls-tree` of each release tag), what several candidate
+releases disagree on left not decided, and the DeepSeek-V2 research class's own copy.
+Fixtures in fixtures/releases/ are excerpts of the real files, each naming its source; they
+lie at the path the real file has in its repository, which is the evidence read."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from cfglint.load.datacache import DATA_DIR
+from cfglint.model.config import Config
+from cfglint.normalize.megatron.build import normalize_megatron
+from cfglint.normalize.megatron.input import load_megatron
+from cfglint.normalize.mindformers.build import load_mindformers
+from cfglint.normalize.mindformers.defaults import MF_RELEASES
+from cfglint.normalize.release_fit import blob_id, fit_file, release_data
+from conftest import FIXTURES, need_shared
+
+REL = FIXTURES / "releases"
+DS2_MF = REL / "research" / "deepseek2" / "finetune_deepseek2_236B.yaml"  # v1.3.2 excerpt
+DS2_MSL = REL / "examples" / "mcore" / "deepseek2" / "pretrain_deepseek2_236b_8k_ptd.sh"
+
+
+def _undecided(cfg: Config, words: str) -> dict[str, str]:
+    return {
+        p: v.detail
+        for p in Config.field_paths()
+        if (v := cfg.get(p)) is not None and not v.known and words in v.detail
+    }
+
+
+# -- the evidence ----------------------------------------------------------------------
+def test_blob_id_is_the_id_git_gives_the_same_content() -> None:
+    text = "seed: 0\nrun_mode: 'train'\n"
+    git = shutil.which("git")
+    if git is None:
+        pytest.skip("no git")
+    out = subprocess.run(
+        [git, "hash-object", "--stdin"], input=text, capture_output=True, text=True, check=True
+    )
+    assert blob_id(text) == out.stdout.strip()[:12]
+
+
+def test_a_path_tail_decides_and_a_name_alone_is_only_a_hint(tmp_path: Path) -> None:
+    text = DS2_MF.read_text()
+    fit = fit_file("mindformers", str(DS2_MF), text)
+    assert fit is not None and fit.releases == ("v1.3.0", "v1.3.2") and not fit.by_name
+    assert fit.path == "research/deepseek2/finetune_deepseek2_236B.yaml"
+    alone = tmp_path / DS2_MF.name
+    alone.write_text(text)
+    hint = fit_file("mindformers", str(alone), text)
+    assert hint is not None and hint.by_name and hint.path == ""
+    assert fit_file("mindformers", str(tmp_path / "mine.yaml"), text) is None
+
+
+def test_the_recorded_facts_are_compact_and_consistent() -> None:
+    path = DATA_DIR / "release_files.json"
+    assert path.stat().st_size < 400_000
+    data = release_data()
+    for key in ("mindformers", "mindspeed_llm"):
+        n = len(data[key]["releases"])
+        masks = [*data[key]["paths"].values(), *data[key]["blobs"].values()]
+        assert all(0 < m < 1 << n for m in masks)
+    names = [r[0] for r in data["mindformers"]["releases"]]
+    assert set(MF_RELEASES) <= set(names)
+    spd = data["mindspeed_llm"]
+    # the release whose defaults the MindSpeed-LLM table holds is the one compared against
+    assert spd["table_release"] == _msl_table_version()
+    assert set(spd["args_differ"]) == set(spd["parsers"])
+
+
+def _msl_table_version() -> str:
+    from cfglint.load.datacache import load_data
+
+    return str(load_data(DATA_DIR / "mindspeed_llm.yaml")["version"])
+
+
+# -- MindFormers ---------------------------------------------------------------------
+def test_a_research_config_is_labelled_with_a_release_that_ships_its_folder() -> None:
+    """Before: labelled MindFormers master (the newest release with a DeepseekV2Config, in
+    research/deepseek3), which ships no research/deepseek2 at all."""
+    cfg = load_mindformers(str(DS2_MF))
+    assert cfg.dialect.startswith("MindFormers v1.3.0-v1.3.2 (a file at research/deepseek2/")
+    assert "master" not in cfg.dialect
+    # the folder's own DeepseekV2Config, cited where it was read
+    assert "research/deepseek2/deepseek2_config.py:35@024279c2" in cfg.defaults_from
+
+
+def test_the_research_folder_copy_fixes_its_own_values() -> None:
+    """research/deepseek2's copy has no RoPE or SwiGLU fusion switch (its signature lacks
+    use_fused_rope / use_fused_swiglu); research/deepseek3's has both, default False."""
+    cfg = load_mindformers(str(DS2_MF))
+    assert cfg.structure.fused_rope is None
+    assert "deepseek2_layer.py:26-47 @ 024279c2" in cfg.not_applicable["structure.fused_rope"]
+    assert cfg.structure.qk_norm is not None and cfg.structure.qk_norm.value is True
+
+
+def test_two_copies_in_one_release_leave_what_they_disagree_on_not_decided(
+    tmp_path: Path,
+) -> None:
+    """MindFormers v1.5.0 ships DeepseekV2Config twice (research/deepseek2 and
+    research/deepseek3); a config outside both folders may build either."""
+    mine = tmp_path / "mine.yaml"
+    mine.write_text(DS2_MF.read_text())
+    cfg = load_mindformers(str(mine), version="v1.5.0")
+    split = _undecided(cfg, "disagree")
+    assert "structure.fused_rope" in split
+    assert "v1.5.0 research/deepseek2" in split["structure.fused_rope"]
+    # what both copies give alike stays decided
+    assert cfg.structure.normalization is not None and cfg.structure.normalization.known
+
+
+def test_a_config_no_release_holds_keeps_the_class_choice(tmp_path: Path) -> None:
+    mine = tmp_path / "mine.yaml"
+    mine.write_text(DS2_MF.read_text())
+    cfg = load_mindformers(str(mine))
+    assert cfg.dialect.startswith("MindFormers master (every class it names exists there)")
+
+
+def test_a_file_several_releases_hold_is_labelled_with_their_range() -> None:
+    path = need_shared(
+        "corpus", "mindformers", "research__llama3_1__llama3_1_8b__finetune_llama3_1_8b.yaml"
+    )
+    cfg = load_mindformers(str(path))
+    assert cfg.dialect.startswith("MindFormers v1.6.0-master (byte for byte")
+    assert cfg.defaults_from == "MindFormers v1.6.0-master LlamaConfig"
+
+
+def test_a_release_cfglint_has_not_read_leaves_its_defaults_not_decided() -> None:
+    """research/qwen1_5/pretrain_qwen1_5_72b.yaml is byte for byte the same in v1.2.0,
+    v1.3.0 and v1.3.2; cfglint has no tables for v1.2.0, so what rests on a default is not
+    decided until --mindformers-version says which release runs."""
+    path = need_shared("corpus", "mindformers", "research__qwen1_5__pretrain_qwen1_5_72b.yaml")
+    cfg = load_mindformers(str(path))
+    assert cfg.dialect.startswith("MindFormers v1.2.0-v1.3.2")
+    gaps = _undecided(cfg, "has not read the defaults of MindFormers v1.2.0")
+    assert (
+        "structure.normalization" in gaps
+        and "--mindformers-version" in gaps["structure.normalization"]
+    )
+    written = cfg.structure.hidden_size
+    assert written is not None and written.known  # what the file sets stays decided
+    pinned = load_mindformers(str(path), version="v1.3.2")
+    assert not _undecided(pinned, "has not read")
+
+
+# -- MindSpeed-LLM ---------------------------------------------------------------------
+def test_a_script_of_older_releases_gets_the_table_default_only_where_they_agree(
+    tmp_path: Path,
+) -> None:
+    """Before: --rope-scaling-factor was 8.0, the default of v26.1.0's parser (Megatron
+    core_v0.12.1), for a v2.2.0 example; v2.2.0's own parser gives 1.0
+    (mindspeed_llm/training/arguments.py:154 @ 53f3639c)."""
+    m = load_megatron(str(DS2_MSL))
+    cfg = normalize_megatron(m)
+    factor = m.arg("rope_scaling_factor")
+    assert not factor.known and "1 in v2.2.0" in factor.detail
+    assert "local in v2.2.0" in m.arg("transformer_impl").detail
+    beta2 = m.arg("adam_beta2")  # the same default in every one of those parsers
+    assert beta2.known and beta2.value == 0.999
+    notes = [w for w in cfg.warnings if "MindSpeed-LLM v2.0.0-v2.2.0" in w]
+    assert len(notes) == 1 and "not decided" in notes[0]
+    mine = tmp_path / "mine.sh"
+    mine.write_text(DS2_MSL.read_text())
+    plain = load_megatron(str(mine))
+    normalize_megatron(plain)
+    assert plain.arg("rope_scaling_factor").value == 8.0
+
+
+def test_a_config_in_a_research_folder_belongs_to_the_releases_that_ship_the_folder(
+    tmp_path: Path,
+) -> None:
+    """research/deepseek2/train_deepseek2_236B.yaml (mindformers @ 1f28e204, renamed before
+    v1.3.0) is in no release; its folder, whose model classes the job registers, is in
+    v1.3.0-v1.5.0 only. Before: labelled master, which has no research/deepseek2."""
+    folder = tmp_path / "research" / "deepseek2"
+    folder.mkdir(parents=True)
+    train = folder / "train_deepseek2_236B.yaml"
+    train.write_text(DS2_MF.read_text())
+    cfg = load_mindformers(str(train))
+    assert cfg.dialect.startswith(
+        "MindFormers v1.3.0-v1.5.0 (a file in research/deepseek2, a folder of MindFormers"
+    )
+    assert "research/deepseek2/deepseek2_config.py" in cfg.defaults_from
+    # a configs/ folder holds no code: no evidence from it
+    other = tmp_path / "configs" / "llama2"
+    other.mkdir(parents=True)
+    (other / "mine.yaml").write_text(DS2_MF.read_text())
+    assert fit_file("mindformers", str(other / "mine.yaml"), DS2_MF.read_text()) is None
+
+
+def test_a_setting_one_candidate_has_no_switch_for_is_not_decided(tmp_path: Path) -> None:
+    """Whichever candidate comes first: research/deepseek2's copy leaves fused RoPE empty (no
+    switch), research/deepseek3's gives false; the merged setting is not decided either way."""
+    from cfglint.load.mindformers_yaml import load_mindformers_yaml
+    from cfglint.normalize.mindformers.build import read_at_release
+    from cfglint.normalize.release_fit import settle
+
+    mine = tmp_path / "mine.yaml"
+    mine.write_text(DS2_MF.read_text())
+    doc = load_mindformers_yaml(str(mine))
+    for order in (("research/deepseek2", None), (None, "research/deepseek2")):
+        cfgs = {f"v1.5.0 {c}": read_at_release(doc, "v1.5.0", "test", copy=c) for c in order}
+        got = settle(cfgs, [], "MindFormers", "test").structure.fused_rope
+        assert got is not None and not got.known and "disagree" in got.detail
+        assert "false at" in got.detail and "none at" in got.detail
+
+
+def test_a_script_only_master_holds_is_read_against_masters_parser() -> None:
+    """master (c77308a1) runs with MindSpeed master and core_v0.12.1; where its parser's
+    default is not v26.1.0's (--make-vocab-size-divisible-by: 128 there, not a literal in
+    v26.1.0's reading), a script of master alone leaves it not decided."""
+    from cfglint.normalize.megatron.release_note import release_gaps
+    from cfglint.normalize.release_fit import Fit
+
+    m = load_megatron(str(DS2_MSL))
+    fit = Fit("MindSpeed-LLM", (), ("master",), "a file of MindSpeed-LLM master")
+    gaps = release_gaps(m, fit)
+    assert "128 in master" in gaps["make_vocab_size_divisible_by"]
+    assert "adam_beta2" not in gaps
