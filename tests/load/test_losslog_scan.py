@@ -229,7 +229,9 @@ def _compiled_numbers(data: bytes, starts: list[int]) -> tuple[np.ndarray, np.nd
     """The compiled fields' pass over one field (no bytes to skip) that must end in " |":
     values, and the cells left to the field's pattern."""
     suffix = b" |"
-    return losslog_numba.kernels().field_values(
+    kernels = losslog_numba.kernels()
+    assert kernels is not None
+    return kernels.field_values(
         np.frombuffer(data, np.uint8),
         np.array(starts, np.int64)[:, None],
         np.zeros((1, 0, 256), np.bool_),
@@ -289,3 +291,26 @@ def test_numbers_equal_python_float(text: str) -> None:
         if not num.undecided[0]:
             assert num.value[0] == float(text)
             assert num.end[0] == 1 + len(text)
+
+
+@needs_numba
+def test_numba_without_a_cache_folder_leaves_the_chunk_to_the_scan(monkeypatch) -> None:
+    """numba refuses ``cache=True`` where it finds no folder to write (a RuntimeError at
+    import): the chunk is read by the scan, not a traceback."""
+    import builtins
+
+    real = builtins.__import__
+
+    def refuse(name, globals=None, locals=None, fromlist=(), level=0):
+        if "losslog_kernels" in (fromlist or ()):
+            raise RuntimeError("cannot cache function 'find_labels': no locator available")
+        return real(name, globals, locals, fromlist, level)
+
+    monkeypatch.setattr(losslog_numba, "_kernels", None)
+    monkeypatch.setattr(losslog_numba, "_unavailable", False)
+    monkeypatch.setattr(builtins, "__import__", refuse)
+    data = b" iteration 1/ 10 | lm loss: 1.5 |\n"
+    assert losslog_numba.read(data, *_forms("megatron")) is None
+    monkeypatch.setattr(losslog, "COMPILED_MIN", 0)
+    steps, cols, _n = losslog._parse_chunk(data, "megatron")
+    assert steps.tolist() == [1] and cols["loss"].tolist() == [1.5]

@@ -45,21 +45,33 @@ from cfglint.load.losslog_scan import (
 
 AVAILABLE = importlib.util.find_spec("numba") is not None
 _kernels: ModuleType | None = None
+_unavailable = False
 _lock = threading.Lock()
 
 
-def kernels() -> ModuleType:
+def kernels() -> ModuleType | None:
     """The compiled loops (load/losslog_kernels.py), compiled or loaded from the cache on
-    the first large chunk: the lint and small logs never import numba."""
-    global _kernels
+    the first large chunk (the lint and small logs never import numba), or ``None`` where
+    numba finds no folder it can cache them in (it refuses ``cache=True`` then): the scan
+    reads."""
+    global _kernels, _unavailable
     with _lock:
-        if _kernels is None:
+        if _kernels is None and not _unavailable:
             # numba's own default writes next to the installed source, which may be
             # read-only or shared: the cache goes with cfglint's
             os.environ.setdefault("NUMBA_CACHE_DIR", str(cache_dir() / "numba"))
-            from cfglint.load import losslog_kernels
+            try:
+                from cfglint.load import losslog_kernels
+            except RuntimeError:  # "cannot cache function ...: no locator available"
+                _unavailable = True
+            else:
+                _kernels = losslog_kernels
+    return _kernels
 
-            _kernels = losslog_kernels
+
+def _loaded() -> ModuleType:
+    """The loops, once :func:`read` has loaded them."""
+    assert _kernels is not None
     return _kernels
 
 
@@ -73,6 +85,8 @@ def read(
     """Steps (in file order), each field's values on the step lines and the chunk's
     newlines, as :func:`cfglint.load.losslog_scan.scan` gives them, or ``None``."""
     k = kernels()
+    if k is None:
+        return None
     c = Chunk(data)
     hi = c.ends.astype(np.int64)
     # as many starts as ends (an empty chunk has neither): the loops do not check bounds
@@ -152,7 +166,7 @@ def _numbers(c: Chunk, numeric: list[tuple[str, Field, np.ndarray]]) -> dict[str
     suffix_at = np.cumsum([0] + [len(f.suffix) for _n, f, _a in numeric]).astype(np.int64)
     at = np.stack([a for _n, _f, a in numeric], axis=1)
     start = np.where(at >= 0, at + np.array([len(f.label) for _n, f, _a in numeric]), -1)
-    value, bad = kernels().field_values(c.a, start, sets, most, suffix, suffix_at, MAX_TOKEN)
+    value, bad = _loaded().field_values(c.a, start, sets, most, suffix, suffix_at, MAX_TOKEN)
     for r, j in zip(*np.nonzero(bad), strict=True):
         m = numeric[j][1].pattern.match(c.data, int(at[r, j]))
         value[r, j] = parse_float(m.group(1)) if m else np.nan
@@ -218,7 +232,7 @@ def _counter(
         return None
     rows = np.flatnonzero(first >= 0)
     at = lo[rows] + first[rows]
-    keep, n, total, undecided = kernels().counters(
+    keep, n, total, undecided = _loaded().counters(
         c.a, at, len(label), np.frombuffer(close, np.uint8), gap, _BLANK, MAX_TOKEN
     )
     if undecided:
