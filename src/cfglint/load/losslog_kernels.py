@@ -106,13 +106,10 @@ def find_labels(a, lo, hi, text, offsets, kinds, blank, max_token):
 
 
 @njit(cache=True, nogil=True)
-def _parse_one(a, p, max_token):
-    """One token at ``p``: value (NaN where undecided), end, undecided, integral."""
+def _digits(a, p, max_token):
+    """The digits and dots from ``p``: mantissa (exact while it stays within 2**53), whether
+    it grew past that, digit, dot and fraction-digit counts, and the run's length."""
     size = a.size
-    neg = False
-    if p < size and (a[p] == 45 or a[p] == 43):
-        neg = a[p] == 45
-        p += 1
     mant = 0
     big = False
     digits = dots = frac = length = 0
@@ -131,7 +128,14 @@ def _parse_one(a, p, max_token):
         else:
             break
         length += 1
-    q = p + length
+    return mant, big, digits, dots, frac, length
+
+
+@njit(cache=True, nogil=True)
+def _exponent(a, q):
+    """An exponent at ``q`` (``e``/``E``, a sign, up to four digits): its signed value, its
+    digit count (0: none) and the end of the token."""
+    size = a.size
     expo = elen = 0
     esign = 1
     if q < size and (a[q] == 101 or a[q] == 69):
@@ -144,17 +148,24 @@ def _parse_one(a, p, max_token):
             elen += 1
         if elen:
             q = d + elen
+    return esign * expo, elen, q
+
+
+@njit(cache=True, nogil=True)
+def _parse_one(a, p, max_token):
+    """One token at ``p``: value (NaN where undecided), end, undecided, integral. Exact to
+    ``float()`` where Clinger's fast path holds (mantissa within 2**53, a power of ten
+    within 1e22: one correctly rounded multiply or divide); undecided otherwise."""
+    neg = False
+    if p < a.size and (a[p] == 45 or a[p] == 43):
+        neg = a[p] == 45
+        p += 1
+    mant, big, digits, dots, frac, length = _digits(a, p, max_token)
+    expo, elen, q = _exponent(a, p + length)
     integral = dots == 0 and elen == 0
-    scale = esign * expo - frac
-    if (
-        length >= max_token
-        or elen > 3
-        or digits == 0
-        or dots > 1
-        or big
-        or mant > _MANTISSA
-        or abs(scale) > 22
-    ):
+    scale = expo - frac
+    undecided = length >= max_token or elen > 3 or digits == 0 or dots > 1 or big
+    if undecided or mant > _MANTISSA or abs(scale) > 22:
         return np.nan, q, True, integral
     v = mant * _P10[scale] if scale >= 0 else mant / _P10[-scale]
     return (-v if neg else v), q, False, integral
