@@ -1,6 +1,11 @@
 """A pair lint against yamllint on one of the two files, measured alternately in one run.
 
-    python bench/bench_vs_yamllint.py [--runs N]
+    python bench/bench_vs_yamllint.py [--runs N] [--baseline SRC]
+
+``--baseline SRC`` adds the two cfglint rows run from another source tree (``SRC`` is put
+first on PYTHONPATH: e.g. ``git archive <commit> src rules`` unpacked, with the ready tables
+an editable install writes), measured in the same rounds, so that a change is compared
+with what came before under the same load.
 
 Each command is a fresh interpreter (as in a pre-commit hook) with bytecode cached; one
 warm-up round fills the caches. Reported per command: median wall time and median CPU time
@@ -60,6 +65,7 @@ def run(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=15)
+    ap.add_argument("--baseline", help="another source tree (its src/) for the cfglint rows")
     args = ap.parse_args()
     yamllint = shutil.which("yamllint", path=str(Path(sys.executable).parent)) or shutil.which(
         "yamllint"
@@ -78,15 +84,22 @@ def main() -> None:
         "cfglint MF.yaml --megatron MG.sh": [py, "-m", "cfglint", MF, "--megatron", MG],
     }
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    envs = {name: env for name in rows}
+    if args.baseline:
+        base = {**env, "PYTHONPATH": str(Path(args.baseline) / "src")}
+        for name in ("cfglint MF.yaml", "cfglint MF.yaml --megatron MG.sh"):
+            rows[f"baseline: {name}"] = rows[name]
+            envs[f"baseline: {name}"] = base
     with tempfile.TemporaryDirectory() as cache:
-        env["CFGLINT_CACHE_DIR"] = cache
-        for cmd in rows.values():  # warm-up: bytecode and cfglint's data caches
-            run(cmd, env)
+        for e in envs.values():
+            e["CFGLINT_CACHE_DIR"] = cache
+        for name, cmd in rows.items():  # warm-up: bytecode and cfglint's data caches
+            run(cmd, envs[name])
         wall: dict[str, list[float]] = {k: [] for k in rows}
         cpu: dict[str, list[float]] = {k: [] for k in rows}
         for _ in range(args.runs):
             for name, cmd in rows.items():
-                w, c = run(cmd, env)
+                w, c = run(cmd, envs[name])
                 wall[name].append(w)
                 cpu[name].append(c)
     ref_w = statistics.median(wall["yamllint -d relaxed MF.yaml"])

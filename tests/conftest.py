@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -27,14 +28,47 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+# --slow (or a CI environment): set before the test modules are imported (pytest_configure)
+SLOW_RUN = False
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    global SLOW_RUN
+    SLOW_RUN = bool(config.getoption("--slow") or os.environ.get("CI"))
+
+
+def examples(default_run: int, slow_run: int, env: str = "CFGLINT_FUZZ_EXAMPLES") -> int:
+    """How many examples a hypothesis property draws: ``env`` when set, else a few in
+    ./test and the full campaign with --slow (CI)."""
+    if os.environ.get(env):
+        return int(os.environ[env])
+    return slow_run if SLOW_RUN else default_run
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # ./test stays quick on a laptop; .ci/run passes --slow (a CI environment runs them too)
-    if config.getoption("--slow") or os.environ.get("CI"):
+    if SLOW_RUN:
         return
     skip = pytest.mark.skip(reason="slow: runs in .ci/run (./test --slow)")
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+def campaign(values: list[Any], ids: list[str], keep: set[str]) -> list[Any]:
+    """The cases of a parametrised family whose whole set is a campaign (every real pair,
+    every table, every past hang): the ``keep`` ids, fast representatives of the family, run
+    in ./test; the rest are marked slow and run in CI (.ci/run: --slow)."""
+    unknown = keep - set(ids)
+    assert not unknown, f"no such cases: {sorted(unknown)}"
+    return [
+        pytest.param(*(v if isinstance(v, tuple) else (v,)), id=i, marks=_slow_unless(i in keep))
+        for v, i in zip(values, ids, strict=True)
+    ]
+
+
+def _slow_unless(kept: bool) -> list[pytest.MarkDecorator]:
+    return [] if kept else [pytest.mark.slow]
 
 
 @pytest.fixture(autouse=True)

@@ -71,6 +71,8 @@ def test_each_rule_page_shows_a_wrong_and_a_right_example() -> None:
     assert "no variation case" in hook.rule_page(rules[lonely], [])
 
 
+# the whole site's build (about 10 s): .ci/run builds it with --strict too, and runs this
+@pytest.mark.slow
 def test_docs_build_strict(tmp_path: Path) -> None:
     pytest.importorskip("mkdocs")
     pytest.importorskip("material")

@@ -61,9 +61,10 @@ def test_json_follows_the_contract(capsys: pytest.CaptureFixture[str]) -> None:
         {"path": EX_MG, "kind": "megatron"},
     ]
     for f in data["findings"]:
-        assert set(f) == {"rule", "row", "severity", "message", "values", "locations"}
+        keys = {"rule", "row", "severity", "message", "values", "locations"}
+        assert set(f) - {"unset_locations"} == keys
         assert f["severity"] in ("error", "warning", "note")
-        for loc in f["locations"]:
+        for loc in f["locations"] + f.get("unset_locations", []):
             assert set(loc) == {"path", "line", "column", "side"}
             assert loc["path"] in (EX_MF, EX_MG)  # paths as given on the command line
     beta2 = next(
@@ -74,9 +75,12 @@ def test_json_follows_the_contract(capsys: pytest.CaptureFixture[str]) -> None:
     assert [loc["side"] for loc in beta2["locations"]] == ["mindformers"]
     assert "Megatron" in beta2["message"] and "default" in beta2["message"]
     assert beta2["locations"][0]["line"] == 25
-    # both sides at their defaults: no location at all, not a made-up line 1 of each file
+    # ... only where the script would set it: its launch command (line 60)
+    assert [(u["side"], u["line"]) for u in beta2["unset_locations"]] == [("megatron", 60)]
+    # both sides at their defaults: no written location, only where each file would set it
     dropout = next(f for f in data["findings"] if f["rule"] == "STR009")
     assert dropout["locations"] == [] and "not set in" in dropout["message"]
+    assert {u["side"] for u in dropout["unset_locations"]} == {"mindformers", "megatron"}
 
 
 def test_python_dash_m_behaves_the_same() -> None:

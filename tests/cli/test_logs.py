@@ -246,6 +246,8 @@ def test_probe_lr0_runs_pass_forward_and_backward(capsys) -> None:
 CHROMEDRIVER = shutil.which("chromedriver")
 
 
+# a real browser (about 10 s): CI installs chromium for it (.ci/run, --slow)
+@pytest.mark.slow
 @pytest.mark.skipif(
     CHROMEDRIVER is None
     or (shutil.which("chromium") is None and shutil.which("chromium-browser") is None),

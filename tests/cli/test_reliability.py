@@ -20,7 +20,7 @@ import pytest
 
 import cfglint
 from cfglint.cli import main
-from conftest import FIXTURES
+from conftest import FIXTURES, campaign
 
 # the cfglint this test process imports (the child processes run the same one)
 SRC = Path(cfglint.__file__).resolve().parents[1]
@@ -186,7 +186,9 @@ def test_output_to_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
-@pytest.mark.parametrize("command", ["lint", "show", "rules"])
+@pytest.mark.parametrize(
+    "command", campaign(["lint", "show", "rules"], ["lint", "show", "rules"], keep={"lint"})
+)
 def test_a_full_stdout_is_one_line(command: str, tmp_path: Path) -> None:
     mf, mg = _pair(tmp_path)
     argv = [] if command == "rules" else [mf, "--megatron", mg]
@@ -225,20 +227,24 @@ def _plant(p: Path, how: str, victim: Path) -> None:
         p.write_text(how)
 
 
+PLANTED = [
+    "[]",
+    "{}",
+    '{"format": 1, "part": 3}',
+    "null",
+    "not json",
+    "deep nesting",
+    "forged envelope",
+    "fifo",
+    "link to /dev/zero",
+    "link to a file elsewhere",
+]
+
+
 @pytest.mark.parametrize(
+    # ./test: the entry that once silenced every rule, one that blocked, one that ate memory
     "how",
-    [
-        "[]",
-        "{}",
-        '{"format": 1, "part": 3}',
-        "null",
-        "not json",
-        "deep nesting",
-        "forged envelope",
-        "fifo",
-        "link to /dev/zero",
-        "link to a file elsewhere",
-    ],
+    campaign(PLANTED, PLANTED, keep={"[]", "fifo", "link to /dev/zero"}),
 )
 @pytest.mark.usefixtures("tables_from_cache")
 def test_a_planted_cache_entry_is_a_miss(
@@ -430,8 +436,11 @@ def test_lr_data_walk_is_bounded(
 
 @pytest.mark.parametrize(
     "gitignore",
-    ["\\\n", "!\n", "*" * 60 + "a\n", "*a*a*a*a*a*b\n", "**/" * 50 + "x\n", "[\n"],
-    ids=["backslash", "bang", "60 stars", "many stars", "many double stars", "bracket"],
+    campaign(
+        ["\\\n", "!\n", "*" * 60 + "a\n", "*a*a*a*a*a*b\n", "**/" * 50 + "x\n", "[\n"],
+        ["backslash", "bang", "60 stars", "many stars", "many double stars", "bracket"],
+        keep={"many double stars"},
+    ),
 )
 def test_hostile_gitignore_is_bounded(gitignore: str, tmp_path: Path) -> None:
     repo = tmp_path / "repo"

@@ -6,13 +6,34 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from cases import CASES, restore, unreadable_dirs_work
+from cases import CASES, CLASS, restore, unreadable_dirs_work
 from harness import known_rows, run_cli, violations
 
+from conftest import campaign
+
 ROWS = known_rows()
+# one quick case of each class (cases.CLASS) in ./test; every case in CI (--slow): each is a
+# child process with an empty cache, about a second of CPU
+EACH_CLASS = {
+    "gitignore_60_stars",
+    "fifo_yaml",
+    "cache_empty_lists",
+    "nested_parens_py",
+    "dangling_pipe",
+    "beta1_1e999",
+    "duplicate_anchor",
+    "output_is_the_config",
+    "yaml_open_brackets",
+    "megatron_dev_zero",
+    "lr_data_root",
+}
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+def test_each_class_has_a_case_in_the_default_run() -> None:
+    assert {CLASS[n] for n in EACH_CLASS} == set(CLASS.values())
+
+
+@pytest.mark.parametrize("name", campaign(sorted(CASES), sorted(CASES), keep=EACH_CLASS))
 def test_bounded(name: str, tmp_path: Path) -> None:
     work = tmp_path / "w"
     work.mkdir()

@@ -35,10 +35,11 @@ from hypothesis import strategies as st  # noqa: E402
 
 from cfglint.check.pipeline import Options, lint  # noqa: E402
 from cfglint.cli import main  # noqa: E402
+from conftest import examples  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 PAIR = ROOT / "fixtures" / "realpairs" / "glm4_9b_sft_msl"
-EXAMPLES = int(os.environ.get("CFGLINT_FIX_EXAMPLES", "6"))
+EXAMPLES = examples(3, 6, env="CFGLINT_FIX_EXAMPLES")
 RULES = "STR009,STR010,OPT006,OPT008,DET001"
 
 OPTIMIZER = (

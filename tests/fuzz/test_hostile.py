@@ -23,8 +23,9 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from cfglint.cli.lsp_transport import MAX_BODY, GuardedInput  # noqa: E402
+from conftest import examples  # noqa: E402
 
-EXAMPLES = int(os.environ.get("CFGLINT_FUZZ_EXAMPLES", "30"))
+EXAMPLES = examples(10, 30)
 
 
 def _settings(n: int) -> settings:

@@ -706,6 +706,7 @@ def test_missing_file_and_directory(tmp_path: Path) -> None:
         parse_script(str(tmp_path))
 
 
+@pytest.mark.slow  # 20,000 lines (about 8 s): a size campaign, run in CI (--slow)
 def test_large_generated_script() -> None:
     parts = ["N0=0"]
     for i in range(1, 5000):

@@ -153,6 +153,8 @@ def _multitool() -> str | None:
     return binary if proc.returncode == 0 and Path(binary).is_file() else None
 
 
+# an external tool's run (about 15 s): CI installs the multitool for it (.ci/run, --slow)
+@pytest.mark.slow
 def test_the_sarif_multitool_github_rules_accept_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -192,5 +192,28 @@ def locations_of(*pairs: tuple[Value | None, str]) -> list[Location]:
     return out
 
 
-def file_location(cfg: Config) -> list[Location]:
-    return [Location.model_construct(path=cfg.path, line=1, side=cfg.side, anchor=True)]
+def file_location(cfg: Config, *knobs: str, side: str | None = None) -> list[Location]:
+    """Where a setting ``cfg`` leaves to its default would be written (an anchor): the
+    line its section begins on (the deepest key of the first of ``knobs`` the file has a
+    section for; a script's launch command for a flag), else the file's first line."""
+    found = (_section_start(cfg, k) for k in knobs or ("",))
+    line, column = next((f for f in found if f is not None), (1, 1))
+    return [
+        Location.model_construct(
+            path=cfg.path, line=line, column=column, side=side or cfg.side, anchor=True
+        )
+    ]
+
+
+def unset_knobs(v: Value | None) -> tuple[str, ...]:
+    """The knobs whose section a value written nowhere points at: its own, then those of
+    the values it is derived from (a model class's fixed value has no key of its own)."""
+    return (v.knob, *(i.knob for i in v.inputs)) if v is not None else ()
+
+
+def _section_start(cfg: Config, knob: str) -> tuple[int, int] | None:
+    if not knob or knob.startswith("-"):  # a flag, or a setting with no name: the command
+        return cfg.sections.get("")
+    parts = [p.partition("[")[0] for p in knob.split(" ")[0].split(".")]
+    found = (cfg.sections.get(".".join(parts[:end])) for end in range(len(parts) - 1, 0, -1))
+    return next((f for f in found if f is not None), None)

@@ -6,10 +6,12 @@ from typing import Any
 
 from cfglint.check.context import (
     Context,
+    file_location,
     label,
     make_finding,
     not_checked,
     render,
+    unset_knobs,
     value_locations,
     where,
     yaml11_findings,
@@ -99,10 +101,11 @@ def _compare(rule: Rule, ctx: Context) -> list[Finding]:
         "mg_knob": b.knob,
     }
     fields.update(_fix_fields(a, b, mf, mg))
-    locs = value_locations(a, "mindformers") + value_locations(b, "megatron")
-    locs += _locate(rule, ctx, "mindformers") + _locate(rule, ctx, "megatron")
-    if not locs:  # both defaults: point at the two files, where the setting would go
-        locs = _anchor(mf, "mindformers") + _anchor(mg, "megatron")
+    la, lb = value_locations(a, "mindformers"), value_locations(b, "megatron")
+    locs = la + lb + _locate(rule, ctx, "mindformers") + _locate(rule, ctx, "megatron")
+    # a side whose value is written nowhere (a default): where it would be set in its file
+    locs += [] if la else file_location(mf, *unset_knobs(a), side="mindformers")
+    locs += [] if lb else file_location(mg, *unset_knobs(b), side="megatron")
     f = make_finding(
         rule, render(rule.message, fields), {"mindformers": a.value, "megatron": b.value}, locs
     )
@@ -202,7 +205,9 @@ def _recommend(rule: Rule, ctx: Context) -> list[Finding]:
             "expected": rule.expect.describe(),  # type: ignore[union-attr]
         }
         other = "megatron" if side == "mindformers" else "mindformers"
-        locs = value_locations(v, side) + _locate(rule, ctx, side) or _anchor(cfg, side)
+        locs = value_locations(v, side) + _locate(rule, ctx, side) or file_location(
+            cfg, *unset_knobs(v), side=side
+        )
         locs += _locate(rule, ctx, other, prefixed_only=True)
         found.append((fields, {side: v.value}, locs))
     if len(found) == 2:  # both sides miss it: one cause, one finding naming both
@@ -237,11 +242,6 @@ def _both_sides(
     return fields, {**va, **vb}, locs
 
 
-def _anchor(cfg: Config, side: str) -> list[Location]:
-    """Where a missing setting would be added: the file itself."""
-    return [Location.model_construct(path=cfg.path, line=1, column=1, side=side, anchor=True)]
-
-
 def _consistency(rule: Rule, ctx: Context) -> list[Finding]:
     out = []
     for side in rule.sides:
@@ -266,7 +266,8 @@ def _consistency(rule: Rule, ctx: Context) -> list[Finding]:
             "val": {f: fmt(v.value) if v else "none" for f, v in vals.items()},
             "at": {f: where(v, cfg) for f, v in vals.items()},
         }
-        locs = _locate(rule, ctx, side) or _anchor(cfg, side)
+        knobs = [k for v in vals.values() for k in unset_knobs(v)]
+        locs = _locate(rule, ctx, side) or file_location(cfg, *knobs, side=side)
         values = {side: {f.split(".")[-1]: v.value for f, v in vals.items() if v}}
         out.append(make_finding(rule, render(rule.message, fields), values, locs))
     return out
@@ -305,13 +306,19 @@ def _env(rule: Rule, ctx: Context) -> list[Finding]:
             "where": v.where() if v is not None else f"not exported by {cfg.launch_script}",
             "expected": rule.expect.describe(),  # type: ignore[union-attr]
         }
-        locs = value_locations(v, side) or [
-            Location.model_construct(path=cfg.launch_script, line=1, side=side, anchor=True)
-        ]  # type: ignore[arg-type]
+        locs = value_locations(v, side) or _export_anchor(cfg, side)
         out.append(
             make_finding(rule, render(rule.message, fields), {side: v.value if v else None}, locs)
         )
     return out
+
+
+def _export_anchor(cfg: Config, side: str) -> list[Location]:
+    """Where a missing export would go: before the launch command of the script that
+    launches this side (its first line when the command is in another file)."""
+    if cfg.launch_script == cfg.path:
+        return file_location(cfg, side=side)
+    return [Location.model_construct(path=cfg.launch_script, line=1, side=side, anchor=True)]
 
 
 _KINDS = {

@@ -142,7 +142,10 @@ class PerFileIgnores:
         if rule is None:
             return False
         chosen = max((specificity(rule, s) for s in self.select), default=1)
-        for path in {loc.path for loc in finding.locations}:
+        # where the finding's values are written; a default's place (an anchor) only for
+        # a finding that has no written value at all
+        located = [loc for loc in finding.locations if not loc.anchor] or finding.locations
+        for path in {loc.path for loc in located}:
             names = self._names_for(path)
             if names and max(specificity(rule, n) for n in names) >= chosen:
                 return True

@@ -20,6 +20,7 @@ from cfglint.load.detect import (
     MEGATRON_FORMS,
     Classified,
     InputKind,
+    classified,
     classify,
     classify_megatron,
     classify_script,
@@ -172,7 +173,7 @@ def _classify_files(
         if os.path.isdir(f):
             # what a bounded walk leaves out (too deep, a .gitignore not applied) is a note
             note = lambda p, why: out.seen.append(  # noqa: E731
-                Classified(path=p, kind=InputKind.OTHER, why=why)
+                classified(p, InputKind.OTHER, why)
             )
             for p in walk(f, exclude, base, on_skip=note):
                 out.walked.add(p)
@@ -180,11 +181,7 @@ def _classify_files(
             continue
         if excluded(f, exclude, base):
             continue
-        c = (
-            classify(f)
-            if exists(f)
-            else Classified(path=f, kind=InputKind.BROKEN, why="no such file")
-        )
+        c = classify(f) if exists(f) else classified(f, InputKind.BROKEN, "no such file")
         named.append(c)
         out.seen.append(c)
     return named

@@ -80,9 +80,10 @@ _ROLE_KIND = {
 
 
 class Classified(BaseModel):
-    """One input, what it is, and what that was decided from."""
+    """One input, what it is, and what that was decided from. Built by our own classifier
+    from typed fields (``classified``): no validator is built on the lint path."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     path: str
     kind: InputKind
@@ -109,8 +110,8 @@ class Classified(BaseModel):
         return f"{self.path}: skipped, {self.describe()}"
 
 
-def _c(path: str, kind: InputKind, why: str, **kw: Any) -> Classified:
-    return Classified(path=path, kind=kind, why=why, **kw)
+def classified(path: str, kind: InputKind, why: str, **kw: Any) -> Classified:
+    return Classified.model_construct(path=path, kind=kind, why=why, **kw)
 
 
 # why-prefixes of a YAML document that holds no mapping of settings
@@ -126,43 +127,44 @@ def classify(path: str, *, named: bool = True) -> Classified:
     error to report); else it was found by walking a folder."""
     low = path.lower()
     if low.endswith(".py"):
-        return _c(path, InputKind.PYTHON, "a .py file")
+        return classified(path, InputKind.PYTHON, "a .py file")
     if low.endswith(YAML_EXT):
         return classify_yaml(path, named=named)
     if is_shell_name(path) or _has_shell_shebang(path):
         return classify_script(path, named=named)
-    return _c(path, InputKind.OTHER, f"{os.path.splitext(path)[1] or 'no'} extension")
+    return classified(path, InputKind.OTHER, f"{os.path.splitext(path)[1] or 'no'} extension")
 
 
 def classify_megatron(path: str) -> Classified:
     """A file given as the Megatron side: a launch script, a plain args file, the
     arguments block of a training log, or a ``--yaml-cfg`` file, told apart by content."""
-    from cfglint.load.megatron_log import looks_like_log
     from cfglint.load.safeio import check_regular, exists, read_text
 
     if not exists(path):
-        return _c(path, InputKind.BROKEN, "no such file")
+        return classified(path, InputKind.BROKEN, "no such file")
     if os.path.isdir(path):
-        return _c(
+        return classified(
             path, InputKind.BROKEN, "is a directory, expected a launch script, args file or log"
         )
     try:
         check_regular(path, what="launch script, args file or log")
     except InputError as exc:
-        return _c(path, InputKind.BROKEN, exc.message)
+        return classified(path, InputKind.BROKEN, exc.message)
     if path.lower().endswith(YAML_EXT):
         return classify_yaml(path, named=True, megatron=True)
     if is_shell_name(path):
         return classify_script(path)
+    from cfglint.load.megatron_log import looks_like_log  # not for a launch script (bench/)
+
     if looks_like_log(path):
-        return _c(path, InputKind.MG_LOG, "holds a Megatron 'arguments' block")
+        return classified(path, InputKind.MG_LOG, "holds a Megatron 'arguments' block")
     try:
         text = read_text(path, what="launch script")
     except InputError as exc:
-        return _c(path, InputKind.BROKEN, exc.message)
+        return classified(path, InputKind.BROKEN, exc.message)
     lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
     if lines and lines[0].startswith("-"):
-        return _c(path, InputKind.MG_ARGS, "a list of command-line arguments")
+        return classified(path, InputKind.MG_ARGS, "a list of command-line arguments")
     return classify_script(path)
 
 
@@ -228,17 +230,17 @@ def classify_yaml(path: str, *, named: bool = True, megatron: bool = False) -> C
     except InputError as exc:
         if exc.message.startswith(NOT_A_MAPPING):
             kind = InputKind.BROKEN if named else InputKind.OTHER_YAML
-            return _c(path, kind, exc.message)
+            return classified(path, kind, exc.message)
         if named or _mf_text(path):
-            return _c(path, InputKind.BROKEN, exc.message, line=exc.line)
-        return _c(
+            return classified(path, InputKind.BROKEN, exc.message, line=exc.line)
+        return classified(
             path,
             InputKind.OTHER_YAML,
             f"does not parse ({exc.message}) and has no MindFormers sections",
         )
     if not isinstance(root.value, dict):
         kind = InputKind.BROKEN if named else InputKind.OTHER_YAML
-        return _c(path, kind, "top level is not a mapping")
+        return classified(path, kind, "top level is not a mapping")
     keys = set(root.value)
     sections = sorted(MF_SECTIONS & keys)
     found = _mindformers(path, root.value)
@@ -252,7 +254,7 @@ def classify_yaml(path: str, *, named: bool = True, megatron: bool = False) -> C
         nested = sorted(k for k in NESTED if k in keys)
         hits = sorted(keys & megatron_dests())
         if nested or len(hits) >= 3:
-            return _c(path, InputKind.MG_YAML, f"has {', '.join((nested + hits)[:4])}")
+            return classified(path, InputKind.MG_YAML, f"has {', '.join((nested + hits)[:4])}")
     for marker, what in (
         ("services", "a compose file"),
         ("jobs", "a CI workflow"),
@@ -264,9 +266,9 @@ def classify_yaml(path: str, *, named: bool = True, megatron: bool = False) -> C
         ("variables", "a CI pipeline"),
     ):
         if marker in keys:
-            return _c(path, InputKind.OTHER_YAML, what)
+            return classified(path, InputKind.OTHER_YAML, what)
     seen = f" (has only {', '.join(sections)})" if sections else ""
-    return _c(path, InputKind.OTHER_YAML, f"none of MindFormers' own sections{seen}")
+    return classified(path, InputKind.OTHER_YAML, f"none of MindFormers' own sections{seen}")
 
 
 def _mindformers(path: str, top: dict[str, Any], via: str = "") -> Classified | None:
@@ -282,14 +284,14 @@ def _mindformers(path: str, top: dict[str, Any], via: str = "") -> Classified | 
     mode = top.get("run_mode")
     run_mode = str(mode.plain()).strip().lower() if mode is not None and not mode.is_map else ""
     if run_mode in INFERENCE_MODES:
-        return _c(
+        return classified(
             path,
             InputKind.MF_INFER,
             f"run_mode: {run_mode}",
             evidence=(f"has {via}{', '.join(facts)}",),
         )
     if len(facts) >= 2:
-        return _c(path, InputKind.MF_TRAIN, f"has {via}{', '.join(facts[:4])}")
+        return classified(path, InputKind.MF_TRAIN, f"has {via}{', '.join(facts[:4])}")
     return None
 
 
@@ -302,11 +304,13 @@ def _through_bases(path: str) -> Classified:
     try:
         merged = load_mindformers_yaml(path).root
     except InputError as exc:
-        return _c(path, InputKind.BROKEN, exc.message, line=exc.line)
+        return classified(path, InputKind.BROKEN, exc.message, line=exc.line)
     found = _mindformers(path, merged.value, via="through base_config: ")
     if found is not None:
         return found
-    return _c(path, InputKind.OTHER_YAML, "base_config whose bases hold no MindFormers sections")
+    return classified(
+        path, InputKind.OTHER_YAML, "base_config whose bases hold no MindFormers sections"
+    )
 
 
 def _mf_model(model: Any) -> list[str]:
@@ -355,11 +359,12 @@ def megatron_dests() -> frozenset[str]:
 
 
 def _table_entries() -> list[dict[str, Any]]:
+    from cfglint.load.dialects import argument_tables
+
     out: list[dict[str, Any]] = []
-    tables = [p for p in DATA_DIR.glob("*.yaml") if p.stem.startswith(("megatron", "mindspeed"))]
-    # the dialects' own tables (data/dialects/: forks, MindSpeed releases, MindSpeed-MM)
-    for p in sorted([*tables, *(DATA_DIR / "dialects").glob("*.yaml")]):
-        data = load_data(p)
+    # the dialects' own tables too (data/dialects/: forks, MindSpeed releases, MindSpeed-MM),
+    # read once with the dialect detection that follows
+    for data in argument_tables():
         if isinstance(data, dict) and isinstance(data.get("args"), list):
             out += [e for e in data["args"] if isinstance(e, dict) and e.get("flags")]
     return out
@@ -447,7 +452,7 @@ _CONFIG_FLAG = re.compile(r"--config(?:=(.+))?$")
 class _Seen(BaseModel):
     """One invocation of a script, as the classifier weighs it."""
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True, defer_build=True)
 
     inv: Any
     entry: str | None
@@ -479,15 +484,21 @@ def _weigh(inv: Any, own: str | None) -> _Seen:
     entry = entry_name(inv.script)
     flags = [(w.text or "").partition("=")[0] for w in inv.args]
     flags = list(dict.fromkeys(f for f in flags if f.startswith("--")))
-    vocab = megatron_flags()
-    return _Seen(
+    from cfglint.load.dialects import table_flags
+
+    # Megatron-LM's own table first (a subset of megatron_flags): the union of every table
+    # is built only for a flag it lacks
+    plain = table_flags("megatron-lm")
+    ours = [f for f in flags if f not in RENDEZVOUS_FLAGS]
+    known = {f for f in ours if f in plain or f in megatron_flags()}
+    return _Seen.model_construct(
         inv=inv,
         entry=entry,
         role=_argument_role(entry, inv.args, inv.loc.path if inv.loc else None)
         or (script_role(entry) if entry else own)
         or _named(own),
-        megatron=[f for f in flags if f in vocab and f not in RENDEZVOUS_FLAGS],
-        foreign=[f for f in flags if f not in vocab and f not in RENDEZVOUS_FLAGS],
+        megatron=[f for f in ours if f in known],
+        foreign=[f for f in ours if f not in known],
         unknown=sum(1 for w in inv.args if w.text is None),
         settings_file=_settings_file(inv.args),
     )
@@ -554,8 +565,8 @@ def classify_script(path: str, *, named: bool = True) -> Classified:
         sh = parse_script(path)
     except InputError as exc:
         if named or _names_training_entry(path):
-            return _c(path, InputKind.BROKEN, exc.message, line=exc.line)
-        return _c(
+            return classified(path, InputKind.BROKEN, exc.message, line=exc.line)
+        return classified(
             path,
             InputKind.OTHER,
             f"does not parse as bash ({exc.message}, line "
@@ -564,7 +575,7 @@ def classify_script(path: str, *, named: bool = True) -> Classified:
     if not sh.invocations:
         if _MF_LAUNCHER_TEXT.search(sh.text):
             return _mf_launch(path, sh, None, "runs run_mindformer.py through msrun_launcher.sh")
-        return _c(path, InputKind.HELPER, "it runs no python or launcher")
+        return classified(path, InputKind.HELPER, "it runs no python or launcher")
     own = script_role(os.path.basename(path).rsplit(".", 1)[0] + ".py")
     seen = [_weigh(inv, own) for inv in sh.invocations]
     for decide in (_as_mindformers, _as_fsdp2, _as_megatron, _as_unreadable, _as_other, _as_tool):
@@ -572,7 +583,7 @@ def classify_script(path: str, *, named: bool = True) -> Classified:
         if out is not None:
             return out
     entry = next((s.entry for s in seen if s.entry), None)
-    return _c(
+    return classified(
         path,
         InputKind.HELPER,
         f"runs {entry or 'a command'}, not a known training entry point",
@@ -608,7 +619,7 @@ def _as_mindformers(path: str, sh: Any, seen: list[_Seen]) -> Classified | None:
 
 
 def _mf_launch(path: str, sh: Any, s: _Seen | None, why: str) -> Classified:
-    return _c(
+    return classified(
         path, InputKind.MF_LAUNCH, why, entry=s.entry if s else None, config=_written_config(sh)
     )
 
@@ -633,7 +644,7 @@ def _as_fsdp2(path: str, sh: Any, seen: list[_Seen]) -> Classified | None:
     if not dotted and not any(s.role == "fsdp2" for s in seen):
         return None
     entry = next((s.entry for s in seen if s.role == "fsdp2"), seen[0].entry)
-    return _c(
+    return classified(
         path,
         InputKind.FSDP2,
         f"runs {entry} with dotted flags (--training.*, --parallel.*): MindSpeed-LLM's FSDP2 "
@@ -668,7 +679,7 @@ def _as_megatron(path: str, sh: Any, seen: list[_Seen]) -> Classified | None:
     )
     why = f" ({'; '.join(found.evidence[:2])})" if found.evidence else ""
     evidence.append(f"dialect {found.dialect.label}{why}")
-    return _c(
+    return classified(
         path,
         InputKind.MG_LAUNCH,
         f"{s.inv.launcher} runs {s.entry or 'an unnamed script'}",
@@ -683,7 +694,7 @@ def _as_unreadable(path: str, sh: Any, seen: list[_Seen]) -> Classified | None:
     (``${gpt_options}`` from ``source $1``): linting it would compare Megatron's defaults."""
     for s in seen:
         if _trains(s) and s.settings_file is not None and len(s.megatron) < 3:
-            return _c(
+            return classified(
                 path,
                 InputKind.UNREADABLE_LAUNCH,
                 f"runs {s.entry} with its settings in {s.settings_file}, a config file that "
@@ -692,7 +703,7 @@ def _as_unreadable(path: str, sh: Any, seen: list[_Seen]) -> Classified | None:
             )
         if s.role == "training" and s.unknown and not s.megatron and not s.foreign:
             word = next(w for w in s.inv.args if w.text is None)
-            return _c(
+            return classified(
                 path,
                 InputKind.UNREADABLE_LAUNCH,
                 f"runs {s.entry}, but its arguments are not known statically ({word.unknown})",
@@ -718,7 +729,7 @@ def _as_other(path: str, sh: Any, seen: list[_Seen]) -> Classified | None:
     if not found:
         return None
     s, why = found[0]
-    return _c(path, InputKind.OTHER_FRAMEWORK, why, entry=s.entry, evidence=_flag_counts(s))
+    return classified(path, InputKind.OTHER_FRAMEWORK, why, entry=s.entry, evidence=_flag_counts(s))
 
 
 # `trainer.devices=2 model.num_layers=4` / `+data.x=1` / `~a.b`: positional overrides of a
@@ -771,11 +782,11 @@ def _as_tool(path: str, sh: Any, seen: list[_Seen]) -> Classified | None:
     if named:
         entry, role = named[0]
         why = f"runs {entry}" if entry else f"its name: {os.path.basename(path)}"
-        return _c(path, _ROLE_KIND[role], why, entry=entry)
+        return classified(path, _ROLE_KIND[role], why, entry=entry)
     # An entry the table does not know (often `torchrun ${SCRIPT}`): the launch script's
     # own name says what it does (Megatron-LM's post_training/modelopt/{convert,export,
     # mmlu,quantize,...}.sh share one launch line)
     own = script_role(os.path.basename(path).rsplit(".", 1)[0] + ".py")
     if own in _ROLE_KIND:
-        return _c(path, _ROLE_KIND[own], f"its name: {os.path.basename(path)}")
+        return classified(path, _ROLE_KIND[own], f"its name: {os.path.basename(path)}")
     return None

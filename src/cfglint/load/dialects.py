@@ -123,6 +123,18 @@ def dialect_data(name: str) -> dict[str, Any]:
     return _meta(_by_name()[name])
 
 
+def argument_tables() -> list[Any]:
+    """Every argument table of ours as plain data: the Megatron-LM and MindSpeed tables of
+    data/ and the dialects of data/dialects/, each read once per run (detecting a launch
+    asks for all of them, and the dialects' own readers share these)."""
+    stems = sorted(p.stem for p in DATA.glob("*.yaml") if p.stem.startswith(_TABLE_PREFIXES))
+    dialects = sorted(p.stem for p in DIALECT_DIR.glob("*.yaml"))
+    return [*(_data(s) for s in stems), *(_meta(s) for s in dialects)]
+
+
+_TABLE_PREFIXES = ("megatron", "mindspeed")
+
+
 def short_commit(meta: dict[str, Any]) -> str:
     return str(meta.get("commit") or "")[:7]
 

@@ -282,6 +282,10 @@ class Config(BaseModel):
     warnings: list[str] = Field(default_factory=list)
     # every file that contributed (base_config files, sourced launch scripts)
     files: list[str] = Field(default_factory=list)
+    # where each section of ``path`` begins, (line, column): a dotted key of a YAML config
+    # ("optimizer", "model.model_config"), or "" for a script's launch command. A finding
+    # on a setting left to its default points there: where the setting would be written
+    sections: dict[str, tuple[int, int]] = Field(default_factory=dict)
 
     @classmethod
     def create(cls, **fields: Any) -> Config:

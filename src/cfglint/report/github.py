@@ -32,9 +32,8 @@ def _finding(f: Finding) -> str:
     props: list[tuple[str, str | int]] = []
     if f.locations:
         loc = f.locations[0]
-        props.append(("file", loc.path))
-        if not loc.anchor:  # a default: the file, not a made-up line
-            props += [("line", loc.line), ("col", loc.column)]
+        # a default's location is where its section begins (see report/json.py)
+        props += [("file", loc.path), ("line", loc.line), ("col", loc.column)]
     props.append(("title", f"{f.rule} {f.row}"))
     return _command(f.severity, props, " ".join(f.message.split()))
 

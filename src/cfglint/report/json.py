@@ -7,7 +7,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from cfglint import __version__
-from cfglint.model.findings import Report
+from cfglint.model.findings import Finding, Report
 
 if TYPE_CHECKING:
     from cfglint.report import RenderOptions
@@ -24,22 +24,27 @@ def _clean(v: Any) -> Any:
     return v
 
 
+def _finding(f: Finding) -> dict[str, Any]:
+    out = {
+        "rule": f.rule,
+        "row": f.row,
+        "severity": f.severity,
+        "message": f.message,
+        "values": _clean(f.values),
+        # where the values are written; a default has no location (PRODUCT.md)
+        "locations": [loc.model_dump() for loc in f.locations if not loc.anchor],
+    }
+    # a default is written nowhere: where the file that leaves it out would set it, the
+    # line its section begins on (line 1 of the file without one)
+    unset = [loc.model_dump() for loc in f.locations if loc.anchor]
+    return out | ({"unset_locations": unset} if unset else {})
+
+
 def to_dict(report: Report, verbose: bool = False) -> dict[str, Any]:
     out: dict[str, Any] = {
         "tool": {"name": "cfglint", "version": __version__},
         "inputs": [i.model_dump() for i in report.inputs],
-        "findings": [
-            {
-                "rule": f.rule,
-                "row": f.row,
-                "severity": f.severity,
-                "message": f.message,
-                "values": _clean(f.values),
-                # a default has no location: its stand-in (line 1 of the file) stays out
-                "locations": [loc.model_dump() for loc in f.locations if not loc.anchor],
-            }
-            for f in report.findings
-        ],
+        "findings": [_finding(f) for f in report.findings],
         "errors": [
             {"path": e.path, "message": e.message} | ({"line": e.line} if e.line else {})
             for e in report.errors

@@ -49,7 +49,8 @@ def physical(
         return out
     if not start or (loc is not None and loc.anchor):
         # a default is written nowhere: the result points at where the setting would go,
-        # the file's first line (its anchor), and underlines nothing. GitHub code scanning
+        # the line its section begins on (the file's first line without one), and
+        # underlines nothing. GitHub code scanning
         # rejects a result without region.startLine (the SARIF multitool's GitHub rules)
         out["region"] = {"startLine": max(start or 1, 1)}
         return out

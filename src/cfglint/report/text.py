@@ -61,10 +61,11 @@ def _finding_lines(f: Finding, width: int, name_files: bool) -> list[tuple[str, 
         out.append(("dim", _wrap("why: " + f.rationale, "    ", width)))
     if f.fix:
         out.append(("green", _wrap("fix: " + f.fix, "    ", width)))
-    # a default has no line: its stand-in (the file's first line) is not listed
-    written = [loc for loc in f.locations if not loc.anchor]
-    if written:
-        at = ", ".join(f"{loc.path}:{loc.line}" for loc in written)
+    # a default is written nowhere: its place is where its section begins, marked as such
+    if f.locations:
+        at = ", ".join(
+            f"{loc.path}:{loc.line}" + (" (not set)" if loc.anchor else "") for loc in f.locations
+        )
         out.append(("dim", _wrap("at: " + at, "    ", width)))
     return out
 

@@ -15,6 +15,7 @@ from cfglint.check.context import (
     label,
     locations_of,
     not_checked,
+    unset_knobs,
     value_locations,
 )
 from cfglint.check.schema import Rule
@@ -130,7 +131,7 @@ def input_ids_range(rule: Rule, ctx: Context) -> list[Finding]:
                     rule,
                     detail,
                     {cfg.side: {"max_token_id": top, "vocab": v.value}},
-                    value_locations(v, cfg.side) or file_location(cfg),
+                    value_locations(v, cfg.side) or file_location(cfg, *unset_knobs(v)),
                 )
             )
     return out
@@ -175,7 +176,7 @@ def special_tokens(rule: Rule, ctx: Context) -> list[Finding]:
                         rule,
                         detail,
                         {"mindformers": v.value, "tokenizer": ids[name]},
-                        value_locations(v, "mindformers") or file_location(cfg),
+                        value_locations(v, "mindformers") or file_location(cfg, *unset_knobs(v)),
                     )
                 )
     return out

@@ -13,10 +13,12 @@ from typing import Any
 from cfglint.check.context import (
     Context,
     builtin,
+    file_location,
     label,
     make_finding,
     not_checked,
     render,
+    unset_knobs,
     value_locations,
 )
 from cfglint.check.schema import Rule
@@ -711,7 +713,7 @@ def _default_policy(side: str, cfg: Config | None) -> _Policy | None:
     wd = cfg.optimizer.weight_decay
     if wd is not None and wd.known and not wd.value:
         return None  # no decay at all: a weight_decay value difference, not a grouping one
-    locs = value_locations(wd, side) or [Location.model_construct(path=cfg.path, line=1, side=side)]
+    locs = value_locations(wd, side) or file_location(cfg, *unset_knobs(wd), side=side)
     extra = ""
     qk = cfg.optimizer.wd_to_qk_layernorm
     if side == "megatron" and qk is not None and qk.known and qk.value:

@@ -9,6 +9,7 @@ One module per checklist section does the reading.
 from __future__ import annotations
 
 from cfglint.model.config import Config
+from cfglint.normalize.anchors import command_section
 from cfglint.normalize.balancing import fold_single_sequence
 from cfglint.normalize.megatron.input import MegatronInput
 from cfglint.normalize.megatron.launch import read_launch
@@ -39,6 +40,7 @@ def normalize_megatron(m: MegatronInput) -> Config:
         unknown=list(m.unknown),
         files=[m.path],
         launch_script=m.path if m.kind.endswith("script") else "",
+        sections=command_section(m.path, m.command_loc),
     )
     cfg.warnings.extend(m.warnings)
     fit = script_fit(m)

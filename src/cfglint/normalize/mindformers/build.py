@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from cfglint.load.mindformers_yaml import MindFormersYaml, load_mindformers_yaml
 from cfglint.model.config import Config
+from cfglint.normalize.anchors import yaml_sections
 from cfglint.normalize.balancing import fold_single_sequence
 from cfglint.normalize.mindformers.defaults import release_defaults
 from cfglint.normalize.mindformers.moe import read_moe
@@ -76,6 +77,7 @@ def read_at_release(
         path=path,
         kind="mindformers-mcore" if view.mcore else "mindformers-legacy",
         files=list(doc.files),
+        sections=yaml_sections(doc.root, path),
     )
     cfg.warnings.extend(doc.warnings)
     cfg.dialect = f"MindFormers {release} ({why})" if release else ""

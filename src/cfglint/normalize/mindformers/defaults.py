@@ -137,6 +137,13 @@ def _read_at(
 
 
 @cache
+def mf_table(name: str) -> Any:
+    """One of the MindFormers tables of data/, read once per run: matching a release and
+    the defaults at that release read the same tables (read-only here)."""
+    return load_data(DATA / name)
+
+
+@cache
 def mf_defaults(
     release: str | None = None, shown: str | None = None, copy: str | None = None
 ) -> MFDefaults:
@@ -144,10 +151,10 @@ def mf_defaults(
     has it (``None``: each at the release its table was read from), labelled ``shown``
     (the range of releases the config fits) when given; a class of which research folder
     ``copy`` ships its own copy, as that copy has it."""
-    per = load_data(DATA / "mindformers_releases.yaml")["components"] if release else None
+    per = mf_table("mindformers_releases.yaml")["components"] if release else None
     return MFDefaults(
-        load_data(DATA / "mindformers.yaml"),
-        load_data(DATA / "mindformers_knobs.yaml"),
+        mf_table("mindformers.yaml"),
+        mf_table("mindformers_knobs.yaml"),
         release,
         per,
         shown,

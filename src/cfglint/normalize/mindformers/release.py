@@ -11,10 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from cfglint.load.datacache import load_data
 from cfglint.load.mindformers_yaml import MindFormersYaml
 from cfglint.load.yamltree import get
-from cfglint.normalize.mindformers.defaults import DATA, MF_RELEASES, mf_defaults
+from cfglint.normalize.mindformers.defaults import MF_RELEASES, mf_defaults, mf_table
 from cfglint.normalize.mindformers.view import is_mcore
 from cfglint.normalize.release_fit import fit_file, span
 
@@ -62,7 +61,7 @@ def _copies(doc: MindFormersYaml, release: str, path: str) -> list[str | None]:
     """Which copies of the config's classes a job at ``release`` may build: the research
     folder the file lies in, where it ships its own copy (None: the recorded class); all of
     them when nothing says which folder the job registers."""
-    per = load_data(DATA / "mindformers_releases.yaml")["components"]
+    per = mf_table("mindformers_releases.yaml")["components"]
     d = mf_defaults()
     for key, _ in _named(doc):
         entry = (per.get(key) or {}).get(release) or {}
@@ -124,7 +123,7 @@ class Candidates:
 
 def _missing(doc: MindFormersYaml, rel: str) -> list[str]:
     """What the config names that release ``rel`` does not have."""
-    per = load_data(DATA / "mindformers_releases.yaml")["components"]
+    per = mf_table("mindformers_releases.yaml")["components"]
     own = {f"{c.name}@{c.role}": c.version for c in mf_defaults().by_name.values()}
     missing = [w for k, w in _named(doc) if not _present(per, k, own.get(k, ""), rel)]
     arch = _arch_releases(doc)
