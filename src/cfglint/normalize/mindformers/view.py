@@ -24,17 +24,27 @@ from cfglint.normalize.published import named_model
 MAX_HF_CONFIG = 1024 * 1024
 
 
+def is_v2_template(root: Node) -> bool:
+    """The v2 template layout: top-level model_config / training_args sections."""
+    top = root.value
+    return "training_args" in top or ("model_config" in top and "model" not in top)
+
+
+def is_mcore(root: Node) -> bool:
+    """Whether the config builds MindFormers' Megatron-style (mcore) model: the v2 template,
+    or ``use_legacy: False``."""
+    legacy = get(root, "use_legacy")
+    return is_v2_template(root) or (legacy is not None and legacy.value is False)
+
+
 class MFView:
     """Lookups into one MindFormers config with positions and defaults."""
 
     def __init__(self, doc: MindFormersYaml, d: MFDefaults) -> None:
         self.doc, self.d, self.root = doc, d, doc.root
         self.warnings: list[str] = []
-        self.v2 = "training_args" in self.root.value or (
-            "model_config" in self.root.value and "model" not in self.root.value
-        )
-        legacy = self.node("use_legacy")
-        self.mcore = self.v2 or (legacy is not None and legacy.value is False)
+        self.v2 = is_v2_template(self.root)
+        self.mcore = is_mcore(self.root)
         self.model_path = "model_config" if self.v2 else "model.model_config"
         self.model_node = self.node(self.model_path)
         self.hf: dict[str, Value] = {}
