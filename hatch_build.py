@@ -51,6 +51,19 @@ class ReadyTables(BuildHookInterface):
                 build_data["force_include"][str(out / name)] = (
                     f"cfglint/data/{datayaml.READY}/{name}"
                 )
+        name = _dialect_index(datayaml, out)
+        if version != "editable":
+            build_data["force_include"][str(out / name)] = f"cfglint/data/{datayaml.READY}/{name}"
+
+
+def _dialect_index(datayaml: Any, out: Path) -> str:
+    """The dialect index (datayaml.dialect_index) beside the tables; returns its file name."""
+    paths = sorted((ROOT / "src" / "cfglint" / "data" / "dialects").glob("*.yaml"))
+    raws = [(p.stem, p.read_bytes()) for p in paths]
+    tables = {stem: datayaml.parse_data_yaml(raw, stem) for stem, raw in raws}
+    name = f"{datayaml.dialect_index_name(raws)}.json"
+    (out / name).write_text(json.dumps(datayaml.dialect_index(tables)))
+    return name
 
 
 def _tables() -> list[Path]:

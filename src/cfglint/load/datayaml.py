@@ -21,6 +21,28 @@ def ready_name(raw: bytes) -> str:
     return hashlib.sha256(raw).hexdigest()[:40]
 
 
+def dialect_index_name(tables: list[tuple[str, bytes]]) -> str:
+    """The ready name of the dialect index: a hash of every dialect table's name and bytes
+    (``(stem, YAML bytes)``), so an index built before any of them changed is not found."""
+    h = hashlib.sha256(b"dialect-index\0")
+    for stem, raw in tables:
+        for chunk in (stem.encode(), raw):
+            h.update(len(chunk).to_bytes(8, "little"))
+            h.update(chunk)
+    return "dialects-" + h.hexdigest()[:40]
+
+
+def dialect_index(tables: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Each table of data/dialects/ by its stem, without its argument lists (``args``,
+    ``base_args``, ...): what telling a Megatron table from a dialect and scoring a launch
+    against each dialect's ``detect`` signs ask, without reading every dialect's ~800
+    arguments (a plain Megatron-LM launch needs none of them)."""
+    return {
+        stem: {k: v for k, v in data.items() if not k.endswith("args")}
+        for stem, data in sorted(tables.items())
+    }
+
+
 # YAML 1.2's core schema, for the scalars PyYAML (YAML 1.1) resolves otherwise: `1e-5` is a
 # float and `yes`/`on`/`010` are not booleans or octal. Our data files are YAML 1.2 (unlike
 # user configs, which MindFormers reads as 1.1); tests/load/test_datacache.py checks that
