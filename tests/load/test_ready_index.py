@@ -7,6 +7,7 @@ import fnmatch
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -76,6 +77,25 @@ def test_a_stale_ready_index_is_not_read(fresh_dialects: Path) -> None:
     table.write_text(text.replace(f"name: {old}", "name: renamed-after-build", 1))
     assert "renamed-after-build" in dialects.dialect_names()
     assert old not in dialects.dialect_names()
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda index: "{not json",
+        lambda index: json.dumps([]),
+        lambda index: json.dumps(dict(list(index.items())[1:])),  # a table missing
+        lambda index: json.dumps({k: {**v, "name": 7} for k, v in index.items()}),
+        lambda index: json.dumps({k: {"project": "x"} for k in index}),  # no name
+    ],
+)
+def test_a_damaged_ready_index_is_not_read(fresh_dialects: Path, damage: Any) -> None:
+    index = dialect_index({p.stem: dialects._meta(p.stem) for p in fresh_dialects.glob("*.yaml")})
+    _clear()
+    out = _ready_index(fresh_dialects, datacache.DATA_DIR, index)
+    out.write_text(damage(index))
+    assert dialects._dialect_index() == index
+    assert dialects.dialect_names() == tuple(sorted(d["name"] for d in index.values()))
 
 
 def _fnmatch_role(entry: str) -> str | None:

@@ -124,11 +124,28 @@ def _dialect_index() -> dict[str, dict[str, Any]]:
     changed), else read from the tables themselves."""
     raws = [(p.stem, p.read_bytes()) for p in sorted(DIALECT_DIR.glob("*.yaml"))]
     ready = datacache.DATA_DIR / datacache.READY / f"{dialect_index_name(raws)}.json"
-    if ready.is_file():
-        index = json.loads(ready.read_bytes())
-        if isinstance(index, dict) and list(index) == [stem for stem, _ in raws]:
-            return index
+    try:
+        index = json.loads(ready.read_bytes()) if ready.is_file() else None
+    except (OSError, ValueError):
+        index = None  # unreadable or not JSON: the tables say it
+    if _well_formed(index, [stem for stem, _ in raws]):
+        return index  # type: ignore[return-value]
     return dialect_index({stem: _meta(stem) for stem, _ in raws})
+
+
+def _well_formed(index: object, stems: list[str]) -> bool:
+    """A ready index that names exactly these tables, each with a name and no arguments (one
+    damaged after the install is not used; the tables are read instead)."""
+    return (
+        isinstance(index, dict)
+        and list(index) == stems
+        and all(
+            isinstance(d, dict)
+            and isinstance(d.get("name"), str)
+            and not any(k.endswith("args") for k in d)
+            for d in index.values()
+        )
+    )
 
 
 def dialect_summary(name: str) -> dict[str, Any]:
