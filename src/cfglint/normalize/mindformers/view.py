@@ -190,7 +190,6 @@ class MFView:
             n = self.node(f"{self.model_path}.{k}")
             if n is not None:
                 return self.value(n, f"{self.model_path}.{k}", kind)
-        cls = self.model_cls
         # the class, then the classes it passes its keyword arguments on to
         for comp in self.class_chain():
             for k in keys:
@@ -200,6 +199,12 @@ class MFView:
                         knob=knob,
                         source=comp.label,
                     )
+        return self._legacy_unset(keys, kind, field, knob)
+
+    def _legacy_unset(self, keys: list[str], kind: str | None, field: str, knob: str) -> Value:
+        """A legacy setting neither the YAML nor a class table gives: unknown with the
+        reason, or the class's recorded absence of it (knobs: legacy_classes ``absent``)."""
+        cls = self.model_cls
         if cls is None:
             return Value.unknown(knob, self.no_class_reason())
         if cls.unread and any(
