@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from functools import cache
 from pathlib import Path
@@ -9,8 +10,10 @@ from pathlib import Path
 from pydantic import TypeAdapter, ValidationError
 
 from cfglint.check.registry import exists
-from cfglint.check.schema import FROM_CACHE, PROFILES, Rule, RuleFile
+from cfglint.check.schema import FROM_CACHE, PROFILES, Rule, RuleFile, construct_rule
+from cfglint.load import datacache
 from cfglint.load.datacache import cache_dir, content_key, read_entry, write_entry
+from cfglint.load.datayaml import rules_digest, rules_ready_name
 
 
 class RuleFileError(Exception):
@@ -38,17 +41,46 @@ def load_rules(directory: str | None = None) -> tuple[Rule, ...]:
     files = sorted(d.glob("*.yaml"))
     if not files:
         raise RuleFileError(f"no rule files found in {d}")
+    if directory is None and not os.environ.get("CFGLINT_RULES_DIR"):
+        ready = _ready_rules(files)
+        if ready is not None:
+            return ready
     key = _rules_key(files)
     cached = _cache_path(key)
     hit = read_entry(cached, "rules", key, _parse_cached)
     if hit is not None:
         return hit
     rules = _validate(files)
-    write_entry(cached, "rules", key, _RULES.dump_json(list(rules)).decode("utf-8"))
+    write_entry(cached, "rules", key, _rules_adapter().dump_json(list(rules)).decode("utf-8"))
     return rules
 
 
-_RULES: TypeAdapter[list[Rule]] = TypeAdapter(list[Rule])
+@cache
+def _rules_adapter() -> TypeAdapter[list[Rule]]:
+    # built when a rule set is validated or read back from the cache, never for a ready set
+    return TypeAdapter(list[Rule])
+
+
+def _ready_rules(files: list[Path]) -> tuple[Rule, ...] | None:
+    """The rules of the ready rule set an install ships (hatch_build.py), built without a
+    validator; None when there is none for these rule files (one was edited, added or
+    removed since the build) or its content does not match the hash it carries (damaged
+    after the build): the rule files are then validated as before."""
+    raws = [(f.name, f.read_bytes()) for f in files]
+    path = datacache.DATA_DIR / datacache.READY / f"{rules_ready_name(raws)}.json"
+    try:
+        doc = json.loads(path.read_bytes()) if path.is_file() else None
+        if not isinstance(doc, dict) or doc.get("sha256") != rules_digest(doc.get("files")):
+            return None
+        names = [name for name, _ in doc["files"]]
+        if names != [name for name, _ in raws]:
+            return None
+        rules = [
+            construct_rule(r, data["title"]) for _, data in doc["files"] for r in data["rules"]
+        ]
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return None
+    return tuple(rules) or None  # type: ignore[arg-type]
 
 
 def _rules_key(files: list[Path]) -> str:
@@ -62,7 +94,7 @@ def _cache_path(key: str) -> Path:
 def _parse_cached(payload: object) -> tuple[Rule, ...]:
     """The cached rule set, validated like the rule files are (same schema); an empty set
     is never a valid cache entry (the rule files hold rules, or loading fails)."""
-    rules = tuple(_RULES.validate_python(payload, context={FROM_CACHE: True}))
+    rules = tuple(_rules_adapter().validate_python(payload, context={FROM_CACHE: True}))
     if not rules:
         raise ValueError("no rules")
     return rules
