@@ -51,6 +51,37 @@ class ReadyTables(BuildHookInterface):
                 build_data["force_include"][str(out / name)] = (
                     f"cfglint/data/{datayaml.READY}/{name}"
                 )
+        name = _dialect_index(datayaml, out)
+        if version != "editable":
+            build_data["force_include"][str(out / name)] = f"cfglint/data/{datayaml.READY}/{name}"
+            # the rule set is used without validating it: a wheel is built from a tested
+            # tree, while a checkout's rule files may be mid-edit when it is installed (a
+            # checkout validates them, and caches the result, as before)
+            name = _rule_set(datayaml, out)
+            build_data["force_include"][str(out / name)] = f"cfglint/data/{datayaml.READY}/{name}"
+
+
+def _dialect_index(datayaml: Any, out: Path) -> str:
+    """The dialect index (datayaml.dialect_index) beside the tables; returns its file name."""
+    paths = sorted((ROOT / "src" / "cfglint" / "data" / "dialects").glob("*.yaml"))
+    raws = [(p.stem, p.read_bytes()) for p in paths]
+    tables = {stem: datayaml.parse_data_yaml(raw, stem) for stem, raw in raws}
+    name = f"{datayaml.dialect_index_name(raws)}.json"
+    (out / name).write_text(json.dumps(datayaml.dialect_index(tables)))
+    return name
+
+
+def _rule_set(datayaml: Any, out: Path) -> str:
+    """The rule files as one ready set (check/rulebook.py builds the rules from it without
+    validating them; tests/check/test_ready_rules.py checks that this gives the rules
+    validation gives), with the hash of its content; returns its file name."""
+    paths = sorted((ROOT / "rules").glob("*.yaml"))
+    raws = [(p.name, p.read_bytes()) for p in paths]
+    files = [[n, datayaml.parse_data_yaml(raw, n)] for n, raw in raws]
+    name = f"{datayaml.rules_ready_name(raws)}.json"
+    doc = {"sha256": datayaml.rules_digest(files), "files": files}
+    (out / name).write_text(json.dumps(doc))
+    return name
 
 
 def _tables() -> list[Path]:

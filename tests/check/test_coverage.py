@@ -70,12 +70,13 @@ def test_every_builtin_rule_has_one_check_and_every_check_a_rule() -> None:
     """The YAML entry is a builtin rule's one definition and its check is the function
     registered by its id: the loader pairs them, so the real rule set loads only when
     each side has exactly one partner (the tests below take one side away)."""
-    from cfglint.check.registry import check_of, implementations, resolve
+    from cfglint.check.registry import check_of, declared, implementations, resolve
 
     builtins = [r for r in load_rules() if r.kind == "builtin"]
     impls = implementations()
     assert len(builtins) >= 20
     assert sorted(impls) == sorted(r.id for r in builtins)
+    assert declared() == impls  # the ready rule set reads them from the source instead
     for r in builtins:
         assert impls[r.id] == [r.check]
         assert check_of(r.id, r.check) is check_of(r.id)

@@ -70,7 +70,7 @@ def test_compare_message_reads_right(case: Any, tmp_path_factory: pytest.TempPat
     out = outcome(case, tmp_path_factory)
     assert any(f["rule"] == rule.id for f in out.findings), "the case must fire its rule"
     ctx = Context(profile=case.profile)
-    ctx.mf = load_mindformers_side(str(out.pair.mf), str(out.pair.launch))
+    ctx.mf = load_mindformers_side(str(out.pair.mf), str(out.pair.launch), out.pair.release)
     ctx.mg = load_megatron_side(str(out.pair.mg))
     a, b = ctx.mf.get(rule.field), ctx.mg.get(rule.field)
     assert a is not None and b is not None

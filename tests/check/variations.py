@@ -24,6 +24,12 @@ PAIR_FILES: dict[str, tuple[str, str, str, str]] = {
     "dense": ("llama2_dense", "llama2_7b_align.yaml", "pretrain_llama2_align.sh", "msrun_align.sh"),
     "moe": ("qwen3_moe", "qwen3_moe_align.yaml", "pretrain_qwen3_moe_align.sh", "msrun_align.sh"),
 }
+# the MindFormers release a pair's YAML is written for, where its defaults differ by release
+# (the fixtures are in no release: without it, every release with their classes is a
+# candidate). The MoE pair leaves the load-balancing type and loss weight to
+# TransformerConfig, whose defaults are master's (sub_seq_aux_loss, 0) but not v1.6.0's
+# (aux_loss, no moe_aux_loss_coeff field: transformer_config.py:249 @ 68fa8494).
+PAIR_RELEASES: dict[str, str] = {"moe": "master"}
 # which file of a pair an edit targets
 ROLES = ("mf", "mg", "launch")
 
@@ -80,6 +86,7 @@ class Pair:
     mf: Path
     mg: Path
     launch: Path
+    release: str | None = None  # --mindformers-version (PAIR_RELEASES)
 
     def path(self, role: str) -> Path:
         return {"mf": self.mf, "mg": self.mg, "launch": self.launch}[role]
@@ -97,6 +104,7 @@ class Pair:
             "json",
             "--config",
             str(self.mf.parent / "pyproject.toml"),
+            *(("--mindformers-version", self.release) if self.release else ()),
             *extra,
         ]
 
@@ -109,7 +117,7 @@ def copy_pair(name: str, dest: Path) -> Pair:
         shutil.copyfile(src / f, dest / f)
     # an empty settings file: a [tool.cfglint] table in the checkout must not change the runs
     (dest / "pyproject.toml").write_text("", encoding="utf-8")
-    return Pair(mf=dest / mf, mg=dest / mg, launch=dest / launch)
+    return Pair(mf=dest / mf, mg=dest / mg, launch=dest / launch, release=PAIR_RELEASES.get(name))
 
 
 @dataclass

@@ -81,7 +81,14 @@ def test_the_wheel_ships_every_table_ready(tmp_path: Path) -> None:
     import json
     import zipfile
 
-    from cfglint.load.datayaml import READY, ready_name
+    from cfglint.load.datayaml import (
+        READY,
+        dialect_index,
+        dialect_index_name,
+        ready_name,
+        rules_digest,
+        rules_ready_name,
+    )
 
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(ROOT)],
@@ -95,3 +102,14 @@ def test_the_wheel_ships_every_table_ready(tmp_path: Path) -> None:
             raw = table.read_bytes()
             name = f"cfglint/data/{READY}/{ready_name(raw)}.json"
             assert json.loads(z.read(name)) == parse_data_yaml(raw, str(table)), table.name
+        # the dialect index (load/dialects.py reads it instead of every dialect's arguments)
+        folder = ROOT / "src" / "cfglint" / "data" / "dialects"
+        raws = [(p.stem, p.read_bytes()) for p in sorted(folder.glob("*.yaml"))]
+        index = json.loads(z.read(f"cfglint/data/{READY}/{dialect_index_name(raws)}.json"))
+        assert index == dialect_index({s: parse_data_yaml(r, s) for s, r in raws})
+        # the rule set, with its content's hash (check/rulebook.py builds the rules from it)
+        rules = sorted((ROOT / "rules").glob("*.yaml"))
+        raws = [(p.name, p.read_bytes()) for p in rules]
+        doc = json.loads(z.read(f"cfglint/data/{READY}/{rules_ready_name(raws)}.json"))
+        assert doc["files"] == [[n, parse_data_yaml(r, n)] for n, r in raws]
+        assert doc["sha256"] == rules_digest(doc["files"])

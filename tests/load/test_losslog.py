@@ -182,7 +182,26 @@ def test_tensorboard_events_of_both_frameworks(tmp_path: Path) -> None:
         read_events(str(tmp_path / "mf"), "megatron")
 
 
-def test_byte_ranges_in_several_processes_read_every_line_once(tmp_path: Path, monkeypatch) -> None:
+fast_read = losslog.compiled_read
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["numba-threads", "scan-processes"])
+def test_byte_ranges_in_several_processes_read_every_line_once(
+    tmp_path: Path, monkeypatch, fast: bool
+) -> None:
+    if fast and losslog.compiled_read is None:
+        pytest.skip("the logs extra (numba) is not installed")
+    if fast:  # the compiled loops read even these small chunks, in threads
+        monkeypatch.setattr(losslog, "COMPILED_MIN", 0)
+        calls = []
+
+        def counted(*a):
+            calls.append(fast_read(*a))
+            return calls[-1]
+
+        monkeypatch.setattr(losslog, "compiled_read", counted)
+    else:
+        monkeypatch.setattr(losslog, "compiled_read", None)
     monkeypatch.setattr(losslog, "PARALLEL_MIN", 4000)  # ~15 step lines a range
     monkeypatch.setattr(losslog.os, "cpu_count", lambda: 4)
     text = "".join(_mg(s, f"{5 + s / 1000:.6E}") for s in range(1, 301))
@@ -192,3 +211,23 @@ def test_byte_ranges_in_several_processes_read_every_line_once(tmp_path: Path, m
     assert log.steps.tolist() == list(range(1, 301))
     assert np.allclose(log.series["loss"], [5 + s / 1000 for s in range(1, 301)])
     assert log.lines_read == 300
+    # one chunk a range, each read by the compiled loops (none left to the scan)
+    assert not fast or (len(calls) == 4 and all(c is not None for c in calls))
+
+
+def test_no_cache_reads_with_the_scan(tmp_path: Path, monkeypatch) -> None:
+    """``--no-cache`` writes nothing: not numba's compiled loops either (the scan reads)."""
+    from cfglint.load import datacache
+
+    monkeypatch.setattr(losslog, "COMPILED_MIN", 0)
+    calls = []
+    monkeypatch.setattr(losslog, "compiled_read", lambda *a: calls.append(a))
+    path = _w(tmp_path, "mg.log", "".join(_mg(s, f"{5 + s / 1000:.6E}") for s in range(1, 31)))
+    datacache.use_cache(False)
+    try:
+        log = read_run_log(path)
+    finally:
+        datacache.use_cache(True)
+    assert not calls and log.steps.tolist() == list(range(1, 31))
+    read_run_log(path)
+    assert len(calls) == 1  # the cache on: the compiled reader is asked (here it declines)

@@ -1,10 +1,13 @@
-"""The vectorized chunk scan (load/losslog_scan.py) reads what the line-by-line patterns
-read: hypothesis writes chunks of both frameworks' step lines with odd numbers, missing
-fields, padding and other lines between them, and both readers must agree on every step
-and every value (NaN where a line prints none). ``CFGLINT_FUZZ_EXAMPLES`` sets how many
-chunks (80 in CI)."""
+"""The vectorized chunk scan (load/losslog_scan.py) and the numba reader
+(load/losslog_numba.py, the logs extra) read what the line-by-line patterns read:
+hypothesis writes chunks of both frameworks' step lines with odd numbers, missing fields,
+padding and other lines between them, and the readers must agree on every step and every
+value (NaN where a line prints none). ``CFGLINT_FUZZ_EXAMPLES`` sets how many chunks (80
+in CI)."""
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 import pytest
@@ -13,10 +16,10 @@ hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from cfglint.load import losslog  # noqa: E402
+from cfglint.load import losslog, losslog_numba  # noqa: E402
 from cfglint.load.losslog import SERIES  # noqa: E402
 from cfglint.load.losslog_scan import Chunk, numbers, scan  # noqa: E402
-from conftest import examples  # noqa: E402
+from conftest import ROOT, examples  # noqa: E402
 
 ODD = ["nan", "NAN", "inf", "-inf", "1.2.3", "-", "1e", "1e400", ".5", "5.", "+3",
        "12345678901234567", "0.30000000000000004", "1E-05", "9.999999E+22", "abc", ""]  # fmt: skip
@@ -111,23 +114,166 @@ def _same(a: np.ndarray | None, b: np.ndarray | None, n: int) -> bool:
 EXAMPLES = examples(20, 80)
 
 
-@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
-@given(chunk())
-def test_scan_reads_what_the_patterns_read(case: tuple[bytes, str]) -> None:
-    data, framework = case
-    form, fields = (
-        (losslog._MG_FORM, losslog._MG_SCAN)
-        if framework == "megatron"
-        else (losslog._MF_FORM, losslog._MF_SCAN)
-    )
-    fast = scan(data, form, fields)
-    slow = losslog._parse_lines(data, framework)
-    if fast is None:
-        return  # a counter the scan cannot decide: the caller reads line by line
+def _forms(framework: str) -> tuple:
+    if framework == "megatron":
+        return losslog._MG_FORM, losslog._MG_SCAN
+    return losslog._MF_FORM, losslog._MF_SCAN
+
+
+def _agree(fast: tuple, slow: tuple, data: bytes) -> None:
     assert fast[0].tolist() == slow[0].tolist()
     assert fast[2] == data.count(b"\n")
     for name in SERIES:
         assert _same(fast[1].get(name), slow[1].get(name), fast[0].size), name
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+@given(chunk())
+def test_scan_reads_what_the_patterns_read(case: tuple[bytes, str]) -> None:
+    data, framework = case
+    fast = scan(data, *_forms(framework))
+    if fast is None:
+        return  # a counter the scan cannot decide: the caller reads line by line
+    _agree(fast, losslog._parse_lines(data, framework), data)
+
+
+needs_numba = pytest.mark.skipif(not losslog_numba.AVAILABLE, reason="the logs extra")
+
+
+@needs_numba
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+@given(chunk())
+def test_numba_reads_what_the_scan_and_the_patterns_read(case: tuple[bytes, str]) -> None:
+    data, framework = case
+    fast = losslog_numba.read(data, *_forms(framework))
+    if fast is None:
+        return  # a chunk it cannot read as the scan does: the scan reads it
+    _agree(fast, losslog._parse_lines(data, framework), data)
+    scanned = scan(data, *_forms(framework))
+    if scanned is not None:
+        _agree(fast, scanned, data)
+
+
+def _bench_pair(tmp_path, n: int) -> tuple[bytes, bytes]:
+    """A few lines of bench/bench_logs.py's realistic pair (every field varying,
+    MindFormers' progress line after each step line)."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        from bench_logs import write_pair
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    mf, mg = write_pair(tmp_path, n)
+    return mf.read_bytes(), mg.read_bytes()
+
+
+@needs_numba
+def test_numba_reads_the_realistic_pair_itself(tmp_path) -> None:
+    """The fast path takes the benchmark's lines (it does not hand them all to the scan)
+    and reads them as the scan does."""
+    for data, framework in zip(
+        _bench_pair(tmp_path, 300), ("mindformers", "megatron"), strict=True
+    ):
+        fast = losslog_numba.read(data, *_forms(framework))
+        assert fast is not None and fast[0].tolist() == list(range(1, 301))
+        _agree(fast, scan(data, *_forms(framework)), data)
+        assert set(fast[1]) >= {"loss", "grad_norm", "lr", "step_time_ms", "throughput"}
+
+
+@needs_numba
+@pytest.mark.parametrize(
+    ("data", "step"),
+    [
+        # two counters on a line: the scan takes the first that is one
+        (b" iteration 1/ 10 | iteration 2/ 10 | lm loss: 1.5 |\n", 1),
+        # a counter the scan cannot decide (16 digits): the patterns read it
+        (b" iteration 1234567890123456/ 10 | lm loss: 1.5 |\n", 1234567890123456),
+    ],
+)
+def test_numba_leaves_to_the_scan_what_it_cannot_read_as_the_scan(data: bytes, step: int) -> None:
+    assert losslog_numba.read(data, *_forms("megatron")) is None
+    steps, cols, _n = losslog._parse_chunk(data, "megatron")  # read all the same
+    assert steps.tolist() == [step] and cols["loss"].tolist() == [1.5]
+
+
+@needs_numba
+@pytest.mark.parametrize("data", [b"", b"\n", b" iteration 1/ 10 | lm loss: 1.5 |"])
+def test_numba_reads_empty_and_unterminated_chunks_as_the_scan(data: bytes) -> None:
+    """An empty chunk has no line: the loops, which do not check bounds, read none (it
+    read past its arrays before, and the process died of a bus error)."""
+    fast = losslog_numba.read(data, *_forms("megatron"))
+    slow = scan(data, *_forms("megatron"))
+    assert fast is not None and slow is not None
+    _agree(fast, slow, data)
+
+
+@needs_numba
+def test_numba_reads_bytes_that_are_not_utf8() -> None:
+    """The loops read bytes (polars, before, read text only and left such chunks to the
+    scan)."""
+    data = b" iteration 1/ 10 | lm loss: 1.5 | note \xff |\n"
+    fast = losslog_numba.read(data, *_forms("megatron"))
+    assert fast is not None and fast[0].tolist() == [1] and fast[1]["loss"].tolist() == [1.5]
+
+
+# Clinger's fast path at its edges: 2**53 and 2**53 + 1 as mantissas, 10**22 and 10**23,
+# ties that a double rounding would get wrong, and tokens float() refuses
+HARD = ["9007199254740992", "9007199254740993", "9007199254740992e22", "1e22", "1e23",
+        "1e-22", "1e-23", "0.1", "0.3", "2.675", "1.0000000000000002", "4.35",
+        "8.98846567431158e307", "5e-324", "123456.789e-17", "-0", "-0.0", "+7", "1..2", ".",
+        "1e", "1e+", "12e1234", "00000000000000000000001.5", "1" * 39, "1" * 40]  # fmt: skip
+
+
+def _compiled_numbers(data: bytes, starts: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """The compiled fields' pass over one field (no bytes to skip) that must end in " |":
+    values, and the cells left to the field's pattern."""
+    suffix = b" |"
+    kernels = losslog_numba.kernels()
+    assert kernels is not None
+    return kernels.field_values(
+        np.frombuffer(data, np.uint8),
+        np.array(starts, np.int64)[:, None],
+        np.zeros((1, 0, 256), np.bool_),
+        np.zeros((1, 0), np.int64),
+        np.frombuffer(suffix, np.uint8),
+        np.array([0, len(suffix)], np.int64),
+        40,
+    )
+
+
+@needs_numba
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.one_of(st.sampled_from(HARD), st.floats(allow_nan=False).map(repr),
+                          number()), min_size=1, max_size=20))  # fmt: skip
+def test_numba_numbers_equal_python_float(texts: list[str]) -> None:
+    """Every number the compiled parse decides equals ``float()`` of the same token, which
+    ends where the text does (the suffix after it is checked); the rest is left to the
+    field's pattern."""
+    data = "".join(f" {t} |" for t in texts).encode() + b"\n"
+    starts, at = [], 0
+    for t in texts:
+        starts.append(at + 1)
+        at += len(t) + 3
+    value, bad = _compiled_numbers(data, starts)
+    for i, t in enumerate(texts):
+        if bad[i, 0]:
+            continue
+        assert re.fullmatch(r"[-+]?[0-9.]+(?:[eE][-+]?[0-9]+)?", t), t
+        got, want = value[i, 0], float(t)
+        assert got == want and np.signbit(got) == np.signbit(want), (t, got, want)
+
+
+@needs_numba
+def test_numba_decides_inside_the_fast_path_only() -> None:
+    """Mantissas up to 2**53 and powers of ten up to 10**22 are decided; one past either
+    is left to ``float()`` (through the field's pattern)."""
+    texts = ["9007199254740992", "9007199254740993", "1e22", "1e23", "1e-22", "0.1e-22"]
+    data = "".join(f" {t} |" for t in texts).encode() + b"\n"
+    starts = np.cumsum([1] + [len(t) + 3 for t in texts[:-1]]).tolist()
+    value, bad = _compiled_numbers(data, starts)
+    assert bad[:, 0].tolist() == [False, True, False, True, False, True]
+    assert value[0, 0] == 2.0**53 and value[2, 0] == 1e22 and value[4, 0] == 1e-22
 
 
 @pytest.mark.parametrize(
@@ -145,3 +291,26 @@ def test_numbers_equal_python_float(text: str) -> None:
         if not num.undecided[0]:
             assert num.value[0] == float(text)
             assert num.end[0] == 1 + len(text)
+
+
+@needs_numba
+def test_numba_without_a_cache_folder_leaves_the_chunk_to_the_scan(monkeypatch) -> None:
+    """numba refuses ``cache=True`` where it finds no folder to write (a RuntimeError at
+    import): the chunk is read by the scan, not a traceback."""
+    import builtins
+
+    real = builtins.__import__
+
+    def refuse(name, globals=None, locals=None, fromlist=(), level=0):
+        if "losslog_kernels" in (fromlist or ()):
+            raise RuntimeError("cannot cache function 'find_labels': no locator available")
+        return real(name, globals, locals, fromlist, level)
+
+    monkeypatch.setattr(losslog_numba, "_kernels", None)
+    monkeypatch.setattr(losslog_numba, "_unavailable", False)
+    monkeypatch.setattr(builtins, "__import__", refuse)
+    data = b" iteration 1/ 10 | lm loss: 1.5 |\n"
+    assert losslog_numba.read(data, *_forms("megatron")) is None
+    monkeypatch.setattr(losslog, "COMPILED_MIN", 0)
+    steps, cols, _n = losslog._parse_chunk(data, "megatron")
+    assert steps.tolist() == [1] and cols["loss"].tolist() == [1.5]

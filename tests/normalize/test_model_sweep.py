@@ -219,8 +219,9 @@ def test_a_research_class_labels_the_config_with_a_release_that_ships_it() -> No
     from cfglint.normalize.mindformers.build import load_mindformers
 
     cfg = load_mindformers(str(BC2_MF))
-    assert cfg.dialect.startswith("MindFormers v1.3.2")
-    assert "v1.3.2" in cfg.defaults_from
+    # in no release: every release with its classes (v1.3.0 and v1.3.2), not v1.5.0
+    assert cfg.dialect.startswith("MindFormers v1.3.0-v1.3.2")
+    assert "v1.3.0-v1.3.2" in cfg.defaults_from
 
 
 def test_a_script_named_like_an_older_example_says_whose_defaults_apply(tmp_path: Path) -> None:

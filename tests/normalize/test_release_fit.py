@@ -115,11 +115,41 @@ def test_two_copies_in_one_release_leave_what_they_disagree_on_not_decided(
     assert cfg.structure.normalization is not None and cfg.structure.normalization.known
 
 
-def test_a_config_no_release_holds_keeps_the_class_choice(tmp_path: Path) -> None:
+QWEN3_MOE = REL / "user" / "qwen3_moe_no_balancing.yaml"  # master excerpt, in no release
+
+
+def test_a_config_no_release_holds_is_read_at_every_release_with_its_classes() -> None:
+    """A user's Qwen3-MoE config (no release holds it) leaves the load-balancing type to
+    TransformerConfig, whose default is aux_loss at v1.6.0 and sub_seq_aux_loss at v1.7.0 and
+    master. Before: labelled master, its default stated as the job's."""
+    cfg = load_mindformers(str(QWEN3_MOE))
+    # Qwen3MoeConfig and the mcore layout exist from v1.6.0 on
+    assert cfg.dialect.startswith("MindFormers v1.6.0-master (in no release; every class")
+    split = _undecided(cfg, "disagree")["moe.load_balancing_type"]
+    assert "aux_loss at v1.6.0" in split and "sub_seq_aux_loss" in split
+    assert "--mindformers-version" in split
+    # what every candidate gives alike stays decided, labelled with the range
+    norm = cfg.structure.normalization
+    assert norm is not None and norm.value == "RMSNorm"
+    assert norm.detail == "default of MindFormers v1.6.0-master Qwen3MoeConfig"
+    # naming the release decides it
+    one = load_mindformers(str(QWEN3_MOE), version="v1.6.0")
+    got = one.moe.load_balancing_type
+    assert got is not None and got.value == "aux_loss"
+    assert got.detail == "default of MindFormers v1.6.0 TransformerConfig"
+
+
+def test_a_legacy_config_no_release_holds_spans_the_releases_with_its_classes(
+    tmp_path: Path,
+) -> None:
+    """research/deepseek2's config outside its folder: DeepseekV2Config exists in every
+    release cfglint has tables for (research/deepseek2's copy up to v1.5.0, research/deepseek3's
+    from v1.5.0), so all are candidates, and where the copies differ it is not decided."""
     mine = tmp_path / "mine.yaml"
     mine.write_text(DS2_MF.read_text())
     cfg = load_mindformers(str(mine))
-    assert cfg.dialect.startswith("MindFormers master (every class it names exists there)")
+    assert cfg.dialect.startswith("MindFormers v1.3.0-master (in no release; every class")
+    assert "structure.fused_rope" in _undecided(cfg, "disagree")
 
 
 def test_a_file_several_releases_hold_is_labelled_with_their_range() -> None:
@@ -223,3 +253,21 @@ def test_a_script_only_master_holds_is_read_against_masters_parser() -> None:
     gaps = release_gaps(m, fit)
     assert "128 in master" in gaps["make_vocab_size_divisible_by"]
     assert "adam_beta2" not in gaps
+
+
+def test_legacy_llama_before_init_method_std_initializes_with_sigma_0_01() -> None:
+    """LlamaConfig has no init_method_std or residual_dtype at v1.3.0 / v1.3.2; the model
+    initializes every Linear and the embedding with MindSpore's 'normal' (sigma 0.01) and adds
+    residuals in compute_dtype, as v1.5.0's defaults say. Before: unknown there, so a config
+    no release holds lost WGT003/WGT005 when v1.3.x joined its candidates."""
+    example = FIXTURES / "examples" / "llama2_7b" / "pretrain_llama2_7b.yaml"
+    for version in ("v1.3.0", "v1.3.2"):
+        cfg = load_mindformers(str(example), version=version)
+        std = cfg.weight.init_method_std
+        assert std is not None and std.value == 0.01, version
+        assert "llama_layer.py:116" in std.detail
+        res, comp = cfg.precision.residual_dtype, cfg.precision.compute_dtype
+        assert res is not None and comp is not None and res.value == comp.value == "bfloat16"
+    cfg = load_mindformers(str(example))
+    assert cfg.dialect.startswith("MindFormers v1.3.0-v1.5.0 (in no release; every class")
+    assert not _undecided(cfg, "disagree")

@@ -12,6 +12,8 @@ import importlib
 import importlib.util
 import pkgutil
 import re
+from functools import cache
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -19,6 +21,8 @@ if TYPE_CHECKING:
 
 PACKAGE = "cfglint.check.builtins"
 _NAME = re.compile(r"^([a-z_][a-z0-9_]*)\.([a-z_][a-z0-9_]*)$")
+# how a check is registered in its module's source (ruff format keeps it on one line)
+_DECLARED = re.compile(r'^@builtin\("([A-Z]{2,4}[0-9]{3})"\)\s*\ndef ([a-z_][a-z0-9_]*)\(', re.M)
 
 
 def implementations() -> dict[str, list[str]]:
@@ -32,6 +36,20 @@ def implementations() -> dict[str, list[str]]:
             rule_id = getattr(fn, "cfglint_rule", None)
             if isinstance(rule_id, str) and getattr(fn, "__module__", "") == module.__name__:
                 out.setdefault(rule_id, []).append(f"{info.name}.{attr}")
+    return out
+
+
+def declared() -> dict[str, list[str]]:
+    """Rule id -> the checks registered for it, read from the builtin modules' source
+    without importing them (a ready rule set: a lint imports only the modules of the checks
+    it runs). :func:`implementations` imports them instead; the tests check the two agree."""
+    spec = importlib.util.find_spec(PACKAGE)
+    out: dict[str, list[str]] = {}
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        for path in sorted(Path(folder).glob("*.py")):
+            text = path.read_text(encoding="utf-8")
+            for rule_id, function in _DECLARED.findall(text):
+                out.setdefault(rule_id, []).append(f"{path.stem}.{function}")
     return out
 
 
@@ -59,7 +77,12 @@ def check_of(rule_id: str, name: str = "") -> Check:
             return resolve(name, rule_id)
         except KeyError:
             pass
-    names = implementations().get(rule_id, [])
+    names = _registered().get(rule_id, [])
     if len(names) != 1:
         raise KeyError(rule_id)
     return resolve(names[0], rule_id)
+
+
+@cache
+def _registered() -> dict[str, list[str]]:
+    return implementations()

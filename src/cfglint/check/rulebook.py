@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import os
 from functools import cache
 from pathlib import Path
 
 from pydantic import TypeAdapter, ValidationError
 
-from cfglint.check.registry import implementations
-from cfglint.check.schema import FROM_CACHE, PROFILES, Rule, RuleFile
+from cfglint.check.registry import declared, implementations
+from cfglint.check.schema import FROM_CACHE, PROFILES, Rule, RuleFile, construct_rule
+from cfglint.load import datacache
 from cfglint.load.datacache import cache_dir, content_key, read_entry, write_entry
+from cfglint.load.datayaml import rules_digest, rules_ready_name
 
 
 class RuleFileError(Exception):
@@ -38,6 +41,10 @@ def load_rules(directory: str | None = None) -> tuple[Rule, ...]:
     files = sorted(d.glob("*.yaml"))
     if not files:
         raise RuleFileError(f"no rule files found in {d}")
+    if directory is None and not os.environ.get("CFGLINT_RULES_DIR"):
+        ready = _ready_rules(files)
+        if ready is not None:
+            return ready
     # cfglint's own rule set must hold a rule for every registered check; a folder given
     # by name (a test's few rules) need not
     complete = directory is None
@@ -47,11 +54,47 @@ def load_rules(directory: str | None = None) -> tuple[Rule, ...]:
     if hit is not None:
         return hit
     rules = _with_checks(_validate(files), complete)
-    write_entry(cached, "rules", key, _RULES.dump_json(list(rules)).decode("utf-8"))
+    write_entry(cached, "rules", key, _rules_adapter().dump_json(list(rules)).decode("utf-8"))
     return rules
 
 
-_RULES: TypeAdapter[list[Rule]] = TypeAdapter(list[Rule])
+@cache
+def _rules_adapter() -> TypeAdapter[list[Rule]]:
+    # built when a rule set is validated or read back from the cache, never for a ready set
+    return TypeAdapter(list[Rule])
+
+
+def _ready_rules(files: list[Path]) -> tuple[Rule, ...] | None:
+    """The rules of the ready rule set an install ships (hatch_build.py), built without a
+    validator; None when there is none for these rule files (one was edited, added or
+    removed since the build) or its content does not match the hash it carries (damaged
+    after the build): the rule files are then validated as before."""
+    raws = [(f.name, f.read_bytes()) for f in files]
+    path = datacache.DATA_DIR / datacache.READY / f"{rules_ready_name(raws)}.json"
+    try:
+        doc = json.loads(path.read_bytes()) if path.is_file() else None
+        if not isinstance(doc, dict) or doc.get("sha256") != rules_digest(doc.get("files")):
+            return None
+        names = [name for name, _ in doc["files"]]
+        if names != [name for name, _ in raws]:
+            return None
+        rules = [
+            construct_rule(r, data["title"]) for _, data in doc["files"] for r in data["rules"]
+        ]
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return None
+    # each builtin rule's check, read from the builtin modules' source (a lint imports only
+    # the modules it runs); a rule with no check or several is left to validation to report
+    checks = declared()
+    out = []
+    for r in rules:
+        if r.kind == "builtin":
+            names = checks.get(r.id, [])
+            if len(names) != 1:
+                return None
+            r = r.model_copy(update={"check": names[0]})
+        out.append(r)
+    return tuple(out) or None  # type: ignore[arg-type]
 
 
 def _rules_key(files: list[Path], complete: bool) -> str:
@@ -66,7 +109,7 @@ def _cache_path(key: str) -> Path:
 def _parse_cached(payload: object) -> tuple[Rule, ...]:
     """The cached rule set, validated like the rule files are (same schema); an empty set
     is never a valid cache entry (the rule files hold rules, or loading fails)."""
-    rules = tuple(_RULES.validate_python(payload, context={FROM_CACHE: True}))
+    rules = tuple(_rules_adapter().validate_python(payload, context={FROM_CACHE: True}))
     if not rules:
         raise ValueError("no rules")
     return rules

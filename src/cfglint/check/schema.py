@@ -416,3 +416,36 @@ class RuleFile(BaseModel):
         if v not in ROW_SECTIONS:
             raise ValueError(f"unknown section {v!r}")
         return v
+
+
+# -- building rules from a ready rule set (trusted: validated when it was built) -------------
+# the fields of each model that validation turns from lists into tuples
+_TUPLES = ("profiles", "superseded_by", "locate", "sides", "needs", "keys", "with_fields", "knobs")
+
+
+def construct_rule(data: dict[str, Any], section_title: str) -> RuleBase:
+    """The rule ``data`` (a rule file's entry as plain data) as validation would give it,
+    built without validating: for a ready rule set only (check/rulebook.py), whose rule
+    files the tests validate (tests/check/test_ready_rules.py compares the two forms)."""
+    fields = _tuples(data)
+    for key, model in (("expect", Expect), ("probe", RuleProbe)):
+        if fields.get(key) is not None:
+            fields[key] = model.model_construct(**_tuples(fields[key]))
+    if fields.get("fix_action") is not None:
+        fields["fix_action"] = _construct_fix(fields["fix_action"])
+    if "fix_parts" in fields:
+        fields["fix_parts"] = {k: _construct_fix(v) for k, v in fields["fix_parts"].items()}
+    fields["section"] = section_title
+    return RULE_CLASSES[data["kind"]].model_construct(**fields)
+
+
+def _construct_fix(data: dict[str, Any]) -> FixAction:
+    fields = _tuples(data)
+    for side in ("mindformers", "megatron"):
+        if fields.get(side) is not None:
+            fields[side] = SideFix.model_construct(**_tuples(fields[side]))
+    return FixAction.model_construct(**fields)
+
+
+def _tuples(data: dict[str, Any]) -> dict[str, Any]:
+    return {k: tuple(v) if k in _TUPLES and isinstance(v, list) else v for k, v in data.items()}

@@ -64,9 +64,9 @@ def common_inputs(p: argparse.ArgumentParser) -> None:
         choices=[*MF_RELEASES, *MF_UNREAD_RELEASES],
         help="the MindFormers release the config is for, whose defaults apply (default: the "
         "releases that hold the file, by content or path; what they disagree on is not "
-        "decided. For a file no release holds: the newest release in which every class the "
-        "config names exists); for one whose defaults cfglint has not read (v1.0.0 to v1.2.0 "
-        "and the v1.4.0 betas) no default is decided",
+        "decided. For a file no release holds: every release in which every class the config "
+        "names exists, the same way); for one whose defaults cfglint has not read (v1.0.0 to "
+        "v1.2.0 and the v1.4.0 betas) no default is decided",
     )
     p.add_argument(
         "--megatron-version",

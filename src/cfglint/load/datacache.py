@@ -79,7 +79,7 @@ class Envelope(BaseModel):
     """What every cache file holds: which part wrote it, for which cfglint, derived from
     which content (``key``), and the payload (validated by the reader's own schema)."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
 
     format: Literal[1]
     part: str

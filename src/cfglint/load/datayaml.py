@@ -9,6 +9,7 @@ GitHub Action run). A source checkout parses the YAML once and caches it (load/d
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from typing import Any
 
@@ -19,6 +20,46 @@ READY = "_ready"
 
 def ready_name(raw: bytes) -> str:
     return hashlib.sha256(raw).hexdigest()[:40]
+
+
+def dialect_index_name(tables: list[tuple[str, bytes]]) -> str:
+    """The ready name of the dialect index: a hash of every dialect table's name and bytes
+    (``(stem, YAML bytes)``), so an index built before any of them changed is not found."""
+    h = hashlib.sha256(b"dialect-index\0")
+    for stem, raw in tables:
+        for chunk in (stem.encode(), raw):
+            h.update(len(chunk).to_bytes(8, "little"))
+            h.update(chunk)
+    return "dialects-" + h.hexdigest()[:40]
+
+
+def rules_ready_name(files: list[tuple[str, bytes]]) -> str:
+    """The ready name of the rule set: a hash of every rule file's name and bytes, so a set
+    built before any of them changed (or one was added or removed) is not found."""
+    h = hashlib.sha256(b"rule-set\0")
+    for name, raw in files:
+        for chunk in (name.encode(), raw):
+            h.update(len(chunk).to_bytes(8, "little"))
+            h.update(chunk)
+    return "rules-" + h.hexdigest()[:40]
+
+
+def rules_digest(files: Any) -> str:
+    """The hash of a ready rule set's content (its rule files as plain data, canonical
+    JSON): a set whose content no longer matches it was damaged after the build."""
+    text = json.dumps(files, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def dialect_index(tables: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Each table of data/dialects/ by its stem, without its argument lists (``args``,
+    ``base_args``, ...): what telling a Megatron table from a dialect and scoring a launch
+    against each dialect's ``detect`` signs ask, without reading every dialect's ~800
+    arguments (a plain Megatron-LM launch needs none of them)."""
+    return {
+        stem: {k: v for k, v in data.items() if not k.endswith("args")}
+        for stem, data in sorted(tables.items())
+    }
 
 
 # YAML 1.2's core schema, for the scalars PyYAML (YAML 1.1) resolves otherwise: `1e-5` is a

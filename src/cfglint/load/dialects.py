@@ -12,6 +12,7 @@ that is recognisably a fork we do not model is named as one: its defaults are no
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 from collections.abc import Callable
@@ -19,7 +20,9 @@ from dataclasses import dataclass, field
 from functools import cache, cached_property
 from typing import Any
 
+from cfglint.load import datacache
 from cfglint.load.datacache import DATA_DIR, load_data
+from cfglint.load.datayaml import dialect_index, dialect_index_name
 from cfglint.load.tree_parser import (
     MINDSPEED_PACKAGES,
     NOWHERE,
@@ -106,12 +109,49 @@ class Detection:
 
 @cache
 def dialect_names() -> tuple[str, ...]:
-    return tuple(sorted(_meta(p.stem)["name"] for p in DIALECT_DIR.glob("*.yaml")))
+    return tuple(sorted(_by_name()))
 
 
 @cache
 def _by_name() -> dict[str, str]:
-    return {_meta(p.stem)["name"]: p.stem for p in DIALECT_DIR.glob("*.yaml")}
+    return {str(d["name"]): stem for stem, d in _dialect_index().items()}
+
+
+@cache
+def _dialect_index() -> dict[str, dict[str, Any]]:
+    """Each dialect table by its stem, without its argument lists: the ready index an
+    install ships (named by the hash of every dialect table, so it is found only while none
+    changed), else read from the tables themselves."""
+    raws = [(p.stem, p.read_bytes()) for p in sorted(DIALECT_DIR.glob("*.yaml"))]
+    ready = datacache.DATA_DIR / datacache.READY / f"{dialect_index_name(raws)}.json"
+    try:
+        index = json.loads(ready.read_bytes()) if ready.is_file() else None
+    except (OSError, ValueError):
+        index = None  # unreadable or not JSON: the tables say it
+    if _well_formed(index, [stem for stem, _ in raws]):
+        return index  # type: ignore[return-value]
+    return dialect_index({stem: _meta(stem) for stem, _ in raws})
+
+
+def _well_formed(index: object, stems: list[str]) -> bool:
+    """A ready index that names exactly these tables, each with a name and no arguments (one
+    damaged after the install is not used; the tables are read instead)."""
+    return (
+        isinstance(index, dict)
+        and list(index) == stems
+        and all(
+            isinstance(d, dict)
+            and isinstance(d.get("name"), str)
+            and not any(k.endswith("args") for k in d)
+            for d in index.values()
+        )
+    )
+
+
+def dialect_summary(name: str) -> dict[str, Any]:
+    """Dialect ``name``'s table without its argument lists (its project, kind, ``detect``
+    signs, ...): read from the dialect index, so no argument list is read for it."""
+    return _dialect_index()[_by_name()[name]]
 
 
 @cache
@@ -326,7 +366,7 @@ def _same_parser(flags: frozenset[str]) -> str | None:
     release's), if one is."""
     names = [
         *megatron_versions(),
-        *(n for n in dialect_names() if dialect_data(n)["kind"] == "fork"),
+        *(n for n in dialect_names() if dialect_summary(n)["kind"] == "fork"),
     ]
     scored = [(_jaccard(flags, table_flags(n)), n) for n in names]
     best = max(scored, default=(0.0, ""))
@@ -437,7 +477,7 @@ def _modelled_dialect(launch: _Launch) -> Detection | None:
     if best is None:
         return None
     name, evidence = best
-    if launch.runs_pai and dialect_data(name)["project"] != "Pai-Megatron-Patch":
+    if launch.runs_pai and dialect_summary(name)["project"] != "Pai-Megatron-Patch":
         # Pai-Megatron-Patch's own examples reuse other forks' entry names
         # (examples/llama3/pretrain_llama.py) and flags (--attention-head-type): the backend
         # the script runs and the repository decide, not those
@@ -464,7 +504,7 @@ def _best_dialect(launch: _Launch) -> tuple[str, list[str]] | None:
 def _dialect_score(launch: _Launch, name: str) -> tuple[int, list[str]] | None:
     """How strongly the launch shows dialect ``name``'s ``detect`` signs, with the evidence;
     None when a sign rules it out (a layout it never has, its project on another backend)."""
-    d = dialect_data(name)
+    d = dialect_summary(name)
     det = d.get("detect") or {}
     if any(_has(launch.folders, rel) for rel in det.get("not_layout") or ()):
         return None

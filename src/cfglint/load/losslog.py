@@ -24,19 +24,40 @@ That keeps a million-line log to about a second instead of tens of seconds.
 from __future__ import annotations
 
 import itertools
+import multiprocessing
 import os
 import re
 import warnings
+from collections.abc import Callable
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import numpy as np
 
+from cfglint.load import losslog_numba
+from cfglint.load.datacache import cache_enabled
 from cfglint.load.losslog_scan import WS, Field, StepForm, scan
 from cfglint.load.safeio import iter_lines, open_regular
 from cfglint.model.errors import InputError
 
 CHUNK = 16 * 1024 * 1024
+# With numba (the logs extra) a chunk's labels are found and its numbers read by compiled
+# loops that release the interpreter lock, and a large log's byte ranges are read by threads;
+# without it, by the numpy scan in forked processes. ``None`` turns it off (bench/).
+compiled_read = losslog_numba.read if losslog_numba.AVAILABLE else None
+
+
+def _compiled() -> Callable[..., Any] | None:
+    """The compiled reader, unless ``--no-cache`` asks that nothing be written: numba's
+    compiled loops are cached on disk, and compiling them again on every run would cost
+    about 6 CPU seconds (bench/results/logs_speed.md): the numpy scan reads instead."""
+    return compiled_read if cache_enabled() else None
+
+
+# a chunk this small is read by the scan: importing numba and loading the compiled loops
+# costs more
+COMPILED_MIN = 4 * 1024 * 1024
 # Reading stops after this many bytes (the result says so): bounded time and memory on a
 # runaway log. Four GiB holds ten million Megatron step lines.
 MAX_BYTES = 4 * 1024 * 1024 * 1024
@@ -209,12 +230,7 @@ def read_run_logs(logs: list[tuple[str, str | None]]) -> list[RunLog]:
         for a, b in _ranges(min(size, MAX_BYTES))
     ]
     if len(tasks) > len(logs):
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
-        ctx = multiprocessing.get_context("fork")
-        workers = min(os.cpu_count() or 1, MAX_WORKERS)
-        with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
+        with _pool() as pool:
             cols = list(zip(*tasks, strict=True))
             parts = list(pool.map(_read_range, *cols[1:]))
     else:
@@ -224,6 +240,16 @@ def read_run_logs(logs: list[tuple[str, str | None]]) -> list[RunLog]:
         mine = [part for task, part in zip(tasks, parts, strict=True) if task[0] == i]
         out.append(_assemble(path, fw, mine, size))
     return out
+
+
+def _pool() -> Executor:
+    """Threads where compiled loops read the chunks (they release the interpreter lock),
+    else forked processes (the scan holds the interpreter lock between its numpy
+    calls)."""
+    workers = min(os.cpu_count() or 1, MAX_WORKERS)
+    if _compiled() is not None:
+        return ThreadPoolExecutor(workers)
+    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
 
 
 def _assemble(
@@ -423,7 +449,12 @@ def _restarts(raw: np.ndarray) -> tuple[list[tuple[int, int]], int]:
 def _parse_chunk(chunk: bytes, framework: str) -> tuple[np.ndarray, dict[str, np.ndarray], int]:
     """Steps, series and the chunk's newlines (the scan has found them already)."""
     form, fields = (_MG_FORM, _MG_SCAN) if framework == "megatron" else (_MF_FORM, _MF_SCAN)
-    fast = scan(chunk, form, fields)
+    fast = None
+    compiled = _compiled()
+    if compiled is not None and len(chunk) >= COMPILED_MIN:
+        fast = compiled(chunk, form, fields)
+    if fast is None:
+        fast = scan(chunk, form, fields)
     steps, cols, newlines = (
         fast if fast is not None else (*_parse_lines(chunk, framework), chunk.count(b"\n"))
     )

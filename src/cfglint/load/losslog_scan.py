@@ -16,6 +16,8 @@ two); a step line without it reads NaN, a field on another line is ignored.
 from __future__ import annotations
 
 import re
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -95,16 +97,18 @@ class StepForm:
         )
 
 
-_SCRATCH = np.zeros(0, bool)
+# one buffer per thread: chunks are read by several threads at once where numba is
+# installed (load/losslog_numba.py)
+_SCRATCH = threading.local()
 
 
 def _equal(a: np.ndarray, byte: int) -> np.ndarray:
     """``a == byte`` into one reused buffer: a fresh array the chunk's size costs a page
     fault every few kilobytes, each time."""
-    global _SCRATCH
-    if _SCRATCH.size < a.size:
-        _SCRATCH = np.zeros(a.size, bool)
-    out = _SCRATCH[: a.size]
+    buf = getattr(_SCRATCH, "buf", None)
+    if buf is None or buf.size < a.size:
+        buf = _SCRATCH.buf = np.zeros(a.size, bool)
+    out = buf[: a.size]
     np.equal(a, byte, out=out)
     return out
 
@@ -211,32 +215,52 @@ _TOKEN = re.compile(rb"[0-9.]*(?:[eE][-+]?[0-9]+)?")
 
 def numbers(c: Chunk, pos: np.ndarray) -> Numbers:
     """The tokens ``[-+]?[0-9.]+([eE][-+]?[0-9]+)?`` starting at ``pos`` (-1: undecided)."""
+    undecided, p, neg = _sign(c, pos)
+    one = _uniform(c, p)
+    if one is not None:
+        return Numbers(
+            np.where(neg, -one.value[0], one.value[0]),
+            p - p[0] + one.end[0],
+            undecided | one.undecided[0],
+            np.full(p.size, one.integral[0]),
+        )
+    out = _parse(c, p)
+    value = np.where(neg, -out.value, out.value)
+    return Numbers(value, out.end, undecided | out.undecided, out.integral)
+
+
+def numbers_table(c: Chunk, pos: np.ndarray) -> Numbers:
+    """:func:`numbers` of a table of positions (a row per line, a column per field),
+    parsed in one pass row by row: the positions of a pass then lie close together, and a
+    pass over the chunk costs a cache miss a line, however many fields it reads."""
+    undecided, p, neg = _sign(c, pos.ravel())
+    out = _parse(c, p)
+    value = np.where(neg, -out.value, out.value)
+    return Numbers(
+        *(a.reshape(pos.shape) for a in (value, out.end, undecided | out.undecided, out.integral))
+    )
+
+
+def _sign(c: Chunk, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(undecided, the position after a sign, negative)."""
     undecided = pos < 0
     p = np.where(undecided, 0, pos)
     first = c.at(p)
     neg = first == 45
-    p = p + (neg | (first == 43))
-    if p.size > 1:
-        # a column that prints the same text on every row (loss scale, a constant rate,
-        # the skipped counts): the first row's token and the byte after it, compared
-        p0 = int(p[0])
-        text = c.a[p0 : p0 + len(_TOKEN.match(c.data, p0).group(0)) + 1]
-        same = True
-        for j, b in enumerate(text):
-            if not (c.at(p + j) == b).all():
-                same = False
-                break
-        if same:
-            one = _parse(c, p[:1])
-            return Numbers(
-                np.where(neg, -one.value[0], one.value[0]),
-                p - p0 + one.end[0],
-                undecided | one.undecided[0],
-                np.full(p.size, one.integral[0]),
-            )
-    out = _parse(c, p)
-    value = np.where(neg, -out.value, out.value)
-    return Numbers(value, out.end, undecided | out.undecided, out.integral)
+    return undecided, p + (neg | (first == 43)), neg
+
+
+def _uniform(c: Chunk, p: np.ndarray) -> Numbers | None:
+    """The first row's token parsed, when every row prints the same text there (loss scale,
+    a constant rate, the skipped counts): its text and the byte after it, compared."""
+    if p.size < 2:
+        return None
+    p0 = int(p[0])
+    text = c.a[p0 : p0 + len(_TOKEN.match(c.data, p0).group(0)) + 1]
+    for j, b in enumerate(text):
+        if not (c.at(p + j) == b).all():
+            return None
+    return _parse(c, p[:1])
 
 
 def _parse(c: Chunk, p: np.ndarray) -> Numbers:
@@ -307,8 +331,14 @@ def counter(
     """``label N / M close`` everywhere in the chunk (N and M plain integers, blanks
     around the slash): the label positions where it is one, N, M, and whether a row could
     not be decided. Other text that holds the label is left out."""
-    at = c.find(label)
-    p0 = at + len(label)
+    return counter_at(c, c.find(label), len(label), close, gap)
+
+
+def counter_at(
+    c: Chunk, at: np.ndarray, size: int, close: bytes, gap: bool = False
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
+    """:func:`counter` at given label positions (``size``: the label's length)."""
+    p0 = at + size
     p = skip(c, p0, ((WS, None),))
     keep = _digit_at(c, p) & ((p > p0) if gap else True)
     undecided = bool((p < 0).any())
@@ -411,20 +441,42 @@ def _fields(
     c: Chunk, steps: np.ndarray, lines: _Lines, fields: dict[str, Field]
 ) -> tuple[np.ndarray, dict[str, np.ndarray], int]:
     same = _constants(c, {k: f.pattern for k, f in fields.items() if not f.varying}, lines)
+    return fields_from(c, steps, fields, lambda f: _field(c, f, lines), same)
+
+
+# where a field's label is on the step lines (its positions, and the step lines), or None
+Locate = Callable[[Field], tuple[np.ndarray, np.ndarray] | None]
+
+
+def fields_from(
+    c: Chunk,
+    steps: np.ndarray,
+    fields: dict[str, Field],
+    locate: Locate,
+    same: dict[str, float] | None = None,
+    table: Callable[[np.ndarray], Numbers] | None = None,
+) -> tuple[np.ndarray, dict[str, np.ndarray], int]:
+    """Steps, each field's values (``locate`` finds their labels; ``same``: the fields
+    known to print one value throughout; ``table`` parses a table of positions, else
+    :func:`numbers_table`) and the chunk's newlines; a step line without a required field
+    is no step line."""
+    same = same or {}
     cols = {name: np.full(steps.size, v) for name, v in same.items()}
     keep: np.ndarray | None = None
+    placed = {}
     for name, f in fields.items():
         if name in same:
             continue
-        found = _field(c, f, lines)
+        found = locate(f)
         if found is None:
             if f.required:
                 keep = np.zeros(steps.size, bool)
             continue
-        cols[name], rows = found
-        if f.required and rows.size != steps.size:
+        placed[name] = (f, *found)
+        if f.required and found[1].size != steps.size:
             keep = np.zeros(steps.size, bool)
-            keep[rows] = True
+            keep[found[1]] = True
+    cols.update(_values(c, placed, steps.size, table or (lambda pos: numbers_table(c, pos))))
     newlines = c.ends.size - (c.size > 0 and not c.data.endswith(b"\n"))
     out = {k: cols[k] for k in fields if k in cols}
     if keep is not None:
@@ -444,7 +496,7 @@ def _constants(c: Chunk, patterns: dict[str, re.Pattern[bytes]], lines: _Lines) 
     for name, pattern in patterns.items():
         m = pattern.search(c.data, lo, hi)
         if m is not None:
-            spans.append((m.start(), m.end() + 1, name, _float(m.group(1))))
+            spans.append((m.start(), m.end() + 1, name, parse_float(m.group(1))))
     spans.sort()
     groups: list[list[tuple[int, int, str, float]]] = []
     for sp in spans:
@@ -489,30 +541,75 @@ def _column(c: Chunk, f: Field, lines: _Lines) -> np.ndarray | None:
 
 
 def _field(c: Chunk, f: Field, lines: _Lines) -> tuple[np.ndarray, np.ndarray] | None:
-    """The field's value on each step line (NaN where it is not printed) and the step
-    lines it is printed on."""
+    """Where the field's label is on the step lines, and those step lines."""
     if f.label not in c.data:  # a field this log does not print: no pass over the chunk
         return None
     at = _column(c, f, lines)
     if at is not None:
-        idx = np.arange(at.size)
-    else:
-        at = c.find(f.label)
-        if not at.size:
-            return None
-        sel, idx = lines.place(at)
-        if not sel.size:
-            return None
-        at = at[sel]
-    out = np.full(lines.index.size, np.nan)
-    p = skip(c, at + len(f.label), f.skip)
-    if f.words:
-        val = np.full(at.size, np.nan)
-        for k, word in enumerate(f.words):
-            val[starts_with(c, p, word)] = 1.0 - k
-        out[idx] = val
-        return out, idx
-    num = numbers(c, p)
+        return at, np.arange(at.size)
+    at = c.find(f.label)
+    if not at.size:
+        return None
+    sel, idx = lines.place(at)
+    if not sel.size:
+        return None
+    return at[sel], idx
+
+
+def _values(
+    c: Chunk,
+    placed: dict[str, tuple[Field, np.ndarray, np.ndarray]],
+    rows: int,
+    table: Callable[[np.ndarray], Numbers],
+) -> dict[str, np.ndarray]:
+    """Each field's values on the ``rows`` step lines (NaN where it is not printed), from
+    its label positions ``at`` on step lines ``idx``. The fields whose text varies are
+    parsed together, a step line at a time."""
+    out: dict[str, np.ndarray] = {}
+    varying = []
+    for name, (f, at, idx) in placed.items():
+        p = skip(c, at + len(f.label), f.skip)
+        if f.words:
+            val = np.full(at.size, np.nan)
+            for k, word in enumerate(f.words):
+                val[starts_with(c, p, word)] = 1.0 - k
+            out[name] = _spread(val, idx, rows)
+            continue
+        undecided, q, neg = _sign(c, p)
+        one = _uniform(c, q)
+        if one is None:
+            varying.append((name, f, at, idx, p))
+            continue
+        num = Numbers(
+            np.where(neg, -one.value[0], one.value[0]),
+            q - q[0] + one.end[0],
+            undecided | one.undecided[0],
+            np.full(q.size, one.integral[0]),
+        )
+        out[name] = _spread(_checked(c, f, at, num), idx, rows)
+    if varying:
+        # in the order the first step line prints them: the table is then read in the
+        # order of the chunk's bytes
+        varying.sort(key=lambda v: int(v[4][0]))
+        pos = np.full((rows, len(varying)), -1, np.int64)
+        for j, (_n, _f, _at, idx, p) in enumerate(varying):
+            pos[idx, j] = p
+        num = table(pos)
+        for j, (name, f, at, idx, _p) in enumerate(varying):
+            part = Numbers(*(a[idx, j] for a in (num.value, num.end, num.undecided, num.integral)))
+            out[name] = _spread(_checked(c, f, at, part), idx, rows)
+    return out
+
+
+def _spread(val: np.ndarray, idx: np.ndarray, rows: int) -> np.ndarray:
+    out = np.full(rows, np.nan)
+    out[idx] = val
+    return out
+
+
+def _checked(c: Chunk, f: Field, at: np.ndarray, num: Numbers) -> np.ndarray:
+    """The parsed values, with the rows the parse could not decide (or without the
+    field's suffix) read by the field's pattern at its label."""
     val = num.value
     bad = num.undecided
     if f.suffix:
@@ -521,15 +618,16 @@ def _field(c: Chunk, f: Field, lines: _Lines) -> tuple[np.ndarray, np.ndarray] |
         val = val.copy()
         for i in np.flatnonzero(bad):
             m = f.pattern.match(c.data, int(at[i]))
-            val[i] = _float(m.group(1)) if m else np.nan
-    out[idx] = val
-    return out, idx
+            val[i] = parse_float(m.group(1)) if m else np.nan
+    return val
 
 
 _WORDS = {b"True": 1.0, b"False": 0.0}
 
 
-def _float(v: bytes) -> float:
+def parse_float(v: bytes) -> float:
+    """A matched value as a float: ``True``/``False`` as 1.0/0.0, a text ``float()``
+    refuses as NaN."""
     if v in _WORDS:
         return _WORDS[v]
     try:

@@ -163,65 +163,18 @@ def resolve(tokens: list[Any], table: ArgTable) -> Resolved:
                 opaque.append(Value.unknown("arguments", tok.unknown, loc=tok.loc))
             continue
         if not _looks_like_flag(text):
-            # the words of one unquoted expansion ("your checkpoint load path" after --load)
-            # share a position: one warning for all of them, not one per word
-            words = [text]
-            while (
-                i < len(tokens)
-                and tokens[i].text is not None
-                and not _looks_like_flag(tokens[i].text)
-                and (tokens[i].loc.path, tokens[i].loc.line, tokens[i].via)
-                == (tok.loc.path, tok.loc.line, tok.via)
-            ):
-                words.append(tokens[i].text)
-                i += 1
-            if len(words) == 1:
-                warnings.append(f"{tok.loc}: stray value {text!r} (no flag before it)")
-            else:
-                after = f" after {last_flag}" if last_flag else ""
-                warnings.append(
-                    f"{tok.loc}: stray values {' '.join(words)!r}{after} (no flag of their own: "
-                    "an unquoted expansion split into words? quote it)"
-                )
+            i = _stray_values(tokens, i, last_flag, warnings)
             continue
-        flag, eq, inline = text.partition("=")
+        flag = text.partition("=")[0]
         last_flag = flag
         spec = table.by_flag.get(flag)
         if spec is None:
-            # values after an unknown flag belong to it; keep them with it
-            vals = []
-            while i < len(tokens) and not _looks_like_flag(tokens[i].text):
-                vals.append(tokens[i].text)
-                i += 1
-            unknown.append(
-                Value.written(
-                    " ".join(v for v in vals if v is not None) or (inline if eq else True),
-                    knob=flag,
-                    loc=tok.loc,
-                    via=tok.via,
-                    conditional=tok.conditional,
-                    detail=_closest_flag(flag, table),
-                )
-            )
+            got, i = _unknown_flag(tokens, i, table)
+            unknown.append(got)
             continue
-        args: list[Any] = []
-        if eq:
-            alts = tuple(getattr(tok, "alternatives", ()))
-            if not all(t.partition("=")[0] == flag for t, _ in alts):
-                alts = ()  # a branch spells another flag: no single setting's values
-            alts = tuple((t.partition("=")[2], at) for t, at in alts)
-            choice = getattr(tok, "choice", False)
-            args = [Token(inline, tok.loc, tok.via, "", tok.conditional, choice, alts)]
-        else:
-            want = _arity(spec)
-            while (
-                i < len(tokens) and len(args) < want[1] and (not _looks_like_flag(tokens[i].text))
-            ):
-                args.append(tokens[i])
-                i += 1
-            if len(args) < want[0]:
-                warnings.append(f"{tok.loc}: {flag} expects a value")
-                continue
+        args, i = _flag_args(tokens, i, spec, warnings)
+        if args is None:
+            continue
         v = _convert(spec, flag, tok, args, warnings)
         prev = values.get(spec.dest)
         if prev is not None and prev.loc is not None and not tok.conditional:
@@ -230,6 +183,78 @@ def resolve(tokens: list[Any], table: ArgTable) -> Resolved:
             )
         values[spec.dest] = v
     return Resolved(values=values, unknown=unknown, warnings=warnings, table=table, opaque=opaque)
+
+
+def _stray_values(tokens: list[Any], i: int, last_flag: str, warnings: list[str]) -> int:
+    """Warn about the value at ``i - 1`` that no flag takes; return the next index.
+
+    The words of one unquoted expansion ("your checkpoint load path" after --load) share a
+    position: one warning for all of them, not one per word."""
+    tok = tokens[i - 1]
+    words = [tok.text]
+    while (
+        i < len(tokens)
+        and tokens[i].text is not None
+        and not _looks_like_flag(tokens[i].text)
+        and (tokens[i].loc.path, tokens[i].loc.line, tokens[i].via)
+        == (tok.loc.path, tok.loc.line, tok.via)
+    ):
+        words.append(tokens[i].text)
+        i += 1
+    if len(words) == 1:
+        warnings.append(f"{tok.loc}: stray value {tok.text!r} (no flag before it)")
+    else:
+        after = f" after {last_flag}" if last_flag else ""
+        warnings.append(
+            f"{tok.loc}: stray values {' '.join(words)!r}{after} (no flag of their own: "
+            "an unquoted expansion split into words? quote it)"
+        )
+    return i
+
+
+def _unknown_flag(tokens: list[Any], i: int, table: ArgTable) -> tuple[Value, int]:
+    """The flag at ``i - 1`` that the table lacks, with the values after it (they belong to
+    it); and the next index."""
+    tok = tokens[i - 1]
+    flag, eq, inline = tok.text.partition("=")
+    vals = []
+    while i < len(tokens) and not _looks_like_flag(tokens[i].text):
+        vals.append(tokens[i].text)
+        i += 1
+    got = Value.written(
+        " ".join(v for v in vals if v is not None) or (inline if eq else True),
+        knob=flag,
+        loc=tok.loc,
+        via=tok.via,
+        conditional=tok.conditional,
+        detail=_closest_flag(flag, table),
+    )
+    return got, i
+
+
+def _flag_args(
+    tokens: list[Any], i: int, spec: ArgSpec, warnings: list[str]
+) -> tuple[list[Any] | None, int]:
+    """The value tokens of the flag at ``i - 1`` (its ``=value`` or the words after it) and
+    the next index; None when a value it needs is missing."""
+    tok = tokens[i - 1]
+    flag, eq, inline = tok.text.partition("=")
+    if eq:
+        alts = tuple(getattr(tok, "alternatives", ()))
+        if not all(t.partition("=")[0] == flag for t, _ in alts):
+            alts = ()  # a branch spells another flag: no single setting's values
+        alts = tuple((t.partition("=")[2], at) for t, at in alts)
+        choice = getattr(tok, "choice", False)
+        return [Token(inline, tok.loc, tok.via, "", tok.conditional, choice, alts)], i
+    args: list[Any] = []
+    want = _arity(spec)
+    while i < len(tokens) and len(args) < want[1] and (not _looks_like_flag(tokens[i].text)):
+        args.append(tokens[i])
+        i += 1
+    if len(args) < want[0]:
+        warnings.append(f"{tok.loc}: {flag} expects a value")
+        return None, i
+    return args, i
 
 
 def _arity(spec: ArgSpec) -> tuple[int, int]:
@@ -258,6 +283,19 @@ def _convert(spec: ArgSpec, flag: str, tok: Any, args: list[Any], warnings: list
     kw: dict[str, Any] = {"knob": flag, "via": via, "conditional": cond or choice}
     if choice:
         kw["branch_choice"] = True
+    got = _without_value(spec, flag, loc, kw)
+    if got is not None:
+        return got
+    if not args:
+        return Value.written(spec.const, loc=loc, raw=flag, **kw)
+    bad = [a for a in args if a.text is None]
+    if bad:
+        return Value.unknown(flag, bad[0].unknown or "not known statically", loc=loc, via=via)
+    return _typed_values(spec, flag, args, loc, kw, warnings)
+
+
+def _without_value(spec: ArgSpec, flag: str, loc: Any, kw: dict[str, Any]) -> Value | None:
+    """What a flag whose action takes no value stores; None for the other actions."""
     if spec.action == "store_true":
         return Value.written(True, loc=loc, raw=flag, **kw)
     if spec.action == "store_false":
@@ -270,11 +308,13 @@ def _convert(spec: ArgSpec, flag: str, tok: Any, args: list[Any], warnings: list
         return Value.written(spec.const, loc=loc, raw=flag, **kw)
     if spec.action == "count":
         return Value.written(1, loc=loc, raw=flag, **kw)
-    if not args:
-        return Value.written(spec.const, loc=loc, raw=flag, **kw)
-    bad = [a for a in args if a.text is None]
-    if bad:
-        return Value.unknown(flag, bad[0].unknown or "not known statically", loc=loc, via=via)
+    return None
+
+
+def _typed_values(
+    spec: ArgSpec, flag: str, args: list[Any], loc: Any, kw: dict[str, Any], warnings: list[str]
+) -> Value:
+    """The flag's values read with its type (and checked against its choices)."""
     try:
         items = [_typed(spec, a.text) for a in args]
     except ValueError:
@@ -282,7 +322,10 @@ def _convert(spec: ArgSpec, flag: str, tok: Any, args: list[Any], warnings: list
             f"{loc}: {flag} {' '.join(a.text for a in args)!r} is not a valid {spec.type}"
         )
         return Value.unknown(
-            flag, f"{' '.join(a.text for a in args)!r} is not a valid {spec.type}", loc=loc, via=via
+            flag,
+            f"{' '.join(a.text for a in args)!r} is not a valid {spec.type}",
+            loc=loc,
+            via=kw["via"],
         )
     raw = " ".join(a.text for a in args)
     value: Any = items if spec.nargs not in (None, "?") else items[0]
@@ -290,7 +333,7 @@ def _convert(spec: ArgSpec, flag: str, tok: Any, args: list[Any], warnings: list
         x in spec.choices for x in (items if isinstance(value, list) else [value])
     ):
         warnings.append(f"{loc}: {flag} {raw!r} is not one of {', '.join(map(str, spec.choices))}")
-    if choice and len(args) == 1 and spec.nargs in (None, "?"):
+    if kw.get("branch_choice") and len(args) == 1 and spec.nargs in (None, "?"):
         kw["alternatives"] = _alternatives(spec, flag, args[0])
     return Value.written(value, loc=loc, raw=raw, **kw)
 

@@ -384,24 +384,43 @@ def _forked_table(table: ArgTable, tokens: list[Any], det: Detection) -> ArgTabl
     the table lacks, as the repository defines it (its type, choices, literal default), and
     each flag of the parser the job runs that it types otherwise than the table (read with
     the fork's type). ``table`` itself when the repository adds nothing."""
-    own: dict[str, Any] = {}
-    for d in parser_specs(det.parser.path) if det.parser is not None else ():
-        for f in d.flags:
-            own.setdefault(f, d)
+    own = _own_specs(det)
     given = {(t.text or "").partition("=")[0] for t in tokens}
     missing = [f for f in given if f.startswith("-") and f not in table.by_flag]
     missing = [f for f in missing if f not in det.extra]
     repo = repository_flags(det.root) if det.root is not None and missing else {}
     defs = [own.get(f) or repo[f] for f in sorted(missing) if f in own or f in repo]
+    defs += _job_parser_changes(own, table, given)
+    if not defs:
+        return table
+    root = det.root or os.path.dirname(det.parser.path if det.parser else "")
+    return with_fork_flags(
+        table, [(d, f"{_FORK_SOURCE} {_shown(d.path, root)}:{d.line}") for d in defs]
+    )
+
+
+def _own_specs(det: Detection) -> dict[str, Any]:
+    """Each flag of the parser the job runs, by flag (the first definition wins)."""
+    own: dict[str, Any] = {}
+    for d in parser_specs(det.parser.path) if det.parser is not None else ():
+        for f in d.flags:
+            own.setdefault(f, d)
+    return own
+
+
+def _job_parser_changes(own: dict[str, Any], table: ArgTable, given: set[str]) -> list[Any]:
+    """The table's flags that the job's parser types otherwise (where the launch passes
+    them) or gives another literal default."""
+    out: list[Any] = []
     for f, d in own.items():
         spec = table.by_flag.get(f)
         if spec is None or spec.dest != d.dest:
             continue
         if f in given and spec.type != d.type and d.typed:
-            defs.append(d)
+            out.append(d)
         elif _other_default(d, spec):
             # the job's parser was read: its literal default is the run's, not the table's
-            defs.append(
+            out.append(
                 replace(
                     d,
                     flags=spec.flags,
@@ -412,12 +431,7 @@ def _forked_table(table: ArgTable, tokens: list[Any], det: Detection) -> ArgTabl
                     const=spec.const,
                 )
             )
-    if not defs:
-        return table
-    root = det.root or os.path.dirname(det.parser.path if det.parser else "")
-    return with_fork_flags(
-        table, [(d, f"{_FORK_SOURCE} {_shown(d.path, root)}:{d.line}") for d in defs]
-    )
+    return out
 
 
 def _other_default(d: Any, spec: Any) -> bool:

@@ -23,6 +23,21 @@ def read_moe(m: MegatronInput, cfg: Config) -> None:
     e.z_loss_coeff = z
     e.token_drop_policy = m.arg("moe_token_drop_policy")
     e.pad_to_capacity = m.arg("moe_pad_expert_input_to_capacity")
+    e.router_dtype = _router_dtype(m)
+    _expert_sizes(m, cfg)
+    _router_scores(m, cfg)
+    e.expert_bias = m.arg("moe_router_enable_expert_bias")
+    e.first_k_dense = _first_k_dense(m)
+    _group_limited_greedy(m, cfg)
+    _group_routing(m, cfg)
+    # after the group routing, which reads the routing type itself
+    _effective_balancing(m, cfg)
+    _extra_balancing(m, cfg)
+
+
+def _router_dtype(m: MegatronInput) -> Value:
+    """The router's dtype: --moe-router-dtype, else float32 under --router-gating-in-fp32,
+    else the compute dtype."""
     rd = m.arg("moe_router_dtype")
     if rd.known and rd.value is None and m.arg("router_gating_in_fp32").value:
         rd = m.arg("router_gating_in_fp32").model_copy(update={"value": "float32"})
@@ -35,7 +50,12 @@ def read_moe(m: MegatronInput, cfg: Config) -> None:
         )
     elif rd.known:
         rd = rd.model_copy(update={"value": DTYPE.get(str(rd.value), rd.value)})
-    e.router_dtype = rd
+    return rd
+
+
+def _expert_sizes(m: MegatronInput, cfg: Config) -> None:
+    """Shared experts (gate, count, FFN size) and the routed experts' FFN size."""
+    e = cfg.moe
     e.shared_expert_gate = (
         m.arg("moe_shared_expert_gate")
         if "moe_shared_expert_gate" in m.table.by_dest
@@ -71,6 +91,11 @@ def read_moe(m: MegatronInput, cfg: Config) -> None:
             "MindSpeed-LLM: n_shared_experts x expert FFN size",
             [e.num_shared_experts, eff],
         )
+
+
+def _router_scores(m: MegatronInput, cfg: Config) -> None:
+    """How the router scores, normalizes and scales its top-k choice."""
+    e = cfg.moe
     e.load_balancing_type = _first(m.arg("moe_router_load_balancing_type"))
     e.router_pre_softmax = m.arg("moe_router_pre_softmax")
     e.score_function = m.arg("moe_router_score_function")
@@ -91,7 +116,9 @@ def read_moe(m: MegatronInput, cfg: Config) -> None:
     if sf.known and sf.value is None:
         sf = sf.model_copy(update={"value": 1.0, "detail": sf.detail + " (no scaling)"})
     e.topk_scaling_factor = sf
-    e.expert_bias = m.arg("moe_router_enable_expert_bias")
+
+
+def _first_k_dense(m: MegatronInput) -> Value:
     if (
         "first_k_dense_replace" in m.table.by_dest
         and m.arg("first_k_dense_replace").value is not None
@@ -103,14 +130,8 @@ def read_moe(m: MegatronInput, cfg: Config) -> None:
             fk = Value.derived(
                 0, fk.knob, f"{fk.value} leaves every layer MoE (no leading dense layer)", [fk]
             )
-        e.first_k_dense = fk
-    else:
-        e.first_k_dense = _dense_prefix(m.arg("moe_layer_freq"))
-    _group_limited_greedy(m, cfg)
-    _group_routing(m, cfg)
-    # after the group routing, which reads the routing type itself
-    _effective_balancing(m, cfg)
-    _extra_balancing(m, cfg)
+        return fk
+    return _dense_prefix(m.arg("moe_layer_freq"))
 
 
 # routing types whose router adds no load-balancing loss, whatever --moe-aux-loss-coeff
@@ -351,15 +372,7 @@ def _group_routing(m: MegatronInput, cfg: Config) -> None:
     (moe_utils.py:79)."""
     e = cfg.moe
     knob = "--moe-router-group-topk"
-    n = m.arg("moe_router_num_groups")
-    kept = m.arg("moe_router_group_topk")
-    msl = "deprecated_n_group" in m.table.by_dest
-    if msl:
-        old_n, old_k = m.arg("deprecated_n_group"), m.arg("deprecated_topk_group")
-        if old_n.known and old_n.value and not (n.known and n.value):
-            n = old_n
-        if old_k.known and old_k.value and not (kept.known and kept.value):
-            kept = old_k
+    n, kept, msl = _group_flags(m)
     lb = e.load_balancing_type
     lbv = lb.value if lb is not None and lb.known else None
     flags = [v for v in (n, kept) if v.known and v.value]
@@ -371,46 +384,78 @@ def _group_routing(m: MegatronInput, cfg: Config) -> None:
         )
         e.group_limit = no_grouping(knob, why, [lb, *flags] if lb is not None else flags)
     elif lbv == "group_limited_greedy" and msl:
-        groups = _glg_groups(m, n)
-        if not (kept.known and kept.value):
-            e.group_limit = Value.unknown(
-                knob, "group_limited_greedy routing needs --moe-router-group-topk (router.py:42)"
-            )
-        else:
-            e.group_limit = limit(
-                groups, kept, knob, "MindSpeed-LLM group_limited_greedy", e.num_experts
-            )
-        e.group_score = score_value(
-            e.group_limit,
-            score(1),
-            "group score",
-            "group_limited_greedy: each group's highest softmax probability (router.py:39-40)",
-            [lb] if lb is not None else [],
-        )
-        e.group_limit, e.group_score = settle_max(e.group_limit, e.group_score, e.router_topk)
+        _greedy_groups(m, cfg, n, kept)
         return
-    elif not kept.known:
-        e.group_limit = kept
-    elif not kept.value:
-        e.group_limit = no_grouping(
+    else:
+        e.group_limit = _core_group_limit(m, cfg, n, kept, flags)
+    e.group_score = _group_score(m, cfg, kept, msl, lbv)
+    if e.group_limit is not None and e.group_score is not None:
+        e.group_limit, e.group_score = settle_max(e.group_limit, e.group_score, e.router_topk)
+
+
+def _group_flags(m: MegatronInput) -> tuple[Value, Value, bool]:
+    """--moe-router-num-groups and --moe-router-group-topk (MindSpeed-LLM's deprecated
+    --n-group / --topk-group where only they are set), and whether the parser is
+    MindSpeed-LLM's."""
+    n = m.arg("moe_router_num_groups")
+    kept = m.arg("moe_router_group_topk")
+    msl = "deprecated_n_group" in m.table.by_dest
+    if msl:
+        old_n, old_k = m.arg("deprecated_n_group"), m.arg("deprecated_topk_group")
+        if old_n.known and old_n.value and not (n.known and n.value):
+            n = old_n
+        if old_k.known and old_k.value and not (kept.known and kept.value):
+            kept = old_k
+    return n, kept, msl
+
+
+def _greedy_groups(m: MegatronInput, cfg: Config, n: Value, kept: Value) -> None:
+    """MindSpeed-LLM's group_limited_greedy router: each group's maximum softmax
+    probability."""
+    e = cfg.moe
+    knob = "--moe-router-group-topk"
+    lb = e.load_balancing_type
+    groups = _glg_groups(m, n)
+    if not (kept.known and kept.value):
+        e.group_limit = Value.unknown(
+            knob, "group_limited_greedy routing needs --moe-router-group-topk (router.py:42)"
+        )
+    else:
+        e.group_limit = limit(
+            groups, kept, knob, "MindSpeed-LLM group_limited_greedy", e.num_experts
+        )
+    e.group_score = score_value(
+        e.group_limit,
+        score(1),
+        "group score",
+        "group_limited_greedy: each group's highest softmax probability (router.py:39-40)",
+        [lb] if lb is not None else [],
+    )
+    e.group_limit, e.group_score = settle_max(e.group_limit, e.group_score, e.router_topk)
+
+
+def _core_group_limit(
+    m: MegatronInput, cfg: Config, n: Value, kept: Value, flags: list[Value]
+) -> Value:
+    """Megatron core's group limit: only with --moe-router-group-topk, which needs
+    --moe-router-num-groups."""
+    knob = "--moe-router-group-topk"
+    if not kept.known:
+        return kept
+    if not kept.value:
+        return no_grouping(
             knob,
             "no --moe-router-group-topk: plain top-k over all experts"
             + (" (--moe-router-num-groups alone does not group)" if flags else ""),
             [kept, *flags],
         )
-    elif not (n.known and n.value):
-        e.group_limit = Value.unknown(
+    if not (n.known and n.value):
+        return Value.unknown(
             "--moe-router-num-groups",
             "--moe-router-group-topk without --moe-router-num-groups: Megatron refuses the "
             "configuration (TransformerConfig.__post_init__)",
         )
-    else:
-        e.group_limit = limit(
-            n, kept, knob, f"{m.table.label} group-limited routing", e.num_experts
-        )
-    e.group_score = _group_score(m, cfg, kept, msl, lbv)
-    if e.group_limit is not None and e.group_score is not None:
-        e.group_limit, e.group_score = settle_max(e.group_limit, e.group_score, e.router_topk)
+    return limit(n, kept, knob, f"{m.table.label} group-limited routing", cfg.moe.num_experts)
 
 
 def _group_score(
@@ -420,14 +465,28 @@ def _group_score(
     lim = e.group_limit
     if lim is None or not lim.known or lim.value == NONE:
         return None if lim is None else score_value(lim, "", "group score", "", [])
+    top2 = _msl_top2(m, lbv)
+    if msl and top2 is not None:
+        why = "MindSpeed-LLM topk_softmax_with_capacity: each group's top-2 sum (moe_utils.py:79)"
+        return score_value(lim, score(2), "group score", why, top2)
+    return _core_group_score(cfg, lim, kept)
+
+
+def _msl_top2(m: MegatronInput, lbv: object) -> list[Value] | None:
+    """The flags under which MindSpeed-LLM scores a group by its top-2 sum
+    (--topk-softmax-in-fp32, or the hash router), None when neither is on."""
     fp32 = m.arg("topk_softmax_in_fp32") if "topk_softmax_in_fp32" in m.table.by_dest else None
     hashed = m.arg("n_hash_layers") if "n_hash_layers" in m.table.by_dest else None
-    if msl and (
-        (fp32 is not None and fp32.known and fp32.value)
-        or (lbv == "none" and hashed is not None and hashed.known and (hashed.value or 0) >= 1)
+    if (fp32 is not None and fp32.known and fp32.value) or (
+        lbv == "none" and hashed is not None and hashed.known and (hashed.value or 0) >= 1
     ):
-        why = "MindSpeed-LLM topk_softmax_with_capacity: each group's top-2 sum (moe_utils.py:79)"
-        return score_value(lim, score(2), "group score", why, [v for v in (fp32, hashed) if v])
+        return [v for v in (fp32, hashed) if v]
+    return None
+
+
+def _core_group_score(cfg: Config, lim: Value, kept: Value) -> Value:
+    """Megatron core's group score: the sum of each group's top (topk // group_topk)."""
+    e = cfg.moe
     topk, fn, pre = e.router_topk, e.score_function, e.router_pre_softmax
     for v in (topk, fn, pre):
         if v is None or not v.known:

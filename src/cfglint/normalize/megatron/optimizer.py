@@ -96,6 +96,18 @@ def read_optimizer(m: MegatronInput, cfg: Config) -> None:
     o.lr_warmup_init = m.arg("lr_warmup_init")
     o.clip_grad = m.arg("clip_grad")
     o.micro_batch_size = m.arg("micro_batch_size")
+    gbs = o.global_batch_size = _global_batch(m, cfg)
+    iters, samples = _train_steps(m, cfg, gbs)
+    by_samples = m.arg("train_iters").value is None and bool(samples.known and samples.value)
+    decay = _decay_steps(m, gbs, iters, by_samples)
+    o.lr_decay_steps = decay
+    _read_warmup(m, o, decay, gbs, by_samples)
+    o.lr_extra = _lr_extra(m)
+
+
+def _global_batch(m: MegatronInput, cfg: Config) -> Value:
+    """--global-batch-size, by default micro batch size x data-parallel size."""
+    o = cfg.optimizer
     gbs = m.arg("global_batch_size")
     dp = cfg.parallel.data_parallel
     if gbs.value is None and o.micro_batch_size.known and dp is not None:
@@ -113,7 +125,13 @@ def read_optimizer(m: MegatronInput, cfg: Config) -> None:
                 "--global-batch-size",
                 "not set, and the data-parallel size it defaults from is not known",
             )
-    o.global_batch_size = gbs
+    return gbs
+
+
+def _train_steps(m: MegatronInput, cfg: Config, gbs: Value) -> tuple[Value, Value]:
+    """Set the training length (--train-iters, or train samples / global batch); return it
+    and --train-samples."""
+    o = cfg.optimizer
     iters = m.arg("train_iters")
     samples = m.arg("train_samples")
     if iters.value is None and samples.known and samples.value and gbs.known and gbs.value:
@@ -125,7 +143,10 @@ def read_optimizer(m: MegatronInput, cfg: Config) -> None:
         )
     o.train_steps = iters
     o.train_steps_bound = iters  # an exact count is its own bound (OPT019)
-    by_samples = m.arg("train_iters").value is None and bool(samples.known and samples.value)
+    return iters, samples
+
+
+def _decay_steps(m: MegatronInput, gbs: Value, iters: Value, by_samples: bool) -> Value:
     decay = _per_batch(m, "lr_decay_samples", gbs) if by_samples else m.arg("lr_decay_iters")
     if decay.value is None and iters.known:
         decay = Value.derived(
@@ -134,8 +155,11 @@ def read_optimizer(m: MegatronInput, cfg: Config) -> None:
             "Megatron default: decays over all training iterations",
             [iters],
         )
-    o.lr_decay_steps = decay
-    _read_warmup(m, o, decay, gbs, by_samples)
+    return decay
+
+
+def _lr_extra(m: MegatronInput) -> dict[str, Value]:
+    """The schedule's further arguments, as the parser holds them."""
     extra: dict[str, Value] = {}
     for dest in (
         "lr_warmup_fraction",
@@ -156,4 +180,4 @@ def read_optimizer(m: MegatronInput, cfg: Config) -> None:
     ):
         if dest in m.table.by_dest:
             extra[dest] = m.arg(dest)
-    o.lr_extra = extra
+    return extra

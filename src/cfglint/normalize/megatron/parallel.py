@@ -36,38 +36,7 @@ def read_parallel(m: MegatronInput, cfg: Config) -> None:
         vpp = m.arg("num_virtual_stages_per_pipeline_rank")
     p.virtual_pipeline = vpp
     p.world_size = _world_size(m)
-    if m.final and m.given("data_parallel_size"):
-        p.data_parallel = m.arg("data_parallel_size")
-    elif p.world_size is not None and p.world_size.known:
-        ws, tpv = p.world_size, p.tensor_parallel
-        pp, cp = p.pipeline_parallel, p.context_parallel
-        sizes = (tpv, pp, cp)
-        if (
-            all(x.known and isinstance(x.value, int) and x.value > 0 for x in sizes)
-            and ws.value % (tpv.value * pp.value * cp.value) != 0
-        ):
-            p.data_parallel = Value.unknown(
-                "data_parallel",
-                f"world size {ws.value} is not divisible by TP x PP x CP "
-                f"({tpv.value} x {pp.value} x {cp.value}); Megatron refuses to start",
-            )
-        elif all(x.known and isinstance(x.value, int) and x.value > 0 for x in sizes):
-            p.data_parallel = Value.derived(
-                ws.value // (tpv.value * pp.value * cp.value),
-                "data_parallel",
-                "derived as world size / (TP x PP x CP)",
-                [ws, tpv, pp, cp],
-            )
-        else:
-            p.data_parallel = Value.derived(None, "data_parallel", "", [ws, tpv, pp, cp])
-    elif p.world_size is not None:
-        p.data_parallel = Value.unknown(
-            "data_parallel", f"the device count is not known: {p.world_size.detail}"
-        )
-    else:
-        p.data_parallel = Value.unknown(
-            "data_parallel", "the device count is not known (no launcher arguments)"
-        )
+    p.data_parallel = _data_parallel(m, cfg)
     p.micro_batch_interleave = None
     _check_layout(m, cfg)
 
@@ -183,6 +152,11 @@ def _world_size(m: MegatronInput) -> Value | None:
         return Value.unknown("--worker_num", "msrun without --worker_num")
     if launcher in ("python", "python3"):
         return _python_world(m)
+    return _spawned_world(m, launcher, la)
+
+
+def _spawned_world(m: MegatronInput, launcher: str, la: dict[str, Value]) -> Value:
+    """The world size of a torchrun-style launcher: processes per node x nodes."""
     per = la.get("nproc_per_node") or la.get("num_gpus") or la.get("num_accelerators")
     nodes = la.get("nnodes") or la.get("num_nodes")
     hidden = la.get(UNKNOWN_OPTIONS)
@@ -215,3 +189,33 @@ def _world_size(m: MegatronInput) -> Value | None:
             [per_v, nodes_v],
         )
     return Value.derived(None, "world size", "", [per_v, nodes_v])
+
+
+def _data_parallel(m: MegatronInput, cfg: Config) -> Value:
+    """The data-parallel size, derived as world size / (TP x PP x CP) like
+    initialize_model_parallel."""
+    p = cfg.parallel
+    if m.final and m.given("data_parallel_size"):
+        return m.arg("data_parallel_size")
+    ws = p.world_size
+    if ws is None:
+        return Value.unknown(
+            "data_parallel", "the device count is not known (no launcher arguments)"
+        )
+    if not ws.known:
+        return Value.unknown("data_parallel", f"the device count is not known: {ws.detail}")
+    tpv, pp, cp = p.tensor_parallel, p.pipeline_parallel, p.context_parallel
+    if not all(x.known and isinstance(x.value, int) and x.value > 0 for x in (tpv, pp, cp)):
+        return Value.derived(None, "data_parallel", "", [ws, tpv, pp, cp])
+    if ws.value % (tpv.value * pp.value * cp.value) != 0:
+        return Value.unknown(
+            "data_parallel",
+            f"world size {ws.value} is not divisible by TP x PP x CP "
+            f"({tpv.value} x {pp.value} x {cp.value}); Megatron refuses to start",
+        )
+    return Value.derived(
+        ws.value // (tpv.value * pp.value * cp.value),
+        "data_parallel",
+        "derived as world size / (TP x PP x CP)",
+        [ws, tpv, pp, cp],
+    )

@@ -15,23 +15,7 @@ from cfglint.normalize.placeholders import as_placeholder
 
 def read_precision(m: MegatronInput, cfg: Config) -> None:
     pr, w = cfg.precision, cfg.weight
-    bf16, fp16 = m.arg("bf16"), m.arg("fp16")
-    if m.final and m.given("params_dtype"):
-        pdt = m.arg("params_dtype")
-        compute = pdt
-    elif bf16.value:
-        compute = bf16.model_copy(update={"value": "bfloat16"})
-    elif fp16.value:
-        compute = fp16.model_copy(update={"value": "float16"})
-    elif not (bf16.known and fp16.known):
-        # an unmodelled fork without --bf16/--fp16: float32 is Megatron-LM's default only
-        compute = bf16 if not bf16.known else fp16
-    else:
-        compute = implementation_fact(
-            "float32",
-            "--bf16/--fp16",
-            f"default of {m.table.label}: no --bf16 or --fp16, so everything runs in float32",
-        )
+    compute = _compute_dtype(m)
     pr.compute_dtype = compute
     pr.loss_scale = megatron_loss_scale(
         compute,
@@ -44,24 +28,7 @@ def read_precision(m: MegatronInput, cfg: Config) -> None:
     w.param_dtype = compute
     w.embedding_dtype = compute
     pr.embedding_output_dtype = compute
-    grad_bf16 = m.arg("grad_reduce_in_bf16") if "grad_reduce_in_bf16" in m.table.by_dest else None
-    if compute.value == "bfloat16" and not (grad_bf16 and grad_bf16.value):
-        w.grad_reduce_dtype = Value.derived(
-            "float32",
-            "--accumulate-allreduce-grads-in-fp32",
-            "Megatron forces fp32 gradient accumulation and all-reduce with --bf16",
-            [compute],
-        )
-    elif grad_bf16 is not None and grad_bf16.value:
-        w.grad_reduce_dtype = grad_bf16.model_copy(update={"value": "bfloat16"})
-    else:
-        acc = m.arg("accumulate_allreduce_grads_in_fp32")
-        w.grad_reduce_dtype = acc.model_copy(
-            update={
-                "value": "float32" if acc.value or compute.value == "float32" else compute.value,
-                "branch_choice": acc.branch_choice or compute.branch_choice,
-            }
-        )
+    w.grad_reduce_dtype = _grad_reduce_dtype(m, compute)
     w.init_method_std = m.arg("init_method_std")
     w.output_init_std = _output_init_std(m, cfg)
     w.load_checkpoint = initial_weights(m)
@@ -70,23 +37,7 @@ def read_precision(m: MegatronInput, cfg: Config) -> None:
         "normalization",
         "Megatron's fused LayerNorm / RMSNorm kernels compute the statistics in float32",
     )
-    soft = m.arg("attention_softmax_in_fp32")
-    qk_scale = m.arg("apply_query_key_layer_scaling")
-    if cfg.structure.use_flash_attention is not None and cfg.structure.use_flash_attention.value:
-        pr.softmax_dtype = Value.derived(
-            "float32",
-            "--attention-softmax-in-fp32",
-            "fused attention kernels keep softmax in float32",
-            [cfg.structure.use_flash_attention],
-        )
-    elif soft.value or qk_scale.value:
-        pr.softmax_dtype = (soft if soft.value else qk_scale).model_copy(
-            update={"value": "float32"}
-        )
-    else:
-        pr.softmax_dtype = soft.model_copy(
-            update={"value": compute.value, "branch_choice": compute.branch_choice}
-        )
+    pr.softmax_dtype = _softmax_dtype(m, cfg, compute)
     pr.rotary_dtype = _rotary_dtype(m, cfg, compute)
     res = m.arg("fp32_residual_connection")
     # a dtype taken from a branch-chosen --bf16/--fp16 is a branch choice too
@@ -100,6 +51,60 @@ def read_precision(m: MegatronInput, cfg: Config) -> None:
         "float32", "cross entropy", "Megatron's vocab-parallel cross entropy computes in float32"
     )
     pr.cross_entropy_fusion = m.arg("cross_entropy_loss_fusion")
+
+
+def _compute_dtype(m: MegatronInput) -> Value:
+    """--params-dtype where the final arguments give it, else --bf16 / --fp16 / float32."""
+    bf16, fp16 = m.arg("bf16"), m.arg("fp16")
+    if m.final and m.given("params_dtype"):
+        return m.arg("params_dtype")
+    if bf16.value:
+        return bf16.model_copy(update={"value": "bfloat16"})
+    if fp16.value:
+        return fp16.model_copy(update={"value": "float16"})
+    if not (bf16.known and fp16.known):
+        # an unmodelled fork without --bf16/--fp16: float32 is Megatron-LM's default only
+        return bf16 if not bf16.known else fp16
+    return implementation_fact(
+        "float32",
+        "--bf16/--fp16",
+        f"default of {m.table.label}: no --bf16 or --fp16, so everything runs in float32",
+    )
+
+
+def _grad_reduce_dtype(m: MegatronInput, compute: Value) -> Value:
+    grad_bf16 = m.arg("grad_reduce_in_bf16") if "grad_reduce_in_bf16" in m.table.by_dest else None
+    if compute.value == "bfloat16" and not (grad_bf16 and grad_bf16.value):
+        return Value.derived(
+            "float32",
+            "--accumulate-allreduce-grads-in-fp32",
+            "Megatron forces fp32 gradient accumulation and all-reduce with --bf16",
+            [compute],
+        )
+    if grad_bf16 is not None and grad_bf16.value:
+        return grad_bf16.model_copy(update={"value": "bfloat16"})
+    acc = m.arg("accumulate_allreduce_grads_in_fp32")
+    return acc.model_copy(
+        update={
+            "value": "float32" if acc.value or compute.value == "float32" else compute.value,
+            "branch_choice": acc.branch_choice or compute.branch_choice,
+        }
+    )
+
+
+def _softmax_dtype(m: MegatronInput, cfg: Config, compute: Value) -> Value:
+    soft = m.arg("attention_softmax_in_fp32")
+    qk_scale = m.arg("apply_query_key_layer_scaling")
+    if cfg.structure.use_flash_attention is not None and cfg.structure.use_flash_attention.value:
+        return Value.derived(
+            "float32",
+            "--attention-softmax-in-fp32",
+            "fused attention kernels keep softmax in float32",
+            [cfg.structure.use_flash_attention],
+        )
+    if soft.value or qk_scale.value:
+        return (soft if soft.value else qk_scale).model_copy(update={"value": "float32"})
+    return soft.model_copy(update={"value": compute.value, "branch_choice": compute.branch_choice})
 
 
 def _rotary_dtype(m: MegatronInput, cfg: Config, compute: Value) -> Value | None:
@@ -129,14 +134,9 @@ def _rotary_dtype(m: MegatronInput, cfg: Config, compute: Value) -> Value | None
             [compute],
         )
     fusion = m.arg("apply_rope_fusion") if "apply_rope_fusion" in m.table.by_dest else None
-    mla, yarn = cfg.structure.multi_latent_attention, cfg.structure.yarn_mscale
-    fallback = ""
-    if mla is not None and mla.known and mla.value:
-        fallback = "multi-latent attention's interleaving"
-    elif yarn is not None and not yarn.known:
-        return Value.derived(None, knob, "", [yarn])
-    elif yarn is not None and _cos_sin_scale(yarn.value) not in (None, 1.0):
-        fallback = "YaRN's cos/sin mscale"
+    fallback = _unfused_reason(cfg)
+    if isinstance(fallback, Value):
+        return fallback
     if fusion is not None and fusion.known and fusion.value and not fallback:
         return Value.derived(
             "float32",
@@ -157,6 +157,19 @@ def _rotary_dtype(m: MegatronInput, cfg: Config, compute: Value) -> Value | None
         f"{why}, Megatron casts cos/sin to the query's dtype before rotating",
         [v for v in (compute, fusion) if v is not None],
     )
+
+
+def _unfused_reason(cfg: Config) -> str | Value:
+    """Why the fused RoPE falls back to the unfused path ("" when it does not), or an
+    unknown value when the YaRN magnitude that decides it is not known."""
+    mla, yarn = cfg.structure.multi_latent_attention, cfg.structure.yarn_mscale
+    if mla is not None and mla.known and mla.value:
+        return "multi-latent attention's interleaving"
+    if yarn is not None and not yarn.known:
+        return Value.derived(None, "rotary", "", [yarn])
+    if yarn is not None and _cos_sin_scale(yarn.value) not in (None, 1.0):
+        return "YaRN's cos/sin mscale"
+    return ""
 
 
 def _cos_sin_scale(text: object) -> float | None:
@@ -201,22 +214,7 @@ def initial_weights(m: MegatronInput) -> Value:
             [hf2mg],
         )
     if placeholder is not None and not placeholder.known and placeholder.loc is not None:
-        if load.branch_choice or load.conditional:
-            return placeholder  # whether the branch that passes --load runs is not known
-        what = (
-            f"the recipe's placeholder {placeholder.raw!r}"
-            + (" split into words, unquoted" if str(placeholder.raw).lower() == "your" else "")
-            + ", to be filled in"
-            if placeholder is not load
-            else f"a path not known statically: {placeholder.detail}"
-        )
-        return Value.written(
-            f"the checkpoint in the --load directory ({what})",
-            "--load",
-            placeholder.loc,
-            via=placeholder.via,
-            detail=LOAD_UNLESS_EMPTY,
-        )
+        return _unresolved_load(load, placeholder)
     if load.known and not load.value and tune:
         return Value.unknown(
             "--load",
@@ -226,6 +224,27 @@ def initial_weights(m: MegatronInput) -> Value:
     if load.known and load.value:
         return load.model_copy(update={"detail": LOAD_UNLESS_EMPTY})
     return load
+
+
+def _unresolved_load(load: Value, placeholder: Value) -> Value:
+    """A --load path left as a placeholder or only known at run time: a checkpoint is
+    loaded unless that directory is empty (or, under a branch, not known)."""
+    if load.branch_choice or load.conditional:
+        return placeholder  # whether the branch that passes --load runs is not known
+    what = (
+        f"the recipe's placeholder {placeholder.raw!r}"
+        + (" split into words, unquoted" if str(placeholder.raw).lower() == "your" else "")
+        + ", to be filled in"
+        if placeholder is not load
+        else f"a path not known statically: {placeholder.detail}"
+    )
+    return Value.written(
+        f"the checkpoint in the --load directory ({what})",
+        "--load",
+        placeholder.loc,
+        via=placeholder.via,
+        detail=LOAD_UNLESS_EMPTY,
+    )
 
 
 # what a --load directory means for the starting weights (see initial_weights)

@@ -49,21 +49,7 @@ def _scaling(m: MegatronInput, cfg: Config, pe: Value) -> tuple[Value, Value | N
     typ = _opt(m, "rope_scaling_type")  # MindSpeed-LLM
     factor = _opt(m, "rope_scaling_factor")
     if typ is not None and typ.known and typ.value:
-        if typ.value == "yarn":
-            return _mindspeed_yarn(m, cfg, typ)
-        params = {
-            "factor": factor.value if factor is not None else None,
-            "low": _val(m, "low_freq_factor"),
-            "high": _val(m, "high_freq_factor"),
-            "original": _val(m, "original_max_position_embeddings"),
-        }
-        ins = [v for v in (typ, factor) if v is not None]
-        return Value.derived(
-            spell(str(typ.value), params),
-            "--rope-scaling-type",
-            f"MindSpeed-LLM --rope-scaling-type {typ.value}",
-            ins,
-        ), None
+        return _mindspeed_scaling(m, cfg, typ, factor)
     mla = multi_latent_attention(m)
     if typ is None and mla.known and mla.value:
         # Megatron-LM's MLA builds its rotary embedding from MLATransformerConfig
@@ -79,15 +65,45 @@ def _scaling(m: MegatronInput, cfg: Config, pe: Value) -> tuple[Value, Value | N
         return Value.unknown("--rope-type", why), Value.unknown("--rope-type", why)
     use = _opt(m, "use_rope_scaling")
     if use is not None and use.known and use.value:
-        # Megatron-LM: Llama-3.1 scaling with factor --rope-scaling-factor and fixed
-        # low/high/original (rotary_pos_embedding.py _apply_scaling: 1, 4, 8192)
-        f = factor.value if factor is not None and factor.known else None
-        return Value.derived(
-            spell("llama3", {"factor": f, "low": 1, "high": 4, "original": 8192}),
-            "--use-rope-scaling",
-            "Megatron-LM Llama-3.1 RoPE scaling (low 1, high 4, original 8192 fixed)",
-            [use] + ([factor] if factor is not None else []),
-        ), None
+        return _llama31_scaling(use, factor), None
+    return _megatron_scaling(m, pe, typ)
+
+
+def _mindspeed_scaling(
+    m: MegatronInput, cfg: Config, typ: Value, factor: Value | None
+) -> tuple[Value, Value | None]:
+    """MindSpeed-LLM's --rope-scaling-type."""
+    if typ.value == "yarn":
+        return _mindspeed_yarn(m, cfg, typ)
+    params = {
+        "factor": factor.value if factor is not None else None,
+        "low": _val(m, "low_freq_factor"),
+        "high": _val(m, "high_freq_factor"),
+        "original": _val(m, "original_max_position_embeddings"),
+    }
+    ins = [v for v in (typ, factor) if v is not None]
+    return Value.derived(
+        spell(str(typ.value), params),
+        "--rope-scaling-type",
+        f"MindSpeed-LLM --rope-scaling-type {typ.value}",
+        ins,
+    ), None
+
+
+def _llama31_scaling(use: Value, factor: Value | None) -> Value:
+    # Megatron-LM: Llama-3.1 scaling with factor --rope-scaling-factor and fixed
+    # low/high/original (rotary_pos_embedding.py _apply_scaling: 1, 4, 8192)
+    f = factor.value if factor is not None and factor.known else None
+    return Value.derived(
+        spell("llama3", {"factor": f, "low": 1, "high": 4, "original": 8192}),
+        "--use-rope-scaling",
+        "Megatron-LM Llama-3.1 RoPE scaling (low 1, high 4, original 8192 fixed)",
+        [use] + ([factor] if factor is not None else []),
+    )
+
+
+def _megatron_scaling(m: MegatronInput, pe: Value, typ: Value | None) -> tuple[Value, Value | None]:
+    """Megatron-LM's YaRN or linear interpolation, else no rescaling."""
     if pe.value == "yarn":
         return _megatron_yarn(m, pe)
     interp = _opt(m, "rotary_seq_len_interpolation_factor")

@@ -48,22 +48,7 @@ class MFDefaults:
         self.by_alias: dict[tuple[str, str], Component] = {}
         self.by_model_type: dict[str, Component] = {}
         for c in data["components"]:
-            comp = Component(
-                name=c["name"],
-                role=c["role"],
-                version=c.get("version", ""),
-                defaults=dict(c.get("defaults") or {}),
-                aliases=dict(c.get("aliases") or {}),
-                raw=c,
-            )
-            if unread:
-                comp = comp._replace(version=release or "", defaults={}, unread=unread)
-            elif release and per_release is not None:
-                per = per_release.get(f"{comp.name}@{comp.role}")
-                comp = at_release(comp, release, per, copy)
-                if shown and comp.version == release:
-                    # the same default at every release the file fits: labelled with them all
-                    comp = comp._replace(version=shown)
+            comp = _component(c, release, per_release, shown, copy, unread)
             self.by_name[(comp.name, comp.role)] = comp
             for a in c.get("registry_aliases") or []:
                 self.by_alias[(a, comp.role)] = comp
@@ -84,6 +69,35 @@ class MFDefaults:
     def canonical(self, key: str) -> str:
         """TransformerConfig field a new-dialect YAML / HF key is renamed to."""
         return self.tc_aliases.get(key, key)
+
+
+def _component(
+    c: dict[str, Any],
+    release: str | None,
+    per_release: dict[str, Any] | None,
+    shown: str | None,
+    copy: str | None,
+    unread: str,
+) -> Component:
+    """One class of the table as the config's release defines it (no defaults when that
+    release was not read)."""
+    comp = Component(
+        name=c["name"],
+        role=c["role"],
+        version=c.get("version", ""),
+        defaults=dict(c.get("defaults") or {}),
+        aliases=dict(c.get("aliases") or {}),
+        raw=c,
+    )
+    if unread:
+        return comp._replace(version=release or "", defaults={}, unread=unread)
+    if release and per_release is not None:
+        per = per_release.get(f"{comp.name}@{comp.role}")
+        comp = at_release(comp, release, per, copy)
+        if shown and comp.version == release:
+            # the same default at every release the file fits: labelled with them all
+            comp = comp._replace(version=shown)
+    return comp
 
 
 def _with_copy(knobs: dict[str, Any], copy: str) -> dict[str, Any]:

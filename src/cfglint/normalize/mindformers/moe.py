@@ -5,6 +5,7 @@ from __future__ import annotations
 from cfglint.model.config import Config
 from cfglint.model.values import Value
 from cfglint.normalize.balancing import NO_LOSS, device_loss
+from cfglint.normalize.mindformers.defaults import Component
 from cfglint.normalize.mindformers.view import MFView, as_int
 from cfglint.normalize.moe_groups import limit, no_grouping, score, score_value, settle_max
 
@@ -33,6 +34,16 @@ def read_moe(view: MFView, cfg: Config) -> None:
     e.capacity_factor = cf
     _legacy_aux_loss(view, cfg)
     _legacy_extra_balancing(view, cfg)
+    _legacy_drops(view, cfg, mc)
+    _gmm_is_dropless(view, cfg, mc)
+    _legacy_expert_sizes(view, cfg, mc)
+    _legacy_router(view, cfg, mc)
+    _legacy_groups(view, cfg)
+
+
+def _legacy_drops(view: MFView, cfg: Config, mc: Component | None) -> None:
+    """z-loss, token dropping and the router's kernel settings of moe_config."""
+    e = cfg.moe
     e.z_loss_coeff = view.key("moe_config.z_loss_factor", mc, kind="float")
     if cfg.model_class in _DROPS_EXTRA_LOSS and e.z_loss_coeff.known:
         e.z_loss_coeff = Value.derived(
@@ -63,7 +74,10 @@ def read_moe(view: MFView, cfg: Config) -> None:
     e.use_fused_ops_topkrouter = view.key("moe_config.use_fused_ops_topkrouter", mc, kind="bool")
     e.shared_expert_gate = view.key("moe_config.use_shared_expert_gating", mc, kind="bool")
     e.num_shared_experts = view.key("moe_config.shared_expert_num", mc, kind="int")
-    _gmm_is_dropless(view, cfg, mc)
+
+
+def _legacy_expert_sizes(view: MFView, cfg: Config, mc: Component | None) -> None:
+    e = cfg.moe
     moe_ffn = view.node("moe_config.moe_intermediate_size")
     if moe_ffn is not None and cfg.model_class not in _DROPS_EXTRA_LOSS:
         e.expert_ffn_size = view.key("moe_config.moe_intermediate_size", mc, kind="int")
@@ -91,6 +105,11 @@ def read_moe(view: MFView, cfg: Config) -> None:
             "shared_expert_num x expert FFN size",
             [e.num_shared_experts, e.expert_ffn_size],
         )
+
+
+def _legacy_router(view: MFView, cfg: Config, mc: Component | None) -> None:
+    """How the legacy router scores, normalizes and places the experts."""
+    e = cfg.moe
     e.router_pre_softmax = Value.default(
         True,
         "moe_config.routing_policy",
@@ -120,7 +139,6 @@ def read_moe(view: MFView, cfg: Config) -> None:
             f"{cfg.model_class or 'MindFormers'} (every layer is MoE; first_k_dense_replace "
             "is only read by DeepSeek-style models)",
         )
-    _legacy_groups(view, cfg)
 
 
 # topk_method values for which TopkRouterV2 groups the experts (moe.py:1151 @ f52743c)
@@ -528,6 +546,15 @@ def _moe_mcore(view: MFView, cfg: Config) -> None:
             f"{dropped.path}:{dropped.line}: Qwen3MoeConfig drops "
             "router_aux_loss_coef; only moe_aux_loss_coeff sets the aux-loss weight"
         )
+    _mcore_experts(view, cfg)
+    _mcore_router(view, cfg)
+    _mcore_groups(view, cfg)
+
+
+def _mcore_experts(view: MFView, cfg: Config) -> None:
+    """Token dropping, router kernel settings and expert sizes of the mcore fields."""
+    e = cfg.moe
+    f = view.mcore_field
     e.token_drop_policy = f("moe_token_drop_policy")
     e.enable_sdrop = (
         e.token_drop_policy.model_copy(update={"value": e.token_drop_policy.value == "position"})
@@ -553,6 +580,12 @@ def _moe_mcore(view: MFView, cfg: Config) -> None:
             [e.num_shared_experts, e.expert_ffn_size],
         )
     e.shared_expert_ffn_size = sh
+
+
+def _mcore_router(view: MFView, cfg: Config) -> None:
+    """How the mcore router scores, normalizes and balances the experts."""
+    e = cfg.moe
+    f = view.mcore_field
     e.router_pre_softmax = Value.default(
         True,
         "moe_router_pre_softmax",
@@ -586,4 +619,3 @@ def _moe_mcore(view: MFView, cfg: Config) -> None:
     if fk.known and fk.value is None:
         fk = fk.model_copy(update={"value": 0, "detail": fk.detail + " (every layer is MoE)"})
     e.first_k_dense = fk
-    _mcore_groups(view, cfg)

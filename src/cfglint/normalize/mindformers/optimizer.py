@@ -7,17 +7,42 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from cfglint.load.yamltree import get
+from cfglint.load.yamltree import Node, get
 from cfglint.model.config import Config
 from cfglint.model.errors import InputError
 from cfglint.model.values import Loc, Value
+from cfglint.normalize.mindformers.defaults import Component
 from cfglint.normalize.mindformers.view import MFView, class_default
 
 
 def read_optimizer(view: MFView, cfg: Config) -> None:
     o = cfg.optimizer
-    d = view.d
     sec = view.node("optimizer")
+    name, info, src = _optimizer_class(view, cfg, sec)
+    o.eps = view.key("optimizer.eps", src, kind="float")
+    o.weight_decay = view.key("optimizer.weight_decay", src, kind="float")
+    _betas(view, cfg, name, info, src)
+    o.wd_to_qk_layernorm = Value.default(
+        False, "weight decay grouping", "MindFormers (1-D parameters and biases get no decay)"
+    )
+    _type_checks(view, cfg, info.get("class", name))
+    # the batch first: total_steps -1 is derived from the dataset size and the global batch
+    _batch(view, cfg)
+    _schedule(view, cfg)
+    _clip(view, cfg)
+    mode = view.node("run_mode")
+    trains = mode is None or str(mode.value).strip().lower() in ("train", "finetune")
+    if sec is None and not view.v2 and trains:
+        _no_optimizer_section(cfg)
+
+
+def _optimizer_class(
+    view: MFView, cfg: Config, sec: Node | None
+) -> tuple[str, dict[str, Any], Component | None]:
+    """Set optimizer.type; return the optimizer's name, its data entry and the class whose
+    defaults fill the keys the section leaves out."""
+    o = cfg.optimizer
+    optimizers = view.d.knobs["optimizers"]
     tmpl = view.comp("OptimizerConfig", "optimizer")
     if sec is None or not sec.plain():
         o.type = Value.default(
@@ -26,27 +51,26 @@ def read_optimizer(view: MFView, cfg: Config) -> None:
             f"{tmpl.label} (no optimizer section)" if tmpl else "MindFormers template",
         )
         comp = view.comp("AdamW", "optimizer")
-        info = d.knobs["optimizers"]["AdamW"]
-        name = "AdamW"
-        defaults_from = tmpl
-    else:
-        tnode = view.node("optimizer.type")
-        name = str(tnode.value) if tnode is not None else "AdamW"
-        info = d.knobs["optimizers"].get(name, {"rule": name.lower(), "betas": "list"})
-        comp = view.comp(info.get("class", name), "optimizer")
-        o.type = (
-            view.value(tnode, "optimizer.type")
-            if tnode is not None
-            else Value.unknown("optimizer.type", "optimizer section without type")
-        )
-        if o.type.known:
-            o.type = o.type.model_copy(update={"value": info["rule"], "raw": name})
-        defaults_from = comp
-    o.eps = view.key("optimizer.eps", defaults_from if sec is None else comp, kind="float")
-    o.weight_decay = view.key(
-        "optimizer.weight_decay", defaults_from if sec is None else comp, kind="float"
+        # an absent section takes the template's defaults; an empty one, AdamW's
+        return "AdamW", optimizers["AdamW"], tmpl if sec is None else comp
+    tnode = view.node("optimizer.type")
+    name = str(tnode.value) if tnode is not None else "AdamW"
+    info = optimizers.get(name, {"rule": name.lower(), "betas": "list"})
+    comp = view.comp(info.get("class", name), "optimizer")
+    o.type = (
+        view.value(tnode, "optimizer.type")
+        if tnode is not None
+        else Value.unknown("optimizer.type", "optimizer section without type")
     )
-    src = defaults_from if sec is None else comp
+    if o.type.known:
+        o.type = o.type.model_copy(update={"value": info["rule"], "raw": name})
+    return name, info, comp
+
+
+def _betas(
+    view: MFView, cfg: Config, name: str, info: dict[str, Any], src: Component | None
+) -> None:
+    o = cfg.optimizer
     betas = view.node("optimizer.betas")
     if betas is not None and betas.is_seq and len(betas.value) == 2:
         o.beta1 = view.value(betas.value[0], "optimizer.betas[0]", "float")
@@ -72,18 +96,6 @@ def read_optimizer(view: MFView, cfg: Config) -> None:
     elif src is not None:
         o.beta1 = view.key("optimizer.beta1", src, kind="float")
         o.beta2 = view.key("optimizer.beta2", src, kind="float")
-    o.wd_to_qk_layernorm = Value.default(
-        False, "weight decay grouping", "MindFormers (1-D parameters and biases get no decay)"
-    )
-    _type_checks(view, cfg, info.get("class", name))
-    # the batch first: total_steps -1 is derived from the dataset size and the global batch
-    _batch(view, cfg)
-    _schedule(view, cfg)
-    _clip(view, cfg)
-    mode = view.node("run_mode")
-    trains = mode is None or str(mode.value).strip().lower() in ("train", "finetune")
-    if sec is None and not view.v2 and trains:
-        _no_optimizer_section(cfg)
 
 
 # the fields the optimizer and its schedule set: none of them is used by a run that stops
@@ -177,67 +189,12 @@ def _finite_ratio(ratio: Value | None, prefix: str) -> None:
 
 def _schedule(view: MFView, cfg: Config) -> None:
     o = cfg.optimizer
-    sec = view.node("lr_schedule")
-    if sec is None:
-        grouped = view.node("grouped_lr_schedule.default")
-        if grouped is not None:
-            sec = grouped
-            prefix = "grouped_lr_schedule.default"
-        else:
-            prefix = "lr_schedule"
-    else:
-        prefix = "lr_schedule"
-    if sec is not None and not sec.is_map and sec.value is not None:
-        # MindFormers builds the schedule from a mapping (build_lr reads its `type`); a list
-        # or a scalar fails there, so the config cannot run as written
-        kind = "a list" if sec.is_seq else f"the scalar {sec.raw or sec.value!r}"
-        raise InputError(
-            sec.path,
-            f"{prefix} is {kind}; MindFormers expects a mapping with a type",
-            line=sec.key_line or sec.line,
-        )
-    tmpl = view.comp("LrScheduleConfig", "lr_schedule")
-    if sec is None or not sec.plain():
-        name = tmpl.defaults.get("type", "CosineWithWarmUpLR") if tmpl else "CosineWithWarmUpLR"
-        comp = view.comp(name, "lr_schedule")
-        o.lr_decay_style = Value.default(
-            view.d.knobs["lr_schedules"].get(name, name),
-            "lr_schedule.type",
-            f"{tmpl.label if tmpl else 'MindFormers'} (no lr_schedule section)",
-        )
-        block: dict[str, Value] = {}
-        src = tmpl
-    else:
-        tnode = get(view.root, f"{prefix}.type")
-        name = str(tnode.value) if tnode is not None else ""
-        comp = view.comp(name, "lr_schedule")
-        style = view.d.knobs["lr_schedules"].get(name)
-        o.lr_decay_style = (
-            view.value(tnode, f"{prefix}.type").model_copy(
-                update={"value": style or name, "raw": name}
-            )
-            if tnode is not None
-            else Value.unknown(f"{prefix}.type", "lr_schedule without type")
-        )
-        block = {k: view.value(n, f"{prefix}.{k}") for k, n in sec.value.items() if not n.is_map}
-        src = comp
+    sec, prefix = _schedule_section(view)
+    name, comp, block, src = _schedule_type(view, cfg, sec, prefix)
     o.lr = block.get("learning_rate") or class_default(
         src, "learning_rate", f"{prefix}.learning_rate"
     )
-    if view.d.knobs["lr_schedules"].get(name) == "constant":
-        o.min_lr = Value.derived(
-            o.lr.value, f"{prefix}.learning_rate", "a constant schedule never decays", [o.lr]
-        )
-    elif name in ("LinearWithWarmUpLR", "linear"):
-        o.min_lr = Value.default(
-            0.0, f"{prefix}.lr_end", f"{comp.label if comp else name} (decays to 0)"
-        )
-    else:
-        o.min_lr = (
-            block.get("lr_end")
-            or block.get("eta_min")
-            or class_default(src, "lr_end", f"{prefix}.lr_end")
-        )
+    o.min_lr = _min_lr(view, o.lr, name, comp, block, src, prefix)
     # the template fills only its own keys; the schedule class it names supplies the rest
     # (CosineWithWarmUpLR's warmup_lr_init 0.0 when the lr_schedule section is absent)
     warm_src = src if src is None or src.has("warmup_lr_init") or comp is None else comp
@@ -262,49 +219,131 @@ def _schedule(view: MFView, cfg: Config) -> None:
         o.train_steps_bound = _take_bound(view, cfg)
     else:
         o.train_steps = total
+    _warmup_steps(cfg, block, src, prefix)
+    ds = block.get("decay_steps")
+    o.lr_decay_steps = ds if ds is not None and ds.value is not None else o.train_steps
+
+
+def _schedule_section(view: MFView) -> tuple[Node | None, str]:
+    """The lr_schedule section (or grouped_lr_schedule's default) and its key prefix; one
+    that is not a mapping is an input error."""
+    sec = view.node("lr_schedule")
+    prefix = "lr_schedule"
+    if sec is None:
+        grouped = view.node("grouped_lr_schedule.default")
+        if grouped is not None:
+            sec = grouped
+            prefix = "grouped_lr_schedule.default"
+    if sec is not None and not sec.is_map and sec.value is not None:
+        # MindFormers builds the schedule from a mapping (build_lr reads its `type`); a list
+        # or a scalar fails there, so the config cannot run as written
+        kind = "a list" if sec.is_seq else f"the scalar {sec.raw or sec.value!r}"
+        raise InputError(
+            sec.path,
+            f"{prefix} is {kind}; MindFormers expects a mapping with a type",
+            line=sec.key_line or sec.line,
+        )
+    return sec, prefix
+
+
+def _schedule_type(
+    view: MFView, cfg: Config, sec: Node | None, prefix: str
+) -> tuple[str, Component | None, dict[str, Value], Component | None]:
+    """Set lr_decay_style; return the schedule's class name, its class, the section's
+    written values and the class whose defaults fill the rest."""
+    o = cfg.optimizer
+    tmpl = view.comp("LrScheduleConfig", "lr_schedule")
+    if sec is None or not sec.plain():
+        name = tmpl.defaults.get("type", "CosineWithWarmUpLR") if tmpl else "CosineWithWarmUpLR"
+        o.lr_decay_style = Value.default(
+            view.d.knobs["lr_schedules"].get(name, name),
+            "lr_schedule.type",
+            f"{tmpl.label if tmpl else 'MindFormers'} (no lr_schedule section)",
+        )
+        return name, view.comp(name, "lr_schedule"), {}, tmpl
+    tnode = get(view.root, f"{prefix}.type")
+    name = str(tnode.value) if tnode is not None else ""
+    comp = view.comp(name, "lr_schedule")
+    style = view.d.knobs["lr_schedules"].get(name)
+    o.lr_decay_style = (
+        view.value(tnode, f"{prefix}.type").model_copy(update={"value": style or name, "raw": name})
+        if tnode is not None
+        else Value.unknown(f"{prefix}.type", "lr_schedule without type")
+    )
+    block = {k: view.value(n, f"{prefix}.{k}") for k, n in sec.value.items() if not n.is_map}
+    return name, comp, block, comp
+
+
+def _min_lr(
+    view: MFView,
+    lr: Value,
+    name: str,
+    comp: Component | None,
+    block: dict[str, Value],
+    src: Component | None,
+    prefix: str,
+) -> Value:
+    if view.d.knobs["lr_schedules"].get(name) == "constant":
+        return Value.derived(
+            lr.value, f"{prefix}.learning_rate", "a constant schedule never decays", [lr]
+        )
+    if name in ("LinearWithWarmUpLR", "linear"):
+        return Value.default(
+            0.0, f"{prefix}.lr_end", f"{comp.label if comp else name} (decays to 0)"
+        )
+    return (
+        block.get("lr_end")
+        or block.get("eta_min")
+        or class_default(src, "lr_end", f"{prefix}.lr_end")
+    )
+
+
+def _warmup_steps(cfg: Config, block: dict[str, Value], src: Component | None, prefix: str) -> None:
+    """lr_warmup_steps (and, when only the fraction is known, lr_warmup_fraction)."""
+    o = cfg.optimizer
     ratio = block.get("warmup_ratio")
     steps = block.get("warmup_steps")
     _finite_ratio(ratio, prefix)
     if ratio is not None and ratio.known and ratio.value is not None:
-        t = o.train_steps
-        if (
-            t is not None
-            and t.known
-            and isinstance(t.value, int)
-            and isinstance(ratio.value, (int, float))
-        ):
-            o.lr_warmup_steps = Value.derived(
-                int(t.value * ratio.value),
-                f"{prefix}.warmup_ratio",
-                "warmup_ratio x total steps (warmup_ratio wins over warmup_steps)",
-                [ratio, t],
-            )
-        elif (
-            isinstance(ratio.value, (int, float))
-            and not isinstance(ratio.value, bool)
-            and (ratio.value == 0)
-        ):
-            # 0 x any length is 0: no warmup, whatever the dataset size
-            o.lr_warmup_steps = Value.derived(
-                0, f"{prefix}.warmup_ratio", "warmup_ratio 0: no warmup", [ratio]
-            )
-        else:
-            o.lr_warmup_steps = Value.derived(None, f"{prefix}.warmup_ratio", "", [ratio, t])
-            if t is None or not t.known:
-                o.lr_warmup_steps = Value.unknown(
-                    f"{prefix}.warmup_ratio",
-                    "warmup_ratio needs the total step count, which depends on the dataset size",
-                )
-                if isinstance(ratio.value, (int, float)) and not isinstance(ratio.value, bool):
-                    # what can still be compared: the fraction (total_steps is also the decay
-                    # length of MindFormers' warmup schedules)
-                    o.lr_warmup_fraction = ratio
+        _warmup_from_ratio(cfg, ratio, prefix)
     elif steps is not None:
         o.lr_warmup_steps = steps
     else:
         o.lr_warmup_steps = class_default(src, "warmup_steps", f"{prefix}.warmup_steps", fallback=0)
-    ds = block.get("decay_steps")
-    o.lr_decay_steps = ds if ds is not None and ds.value is not None else o.train_steps
+
+
+def _warmup_from_ratio(cfg: Config, ratio: Value, prefix: str) -> None:
+    o = cfg.optimizer
+    t = o.train_steps
+    is_number = isinstance(ratio.value, (int, float)) and not isinstance(ratio.value, bool)
+    if (
+        t is not None
+        and t.known
+        and isinstance(t.value, int)
+        and isinstance(ratio.value, (int, float))
+    ):
+        o.lr_warmup_steps = Value.derived(
+            int(t.value * ratio.value),
+            f"{prefix}.warmup_ratio",
+            "warmup_ratio x total steps (warmup_ratio wins over warmup_steps)",
+            [ratio, t],
+        )
+    elif is_number and ratio.value == 0:
+        # 0 x any length is 0: no warmup, whatever the dataset size
+        o.lr_warmup_steps = Value.derived(
+            0, f"{prefix}.warmup_ratio", "warmup_ratio 0: no warmup", [ratio]
+        )
+    elif t is None or not t.known:
+        o.lr_warmup_steps = Value.unknown(
+            f"{prefix}.warmup_ratio",
+            "warmup_ratio needs the total step count, which depends on the dataset size",
+        )
+        if is_number:
+            # what can still be compared: the fraction (total_steps is also the decay
+            # length of MindFormers' warmup schedules)
+            o.lr_warmup_fraction = ratio
+    else:
+        o.lr_warmup_steps = Value.derived(None, f"{prefix}.warmup_ratio", "", [ratio, t])
 
 
 def _length_terms(view: MFView) -> dict[str, Value]:
@@ -447,39 +486,7 @@ def _take_bound(view: MFView, cfg: Config) -> Value | None:
 
 
 def _clip(view: MFView, cfg: Config) -> None:
-    sec = view.node("runner_wrapper")
-    tmpl = view.comp("WrapperConfig", "runner_wrapper")
-    if sec is None or not sec.plain():
-        use = Value.default(
-            True,
-            "runner_wrapper.use_clip_grad",
-            f"{tmpl.label if tmpl else 'MindFormers template'} (no runner_wrapper section)",
-        )
-        wrapper = "MFTrainOneStepCell"
-        mx = Value.default(1.0, "runner_wrapper.max_grad_norm", "MindFormers MFTrainOneStepCell")
-    else:
-        t = view.node("runner_wrapper.type")
-        wrapper = str(t.value) if t is not None else "MFTrainOneStepCell"
-        pp, ga = (
-            cfg.parallel.pipeline_parallel,
-            view.node("runner_config.gradient_accumulation_steps"),
-        )
-        switched = (pp is not None and pp.known and isinstance(pp.value, int) and pp.value > 1) or (
-            ga is not None and isinstance(ga.value, int) and ga.value > 1
-        )
-        if switched and wrapper in ("MFTrainOneStepCell", "mf_wrapper"):
-            wrapper = "MFPipelineWithLossScaleCell"
-        comp = view.comp(wrapper, "runner_wrapper")
-        use = view.key("runner_wrapper.use_clip_grad", comp, kind="bool", fallback=False)
-        mx = view.key("runner_wrapper.max_grad_norm", comp, kind="float", fallback=1.0)
-        if switched and view.node("runner_wrapper.use_clip_grad") is None:
-            use = Value.derived(
-                use.value,
-                "runner_wrapper.use_clip_grad",
-                f"default of {comp.label if comp else wrapper}, which MindFormers "
-                "uses when pipeline_stage or gradient accumulation is above 1",
-                [pp],
-            )
+    use, mx, wrapper = _clip_settings(view, cfg)
     if use.known and not use.value and not use.yaml11_string:
         cfg.optimizer.clip_grad = Value.derived(
             0.0, "runner_wrapper.use_clip_grad", "gradient clipping is off", [use]
@@ -493,6 +500,43 @@ def _clip(view: MFView, cfg: Config) -> None:
             cfg.optimizer.clip_grad = mx
     else:
         cfg.optimizer.clip_grad = mx if mx.yaml11_string else use
+
+
+def _clip_settings(view: MFView, cfg: Config) -> tuple[Value, Value, str]:
+    """use_clip_grad, max_grad_norm and the wrapper class MindFormers runs."""
+    sec = view.node("runner_wrapper")
+    tmpl = view.comp("WrapperConfig", "runner_wrapper")
+    if sec is None or not sec.plain():
+        use = Value.default(
+            True,
+            "runner_wrapper.use_clip_grad",
+            f"{tmpl.label if tmpl else 'MindFormers template'} (no runner_wrapper section)",
+        )
+        mx = Value.default(1.0, "runner_wrapper.max_grad_norm", "MindFormers MFTrainOneStepCell")
+        return use, mx, "MFTrainOneStepCell"
+    t = view.node("runner_wrapper.type")
+    wrapper = str(t.value) if t is not None else "MFTrainOneStepCell"
+    pp, ga = (
+        cfg.parallel.pipeline_parallel,
+        view.node("runner_config.gradient_accumulation_steps"),
+    )
+    switched = (pp is not None and pp.known and isinstance(pp.value, int) and pp.value > 1) or (
+        ga is not None and isinstance(ga.value, int) and ga.value > 1
+    )
+    if switched and wrapper in ("MFTrainOneStepCell", "mf_wrapper"):
+        wrapper = "MFPipelineWithLossScaleCell"
+    comp = view.comp(wrapper, "runner_wrapper")
+    use = view.key("runner_wrapper.use_clip_grad", comp, kind="bool", fallback=False)
+    mx = view.key("runner_wrapper.max_grad_norm", comp, kind="float", fallback=1.0)
+    if switched and view.node("runner_wrapper.use_clip_grad") is None:
+        use = Value.derived(
+            use.value,
+            "runner_wrapper.use_clip_grad",
+            f"default of {comp.label if comp else wrapper}, which MindFormers "
+            "uses when pipeline_stage or gradient accumulation is above 1",
+            [pp],
+        )
+    return use, mx, wrapper
 
 
 def _batch(view: MFView, cfg: Config) -> None:

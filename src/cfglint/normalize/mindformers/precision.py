@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from cfglint.model.config import Config
 from cfglint.model.values import Value
 from cfglint.normalize.init_std import scaled_output_std
@@ -14,84 +16,9 @@ from cfglint.normalize.placeholders import as_placeholder
 def read_precision(view: MFView, cfg: Config) -> None:
     pr, w, s = cfg.precision, cfg.weight, cfg.structure
     if view.mcore:
-        soft = view.mcore_raw("attention_softmax_in_fp32")
-        if soft is not None and soft.known and not soft.yaml11_string:
-            pr.softmax_dtype = soft.model_copy(
-                update={
-                    "value": "float32"
-                    if soft.value
-                    else (pr.compute_dtype.value if pr.compute_dtype else None)
-                }
-            )
-        else:
-            pr.softmax_dtype = Value.default(
-                "float32", "softmax_compute_dtype", "MindFormers TransformerConfig"
-            )
-        # LanguageModelEmbedding casts the looked-up rows to compute_dtype
-        w.embedding_dtype = Value.derived(
-            pr.compute_dtype.value if pr.compute_dtype else None,
-            "compute_dtype",
-            "the embedding output is cast to compute_dtype before the first layer",
-            [pr.compute_dtype],
-        )
-        fp32res = view.mcore_field("fp32_residual_connection", "bool")
-        if fp32res.known and fp32res.value:
-            pr.residual_dtype = fp32res.model_copy(update={"value": "float32"})
-        elif fp32res.known:
-            pr.residual_dtype = Value.derived(
-                pr.compute_dtype.value if pr.compute_dtype else None,
-                "compute_dtype",
-                "without fp32_residual_connection residual adds run in compute_dtype",
-                [pr.compute_dtype, fp32res],
-            )
-        else:
-            pr.residual_dtype = fp32res
+        _mcore_dtypes(view, cfg)
     else:
-        pr.softmax_dtype = view.legacy(
-            ["softmax_compute_type", "softmax_compute_dtype"], "dtype", "precision.softmax_dtype"
-        )
-        facts = view.d.knobs["legacy_classes"].get(cfg.model_class) or {}
-        if pr.softmax_dtype.known and pr.softmax_dtype.value == "compute_dtype":
-            # the class runs its softmax in the compute dtype (CLIP's text encoder)
-            pr.softmax_dtype = Value.derived(
-                pr.compute_dtype.value if pr.compute_dtype else None,
-                "attention softmax dtype",
-                pr.softmax_dtype.detail.removeprefix("default of "),
-                [pr.compute_dtype],
-            )
-        if facts.get("softmax_fp32_any"):
-            # the attention softmax runs in float32 when any of these switches is on, else in
-            # compute_dtype (YiZhao: yizhao_transformer.py:43-46, 112 @ v1.5.0)
-            sw = [view.legacy([k], "bool") for k in facts["softmax_fp32_any"]]
-            on = any(v.known and v.value for v in sw)
-            pr.softmax_dtype = Value.derived(
-                "float32" if on else (pr.compute_dtype.value if pr.compute_dtype else None),
-                "attention softmax dtype",
-                "float32 when " + " or ".join(facts["softmax_fp32_any"]) + ", else compute_dtype",
-                [*sw, *([] if on else [pr.compute_dtype])],
-            )
-        rot, unset = pr.rotary_dtype, facts.get("rotary_dtype_unset")
-        if unset and rot is not None and rot.known and rot.value is None and pr.compute_dtype:
-            # a class that takes compute_dtype for an unset rotary_dtype (knobs: legacy_classes)
-            pr.rotary_dtype = Value.derived(
-                pr.compute_dtype.value, "rotary_dtype", unset, [pr.compute_dtype]
-            )
-        emb = view.legacy(["embedding_init_type"], "dtype", "weight.embedding_dtype")
-        w.embedding_dtype = emb if emb.known and emb.value is not None else w.param_dtype
-        res = view.legacy(["residual_dtype", "res_dtype"], "dtype", "precision.residual_dtype")
-        if res.known and res.value is None:
-            res = Value.derived(
-                pr.compute_dtype.value if pr.compute_dtype else None,
-                "residual_dtype",
-                "residual_dtype unset: residual adds run in compute_dtype",
-                [pr.compute_dtype],
-            )
-        fp32 = view.node(f"{view.model_path}.fp32_residual_connection")
-        if fp32 is not None and fp32.value:
-            res = view.value(fp32, f"{view.model_path}.fp32_residual_connection").model_copy(
-                update={"value": "float32"}
-            )
-        pr.residual_dtype = _arch_residual(view, cfg) or res
+        _legacy_dtypes(view, cfg)
     if (
         s.use_flash_attention is not None
         and s.use_flash_attention.known
@@ -120,6 +47,105 @@ def read_precision(view: MFView, cfg: Config) -> None:
     pr.precision_mode = _precision_mode(view, [pr.compute_dtype, w.param_dtype, w.embedding_dtype])
     w.load_checkpoint = _initial_weights(view)
     w.output_init_std = _output_init_std(cfg)
+
+
+def _mcore_dtypes(view: MFView, cfg: Config) -> None:
+    """Softmax, embedding and residual dtypes of the mcore dialect."""
+    pr, w = cfg.precision, cfg.weight
+    soft = view.mcore_raw("attention_softmax_in_fp32")
+    if soft is not None and soft.known and not soft.yaml11_string:
+        pr.softmax_dtype = soft.model_copy(
+            update={
+                "value": "float32"
+                if soft.value
+                else (pr.compute_dtype.value if pr.compute_dtype else None)
+            }
+        )
+    else:
+        pr.softmax_dtype = Value.default(
+            "float32", "softmax_compute_dtype", "MindFormers TransformerConfig"
+        )
+    # LanguageModelEmbedding casts the looked-up rows to compute_dtype
+    w.embedding_dtype = Value.derived(
+        pr.compute_dtype.value if pr.compute_dtype else None,
+        "compute_dtype",
+        "the embedding output is cast to compute_dtype before the first layer",
+        [pr.compute_dtype],
+    )
+    fp32res = view.mcore_field("fp32_residual_connection", "bool")
+    if fp32res.known and fp32res.value:
+        pr.residual_dtype = fp32res.model_copy(update={"value": "float32"})
+    elif fp32res.known:
+        pr.residual_dtype = Value.derived(
+            pr.compute_dtype.value if pr.compute_dtype else None,
+            "compute_dtype",
+            "without fp32_residual_connection residual adds run in compute_dtype",
+            [pr.compute_dtype, fp32res],
+        )
+    else:
+        pr.residual_dtype = fp32res
+
+
+def _legacy_dtypes(view: MFView, cfg: Config) -> None:
+    """Softmax, rotary, embedding and residual dtypes of the legacy dialect."""
+    pr, w = cfg.precision, cfg.weight
+    facts = view.d.knobs["legacy_classes"].get(cfg.model_class) or {}
+    pr.softmax_dtype = _legacy_softmax(view, cfg, facts)
+    rot, unset = pr.rotary_dtype, facts.get("rotary_dtype_unset")
+    if unset and rot is not None and rot.known and rot.value is None and pr.compute_dtype:
+        # a class that takes compute_dtype for an unset rotary_dtype (knobs: legacy_classes)
+        pr.rotary_dtype = Value.derived(
+            pr.compute_dtype.value, "rotary_dtype", unset, [pr.compute_dtype]
+        )
+    emb = view.legacy(["embedding_init_type"], "dtype", "weight.embedding_dtype")
+    w.embedding_dtype = emb if emb.known and emb.value is not None else w.param_dtype
+    res = _legacy_residual(view, cfg)
+    pr.residual_dtype = _arch_residual(view, cfg) or res
+
+
+def _legacy_softmax(view: MFView, cfg: Config, facts: dict[str, Any]) -> Value:
+    compute = cfg.precision.compute_dtype
+    soft = view.legacy(
+        ["softmax_compute_type", "softmax_compute_dtype"], "dtype", "precision.softmax_dtype"
+    )
+    if soft.known and soft.value == "compute_dtype":
+        # the class runs its softmax in the compute dtype (CLIP's text encoder)
+        soft = Value.derived(
+            compute.value if compute else None,
+            "attention softmax dtype",
+            soft.detail.removeprefix("default of "),
+            [compute],
+        )
+    if facts.get("softmax_fp32_any"):
+        # the attention softmax runs in float32 when any of these switches is on, else in
+        # compute_dtype (YiZhao: yizhao_transformer.py:43-46, 112 @ v1.5.0)
+        sw = [view.legacy([k], "bool") for k in facts["softmax_fp32_any"]]
+        on = any(v.known and v.value for v in sw)
+        soft = Value.derived(
+            "float32" if on else (compute.value if compute else None),
+            "attention softmax dtype",
+            "float32 when " + " or ".join(facts["softmax_fp32_any"]) + ", else compute_dtype",
+            [*sw, *([] if on else [compute])],
+        )
+    return soft
+
+
+def _legacy_residual(view: MFView, cfg: Config) -> Value:
+    compute = cfg.precision.compute_dtype
+    res = view.legacy(["residual_dtype", "res_dtype"], "dtype", "precision.residual_dtype")
+    if res.known and res.value is None:
+        res = Value.derived(
+            compute.value if compute else None,
+            "residual_dtype",
+            "residual_dtype unset: residual adds run in compute_dtype",
+            [compute],
+        )
+    fp32 = view.node(f"{view.model_path}.fp32_residual_connection")
+    if fp32 is not None and fp32.value:
+        res = view.value(fp32, f"{view.model_path}.fp32_residual_connection").model_copy(
+            update={"value": "float32"}
+        )
+    return res
 
 
 def _output_init_std(cfg: Config) -> Value | None:

@@ -1,9 +1,9 @@
 """Which MindFormers release a config belongs to, so that every default and citation is
 that release's: ``--mindformers-version``; else the releases that hold the file
 (normalize/release_fit.py: its content, path or name), narrowed to those in which every
-class the config names exists; else, for a file no release holds, the newest release in
-which every class it names exists (a config using FP32StateAdamWeightDecay cannot be a
-master config: master no longer has it).
+class the config names exists; else, for a file no release holds, every release in which
+every class it names exists (a config using FP32StateAdamWeightDecay cannot be a master
+config: master no longer has it), read at each like any several candidates.
 """
 
 from __future__ import annotations
@@ -14,7 +14,11 @@ from typing import Any
 from cfglint.load.mindformers_yaml import MindFormersYaml
 from cfglint.load.yamltree import get
 from cfglint.normalize.mindformers.defaults import MF_RELEASES, mf_defaults, mf_table
+from cfglint.normalize.mindformers.view import is_mcore
 from cfglint.normalize.release_fit import fit_file, span
+
+# the config class every mcore-layout model builds on (data/mindformers_releases.yaml)
+MCORE_BASE = "MFModelConfig@model_config"
 
 # where a config names its classes, and the role of each
 _TYPED = (
@@ -125,12 +129,16 @@ def _missing(doc: MindFormersYaml, rel: str) -> list[str]:
     arch = _arch_releases(doc)
     if arch is not None and rel not in arch[1]:
         missing.append(arch[0])
+    if is_mcore(doc.root) and not _present(per, MCORE_BASE, "", rel):
+        # the layout names a class too: use_legacy False / the v2 template build the mcore
+        # model, whose config class (mindformers/parallel_core) older releases lack
+        missing.append("an mcore layout (use_legacy: False or the v2 template)")
     return missing
 
 
 def fit_releases(doc: MindFormersYaml, version: str | None = None) -> Candidates:
     """The releases that hold the file, less those lacking a class it names; for a file
-    no release holds, the newest release with every class (match_release); ``version``
+    no release holds, every release with every class (class_fit); ``version``
     (--mindformers-version) when given."""
     fit = fit_file("mindformers", doc.path, doc.texts.get(doc.path, ""))
     if version:
@@ -139,10 +147,8 @@ def fit_releases(doc: MindFormersYaml, version: str | None = None) -> Candidates
             [version], [], "--mindformers-version", {version: _copies(doc, version, folder)}
         )
     if fit is None or fit.by_name:
-        rel, why = match_release(doc)
-        if rel is None:
-            return Candidates([], [], why)
-        return Candidates([rel], [], why, {rel: _copies(doc, rel, "")})
+        fits, why = class_fit(doc)
+        return Candidates(fits, [], why, {r: _copies(doc, r, "") for r in fits})
     held = [r for r in MF_RELEASES if r in fit.releases]
     unread = [r for r in fit.releases if r not in MF_RELEASES]
     fits = [r for r in held if not _missing(doc, r)]
@@ -155,16 +161,22 @@ def fit_releases(doc: MindFormersYaml, version: str | None = None) -> Candidates
     return Candidates(tables, unread, why, {r: _copies(doc, r, fit.path) for r in tables})
 
 
-def match_release(doc: MindFormersYaml) -> tuple[str | None, str]:
-    """(release, why); (None, why) when no release has every class the config names."""
-    named = _named(doc)
-    excluded: list[str] = []
+def class_fit(doc: MindFormersYaml) -> tuple[list[str], str]:
+    """(releases, why) for a file no release holds: every release cfglint has tables for in
+    which every class the config names exists (newest first), all of them candidates: which
+    one the job runs is not known, so a default they disagree on is not decided; ([], why)
+    when no release has every class."""
+    fits, excluded = [], []
     for rel in MF_RELEASES:
         missing = _missing(doc, rel)
-        if not missing:
-            why = "every class it names exists there"
-            if excluded:
-                why = f"the newest release with {'; '.join(dict.fromkeys(excluded))}"
-            return rel, why
-        excluded += missing
-    return None, f"no release cfglint knows has all of {', '.join(w for _, w in named)}"
+        if missing:
+            excluded += missing
+        else:
+            fits.append(rel)
+    if not fits:
+        named = ", ".join(w for _, w in _named(doc))
+        return [], f"no release cfglint knows has all of {named}"
+    why = f"in no release; every class it names exists in {span('mindformers', fits)}"
+    if excluded:
+        why += f" (not in the others: {'; '.join(dict.fromkeys(excluded))})"
+    return fits, why

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from cfglint.model.config import Config
+from cfglint.model.config import Config, Structure
 from cfglint.model.values import Value
 from cfglint.normalize.heads import PLAIN_HEAD
 from cfglint.normalize.mindformers.view import (
@@ -25,48 +25,50 @@ _MLA_CLASSES = ("DeepseekV2Config", "DeepseekV3Config")
 
 def read_structure(view: MFView, cfg: Config) -> None:
     s = cfg.structure
-    hidden, heads = s.hidden_size, s.num_heads
-    # FFN size
+    s.ffn_hidden_size = _ffn_size(view, s.hidden_size)
+    s.num_query_groups, s.head_dim = _heads(view, s.hidden_size, s.num_heads)
+    # class-fixed properties and dialect-specific keys
     if view.mcore:
-        ffn = view.mcore_raw("ffn_hidden_size", "int")
-        if ffn is None and as_int(hidden) is not None:
-            ffn = Value.derived(
-                4 * hidden.value,
-                "ffn_hidden_size",
-                "TransformerConfig default: 4 x hidden size",
-                [hidden],
-            )
-        s.ffn_hidden_size = ffn or Value.unknown("ffn_hidden_size", "hidden size unknown")
+        _mcore_fields(view, cfg)
     else:
-        s.ffn_hidden_size = _legacy_ffn(view, hidden)
-    # attention heads and groups
+        _legacy_fields(view, cfg)
+    _shared_fallbacks(s)
+    s.recompute = _recompute(view)
+
+
+def _ffn_size(view: MFView, hidden: Value | None) -> Value | None:
+    if not view.mcore:
+        return _legacy_ffn(view, hidden)
+    ffn = view.mcore_raw("ffn_hidden_size", "int")
+    if ffn is None and as_int(hidden) is not None:
+        ffn = Value.derived(
+            4 * hidden.value,
+            "ffn_hidden_size",
+            "TransformerConfig default: 4 x hidden size",
+            [hidden],
+        )
+    return ffn or Value.unknown("ffn_hidden_size", "hidden size unknown")
+
+
+def _heads(
+    view: MFView, hidden: Value | None, heads: Value | None
+) -> tuple[Value | None, Value | None]:
+    """Attention query groups and head size."""
     if view.mcore:
         g = view.mcore_raw("num_query_groups", "int")
-        s.num_query_groups = g or Value.derived(
-            heads.value, "num_query_groups", "defaults to the number of attention heads", [heads]
+        groups = g or Value.derived(
+            heads.value,
+            "num_query_groups",
+            "defaults to the number of attention heads",
+            [heads],
         )
         hd = view.mcore_raw("kv_channels", "int")
     elif heads is None:
         # no single head count (Swin's per-stage list): groups and head size do not apply
-        s.num_query_groups = hd = None
+        return None, None
     else:
-        s.num_query_groups = _legacy_kv_heads(view, heads)
-        hd = None
-        for k in ("head_dim", "kv_channels", "d_kv"):
-            n = view.node(f"{view.model_path}.{k}")
-            if n is not None:
-                hd = view.value(n, f"{view.model_path}.{k}", "int")
-                break
-        if hd is None:
-            # a class whose head size is its own setting with a default: T5's d_kv 64
-            # (t5_config.py:195 kv_size = d_kv), GLM-style kv_channels 128
-            own = [
-                k
-                for k in ("kv_channels", "d_kv")
-                if any(c.defaults.get(k) is not None for c in view.class_chain())
-            ]
-            if own:
-                hd = view.legacy(own, "int")
+        groups = _legacy_kv_heads(view, heads)
+        hd = _legacy_head_dim(view)
     if hd is None and heads is not None and as_int(hidden) and as_int(heads):
         hd = Value.derived(
             hidden.value // heads.value,
@@ -81,72 +83,101 @@ def read_structure(view: MFView, cfg: Config) -> None:
         and not (heads.known and hidden.known)
     ):
         hd = Value.derived(None, "head_dim", "", [hidden, heads])  # unknown, with the reason
-    s.head_dim = hd
-    # class-fixed properties and dialect-specific keys
-    facts = view.d.knobs["legacy_classes"].get(cfg.model_class, {}) if not view.mcore else {}
-    if view.mcore:
-        s.multi_latent_attention = view.mcore_field("multi_latent_attention", "bool")
-        if view.mcore_raw("multi_latent_attention") is None and cfg.model_class in _MLA_CLASSES:
-            # TrainingDeepseekV3ForCausalLM converts with is_mla_model=True, so its
-            # defaults are MLATransformerConfig's (models/deepseek3/
-            # modeling_deepseek_v3_train.py:31 @ 477621fd)
-            s.multi_latent_attention = Value.default(
-                True, knob="multi_latent_attention", source="MindFormers MLATransformerConfig"
-            )
-        s.normalization = view.mcore_field("normalization")
-        s.hidden_dropout = view.mcore_field("hidden_dropout", "float")
-        s.attention_dropout = view.mcore_field("attention_dropout", "float")
-        s.position_embedding_type = view.mcore_field("position_embedding_type")
-        s.rotary_percent = view.mcore_field("rotary_percent", "float")
-        if s.rotary_percent is not None and not s.rotary_percent.known:
-            s.rotary_percent = view.mcore_field("partial_rotary_factor", "float")
-        s.add_bias_linear = view.mcore_field("add_bias_linear", "bool")
-        s.activation = _mcore_activation(view)
-        tie = view.mcore_field("tie_word_embeddings", "bool")
-        s.tied_embeddings = tie
-        s.output_head = Value.default(
-            PLAIN_HEAD, "output head", "MindFormers mcore GPTModel (a linear output layer)"
+    return groups, hd
+
+
+def _legacy_head_dim(view: MFView) -> Value | None:
+    for k in ("head_dim", "kv_channels", "d_kv"):
+        n = view.node(f"{view.model_path}.{k}")
+        if n is not None:
+            return view.value(n, f"{view.model_path}.{k}", "int")
+    # a class whose head size is its own setting with a default: T5's d_kv 64
+    # (t5_config.py:195 kv_size = d_kv), GLM-style kv_channels 128
+    own = [
+        k
+        for k in ("kv_channels", "d_kv")
+        if any(c.defaults.get(k) is not None for c in view.class_chain())
+    ]
+    return view.legacy(own, "int") if own else None
+
+
+def _mcore_fields(view: MFView, cfg: Config) -> None:
+    s = cfg.structure
+    s.multi_latent_attention = view.mcore_field("multi_latent_attention", "bool")
+    if view.mcore_raw("multi_latent_attention") is None and cfg.model_class in _MLA_CLASSES:
+        # TrainingDeepseekV3ForCausalLM converts with is_mla_model=True, so its
+        # defaults are MLATransformerConfig's (models/deepseek3/
+        # modeling_deepseek_v3_train.py:31 @ 477621fd)
+        s.multi_latent_attention = Value.default(
+            True, knob="multi_latent_attention", source="MindFormers MLATransformerConfig"
         )
-        s.seq_length = first_written(
-            view,
-            [f"{view.model_path}.seq_length", "train_dataset.data_loader.config.seq_length"],
-            "int",
-        ) or view.mcore_field("seq_length", "int")
-        _train_fixed(view, cfg)
+    s.normalization = view.mcore_field("normalization")
+    s.hidden_dropout = view.mcore_field("hidden_dropout", "float")
+    s.attention_dropout = view.mcore_field("attention_dropout", "float")
+    s.position_embedding_type = view.mcore_field("position_embedding_type")
+    s.rotary_percent = view.mcore_field("rotary_percent", "float")
+    if s.rotary_percent is not None and not s.rotary_percent.known:
+        s.rotary_percent = view.mcore_field("partial_rotary_factor", "float")
+    s.add_bias_linear = view.mcore_field("add_bias_linear", "bool")
+    s.activation = _mcore_activation(view)
+    tie = view.mcore_field("tie_word_embeddings", "bool")
+    s.tied_embeddings = tie
+    s.output_head = Value.default(
+        PLAIN_HEAD, "output head", "MindFormers mcore GPTModel (a linear output layer)"
+    )
+    s.seq_length = first_written(
+        view,
+        [f"{view.model_path}.seq_length", "train_dataset.data_loader.config.seq_length"],
+        "int",
+    ) or view.mcore_field("seq_length", "int")
+    _train_fixed(view, cfg)
+
+
+def _legacy_fields(view: MFView, cfg: Config) -> None:
+    s = cfg.structure
+    facts = view.d.knobs["legacy_classes"].get(cfg.model_class, {})
+    s.normalization = class_fact(view, facts, "normalization", "normalization")
+    s.activation = class_fact(view, facts, "activation", "hidden_act")
+    if s.activation.known and s.activation.value in ("silu", "swish"):
+        s.activation = s.activation.model_copy(update={"value": "swiglu"})
+    s.position_embedding_type = view.arch_fact("position", "position_embedding_type") or class_fact(
+        view, facts, "position", "position_embedding_type"
+    )
+    s.output_head = _output_head(view)
+    rp = facts.get("rotary_percent")
+    s.rotary_percent = fixed(view, float(rp), "rotary fraction") if rp is not None else None
+    s.seq_length = view.legacy(["seq_length"], "int", "structure.seq_length")
+    s.tied_embeddings = view.legacy(
+        ["tie_word_embeddings", "share_embedding_weight"], "bool", "structure.tied_embeddings"
+    )
+    _legacy_biases(view, cfg, facts)
+    s.hidden_dropout, s.attention_dropout = _legacy_dropout(view, facts)
+    if view.model_cls is not None:
+        # the research DeepSeek classes train DeepseekV2ForCausalLM, whose attention is
+        # MLA with RMSNorms on both latents, always built (research/deepseek3/
+        # deepseek3_model_train.py:20; deepseek2_model.py:311,445,484 @ f52743c)
+        s.multi_latent_attention = fixed(
+            view, cfg.model_class in _MLA_CLASSES, "multi-latent attention"
+        )
+    if s.qk_norm is not None and not s.qk_norm.known:
+        s.qk_norm = fixed(view, False, "qk norm")
+
+
+def _legacy_biases(view: MFView, cfg: Config, facts: dict[str, Any]) -> None:
+    s = cfg.structure
+    lb = facts.get("linear_bias")
+    if isinstance(lb, dict):
+        s.add_bias_linear = view.legacy([lb["key"]], "bool")
+    elif lb is not None:
+        s.add_bias_linear = fixed(view, bool(lb), "linear bias")
     else:
-        s.normalization = class_fact(view, facts, "normalization", "normalization")
-        s.activation = class_fact(view, facts, "activation", "hidden_act")
-        if s.activation.known and s.activation.value in ("silu", "swish"):
-            s.activation = s.activation.model_copy(update={"value": "swiglu"})
-        s.position_embedding_type = view.arch_fact(
-            "position", "position_embedding_type"
-        ) or class_fact(view, facts, "position", "position_embedding_type")
-        s.output_head = _output_head(view)
-        rp = facts.get("rotary_percent")
-        s.rotary_percent = fixed(view, float(rp), "rotary fraction") if rp is not None else None
-        s.seq_length = view.legacy(["seq_length"], "int", "structure.seq_length")
-        s.tied_embeddings = view.legacy(
-            ["tie_word_embeddings", "share_embedding_weight"], "bool", "structure.tied_embeddings"
-        )
-        lb = facts.get("linear_bias")
-        if isinstance(lb, dict):
-            s.add_bias_linear = view.legacy([lb["key"]], "bool")
-        elif lb is not None:
-            s.add_bias_linear = fixed(view, bool(lb), "linear bias")
-        else:
-            s.add_bias_linear = view.legacy(["add_bias_linear", "has_bias"], "bool")
-        s.add_qkv_bias = _bias_fact(view, facts.get("qkv_bias"), "QKV bias") or s.add_qkv_bias
-        s.add_dense_bias = _bias_fact(view, facts.get("dense_bias"), "output-projection bias")
-        s.hidden_dropout, s.attention_dropout = _legacy_dropout(view, facts)
-        if view.model_cls is not None:
-            # the research DeepSeek classes train DeepseekV2ForCausalLM, whose attention is
-            # MLA with RMSNorms on both latents, always built (research/deepseek3/
-            # deepseek3_model_train.py:20; deepseek2_model.py:311,445,484 @ f52743c)
-            s.multi_latent_attention = fixed(
-                view, cfg.model_class in _MLA_CLASSES, "multi-latent attention"
-            )
-        if s.qk_norm is not None and not s.qk_norm.known:
-            s.qk_norm = fixed(view, False, "qk norm")
+        s.add_bias_linear = view.legacy(["add_bias_linear", "has_bias"], "bool")
+    s.add_qkv_bias = _bias_fact(view, facts.get("qkv_bias"), "QKV bias") or s.add_qkv_bias
+    s.add_dense_bias = _bias_fact(view, facts.get("dense_bias"), "output-projection bias")
+
+
+def _shared_fallbacks(s: Structure) -> None:
+    """What both dialects fall back to when a setting is left unknown."""
     if s.add_qkv_bias is not None and not s.add_qkv_bias.known and s.add_bias_linear is not None:
         s.add_qkv_bias = s.add_bias_linear
     if s.add_dense_bias is None or not s.add_dense_bias.known:
@@ -167,19 +198,21 @@ def read_structure(view: MFView, cfg: Config) -> None:
             "falls back to seq_length",
             [s.seq_length],
         )
+
+
+def _recompute(view: MFView) -> Value:
     rc = view.node("recompute_config.recompute")
     sel = view.node("recompute_config.select_recompute")
     recomp = [x for x in (rc, sel) if x is not None and x.plain()]
     if recomp:
-        s.recompute = view.value(
+        got = view.value(
             recomp[0],
             "recompute_config." + ("recompute" if recomp[0] is rc else "select_recompute"),
         )
-        s.recompute = s.recompute.model_copy(update={"value": True})
-    elif rc is not None:
-        s.recompute = view.value(rc, "recompute_config.recompute", "bool")
-    else:
-        s.recompute = Value.default(False, "recompute_config.recompute", "MindFormers template")
+        return got.model_copy(update={"value": True})
+    if rc is not None:
+        return view.value(rc, "recompute_config.recompute", "bool")
+    return Value.default(False, "recompute_config.recompute", "MindFormers template")
 
 
 def _legacy_dropout(view: MFView, facts: dict[str, Any]) -> tuple[Value, Value]:
@@ -232,20 +265,30 @@ def _legacy_ffn(view: MFView, hidden: Value | None) -> Value | None:
         .get("ffn_ratio")
     )
     if ratio_key:
-        ratio = view.legacy([ratio_key], "int")
-        if (
-            hidden.known
-            and ratio.known
-            and isinstance(ratio.value, int)
-            and isinstance(hidden.value, int)
-        ):
-            return Value.derived(
-                hidden.value * ratio.value,
-                "ffn size",
-                f"hidden size x {ratio_key}",
-                [hidden, ratio],
-            )
-        return Value.derived(None, "ffn size", "", [hidden, ratio])
+        return _ffn_by_ratio(view, hidden, ratio_key)
+    return _llama_ffn(view, hidden)
+
+
+def _ffn_by_ratio(view: MFView, hidden: Value, ratio_key: str) -> Value:
+    """The class's FFN size is the hidden size times one of its settings."""
+    ratio = view.legacy([ratio_key], "int")
+    if (
+        hidden.known
+        and ratio.known
+        and isinstance(ratio.value, int)
+        and isinstance(hidden.value, int)
+    ):
+        return Value.derived(
+            hidden.value * ratio.value,
+            "ffn size",
+            f"hidden size x {ratio_key}",
+            [hidden, ratio],
+        )
+    return Value.derived(None, "ffn size", "", [hidden, ratio])
+
+
+def _llama_ffn(view: MFView, hidden: Value) -> Value:
+    """LlamaFeedForward's size from hidden size, multiple_of and ffn_dim_multiplier."""
     if not hidden.known:
         return Value.derived(None, "intermediate_size", "", [hidden])
     mult = view.legacy(["multiple_of"], "int")

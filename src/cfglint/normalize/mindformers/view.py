@@ -24,17 +24,27 @@ from cfglint.normalize.published import named_model
 MAX_HF_CONFIG = 1024 * 1024
 
 
+def is_v2_template(root: Node) -> bool:
+    """The v2 template layout: top-level model_config / training_args sections."""
+    top = root.value
+    return "training_args" in top or ("model_config" in top and "model" not in top)
+
+
+def is_mcore(root: Node) -> bool:
+    """Whether the config builds MindFormers' Megatron-style (mcore) model: the v2 template,
+    or ``use_legacy: False``."""
+    legacy = get(root, "use_legacy")
+    return is_v2_template(root) or (legacy is not None and legacy.value is False)
+
+
 class MFView:
     """Lookups into one MindFormers config with positions and defaults."""
 
     def __init__(self, doc: MindFormersYaml, d: MFDefaults) -> None:
         self.doc, self.d, self.root = doc, d, doc.root
         self.warnings: list[str] = []
-        self.v2 = "training_args" in self.root.value or (
-            "model_config" in self.root.value and "model" not in self.root.value
-        )
-        legacy = self.node("use_legacy")
-        self.mcore = self.v2 or (legacy is not None and legacy.value is False)
+        self.v2 = is_v2_template(self.root)
+        self.mcore = is_mcore(self.root)
         self.model_path = "model_config" if self.v2 else "model.model_config"
         self.model_node = self.node(self.model_path)
         self.hf: dict[str, Value] = {}
@@ -190,7 +200,6 @@ class MFView:
             n = self.node(f"{self.model_path}.{k}")
             if n is not None:
                 return self.value(n, f"{self.model_path}.{k}", kind)
-        cls = self.model_cls
         # the class, then the classes it passes its keyword arguments on to
         for comp in self.class_chain():
             for k in keys:
@@ -200,6 +209,12 @@ class MFView:
                         knob=knob,
                         source=comp.label,
                     )
+        return self._legacy_unset(keys, kind, field, knob)
+
+    def _legacy_unset(self, keys: list[str], kind: str | None, field: str, knob: str) -> Value:
+        """A legacy setting neither the YAML nor a class table gives: unknown with the
+        reason, or the class's recorded absence of it (knobs: legacy_classes ``absent``)."""
+        cls = self.model_cls
         if cls is None:
             return Value.unknown(knob, self.no_class_reason())
         if cls.unread and any(
