@@ -170,10 +170,6 @@ class Chunk:
         return np.searchsorted(self.ends, pos)
 
 
-def _overlaps(label: bytes) -> bool:
-    return any(label[:k] == label[-k:] for k in range(1, len(label)))
-
-
 def skip(c: Chunk, pos: np.ndarray, rules: Skip) -> np.ndarray:
     """``pos`` moved past each rule's bytes (at most its count; ``None``: any number below
     MAX_TOKEN, at which the row reads as undecided, -1)."""

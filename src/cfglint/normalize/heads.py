@@ -6,4 +6,3 @@ NormHead, which divides each vocabulary row by its L2 norm in every training for
 from __future__ import annotations
 
 PLAIN_HEAD = "plain"
-ROW_NORMALIZED_HEAD = "row-normalized"

@@ -338,7 +338,7 @@ def _reference_spread(pair: Pair, bases: list[tuple[RunLog, np.ndarray]]) -> dic
     return out
 
 
-def _first_loss(pair: Pair, d: np.ndarray) -> Row:
+def _first_loss(pair: Pair) -> Row:
     la, lb = pair.series("a", "loss"), pair.series("b", "loss")
     assert la is not None and lb is not None
     s0 = int(pair.steps[0])
@@ -391,7 +391,7 @@ def _relaxed(ok: bool, within_own: bool | None, own: str) -> tuple[str, str]:
 def _standard(pair: Pair, d: np.ndarray, spread: dict[str, float]) -> list[Row]:
     lb = pair.series("b", "loss")
     assert lb is not None
-    rows = [_first_loss(pair, d)]
+    rows = [_first_loss(pair)]
     la = pair.series("a", "loss")
     assert la is not None
     ma, mr = std.mean_loss_error(la, lb)

@@ -363,11 +363,3 @@ def _typed(spec: ArgSpec, text: str) -> Any:
             return False
         raise ValueError(text)
     return text
-
-
-def default_value(spec: ArgSpec, table: ArgTable) -> Value:
-    knob = spec.flags[0]
-    if spec.action == "store_false":
-        # the default of a negative flag: "add_bias_linear=true", not "--disable-bias-linear=true"
-        knob = spec.dest
-    return Value.default(spec.default, knob=knob, source=spec.source or table.label)

@@ -272,11 +272,6 @@ def typed(values: dict[str, Value], table: ArgTable) -> tuple[dict[str, Value], 
     return out, warnings
 
 
-def detect_version(tokens: list[Any], script: str | None) -> str:
-    """The argument table a command line is read with (see :func:`detect_dialect`)."""
-    return _detect(tokens, script).dialect.table
-
-
 def _detect(
     tokens: list[Any],
     script: str | None,
