@@ -22,26 +22,27 @@ def ready_name(raw: bytes) -> str:
     return hashlib.sha256(raw).hexdigest()[:40]
 
 
+def _files_hash(tag: bytes, files: list[tuple[str, bytes]]) -> str:
+    """A hash of named files (each name and its bytes, length-prefixed so that no two
+    lists of files hash alike), under ``tag`` so that two kinds of ready file never share one."""
+    h = hashlib.sha256(tag + b"\0")
+    for name, raw in files:
+        for chunk in (name.encode(), raw):
+            h.update(len(chunk).to_bytes(8, "little"))
+            h.update(chunk)
+    return h.hexdigest()[:40]
+
+
 def dialect_index_name(tables: list[tuple[str, bytes]]) -> str:
     """The ready name of the dialect index: a hash of every dialect table's name and bytes
     (``(stem, YAML bytes)``), so an index built before any of them changed is not found."""
-    h = hashlib.sha256(b"dialect-index\0")
-    for stem, raw in tables:
-        for chunk in (stem.encode(), raw):
-            h.update(len(chunk).to_bytes(8, "little"))
-            h.update(chunk)
-    return "dialects-" + h.hexdigest()[:40]
+    return "dialects-" + _files_hash(b"dialect-index", tables)
 
 
 def rules_ready_name(files: list[tuple[str, bytes]]) -> str:
     """The ready name of the rule set: a hash of every rule file's name and bytes, so a set
     built before any of them changed (or one was added or removed) is not found."""
-    h = hashlib.sha256(b"rule-set\0")
-    for name, raw in files:
-        for chunk in (name.encode(), raw):
-            h.update(len(chunk).to_bytes(8, "little"))
-            h.update(chunk)
-    return "rules-" + h.hexdigest()[:40]
+    return "rules-" + _files_hash(b"rule-set", files)
 
 
 def rules_digest(files: Any) -> str:
