@@ -4,6 +4,9 @@ schema) exists for developers and CI, not in a user's clone: tests that need it 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +23,22 @@ def need_shared(*parts: str) -> Path:
     if not p.exists():
         pytest.skip(f"{p} is not available (../shared is only present for developers and CI)")
     return p
+
+
+def unpacked_wheel(name: str, version: str, tmp_path: Path) -> Path:
+    """``pip download --no-deps NAME==VERSION`` unpacked under ``tmp_path/site`` (read, never
+    imported or installed); skips the test where the index or the network does not give it."""
+    got = subprocess.run(
+        [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(tmp_path),
+         f"{name}=={version}"],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    wheels = list(tmp_path.glob(f"{name.replace('-', '_')}-*.whl"))
+    if got.returncode != 0 or not wheels:
+        pytest.skip(f"{name} {version} not downloadable here: {got.stderr.strip()[-200:]}")
+    with zipfile.ZipFile(wheels[0]) as zf:
+        zf.extractall(tmp_path / "site")
+    return tmp_path / "site"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

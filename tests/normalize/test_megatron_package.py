@@ -17,15 +17,13 @@ from __future__ import annotations
 import ast
 import importlib.util
 import os
-import subprocess
-import sys
-import zipfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from cfglint.load.datacache import DATA_DIR, load_data
+from conftest import unpacked_wheel
 
 _UNREAD = object()
 CLASSES = (
@@ -168,15 +166,5 @@ def test_stated_transformer_config_defaults_match_the_local_package(version: str
 def test_stated_transformer_config_defaults_match_the_package_on_the_index(
     version: str, tmp_path: Path
 ) -> None:
-    want = version.removeprefix("core_v")
-    got = subprocess.run(
-        [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(tmp_path),
-         f"megatron-core=={want}"],
-        capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
-    wheels = list(tmp_path.glob("megatron_core-*.whl"))
-    if got.returncode != 0 or not wheels:
-        pytest.skip(f"megatron-core {want} not downloadable here: {got.stderr.strip()[-200:]}")
-    with zipfile.ZipFile(wheels[0]) as zf:
-        zf.extractall(tmp_path / "site")
-    _check(tmp_path / "site", version)
+    site = unpacked_wheel("megatron-core", version.removeprefix("core_v"), tmp_path)
+    _check(site, version)

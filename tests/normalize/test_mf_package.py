@@ -14,10 +14,7 @@ import ast
 import importlib.metadata
 import importlib.util
 import os
-import subprocess
-import sys
 import warnings
-import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +29,7 @@ from cfglint.normalize.mindformers.defaults import (
     canonical_dtype,
     mf_defaults,
 )
+from conftest import unpacked_wheel
 
 _UNSET = object()
 
@@ -152,14 +150,4 @@ def test_stated_config_class_defaults_match_the_package_on_the_index(
 ) -> None:
     """``pip download --no-deps mindformers==X``, unpacked and read (MindSpore not needed)."""
     version = release.removeprefix("v")
-    got = subprocess.run(
-        [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(tmp_path),
-         f"mindformers=={version}"],
-        capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
-    wheels = list(tmp_path.glob("mindformers-*.whl"))
-    if got.returncode != 0 or not wheels:
-        pytest.skip(f"mindformers {version} not downloadable here: {got.stderr.strip()[-200:]}")
-    with zipfile.ZipFile(wheels[0]) as zf:
-        zf.extractall(tmp_path / "site")
-    _check(tmp_path / "site" / "mindformers", version)
+    _check(unpacked_wheel("mindformers", version, tmp_path) / "mindformers", version)
