@@ -20,8 +20,6 @@ import argparse
 import importlib.util
 import json
 import os
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -29,44 +27,31 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _pairs() -> dict[str, tuple[str, ...]]:
+def _bench_probe():
+    """bench/bench_probe.py as a module: its pairs and its one fresh-interpreter probe run."""
     spec = importlib.util.spec_from_file_location("bench_probe", ROOT / "bench" / "bench_probe.py")
     assert spec and spec.loader
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    return mod.PAIRS
+    return mod
+
+
+BENCH = _bench_probe()
+
+
+def _pairs() -> dict[str, tuple[str, ...]]:
+    return BENCH.PAIRS
 
 
 def _probe(args: tuple[str, ...], device: str, steps: int, extra: list[str]) -> dict:
-    """One probe run in a fresh interpreter; its JSON's probe block plus the wall time."""
+    """One probe run in a fresh interpreter (bench_probe.one_run): its JSON's probe block
+    plus the wall time."""
     yaml, script, *more = args
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "p.json"
-        cmd = [
-            sys.executable,
-            "-m",
-            "cfglint",
-            "probe",
-            yaml,
-            "--megatron",
-            script,
-            *more,
-            "--device",
-            device,
-            "--steps",
-            str(steps),
-            "--format",
-            "json",
-            "-o",
-            str(out),
-            *extra,
-        ]
-        t0 = time.perf_counter()
-        proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=900)
-        wall = time.perf_counter() - t0
-        if not out.exists():
-            return {"error": (proc.stderr or proc.stdout).strip().splitlines()[-3:], "wall": wall}
-        probe = json.loads(out.read_text())["probe"]
+    t0 = time.perf_counter()
+    try:
+        wall, _cpu, probe = BENCH.one_run(yaml, script, [*more, "--device", device, *extra], steps)
+    except RuntimeError as e:
+        return {"error": str(e).splitlines()[-3:], "wall": time.perf_counter() - t0}
     return {
         "wall": round(wall, 2),
         "seconds": probe.get("seconds"),
