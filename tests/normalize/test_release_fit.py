@@ -123,15 +123,15 @@ def test_a_config_no_release_holds_is_read_at_every_release_with_its_classes() -
     TransformerConfig, whose default is aux_loss at v1.6.0 and sub_seq_aux_loss at v1.7.0 and
     master. Before: labelled master, its default stated as the job's."""
     cfg = load_mindformers(str(QWEN3_MOE))
-    # Qwen3MoeConfig and the mcore layout exist from v1.6.0 on
-    assert cfg.dialect.startswith("MindFormers v1.6.0-master (in no release; every class")
+    # Qwen3MoeConfig and the mcore layout exist from v1.6.0 on (to v2.1.0, the newest wheel)
+    assert cfg.dialect.startswith("MindFormers v1.6.0-v2.1.0 (in no release; every class")
     split = _undecided(cfg, "disagree")["moe.load_balancing_type"]
     assert "aux_loss at v1.6.0" in split and "sub_seq_aux_loss" in split
     assert "--mindformers-version" in split
     # what every candidate gives alike stays decided, labelled with the range
     norm = cfg.structure.normalization
     assert norm is not None and norm.value == "RMSNorm"
-    assert norm.detail == "default of MindFormers v1.6.0-master Qwen3MoeConfig"
+    assert norm.detail == "default of MindFormers v1.6.0-v2.1.0 Qwen3MoeConfig"
     # naming the release decides it
     one = load_mindformers(str(QWEN3_MOE), version="v1.6.0")
     got = one.moe.load_balancing_type
@@ -271,3 +271,43 @@ def test_legacy_llama_before_init_method_std_initializes_with_sigma_0_01() -> No
     cfg = load_mindformers(str(example))
     assert cfg.dialect.startswith("MindFormers v1.3.0-v1.5.0 (in no release; every class")
     assert not _undecided(cfg, "disagree")
+
+
+QWEN3_NO_DROPOUT = REL / "user" / "qwen3_no_hidden_dropout.yaml"  # 2.1.0 wheel excerpt
+
+
+def test_a_base_class_a_release_drops_gives_no_default_there() -> None:
+    """From v1.9.0 on no MFModelConfig (hidden_dropout 0.0) sits between Qwen3Config and
+    TransformerConfig (hidden_dropout 0.1): read from the wheels, a user's Qwen3 config
+    without hidden_dropout trains with 0.0 up to v1.8.0 and 0.1 after. Before: every release
+    was read with master's MFModelConfig, 0.0 stated for a range that holds v1.9.0-v2.1.0."""
+    one = load_mindformers(str(QWEN3_NO_DROPOUT), version="v1.8.0").structure.hidden_dropout
+    assert one is not None and one.value == 0.0 and "v1.8.0 MFModelConfig" in one.detail
+    two = load_mindformers(str(QWEN3_NO_DROPOUT), version="v1.9.0").structure.hidden_dropout
+    assert two is not None and two.value == 0.1 and "v1.9.0 TransformerConfig" in two.detail
+    cfg = load_mindformers(str(QWEN3_NO_DROPOUT))
+    assert cfg.dialect.startswith("MindFormers v1.6.0-v2.1.0 (in no release")
+    split = _undecided(cfg, "disagree")["structure.hidden_dropout"]
+    assert "0.1 at v2.1.0" in split and "0 at v1.8.0" in split
+
+
+def test_a_research_class_no_wheel_ships_keeps_its_range(tmp_path: Path) -> None:
+    """A wheel has no research/: a research class is not read at v1.8.0-v2.1.0, so a config
+    that names one keeps the releases cfglint read it at, and says why the others are not
+    candidates (not that the class is absent there)."""
+    mine = tmp_path / "mine.yaml"
+    mine.write_text(DS2_MF.read_text())
+    cfg = load_mindformers(str(mine))
+    assert cfg.dialect.startswith("MindFormers v1.3.0-master (in no release")
+    assert "DeepseekV2Config (not read there: research/ is not in its wheel)" in cfg.dialect
+
+
+def test_a_config_only_the_wheels_ship_is_labelled_with_their_releases() -> None:
+    """The wheels carry configs/ (no research/): a path only they hold, such as
+    configs/telechat3_moe/pretrain_telechat3_105b_a4b_4k.yaml (new at 1.9.0), is recorded for
+    those releases, after master."""
+    data = release_data()["mindformers"]
+    names = [r[0] for r in data["releases"]]
+    assert names[-5:] == ["master", "v1.8.0", "v1.9.0", "v2.0.0", "v2.1.0"]
+    held = data["paths"]["configs/telechat3_moe/pretrain_telechat3_105b_a4b_4k.yaml"]
+    assert [n for bit, n in enumerate(names) if held >> bit & 1] == ["v1.9.0", "v2.0.0", "v2.1.0"]

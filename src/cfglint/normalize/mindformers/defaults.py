@@ -23,6 +23,9 @@ class Component(NamedTuple):
     # why its defaults are not known for this config (a release cfglint has not read); the
     # defaults are then empty and every unset setting of the class is not decided
     unread: str = ""
+    # the release the config is read at has no such class (data/mindformers_releases.yaml
+    # present: false): it contributes no default there (MFModelConfig from v1.9.0 on)
+    missing: bool = False
 
     @property
     def label(self) -> str:
@@ -139,8 +142,12 @@ def _read_at(
 ) -> Component:
     if entry is None:
         return comp._replace(note=f" (not checked against {release})")
+    if entry.get("present") is None and entry.get("why"):
+        # the source read for that release does not ship the class's folder (a wheel has
+        # no research/): not known there, not known to be absent
+        return comp._replace(note=f" (not read at {release}: {entry['why']})")
     if not entry.get("present"):
-        return comp._replace(note=f" (no such class in MindFormers {release})")
+        return comp._replace(note=f" (no such class in MindFormers {release})", missing=True)
     # a setting missing from the release's signature is dropped only when our own release's
     # signature has it (else our extraction cannot see it at either: the value is kept)
     mine = set(((per or {}).get(comp.version) or {}).get("absent") or ())
@@ -176,8 +183,20 @@ def mf_defaults(
     )
 
 
-# MindFormers releases cfglint has defaults for, newest first (mindformers_releases.yaml)
-MF_RELEASES = ("master", "v1.7.0", "v1.6.0", "v1.5.0", "v1.3.2", "v1.3.0")
+# MindFormers releases cfglint has defaults for, newest first (mindformers_releases.yaml):
+# v1.8.0-v2.1.0 read from the package index's wheels, after the mirror's master (2026-01-15)
+MF_RELEASES = (
+    "v2.1.0",
+    "v2.0.0",
+    "v1.9.0",
+    "v1.8.0",
+    "master",
+    "v1.7.0",
+    "v1.6.0",
+    "v1.5.0",
+    "v1.3.2",
+    "v1.3.0",
+)
 # older releases (tags of mindspore-lab/mindformers) whose class defaults cfglint has not read:
 # a config for one of them gets no default, only what it writes and the class facts
 MF_UNREAD_RELEASES = (

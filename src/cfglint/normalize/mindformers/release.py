@@ -17,8 +17,9 @@ from cfglint.normalize.mindformers.defaults import MF_RELEASES, mf_defaults, mf_
 from cfglint.normalize.mindformers.view import is_mcore
 from cfglint.normalize.release_fit import fit_file, span
 
-# the config class every mcore-layout model builds on (data/mindformers_releases.yaml)
-MCORE_BASE = "MFModelConfig@model_config"
+# the config class every mcore-layout model builds on (data/mindformers_releases.yaml):
+# TransformerConfig, from v1.6.0 on (MFModelConfig, its base up to v1.8.0, is gone at v1.9.0)
+MCORE_BASE = "TransformerConfig@model_config"
 
 # where a config names its classes, and the role of each
 _TYPED = (
@@ -55,6 +56,13 @@ def _present(per: dict[str, Any], key: str, own: str, release: str) -> bool:
         return True
     entry = (per.get(key) or {}).get(release)
     return bool(entry and (entry.get("present") or entry.get("copies")))
+
+
+def _unread_why(per: dict[str, Any], key: str, release: str) -> str:
+    """Why the class was not read at ``release`` ("" when it was, present or not): the
+    source read there does not ship its folder (a wheel has no research/)."""
+    entry = (per.get(key) or {}).get(release) or {}
+    return str(entry.get("why") or "") if entry.get("present") is None else ""
 
 
 def _copies(doc: MindFormersYaml, release: str, path: str) -> list[str | None]:
@@ -125,7 +133,11 @@ def _missing(doc: MindFormersYaml, rel: str) -> list[str]:
     """What the config names that release ``rel`` does not have."""
     per = mf_table("mindformers_releases.yaml")["components"]
     own = {f"{c.name}@{c.role}": c.version for c in mf_defaults().by_name.values()}
-    missing = [w for k, w in _named(doc) if not _present(per, k, own.get(k, ""), rel)]
+    missing = [
+        f"{w} (not read there: {why})" if (why := _unread_why(per, k, rel)) else w
+        for k, w in _named(doc)
+        if not _present(per, k, own.get(k, ""), rel)
+    ]
     arch = _arch_releases(doc)
     if arch is not None and rel not in arch[1]:
         missing.append(arch[0])

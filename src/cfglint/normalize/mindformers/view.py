@@ -294,7 +294,10 @@ class MFView:
             self.comp("TransformerConfig", "model_config"),
         ]
         for comp in chain:
-            if comp is None:
+            if comp is None or (comp.missing and comp is not self.model_cls):
+                # a base the release does not have gives nothing: from v1.9.0 on no
+                # MFModelConfig sits between the model class and TransformerConfig
+                # (models/model_config_utils.py:182-213 @ mindformers-1.9.0.whl)
                 continue
             for k, dv in comp.defaults.items():
                 if self.d.canonical(k) == field and dv != REQUIRED:
