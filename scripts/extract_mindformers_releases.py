@@ -172,9 +172,7 @@ def class_defaults(cls: ast.ClassDef) -> dict[str, Any]:
             t = stmt.targets[0]
             if isinstance(t, ast.Name):
                 out[t.id] = _lit(stmt.value)
-    init = next(
-        (s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None
-    )
+    init = _init(cls)
     if init is not None:
         # the decorator's keywords come first: the signature's defaults win on a clash
         # (register_mf_model_parameter merges {**its kwargs, **signature defaults, **kwargs},
@@ -190,12 +188,18 @@ def class_defaults(cls: ast.ClassDef) -> dict[str, Any]:
     return out
 
 
-def _decorator_defaults(init: ast.FunctionDef) -> dict[str, Any]:
+def _init(cls: ast.ClassDef) -> ast.FunctionDef | None:
+    return next(
+        (s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None
+    )
+
+
+def _decorator_defaults(init: ast.FunctionDef | None) -> dict[str, Any]:
     """The keywords ``@register_mf_model_parameter`` gives an HF-style config's ``__init__``:
     ``mf_model_kwargs=MFModelConfig(k=v, ...)`` up to master, plain ``k=v`` from 1.9.0 on
     (only those named: MFModelConfig's other fields are the MFModelConfig component's)."""
     out: dict[str, Any] = {}
-    for dec in init.decorator_list:
+    for dec in init.decorator_list if init is not None else ():
         if not (isinstance(dec, ast.Call) and _name(dec.func) == "register_mf_model_parameter"):
             continue
         for kw in dec.keywords:
@@ -204,6 +208,21 @@ def _decorator_defaults(init: ast.FunctionDef) -> dict[str, Any]:
             elif kw.arg:
                 out[kw.arg] = _lit(kw.value)
     return out
+
+
+def search_names(cls: ast.ClassDef) -> list[str]:
+    """The ``search_names`` of the class's ``@MindFormerRegister.register(...)`` (the
+    model_type values an HF-style config selects it by), as a list."""
+    for dec in cls.decorator_list:
+        if isinstance(dec, ast.Call) and _name(dec.func) == "register":
+            for kw in dec.keywords:
+                if kw.arg == "search_names":
+                    got = _lit(kw.value)
+                    if isinstance(got, str):
+                        return [got]
+                    if isinstance(got, (list, tuple)):
+                        return [str(x) for x in got]
+    return []
 
 
 def _name(node: ast.expr) -> str:
@@ -287,6 +306,20 @@ def _entry(src: Source, name: str, hint: str, c: dict[str, Any]) -> dict[str, An
         elif not _same(got[k], v) and v != "<required>":
             differs[k] = got[k]
     entry: dict[str, Any] = {"present": True, "file": f"{path}:{cls.lineno}@{src.tag}"}
+    adds = {
+        k: v
+        for k, v in _decorator_defaults(_init(cls)).items()
+        if k not in (c.get("defaults") or {}) and v is not _UNREAD
+    }
+    if adds:
+        # keywords the release's decorator passes that our class has no default for
+        # (v1.9.0's Qwen3Config passes seq_length=4096 and is_dynamic=False itself)
+        entry["adds"] = adds
+    names = search_names(cls)
+    if c["role"] == "model_config" and names:
+        # which model_type values pick the class there (they move between classes: v1.9.0's
+        # TeleChat3Config is a dense model, the MoE one became TeleChat3MoeConfig)
+        entry["model_type"] = names
     if differs:
         entry["differs"] = differs
     if unread:

@@ -311,3 +311,30 @@ def test_a_config_only_the_wheels_ship_is_labelled_with_their_releases() -> None
     assert names[-5:] == ["master", "v1.8.0", "v1.9.0", "v2.0.0", "v2.1.0"]
     held = data["paths"]["configs/telechat3_moe/pretrain_telechat3_105b_a4b_4k.yaml"]
     assert [n for bit, n in enumerate(names) if held >> bit & 1] == ["v1.9.0", "v2.0.0", "v2.1.0"]
+
+
+TELECHAT3_MOE = REL / "user" / "telechat3_moe_105b.yaml"  # 2.1.0 wheel excerpt
+
+
+def test_a_model_type_only_newer_releases_register_fits_them() -> None:
+    """model_type telechat3_moe exists from v1.9.0 on (TeleChat3MoeConfig): a user's config
+    naming it fits v1.9.0-v2.1.0 and is read with that class. Before: no class had that
+    model_type, so its model class and every class default were unknown."""
+    cfg = load_mindformers(str(TELECHAT3_MOE))
+    assert cfg.model_class == "TeleChat3MoeConfig"
+    assert cfg.dialect.startswith("MindFormers v1.9.0-v2.1.0 (in no release")
+    assert "model_type: telechat3_moe" in cfg.dialect  # why the older ones are not candidates
+
+
+def test_a_model_type_picks_the_class_its_release_registers() -> None:
+    """ "telechat3" is master's MoE TeleChat3Config and v1.9.0's dense one; "telechat3_mtp"
+    moved to TeleChat3MoeConfig (search_names of each release's register decorator)."""
+    from cfglint.normalize.mindformers.defaults import mf_defaults
+
+    at_master, at_new = mf_defaults("master").by_model_type, mf_defaults("v1.9.0").by_model_type
+    assert at_master["telechat3_mtp"].name == "TeleChat3Config"
+    assert at_new["telechat3_mtp"].name == "TeleChat3MoeConfig"
+    assert "telechat3_moe" not in at_master
+    dense = at_new["telechat3"]
+    assert dense.name == "TeleChat3Config" and dense.defaults["hidden_size"] == 4096
+    assert at_master["telechat3"].defaults["hidden_size"] == 2560

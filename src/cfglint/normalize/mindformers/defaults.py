@@ -55,10 +55,9 @@ class MFDefaults:
             self.by_name[(comp.name, comp.role)] = comp
             for a in c.get("registry_aliases") or []:
                 self.by_alias[(a, comp.role)] = comp
-            mt = c.get("model_type")
-            if comp.role == "model_config" and mt:
-                for t in mt if isinstance(mt, list) else [mt]:
-                    self.by_model_type[t] = comp
+            mt = _model_types(c, comp, release, per_release)
+            for t in mt if isinstance(mt, list) else [mt]:
+                self.by_model_type[t] = comp
         self.knobs = _with_copy(knobs, copy) if copy else knobs
         tc = self.get("TransformerConfig", "model_config")
         self.tc_aliases: dict[str, str] = tc.aliases if tc else {}
@@ -72,6 +71,21 @@ class MFDefaults:
     def canonical(self, key: str) -> str:
         """TransformerConfig field a new-dialect YAML / HF key is renamed to."""
         return self.tc_aliases.get(key, key)
+
+
+def _model_types(
+    c: dict[str, Any], comp: Component, release: str | None, per_release: dict[str, Any] | None
+) -> list[str] | str:
+    """The model_type values that pick this HF-style class: as the release read registers
+    it (they move between classes: "telechat3" is TeleChat3Config's MoE model at master and
+    a dense one from v1.9.0, whose MoE model is TeleChat3MoeConfig); none where the release
+    has no such class."""
+    if comp.role != "model_config":
+        return []
+    entry = ((per_release or {}).get(f"{comp.name}@{comp.role}") or {}).get(release or "")
+    if entry is not None and release:
+        return list(entry.get("model_type") or ()) if entry.get("present") else []
+    return c.get("model_type") or []
 
 
 def _component(
@@ -154,6 +168,8 @@ def _read_at(
     gone = set(entry.get("absent") or ()) - mine
     defaults = {k: v for k, v in comp.defaults.items() if k not in gone}
     defaults.update(entry.get("differs") or {})
+    # what the release's register_mf_model_parameter passes that our class has no default for
+    defaults.update(entry.get("adds") or {})
     return comp._replace(version=release, defaults=defaults)
 
 

@@ -32,9 +32,14 @@ _TYPED = (
 )
 
 
-def _named(doc: MindFormersYaml) -> list[tuple[str, str]]:
-    """(component key, what names it) for the classes the config names that we know."""
-    d = mf_defaults()
+# the key _named gives a model_type that some release registers but ``release`` does not
+NOT_REGISTERED = ""
+
+
+def _named(doc: MindFormersYaml, release: str | None = None) -> list[tuple[str, str]]:
+    """(component key, what names it) for the classes the config names that we know; with
+    ``release``, the class its model_type picks there (NOT_REGISTERED: none there)."""
+    d = mf_defaults(release)
     out = []
     for dotted, role in _TYPED:
         node = get(doc.root, dotted)
@@ -48,6 +53,8 @@ def _named(doc: MindFormersYaml) -> list[tuple[str, str]]:
         comp = d.by_model_type.get(mt.value)
         if comp is not None:
             out.append((f"{comp.name}@{comp.role}", f"model_type: {mt.value}"))
+        elif release and mt.value in mf_defaults().by_model_type:
+            out.append((NOT_REGISTERED, f"model_type: {mt.value}"))
     return out
 
 
@@ -135,8 +142,8 @@ def _missing(doc: MindFormersYaml, rel: str) -> list[str]:
     own = {f"{c.name}@{c.role}": c.version for c in mf_defaults().by_name.values()}
     missing = [
         f"{w} (not read there: {why})" if (why := _unread_why(per, k, rel)) else w
-        for k, w in _named(doc)
-        if not _present(per, k, own.get(k, ""), rel)
+        for k, w in _named(doc, rel)
+        if k == NOT_REGISTERED or not _present(per, k, own.get(k, ""), rel)
     ]
     arch = _arch_releases(doc)
     if arch is not None and rel not in arch[1]:
