@@ -72,6 +72,10 @@ def _init_defaults(source: str, cls: str) -> dict[str, Any]:
 
 
 def _value(node: ast.expr) -> Any:
+    if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "field":
+        # a dataclass field(default=X, metadata=...): X (TransformerConfig from 1.9.0 on)
+        given = {k.arg: k.value for k in node.keywords}
+        return _value(given["default"]) if "default" in given else _UNSET
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
         return canonical_dtype(f"{node.value.id}.{node.attr}")  # mstype.float16
     try:
