@@ -15,9 +15,10 @@ not ship that file's folder (a wheel has no research/), so nothing is known ther
 ``sources`` records where each release was read: the commit, or the wheel's file name,
 version, sha256 and the date of its RECORD.
 
-    python scripts/extract_mindformers_releases.py GIT_DIR [WHEEL_DIR] > OUT.yaml
-    (WHEEL_DIR holds mindformers-X-py3-none-any.whl for each of WHEELS; then prepend the
-    header of src/cfglint/data/mindformers_releases.yaml)
+    python scripts/extract_mindformers_releases.py GIT_DIR [WHEEL_DIR [TAGS_GIT_DIR]] > OUT.yaml
+    (WHEEL_DIR holds mindformers-X-py3-none-any.whl for each of WHEELS; TAGS_GIT_DIR is the
+    mindspore-ai/mindformers mirror, for TAGGED's research/; then prepend the header of
+    src/cfglint/data/mindformers_releases.yaml)
 """
 
 from __future__ import annotations
@@ -44,6 +45,9 @@ RELEASES = {
 }
 # releases after the mirror's master (2026-01-15), read from the package index's wheels
 WHEELS = {"v1.8.0": "1.8.0", "v1.9.0": "1.9.0", "v2.0.0": "2.0.0", "v2.1.0": "2.1.0"}
+# the releases whose tag a later GitHub mirror holds (mindspore-ai/mindformers, updated to
+# 2026-07-24: after 1.9.0, before 2.0.0): their research/, which no wheel ships
+TAGGED = {"v1.8.0": "v1.8.0", "v1.9.0": "v1.9.0"}
 
 
 # Research folders that ship their own copy of a recorded class under the same name: which
@@ -74,6 +78,10 @@ class Source(Protocol):
         """Whether this source would hold ``path`` if the release had it."""
         ...
 
+    def cite(self, path: str) -> str:
+        """How a citation of ``path`` names where it was read."""
+        ...
+
 
 def git(git_dir: str, *args: str) -> str:
     return subprocess.run(
@@ -100,6 +108,9 @@ class GitTree:
 
     def ships(self, path: str) -> bool:
         return True
+
+    def cite(self, path: str) -> str:
+        return self.tag
 
     def provenance(self) -> dict[str, Any]:
         return {"commit": self.commit}
@@ -130,6 +141,9 @@ class Wheel:
 
     def ships(self, path: str) -> bool:
         return path.split("/", 1)[0] in {n.split("/", 1)[0] for n in self.names}
+
+    def cite(self, path: str) -> str:
+        return self.tag
 
     def provenance(self) -> dict[str, Any]:
         record = next(i for i in self.zip.infolist() if i.filename.endswith(".dist-info/RECORD"))
@@ -254,20 +268,52 @@ def _same(a: Any, b: Any) -> bool:
     return a == b
 
 
-def sources(git_dir: str, wheel_dir: str | None) -> dict[str, Any]:
+class WheelAndTag:
+    """A wheel, and for the folders it does not ship (research/) the release's tag in a
+    later GitHub mirror (mindspore-ai/mindformers holds tags v1.8.0 and v1.9.0; its
+    mindformers/ classes read the same there as in the wheels)."""
+
+    def __init__(self, wheel: Wheel, tree: GitTree) -> None:
+        self.wheel, self.tree = wheel, tree
+        self.tag = wheel.tag
+
+    def _source(self, path: str) -> Source:
+        return self.wheel if self.wheel.ships(path) else self.tree
+
+    def read(self, path: str) -> str:
+        return self._source(path).read(path)
+
+    def defining(self, name: str, folders: tuple[str, ...]) -> list[str]:
+        return self.wheel.defining(name, folders)
+
+    def ships(self, path: str) -> bool:
+        return True
+
+    def cite(self, path: str) -> str:
+        return self._source(path).cite(path)
+
+    def provenance(self) -> dict[str, Any]:
+        return {**self.wheel.provenance(), "research": f"tag of the mirror {self.tree.commit}"}
+
+
+def sources(git_dir: str, wheel_dir: str | None, tags_dir: str | None = None) -> dict[str, Any]:
     """release -> its source: the mirror's commits, then the wheels (when a folder is
-    given)."""
+    given), with TAGGED's research/ from the later mirror (when given)."""
     out: dict[str, Any] = {rel: GitTree(git_dir, ref) for rel, ref in RELEASES.items()}
     if wheel_dir:
         for rel, version in WHEELS.items():
             out[rel] = Wheel(Path(wheel_dir) / f"mindformers-{version}-py3-none-any.whl")
+            if tags_dir and rel in TAGGED:
+                out[rel] = WheelAndTag(out[rel], GitTree(tags_dir, TAGGED[rel]))
     return out
 
 
-def main(git_dir: str, data: str, wheel_dir: str | None = None) -> dict[str, Any]:
+def main(
+    git_dir: str, data: str, wheel_dir: str | None = None, tags_dir: str | None = None
+) -> dict[str, Any]:
     with open(data, encoding="utf-8") as fh:
         comps = yaml.safe_load(fh)["components"]
-    srcs = sources(git_dir, wheel_dir)
+    srcs = sources(git_dir, wheel_dir, tags_dir)
     out: dict[str, Any] = {}
     for c in comps:
         if "MindSpore" in str(c.get("version")):
@@ -305,7 +351,7 @@ def _entry(src: Source, name: str, hint: str, c: dict[str, Any]) -> dict[str, An
             unread.append(k)
         elif not _same(got[k], v) and v != "<required>":
             differs[k] = got[k]
-    entry: dict[str, Any] = {"present": True, "file": f"{path}:{cls.lineno}@{src.tag}"}
+    entry: dict[str, Any] = {"present": True, "file": f"{path}:{cls.lineno}@{src.cite(path)}"}
     adds = {
         k: v
         for k, v in _decorator_defaults(_init(cls)).items()
@@ -330,7 +376,6 @@ def _entry(src: Source, name: str, hint: str, c: dict[str, Any]) -> dict[str, An
 
 
 if __name__ == "__main__":
-    res = main(
-        sys.argv[1], "src/cfglint/data/mindformers.yaml", sys.argv[2] if len(sys.argv) > 2 else None
-    )
+    more = sys.argv[2:4]
+    res = main(sys.argv[1], "src/cfglint/data/mindformers.yaml", *more)
     yaml.safe_dump(res, sys.stdout, sort_keys=False, width=100)

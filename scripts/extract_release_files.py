@@ -24,7 +24,8 @@ development heads recorded after the last tag, never release candidates themselv
     python scripts/extract_release_files.py MF_GIT MSL_GIT MINDSPEED_GIT MEGATRON_GIT WHEELS \
         > src/cfglint/data/release_files.json      (from the repository root)
 
-WHEELS: a folder with mindformers-X-py3-none-any.whl for each of MF_WHEELS.
+WHEELS: a folder with mindformers-X-py3-none-any.whl for each of MF_WHEELS; an optional sixth
+argument, the mindspore-ai/mindformers mirror, adds MF_TAGGED's research/ configs.
 """
 
 from __future__ import annotations
@@ -60,6 +61,8 @@ MF_RELEASES = [
 # (``pip download --no-deps mindformers==X``; a wheel has no research/), after master
 # (2026-01-15) in time: 1.8.0's RECORD is dated 2026-01-16
 MF_WHEELS = [("v1.8.0", "1.8.0"), ("v1.9.0", "1.9.0"), ("v2.0.0", "2.0.0"), ("v2.1.0", "2.1.0")]
+# their tags in the later GitHub mirror mindspore-ai/mindformers (to 2026-07-24)
+MF_TAGGED = {"v1.8.0": "v1.8.0", "v1.9.0": "v1.9.0"}
 # MindSpeed-LLM tag, MindSpeed (core) tag it pairs with, Megatron-LM ref it pins
 # (versions.yaml mindspeed_llm rows; 26.1.0's MindSpeed commit as data/mindspeed_llm.yaml)
 MSL_RELEASES = [
@@ -145,15 +148,23 @@ def wheel_tree(wheel: Path, wanted: Any) -> list[tuple[str, str]]:
         ]
 
 
-def add_wheels(found: dict[str, Any], wheel_dir: str, wanted: Any) -> dict[str, Any]:
+def add_wheels(
+    found: dict[str, Any], wheel_dir: str, wanted: Any, tags_git: str | None = None
+) -> dict[str, Any]:
     """The wheels of MF_WHEELS as further releases after the git refs (each named by its
-    wheel file and the first 8 digits of its sha256)."""
+    wheel file and the first 8 digits of its sha256); with ``tags_git`` (the later mirror
+    mindspore-ai/mindformers), the research/ configs of MF_TAGGED's tags, which no wheel
+    ships."""
     bit = len(found["releases"])
     for name, version in MF_WHEELS:
         wheel = Path(wheel_dir) / f"mindformers-{version}-py3-none-any.whl"
         digest = hashlib.sha256(wheel.read_bytes()).hexdigest()[:8]
         found["releases"].append([name, f"{wheel.name}@sha256:{digest}"])
         _record(found["paths"], found["blobs"], bit, wheel_tree(wheel, wanted))
+        if tags_git and name in MF_TAGGED:
+            commit = commit_of(tags_git, MF_TAGGED[name])
+            research = tree(tags_git, commit, lambda p: wanted(p) and p.startswith("research/"))
+            _record(found["paths"], found["blobs"], bit, research)
         bit += 1
     return found
 
@@ -314,7 +325,9 @@ def args_differ(msl: str, ms: str, meg: str) -> dict[str, dict[str, Any]]:
     return out
 
 
-def main(mf: str, msl: str, ms: str, meg: str, wheels: str) -> dict[str, Any]:
+def main(
+    mf: str, msl: str, ms: str, meg: str, wheels: str, tags: str | None = None
+) -> dict[str, Any]:
     refs = [(r[0], r[1]) for r in MSL_RELEASES] + MSL_HEADS
     spd = _sorted(files(msl, refs, _msl_script))
     spd["heads"] = [h[0] for h in MSL_HEADS]
@@ -328,7 +341,7 @@ def main(mf: str, msl: str, ms: str, meg: str, wheels: str) -> dict[str, Any]:
         "generated_by": "scripts/extract_release_files.py",
         "mindformers": {
             "repo": "mindspore-lab/mindformers",
-            **_sorted(add_wheels(files(mf, MF_RELEASES, _mf_config), wheels, _mf_config)),
+            **_sorted(add_wheels(files(mf, MF_RELEASES, _mf_config), wheels, _mf_config, tags)),
         },
         "mindspeed_llm": {"repo": "Ascend/MindSpeed-LLM", **spd},
     }
@@ -341,4 +354,4 @@ def dump(data: dict[str, Any]) -> str:
 
 
 if __name__ == "__main__":
-    sys.stdout.write(dump(main(*sys.argv[1:6])) + "\n")
+    sys.stdout.write(dump(main(*sys.argv[1:7])) + "\n")

@@ -148,7 +148,8 @@ def test_a_legacy_config_no_release_holds_spans_the_releases_with_its_classes(
     mine = tmp_path / "mine.yaml"
     mine.write_text(DS2_MF.read_text())
     cfg = load_mindformers(str(mine))
-    assert cfg.dialect.startswith("MindFormers v1.3.0-master (in no release; every class")
+    # v1.8.0 and v1.9.0: research/ at their tags in mindspore-ai/mindformers
+    assert cfg.dialect.startswith("MindFormers v1.3.0-v1.9.0 (in no release; every class")
     assert "structure.fused_rope" in _undecided(cfg, "disagree")
 
 
@@ -292,13 +293,14 @@ def test_a_base_class_a_release_drops_gives_no_default_there() -> None:
 
 
 def test_a_research_class_no_wheel_ships_keeps_its_range(tmp_path: Path) -> None:
-    """A wheel has no research/: a research class is not read at v1.8.0-v2.1.0, so a config
+    """A wheel has no research/: a research class is not read at v2.0.0 and v2.1.0 (v1.8.0's
+    and v1.9.0's research/ is read at their tags in mindspore-ai/mindformers), so a config
     that names one keeps the releases cfglint read it at, and says why the others are not
     candidates (not that the class is absent there)."""
     mine = tmp_path / "mine.yaml"
     mine.write_text(DS2_MF.read_text())
     cfg = load_mindformers(str(mine))
-    assert cfg.dialect.startswith("MindFormers v1.3.0-master (in no release")
+    assert cfg.dialect.startswith("MindFormers v1.3.0-v1.9.0 (in no release")
     assert "DeepseekV2Config (not read there: research/ is not in its wheel)" in cfg.dialect
 
 
