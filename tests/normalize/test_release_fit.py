@@ -340,3 +340,51 @@ def test_a_model_type_picks_the_class_its_release_registers() -> None:
     dense = at_new["telechat3"]
     assert dense.name == "TeleChat3Config" and dense.defaults["hidden_size"] == 4096
     assert at_master["telechat3"].defaults["hidden_size"] == 2560
+
+
+# tests/st/test_grace_exit_save_ckpt/test_grace_exit_save_ckpt.yaml @ mindspore-ai/mindformers
+# 167a50de (2026-07-24, between v1.9.0 and v2.0.0), lines 1-35 and 115-159, abridged
+_GRACE_EXIT = """\
+seed: 0
+run_mode: 'train'
+trainer:
+  type: CausalLanguageModelingTrainer
+runner_config:
+  epochs: 2
+  batch_size: 1
+optimizer:
+  type: AdamW
+  betas: [0.9, 0.95]
+  eps: 1.e-8
+lr_schedule:
+  type: CosineWithWarmUpLR
+  learning_rate: 1.e-5
+  lr_end: 0.0
+  warmup_ratio: 0.03
+  total_steps: -1
+model:
+  model_config:
+    type: LlamaConfig
+    seq_length: 1024
+    hidden_size: 512
+    num_layers: 2
+    num_heads: 4
+    vocab_size: 128256
+  arch:
+    type: LlamaForCausalLM
+runner_wrapper:
+  type: MFTrainOneStepCell
+  scale_sense: 1.0
+  use_clip_grad: True
+"""
+
+
+def test_a_legacy_arch_class_the_wheels_ship_fits_them(tmp_path: Path) -> None:
+    """LlamaForCausalLM is in every wheel (mindformers/models/llama/llama.py): a legacy Llama
+    config written in 2026-07 fits v1.3.0-v2.1.0. The first held-out run labelled it
+    v1.3.0-master, "not in the others: model.arch.type: LlamaForCausalLM", because the arch
+    class's releases (mindformers_knobs.yaml arch_classes) ended at master."""
+    p = tmp_path / "grace_exit.yaml"
+    p.write_text(_GRACE_EXIT, encoding="utf-8")
+    cfg = load_mindformers(str(p))
+    assert cfg.dialect.startswith("MindFormers v1.3.0-v2.1.0 (in no release")
