@@ -55,8 +55,7 @@ class MFDefaults:
             self.by_name[(comp.name, comp.role)] = comp
             for a in c.get("registry_aliases") or []:
                 self.by_alias[(a, comp.role)] = comp
-            mt = _model_types(c, comp, release, per_release)
-            for t in mt if isinstance(mt, list) else [mt]:
+            for t in _listed(_model_types(c, comp, release, per_release)):
                 self.by_model_type[t] = comp
         self.knobs = _with_copy(knobs, copy) if copy else knobs
         tc = self.get("TransformerConfig", "model_config")
@@ -178,6 +177,24 @@ def mf_table(name: str) -> Any:
     """One of the MindFormers tables of data/, read once per run: matching a release and
     the defaults at that release read the same tables (read-only here)."""
     return load_data(DATA / name)
+
+
+@cache
+def model_types(release: str) -> dict[str, str]:
+    """model_type -> the component ("Name@role") that release registers for it, without
+    building the release's tables (the class fit asks this of every release)."""
+    per = mf_table("mindformers_releases.yaml")["components"]
+    out: dict[str, str] = {}
+    for c in mf_table("mindformers.yaml")["components"]:
+        key = f"{c['name']}@{c['role']}"
+        comp = Component(c["name"], c["role"], c.get("version", ""), {}, {}, c)
+        for t in _listed(_model_types(c, comp, release, per)):
+            out[t] = key
+    return out
+
+
+def _listed(mt: list[str] | str) -> list[str]:
+    return mt if isinstance(mt, list) else [mt]
 
 
 @cache

@@ -13,7 +13,12 @@ from typing import Any
 
 from cfglint.load.mindformers_yaml import MindFormersYaml
 from cfglint.load.yamltree import get
-from cfglint.normalize.mindformers.defaults import MF_RELEASES, mf_defaults, mf_table
+from cfglint.normalize.mindformers.defaults import (
+    MF_RELEASES,
+    mf_defaults,
+    mf_table,
+    model_types,
+)
 from cfglint.normalize.mindformers.view import is_mcore
 from cfglint.normalize.release_fit import fit_file, span
 
@@ -39,7 +44,7 @@ NOT_REGISTERED = ""
 def _named(doc: MindFormersYaml, release: str | None = None) -> list[tuple[str, str]]:
     """(component key, what names it) for the classes the config names that we know; with
     ``release``, the class its model_type picks there (NOT_REGISTERED: none there)."""
-    d = mf_defaults(release)
+    d = mf_defaults()
     out = []
     for dotted, role in _TYPED:
         node = get(doc.root, dotted)
@@ -50,11 +55,12 @@ def _named(doc: MindFormersYaml, release: str | None = None) -> list[tuple[str, 
             out.append((f"{comp.name}@{comp.role}", f"{dotted}: {node.value}"))
     mt = get(doc.root, "model.model_config.model_type") or get(doc.root, "model_config.model_type")
     if mt is not None and isinstance(mt.value, str):
+        key = model_types(release).get(mt.value) if release else None
         comp = d.by_model_type.get(mt.value)
-        if comp is not None:
-            out.append((f"{comp.name}@{comp.role}", f"model_type: {mt.value}"))
-        elif release and mt.value in mf_defaults().by_model_type:
+        if release and key is None and comp is not None:
             out.append((NOT_REGISTERED, f"model_type: {mt.value}"))
+        elif key or comp is not None:
+            out.append((key or f"{comp.name}@{comp.role}", f"model_type: {mt.value}"))
     return out
 
 
