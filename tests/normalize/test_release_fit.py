@@ -389,3 +389,39 @@ def test_a_legacy_arch_class_the_wheels_ship_fits_them(tmp_path: Path) -> None:
     p.write_text(_GRACE_EXIT, encoding="utf-8")
     cfg = load_mindformers(str(p))
     assert cfg.dialect.startswith("MindFormers v1.3.0-v2.1.0 (in no release")
+
+
+# configs/deepseek3/finetune_deepseek3_12b_16p_pp16.yaml in the mindformers-1.9.0 to 2.1.0
+# wheels, lines 9-12 and 125-141 (the model section's attention rows): a DeepSeek-V3 cut to 8
+# heads whose other architecture comes from the published config.json (128 KV heads)
+_DS3_12B = """\
+use_parallel: True
+run_mode: 'train'
+pretrained_model_dir: "/path/to/DeepSeek-V3"
+print_separate_loss: True
+use_legacy: False
+model:
+  model_config:
+    offset: 0
+    hidden_size: 1792
+    intermediate_size: 3072
+    num_hidden_layers: 16
+    num_attention_heads: 8
+    multi_latent_attention: True
+    mla_qkv_concat: False
+    v_head_dim: 192
+    qk_layernorm: True
+    initializer_range: 0.01
+"""
+
+
+def test_multi_latent_attention_has_no_kv_groups(tmp_path: Path) -> None:
+    """The held-out run on the wheels' configs raised STR006 (error): "8 heads cannot be split
+    into 128 groups", the 128 being config.json's num_key_value_heads. MindFormers' MLA never
+    reads num_query_groups (parallel_core/training_graph/transformer/
+    multi_latent_attention.py @ mindformers-2.1.0.whl): the KV groups are the heads."""
+    p = tmp_path / "ds3_12b.yaml"
+    p.write_text(_DS3_12B, encoding="utf-8")
+    s = load_mindformers(str(p)).structure
+    assert s.num_query_groups is not None and s.num_query_groups.value == 8
+    assert "no KV groups" in s.num_query_groups.detail

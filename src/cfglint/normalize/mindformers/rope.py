@@ -21,7 +21,7 @@ from typing import Any
 
 from cfglint.model.config import Config
 from cfglint.model.values import Value
-from cfglint.normalize.mindformers.view import MFView, fixed
+from cfglint.normalize.mindformers.view import MFView, builds_mla, fixed
 from cfglint.normalize.rope import as_rope, spell, yarn
 
 _LEGACY_KINDS = {
@@ -182,26 +182,6 @@ def _sub(view: MFView, node: Any, key: str, knob: str) -> Value:
 
 # legacy classes whose attention is MLA (research/deepseek3 @ f52743ca)
 _LEGACY_MLA = ("DeepseekV2Config", "DeepseekV3Config")
-# mcore classes that MindFormers builds with is_mla_model=True (@ f52743ca:
-# models/deepseek3/modeling_deepseek_v3_train.py:32,
-# models/telechat3/modeling_telechat3_train.py:32; @ mindformers-2.1.0.whl:
-# models/telechat3_moe/modeling_telechat3_moe_train.py:32,
-# models/deepseek4/modeling_deepseek_v4_pynative.py:36), with the releases where the class
-# is so built when not all: from v1.9.0 on TeleChat3Config is a dense model built with
-# is_mla_model=False (models/telechat3/modeling_telechat3_train.py:32 @ mindformers-1.9.0.whl)
-_MCORE_MLA: dict[str, tuple[str, ...] | None] = {
-    "DeepseekV3Config": None,
-    "TeleChat3Config": ("v1.6.0", "v1.7.0", "master"),
-    "TeleChat3MoeConfig": None,
-    "DeepseekV4Config": None,
-}
-
-
-def _builds_mla(view: MFView, cls: str | None) -> bool:
-    if cls not in _MCORE_MLA:
-        return False
-    releases = _MCORE_MLA[cls]
-    return releases is None or view.d.project_version in releases
 
 
 def _mcore(view: MFView, cfg: Config) -> None:
@@ -259,7 +239,7 @@ def _mcore_yarn(
     (yarn_rotary_pos_embedding.py:91) and the MLA softmax scale x g(factor, mscale)^2 -
     mscale, not mscale_all_dim (training_graph/transformer/multi_latent_attention.py:124)."""
     knob = f"{view.model_path}.rope_scaling"
-    if not _builds_mla(view, cfg.model_class):
+    if not builds_mla(view, cfg.model_class):
         why = (
             f"{cfg.model_class or 'this model'} is not built as MLA, and MindFormers' mcore YaRN "
             "reads the MLA head fields (gpt_model.py:315-325 @ f52743ca): the run fails"
