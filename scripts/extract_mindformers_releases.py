@@ -28,6 +28,7 @@ import hashlib
 import re
 import subprocess
 import sys
+import warnings
 import zipfile
 from pathlib import Path
 from typing import Any, Protocol
@@ -168,7 +169,11 @@ def find_class(src: Source, name: str, hint: str) -> tuple[str, ast.ClassDef] | 
         if not text:
             continue
         try:
-            tree = ast.parse(text)
+            with warnings.catch_warnings():
+                # invalid escapes in the package's own docstrings
+                warnings.simplefilter("ignore", SyntaxWarning)
+                warnings.simplefilter("ignore", DeprecationWarning)
+                tree = ast.parse(text)
         except SyntaxError:
             continue
         for node in ast.walk(tree):
@@ -322,10 +327,10 @@ def main(
         per: dict[str, Any] = {}
         for rel, src in srcs.items():
             name = c.get("template_class") or c["name"]
-            per[rel] = _entry(src, name, c.get("file", ""), c)
+            per[rel] = entry_at(src, name, c.get("file", ""), c)
             copies = {}
             for path in COPIES.get(key, ()):
-                got = _entry(src, name, path, c)
+                got = entry_at(src, name, path, c)
                 if got["present"]:
                     copies[path.rsplit("/", 1)[0]] = got
             if copies:
@@ -334,7 +339,7 @@ def main(
     return {"sources": {rel: src.provenance() for rel, src in srcs.items()}, "components": out}
 
 
-def _entry(src: Source, name: str, hint: str, c: dict[str, Any]) -> dict[str, Any]:
+def entry_at(src: Source, name: str, hint: str, c: dict[str, Any]) -> dict[str, Any]:
     """The class ``name`` in ``src`` (in ``hint``) against our recorded defaults."""
     found = find_class(src, name, hint)
     if found is None:
