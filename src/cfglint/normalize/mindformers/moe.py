@@ -124,6 +124,12 @@ def _legacy_router(view: MFView, cfg: Config, mc: Component | None) -> None:
         else sig
     )
     e.expert_bias = view.key("moe_config.balance_via_topk_bias", mc, kind="bool")
+    e.expert_bias_update_rate = Value.unknown(
+        "moe_config.topk_bias_update_rate",
+        "the legacy router's bias moves at TopkBiasBalanceCallback's own topk_bias_update_rate "
+        "(core/callback/callback.py:2926, 2980 @ mindformers-2.1.0.whl), which cfglint does "
+        "not read",
+    )
     if cfg.model_class in _COUNTS_DENSE_LAYERS:
         fk = view.key("moe_config.first_k_dense_replace", mc)
         if fk.known and isinstance(fk.value, bool):
@@ -620,6 +626,9 @@ def _mcore_router(view: MFView, cfg: Config) -> None:
         )
     e.load_balancing_type = lb
     e.expert_bias = f("moe_router_enable_expert_bias", "bool")
+    # the mcore model moves each expert bias by sign(err) x this rate
+    # (training_graph/base_models/gpt/gpt_model.py:402, 642 @ mindformers-2.1.0.whl)
+    e.expert_bias_update_rate = f("moe_router_bias_update_rate", "float")
     fk = f("first_k_dense_replace", "int")
     if fk.known and fk.value is None:
         fk = fk.model_copy(update={"value": 0, "detail": fk.detail + " (every layer is MoE)"})
