@@ -425,3 +425,51 @@ def test_multi_latent_attention_has_no_kv_groups(tmp_path: Path) -> None:
     s = load_mindformers(str(p)).structure
     assert s.num_query_groups is not None and s.num_query_groups.value == 8
     assert "no KV groups" in s.num_query_groups.detail
+
+
+# configs/deepseek3/pretrain_deepseek3_671b.yaml in the mindformers-1.9.0 to 2.1.0 wheels,
+# lines 125-168 abridged to the routing rows, and the MoE arguments of MindSpeed-LLM
+# examples/mcore/deepseek3/pretrain_deepseek3_671b_4k_ptd.sh @ c77308a1 (no
+# --moe-router-bias-update-rate: Megatron's 1e-3)
+_DS3_BIAS_MF = """\
+run_mode: 'train'
+use_legacy: False
+model:
+  model_config:
+    model_type: "deepseek_v3"
+    num_hidden_layers: 61
+    hidden_size: 7168
+    moe_router_load_balancing_type: 'seq_aux_loss'
+    moe_aux_loss_coeff: 0.0001
+    moe_router_enable_expert_bias: True
+    moe_router_bias_update_rate: 0.0001
+"""
+_DS3_BIAS_MG = """\
+python pretrain_gpt.py \\
+    --use-mcore-models \\
+    --num-layers 61 \\
+    --hidden-size 7168 \\
+    --num-attention-heads 128 \\
+    --num-experts 256 \\
+    --moe-router-topk 8 \\
+    --moe-router-score-function sigmoid \\
+    --moe-router-enable-expert-bias \\
+    --seq-length 4096 \\
+    --bf16
+"""
+
+
+def test_expert_bias_update_rate_is_compared(tmp_path: Path) -> None:
+    """The held-out 2.1.0 DeepSeek-V3 pair's one miss: both sides move each expert's bias by
+    sign(load error) x the rate (gpt_model.py:642 @ mindformers-2.1.0.whl), 1e-4 against
+    Megatron's default 1e-3, and no rule compared the rate (MOE027 now does)."""
+    mf, mg = tmp_path / "ds3.yaml", tmp_path / "ds3.sh"
+    mf.write_text(_DS3_BIAS_MF, encoding="utf-8")
+    mg.write_text(_DS3_BIAS_MG, encoding="utf-8")
+    a = load_mindformers(str(mf)).moe.expert_bias_update_rate
+    b = normalize_megatron(load_megatron(str(mg))).moe.expert_bias_update_rate
+    assert a is not None and a.value == 0.0001 and b is not None and b.value == 0.001
+    from cfglint.check.pipeline import Options, lint
+
+    report, _ = lint(Options(mindformers=[str(mf)], megatron=str(mg)))
+    assert "MOE027" in {f.rule for f in report.findings}
