@@ -243,7 +243,7 @@ def classify_yaml(path: str, *, named: bool = True, megatron: bool = False) -> C
         return classified(path, kind, "top level is not a mapping")
     keys = set(root.value)
     sections = sorted(MF_SECTIONS & keys)
-    found = _mindformers(path, root.value)
+    found = _mindformers(path, root.value) or pynative(path, root.value)
     if found is None and "base_config" in keys:
         found = _through_bases(path)
     if found is not None:
@@ -293,6 +293,48 @@ def _mindformers(path: str, top: dict[str, Any], via: str = "") -> Classified | 
     if len(facts) >= 2:
         return classified(path, InputKind.MF_TRAIN, f"has {via}{', '.join(facts[:4])}")
     return None
+
+
+# MindFormers' pynative trainer (v1.9.0+, mindformers/pynative/config/config.py): top-level
+# `training` and `parallelism` dataclass sections. torchtitan's JobConfig has the same section
+# names but spells its degrees `*_degree` and names a model by `name`/`flavor`; these keys are
+# MindFormers' own (ParallelismConfig fields, ModelConfig.model_type / architectures).
+PYNATIVE_SECTIONS = ("training", "parallelism")
+PYNATIVE_OWN = frozenset(
+    {
+        "parallelism.data_parallel_shard",
+        "parallelism.tensor_parallel",
+        "parallelism.pipeline_parallel",
+        "parallelism.expert_parallel",
+        "model.model_type",
+        "model.architectures",
+    }
+)
+
+
+def pynative(path: str, top: dict[str, Any]) -> Classified | None:
+    """A MindFormers pynative trainer config (``training:`` / ``parallelism:`` / ``model:
+    model_type``), else None."""
+    if not all(top.get(s) is not None and top[s].is_map for s in PYNATIVE_SECTIONS):
+        return None
+    own = sorted(
+        f"{sec}.{k}"
+        for sec in ("parallelism", "model")
+        if top.get(sec) is not None and top[sec].is_map
+        for k in top[sec].value
+        if f"{sec}.{k}" in PYNATIVE_OWN
+    )
+    if not own:
+        return None
+    return classified(
+        path,
+        InputKind.MF_TRAIN,
+        f"a MindFormers pynative trainer config (has training, parallelism, {', '.join(own[:2])})",
+        dialect=PYNATIVE_DIALECT,
+    )
+
+
+PYNATIVE_DIALECT = "mindformers-pynative"
 
 
 def _through_bases(path: str) -> Classified:
