@@ -417,7 +417,11 @@ def pynative_tables(src: Source) -> dict[str, Any]:
             "allow_extra": extra,
             "fields": {k: (v if v is not _UNREAD else "<unread>") for k, v in fields.items()},
         }
-    return {"present": True, "file": f"{PYNATIVE_FILE}@{src.cite(PYNATIVE_FILE)}", "classes": classes}
+    return {
+        "present": True,
+        "file": f"{PYNATIVE_FILE}@{src.cite(PYNATIVE_FILE)}",
+        "classes": classes,
+    }
 
 
 def _field_default(value: ast.expr | None) -> Any:
