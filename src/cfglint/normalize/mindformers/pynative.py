@@ -128,11 +128,11 @@ def _unknown_key(node: Node, cls: str, classes: dict[str, Any], at: str) -> str:
     spec = classes.get(cls) or {}
     fields = spec.get("fields") or {}
     for k, sub in node.value.items():
-        f = fields.get(k)
-        if f is None:
+        if k not in fields:  # a field whose default is None is still a field
             if not spec.get("allow_extra"):
                 return f"{at}{k} ({cls} has no such field)"
             continue
+        f = fields[k]
         if isinstance(f, str) and f.startswith("<") and f.strip("<>") in classes and sub.is_map:
             bad = _unknown_key(sub, f.strip("<>"), classes, f"{at}{k}.")
             if bad:
