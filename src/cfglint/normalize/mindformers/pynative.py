@@ -203,6 +203,12 @@ class _Reader:
     def __init__(self, view: MFView, tables: dict[str, Any] | None, release: str | None):
         self.view, self.tables, self.release = view, tables, release
 
+    def has(self, cls: str, name: str) -> bool:
+        """Whether the release's ``cls`` has the field (an unread release: assume it may)."""
+        if self.tables is None:
+            return True
+        return name in ((self.tables.get(cls) or {}).get("fields") or {})
+
     def key(self, dotted: str, cls: str, kind: str | None = None) -> Value:
         n = self.view.node(dotted)
         if n is not None:
@@ -313,6 +319,17 @@ def _determinism(rd: _Reader, cfg: Config) -> None:
     )
     d.deterministic = rd.key("training.deterministic", cls, "bool")
     d.data_shuffle = rd.key("train_dataset.dataloader.shuffle", "DataloaderConfig", "bool")
+    # the checkpoint to start from: load_path, else base_load_path ("" for both: random
+    # initialization; trainer.py:934-936 @ 2.1.0)
+    ck = rd.key("checkpoint.load_path", "CheckpointConfig")
+    base = rd.key("checkpoint.base_load_path", "CheckpointConfig")
+    # a release without base_load_path (2.0.0) loads none; an unknown one leaves it open
+    has_base = rd.view.node("checkpoint.base_load_path") is not None or rd.has(
+        "CheckpointConfig", "base_load_path"
+    )
+    if ck.known and not ck.value and has_base and (not base.known or base.value):
+        ck = base
+    cfg.weight.load_checkpoint = ck
     d.data_seed = Value.unknown(
         "train_dataset.dataloader", "the pynative dataloader's shuffle seed was not read"
     )
