@@ -63,3 +63,12 @@ def test_torchtitan_sections_are_not_mistaken_for_pynative(tmp_path: Path) -> No
     p.write_text(TITAN)
     c = classify(str(p), named=False)
     assert c.kind is InputKind.OTHER_YAML
+
+
+def test_a_pynative_config_that_does_not_parse_is_an_error_even_in_a_folder(
+    tmp_path: Path,
+) -> None:
+    p = tmp_path / "pretrain_pynative.yaml"
+    p.write_text(PYNATIVE.replace("  seed: 42\n", "  seed: [42\n"))
+    c = classify(str(p), named=False)
+    assert c.kind is InputKind.BROKEN and c.line is not None

@@ -218,8 +218,12 @@ MF_SECTIONS = frozenset(
 INFERENCE_MODES = frozenset({"predict", "eval"})
 # text markers of a MindFormers config, for a file that does not parse: one of its own
 # top-level keys, or its model section's model_config at any depth (a file that looks like a
-# training config but does not parse is an input error, never a silent skip)
-_MF_TEXT = re.compile(rf"^(?:(?:{'|'.join(sorted(MF_OWN))})|[ \t]*model_config)[ \t]*:", re.M)
+# training config but does not parse is an input error, never a silent skip); the pynative
+# trainer's parallelism.data_parallel_shard (torchtitan spells it data_parallel_shard_degree)
+_MF_TEXT = re.compile(
+    rf"^(?:(?:{'|'.join(sorted(MF_OWN))})|[ \t]*model_config|[ \t]+data_parallel_shard)[ \t]*:",
+    re.M,
+)
 
 
 def classify_yaml(path: str, *, named: bool = True, megatron: bool = False) -> Classified:
