@@ -35,3 +35,11 @@ def test_a_forks_own_rotary_type_is_not_decided(tmp_path: Path) -> None:
 
 def test_plain_rope_is_still_read(tmp_path: Path) -> None:
     assert _pe(tmp_path, "rope").value == "rope"
+
+
+def test_its_rotation_dtype_is_not_decided_either(tmp_path: Path) -> None:
+    # MindSpeed's "casts cos/sin to the query's dtype" is its RoPE's, not the fork's own
+    p = tmp_path / "ds4.txt"
+    p.write_text(ARGS.format(pe="deepseek4").replace("\n", " --bf16\n"))
+    v = normalize_megatron(load_megatron(str(p))).precision.rotary_dtype
+    assert v is None or not v.known
