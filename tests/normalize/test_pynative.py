@@ -101,7 +101,6 @@ def test_written_sections_are_read(tmp_path: Path) -> None:
         1,
         1,
     )
-    assert p.sequence_parallel.value is True
     d = cfg.determinism
     assert (d.seed.value, d.seed_applied.value, d.deterministic.value) == (42, True, True)
     assert d.data_shuffle.value is False
@@ -185,3 +184,20 @@ def test_no_half_precision_master_warning_for_the_pynative_adamw(
     out = capsys.readouterr().out
     assert "WGT001" in out or "WGT" in out  # the weight rules ran on the pair
     assert "WGT002" not in out
+
+
+def test_a_release_that_refuses_the_file_is_said_when_named(tmp_path: Path) -> None:
+    # 1.9.0's ParallelismConfig has no data_parallel_shard / expert_parallel
+    p = tmp_path / "pynative.yaml"
+    p.write_text(FULL)
+    cfg = load_mindformers(str(p), "v1.9.0")
+    assert any("v1.9.0 refuses parallelism." in w for w in cfg.warnings)
+
+
+def test_sequence_parallel_has_no_effect_at_tensor_parallel_1(tmp_path: Path) -> None:
+    cfg = _load(tmp_path, FULL)
+    assert cfg.parallel.sequence_parallel.value is False
+    two = _load(
+        tmp_path, FULL.replace("  tensor_parallel: 1\n", "  tensor_parallel: 2\n"), "b.yaml"
+    )
+    assert two.parallel.sequence_parallel.value is True

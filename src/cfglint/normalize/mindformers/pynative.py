@@ -145,7 +145,11 @@ def load_pynative(doc: MindFormersYaml, version: str | None = None) -> Config:
     Read at each, what they disagree on is not decided (release_fit.settle)."""
     fits, refused = accepting_releases(doc.root)
     why = "pynative config module takes every key it writes"
+    refusal = ""
     if version:
+        if version not in fits:
+            # BaseConfig.from_dict would raise when that release loads the file
+            refusal = next((r for r in refused.split("; ") if r.startswith(version)), "")
         fits, why = [version], "--mindformers-version"
     elif not fits:
         cfg = read_pynative(doc, None, f"no release's pynative config module takes it: {refused}")
@@ -158,6 +162,10 @@ def load_pynative(doc: MindFormersYaml, version: str | None = None) -> Config:
         hint = "" if version else " (--mindformers-version names the release the job runs)"
         cfg = settle(cfgs, [], "MindFormers", why, hint)
     cfg.dialect = f"MindFormers {span} pynative trainer ({why})"
+    if refusal:
+        cfg.warnings.append(
+            f"{doc.path}:1: MindFormers {refusal}: its pynative trainer would refuse the file"
+        )
     return cfg
 
 
@@ -236,7 +244,9 @@ def _parallel(rd: _Reader, cfg: Config) -> None:
     p.pipeline_parallel = rd.key("parallelism.pipeline_parallel", cls, "int")
     p.context_parallel = rd.key("parallelism.context_parallel", cls, "int")
     p.expert_parallel = rd.key("parallelism.expert_parallel", cls, "int")
-    p.sequence_parallel = rd.key("parallelism.sequence_parallel", cls, "bool")
+    p.sequence_parallel = _sequence_parallel(
+        rd.key("parallelism.sequence_parallel", cls, "bool"), p.tensor_parallel
+    )
     p.virtual_pipeline = rd.key("parallelism.pipeline_parallel_interleave_num", cls, "int")
     p.data_parallel = Value.unknown(
         "parallelism.data_parallel_shard",
@@ -250,6 +260,14 @@ def _parallel(rd: _Reader, cfg: Config) -> None:
     )
     p.sharded_optimizer = p.distributed_optimizer
     p.world_size = Value.unknown("device count", "not in a pynative config")
+
+
+def _sequence_parallel(sp: Value, tp: Value) -> Value:
+    """Sequence parallelism splits activations across the tensor-parallel group: at TP 1
+    there is nothing to split (Megatron switches it off there too)."""
+    if sp.known and sp.value is True and tp.known and tp.value == 1:
+        return Value.derived(False, sp.knob, "no effect with tensor_parallel 1", [sp, tp])
+    return sp
 
 
 def _optimizer(rd: _Reader, cfg: Config) -> None:
