@@ -61,6 +61,7 @@ parallelism:
 train_dataset:
   dataloader:
     type: BlendedMegatronDatasetDataLoader
+    datasets_type: GPTDataset
     shuffle: false
 """
     + MODEL
@@ -201,3 +202,10 @@ def test_sequence_parallel_has_no_effect_at_tensor_parallel_1(tmp_path: Path) ->
         tmp_path, FULL.replace("  tensor_parallel: 1\n", "  tensor_parallel: 2\n"), "b.yaml"
     )
     assert two.parallel.sequence_parallel.value is True
+
+
+def test_the_stage_is_read_from_the_dataset_not_run_mode(tmp_path: Path) -> None:
+    assert _load(tmp_path, FULL).other.training_stage.value == "pretrain"
+    # run_mode train also fine-tunes in the pynative trainer: no GPTDataset, no stage
+    bare = _load(tmp_path, BARE, "bare.yaml").other.training_stage
+    assert not bare.known and bare.detail

@@ -200,6 +200,7 @@ def read_pynative(doc: MindFormersYaml, release: str | None, why: str) -> Config
     read_precision(view, cfg)
     read_other(view, cfg)
     _determinism(rd, cfg)
+    cfg.other.training_stage = _stage(rd)
     _drop_classic(cfg)
     cfg.warnings.extend(view.warnings)
     return cfg
@@ -353,6 +354,24 @@ def _determinism(rd: _Reader, cfg: Config) -> None:
     )
     d.shuffler = Value.unknown(
         "train_dataset.dataloader", "the pynative dataloader's shuffling code was not read"
+    )
+
+
+def _stage(rd: _Reader) -> Value:
+    """Pretraining when the loader reads Megatron's GPT dataset (documents, no prompt
+    masking); the pynative run_mode ``train`` covers fine-tuning too, so otherwise open."""
+    t = rd.view.node("train_dataset.dataloader.datasets_type")
+    if t is not None and t.value == "GPTDataset":
+        return Value.derived(
+            "pretrain",
+            "train_dataset.dataloader.datasets_type",
+            "Megatron's GPT dataset: plain documents, nothing masked",
+            [rd.view.value(t, "train_dataset.dataloader.datasets_type")],
+        )
+    return Value.unknown(
+        "train_dataset.dataloader",
+        "the pynative run_mode train covers pretraining and fine-tuning; cfglint reads the "
+        "stage only from a GPTDataset loader",
     )
 
 
