@@ -247,7 +247,7 @@ def classify_yaml(path: str, *, named: bool = True, megatron: bool = False) -> C
         return classified(path, kind, "top level is not a mapping")
     keys = set(root.value)
     sections = sorted(MF_SECTIONS & keys)
-    found = _mindformers(path, root.value) or pynative(path, root.value)
+    found = _mindformers(path, root.value)
     if found is None and "base_config" in keys:
         found = _through_bases(path)
     if found is not None:
@@ -283,7 +283,7 @@ def _mindformers(path: str, top: dict[str, Any], via: str = "") -> Classified | 
     sections = sorted(MF_SECTIONS & keys)
     mf_model = _mf_model(top.get("model"))
     if not (mf_model or own):
-        return None
+        return pynative(path, top)  # the pynative trainer's own sections, else None
     facts = mf_model + own[:3] + [x for x in sections if x != "model"][:2]
     mode = top.get("run_mode")
     run_mode = str(mode.plain()).strip().lower() if mode is not None and not mode.is_map else ""
