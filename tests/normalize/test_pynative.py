@@ -209,3 +209,8 @@ def test_the_stage_is_read_from_the_dataset_not_run_mode(tmp_path: Path) -> None
     # run_mode train also fine-tunes in the pynative trainer: no GPTDataset, no stage
     bare = _load(tmp_path, BARE, "bare.yaml").other.training_stage
     assert not bare.known and bare.detail
+
+
+def test_a_classic_config_with_a_training_section_stays_classic(tmp_path: Path) -> None:
+    text = FULL.replace("model:\n", "use_parallel: True\nmodel:\n")
+    assert _load(tmp_path, text).kind != "mindformers-pynative"

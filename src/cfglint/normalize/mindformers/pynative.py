@@ -100,9 +100,16 @@ def _tables() -> dict[str, Any]:
 
 
 def is_pynative(root: Node) -> bool:
-    from cfglint.load.detect import pynative
+    """As the classifier decides: the pynative sections, and none of the classic trainer's
+    own keys (a classic config wins, load/detect.py)."""
+    from cfglint.load.detect import MF_OWN, pynative
 
-    return root.is_map and pynative(root.path, root.value) is not None
+    if not root.is_map or MF_OWN & set(root.value):
+        return False
+    model = root.value.get("model")
+    if model is not None and model.is_map and "model_config" in model.value:
+        return False
+    return pynative(root.path, root.value) is not None
 
 
 def accepting_releases(root: Node) -> tuple[list[str], str]:
