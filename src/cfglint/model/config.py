@@ -81,6 +81,15 @@ class Structure(_Section):
     # multi-latent attention (DeepSeek's MLA): queries and keys-values through low-rank
     # latents; qk_norm then means the norms of those latents
     multi_latent_attention: V = None
+    # MLA's dimensions, set only on a side that builds MLA: the query latent's rank (0: the
+    # queries are not compressed, as None or 0 say in every framework), the key-value
+    # latent's rank, the q/k head size without rotary ("nope"), its rotary part, the value
+    # head size (normalize/mla.py)
+    mla_q_lora_rank: V = None
+    mla_kv_lora_rank: V = None
+    mla_qk_head_dim: V = None
+    mla_qk_pos_emb_head_dim: V = None
+    mla_v_head_dim: V = None
 
 
 class Moe(_Section):

@@ -10,6 +10,7 @@ from typing import Any
 from cfglint.model.config import Config, Structure
 from cfglint.model.values import Value
 from cfglint.normalize.heads import PLAIN_HEAD
+from cfglint.normalize.mla import MLA_DIMS, mla_on, q_rank
 from cfglint.normalize.mindformers.view import (
     MFView,
     as_bool,
@@ -34,6 +35,7 @@ def read_structure(view: MFView, cfg: Config) -> None:
         _mla_has_no_groups(s)
     else:
         _legacy_fields(view, cfg)
+    _mla_dims(view, s)
     _shared_fallbacks(s)
     s.recompute = _recompute(view)
 
@@ -52,6 +54,32 @@ def _mla_has_no_groups(s: Structure) -> None:
         "multi-latent attention has no KV groups: K and V are projected per head from the latent",
         [mla, heads],  # type: ignore[list-item]
     )
+
+
+# the legacy DeepSeek classes' keys for each MLA dimension (research/deepseek3/
+# deepseek2_config.py @ f52743ca: q_lora_rank, kv_lora_rank, qk_nope_head_dim,
+# qk_rope_head_dim, v_head_dim)
+_LEGACY_MLA_KEYS = {
+    "q_lora_rank": "q_lora_rank",
+    "kv_lora_rank": "kv_lora_rank",
+    "qk_head_dim": "qk_nope_head_dim",
+    "qk_pos_emb_head_dim": "qk_rope_head_dim",
+    "v_head_dim": "v_head_dim",
+}
+
+
+def _mla_dims(view: MFView, s: Structure) -> None:
+    """MLA's dimensions where the model builds it: mcore keys under their TransformerConfig
+    names after the release's renames (qk_nope_head_dim -> qk_head_dim, qk_rope_head_dim ->
+    qk_pos_emb_head_dim), with MLATransformerConfig's defaults; legacy keys with the class's."""
+    if not mla_on(s):
+        return
+    for field, name in MLA_DIMS.items():
+        if view.mcore:
+            v = view.mcore_field(name, "int", mla=True)
+        else:
+            v = view.legacy([_LEGACY_MLA_KEYS[name]], "int")
+        setattr(s, field, q_rank(v) if name == "q_lora_rank" else v)
 
 
 def _ffn_size(view: MFView, hidden: Value | None) -> Value | None:

@@ -275,7 +275,11 @@ class MFView:
                 return self._transform(k, v)
         return None
 
-    def mcore_field(self, field: str, kind: str | None = None) -> Value:
+    def mcore_field(self, field: str, kind: str | None = None, mla: bool = False) -> Value:
+        """``field`` as written (YAML, config.json), else the class's default; ``mla``: the
+        model is converted with is_mla_model=True, so MLATransformerConfig's defaults sit
+        between the class's and TransformerConfig's (models/model_config_utils.py
+        convert_to_transformer_config @ f52743ca)."""
         v = self.mcore_raw(field)
         if v is not None:
             return (
@@ -284,15 +288,16 @@ class MFView:
         knob = f"{self.model_path}.{field}"
         if self.hf_missing:
             return Value.unknown(knob, self.hf_missing)
-        return self.class_default(field, kind)
+        return self.class_default(field, kind, mla)
 
-    def class_default(self, field: str, kind: str | None = None) -> Value:
+    def class_default(self, field: str, kind: str | None = None, mla: bool = False) -> Value:
         """``field`` as the model class sets it (its defaults < MFModelConfig <
         TransformerConfig), without looking at config.json."""
         knob = f"{self.model_path}.{field}"
         chain = [
             self.model_cls,
             self.comp("MFModelConfig", "model_config"),
+            self.comp("MLATransformerConfig", "model_config") if mla else None,
             self.comp("TransformerConfig", "model_config"),
         ]
         for comp in chain:
