@@ -93,9 +93,7 @@ python -m torch.distributed.launch pretrain_gpt.py $GPT_ARGS $MLA_ARGS
 MLA_RULES = ("STR033", "STR034", "STR035", "STR036", "STR037", "STR038")
 
 
-def _run(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], mf: str, mla: str = MLA_ARGS
-) -> str:
+def _run(tmp_path: Path, capsys: pytest.CaptureFixture[str], mf: str, mla: str = MLA_ARGS) -> str:
     a, b = tmp_path / "mf.yaml", tmp_path / "msl.sh"
     a.write_text(mf)
     b.write_text(MSL.format(mla=mla))
@@ -158,7 +156,9 @@ def test_unwritten_dimensions_take_each_sides_own_defaults(tmp_path: Path) -> No
     s = load_mindformers_side(str(a)).structure
     assert s.mla_v_head_dim is not None and s.mla_v_head_dim.origin.value == "default"
     b = tmp_path / "args.txt"
-    b.write_text("--num-layers 2 --hidden-size 64 --num-attention-heads 4 --multi-latent-attention\n")
+    b.write_text(
+        "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --multi-latent-attention\n"
+    )
     g = load_megatron_side(str(b)).structure
     assert (g.mla_q_lora_rank.value, g.mla_kv_lora_rank.value) == (0, 32)
     assert g.mla_q_lora_rank.origin.value == "default"

@@ -10,7 +10,6 @@ from typing import Any
 from cfglint.model.config import Config, Structure
 from cfglint.model.values import Value
 from cfglint.normalize.heads import PLAIN_HEAD
-from cfglint.normalize.mla import MLA_DIMS, mla_on, q_rank
 from cfglint.normalize.mindformers.view import (
     MFView,
     as_bool,
@@ -20,6 +19,7 @@ from cfglint.normalize.mindformers.view import (
     first_written,
     fixed,
 )
+from cfglint.normalize.mla import MLA_DIMS, mla_on, q_rank
 
 # legacy model classes whose attention is multi-latent (DeepSeek V2/V3 under research/)
 _MLA_CLASSES = ("DeepseekV2Config", "DeepseekV3Config")
