@@ -169,3 +169,31 @@ def test_no_mla_leaves_the_dimensions_empty(tmp_path: Path) -> None:
     b.write_text("--num-layers 2 --hidden-size 64 --num-attention-heads 4 --v-head-dim 96\n")
     g = load_megatron_side(str(b)).structure
     assert g.mla_v_head_dim is None
+
+
+def test_mindspeed_2_1_spellings_and_its_none_defaults(tmp_path: Path) -> None:
+    """MindSpeed 2.1.0 (core_r0.8.0, no --multi-latent-attention): --multi-head-latent-attention
+    is MLA's switch and its dimensions default to None (mindspeed/arguments.py:87-93 @
+    1e898a29): an unwritten one is not decided, never upstream's 128."""
+    b = tmp_path / "msl.sh"
+    b.write_text(MSL.format(mla=MLA_ARGS.replace("    --v-head-dim 128 \\\n", "")))
+    s = load_megatron_side(str(b), "mindspeed-llm-2.1.0").structure
+    assert s.multi_latent_attention.value is True
+    assert s.mla_qk_head_dim.value == 128 and s.mla_qk_head_dim.knob == "--qk-nope-head-dim"
+    assert not s.mla_v_head_dim.known and "no default" in s.mla_v_head_dim.detail
+
+
+def test_no_query_compression_reads_the_same_on_both_sides(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Megatron-LM's q_lora_rank None and MindFormers' 0 both mean uncompressed queries."""
+    out = _run(
+        tmp_path,
+        capsys,
+        LEGACY.replace("q_lora_rank: 1536", "q_lora_rank: 0"),
+        MLA_ARGS.replace("    --q-lora-rank 1536 \\\n", ""),
+    )
+    assert "STR034 " not in out.split("Not checked")[0]
+    mf = load_mindformers_side(str(tmp_path / "mf.yaml")).structure.mla_q_lora_rank
+    mg = load_megatron_side(str(tmp_path / "msl.sh")).structure.mla_q_lora_rank
+    assert (mf.value, mg.value) == (0, 0) and mf.known and mg.known

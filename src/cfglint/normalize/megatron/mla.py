@@ -26,7 +26,15 @@ def read_mla(m: MegatronInput, cfg: Config) -> None:
         return
     for field, name in MLA_DIMS.items():
         v = _dim(m, (name, *_FORK_DESTS.get(name, ())))
-        setattr(s, field, q_rank(v) if name == "q_lora_rank" else v)
+        if name == "q_lora_rank":
+            v = q_rank(v)
+        elif v.known and v.value is None:
+            # MindSpeed 2.1.0's dimensions default to None (mindspeed/arguments.py:89-93 @
+            # 1e898a29): what the model then builds is its code's, which cfglint has not read
+            v = Value.unknown(
+                v.knob, f"not set, and {m.table.label}'s parser gives it no default (None)"
+            )
+        setattr(s, field, v)
 
 
 def _dim(m: MegatronInput, dests: tuple[str, ...]) -> Value:

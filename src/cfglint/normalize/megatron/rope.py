@@ -37,9 +37,15 @@ def read_rope(m: MegatronInput, cfg: Config) -> None:
 
 def multi_latent_attention(m: MegatronInput) -> Value:
     """--multi-latent-attention, or MindSpeed-LLM's deprecated --multi-head-latent-attention,
-    which validate_args copies onto it (deprecated_args.py @ v26.1.0)."""
+    which validate_args copies onto it (deprecated_args.py @ v26.1.0); on MindSpeed 2.1.0,
+    whose Megatron (core_r0.8.0) has no --multi-latent-attention, that flag is MLA's own
+    switch (mindspeed/arguments.py:87 @ 1e898a29)."""
+    old = _opt(m, "deprecated_multi_head_latent_attention") or _opt(
+        m, "multi_head_latent_attention"
+    )
+    if old is not None and "multi_latent_attention" not in m.table.by_dest:
+        return old
     v = m.arg("multi_latent_attention")
-    old = _opt(m, "deprecated_multi_head_latent_attention")
     if old is not None and old.known and old.value and not (v.known and v.value):
         return old
     return v
