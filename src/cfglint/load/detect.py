@@ -22,11 +22,12 @@ from enum import StrEnum
 from functools import cache
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
 from cfglint.load.datacache import DATA_DIR, load_data
 from cfglint.load.extensions import SHELL_EXT, YAML_EXT
 from cfglint.model.errors import InputError
+from cfglint.model.trusted import TrustedModel
 
 
 class InputKind(StrEnum):
@@ -79,7 +80,7 @@ _ROLE_KIND = {
 }
 
 
-class Classified(BaseModel):
+class Classified(TrustedModel):
     """One input, what it is, and what that was decided from. Built by our own classifier
     from typed fields (``classified``): no validator is built on the lint path."""
 
@@ -467,7 +468,7 @@ _MF_LAUNCHER_TEXT = re.compile(r"msrun_launcher\.sh\b[^\n]*run_mindformer\.py")
 _CONFIG_FLAG = re.compile(r"--config(?:=(.+))?$")
 
 
-class _Seen(BaseModel):
+class _Seen(TrustedModel):
     """One invocation of a script, as the classifier weighs it."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True, defer_build=True)
