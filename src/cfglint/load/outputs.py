@@ -117,6 +117,7 @@ def check_folder_writable(folder: str, shown: str, what: str) -> None:
     # when a file is created: create (and remove) an empty one
     try:
         import tempfile
+
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".cfglint-probe-", suffix=TMP_SUFFIX)
     except OSError as exc:
         raise InputError(shown, f"cannot write the {what}: {_why(exc)}") from None
@@ -268,6 +269,7 @@ def replace_file(path: str, data: bytes | Writer) -> None:
     folder = os.path.dirname(real) or "."
     mode = _new_file_mode(real)
     import tempfile  # with shutil, bz2 and lzma: only a run that writes pays for it
+
     fd, tmp = tempfile.mkstemp(
         dir=folder, prefix=f".{os.path.basename(real)[:64]}.", suffix=TMP_SUFFIX
     )
