@@ -15,6 +15,7 @@ two); a step line without it reads NaN, a field on another line is ignored.
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from collections.abc import Callable
@@ -117,18 +118,25 @@ class Chunk:
     """The chunk's bytes as an array, with its line ends and the positions of each byte
     already searched for."""
 
-    def __init__(self, data: bytes) -> None:
+    def __init__(self, data: bytes, lines: bool = True) -> None:
         self.data = data
         self.size = len(data)
         # reads past the end are clipped to the last byte, a newline, which ends every
         # token (a chunk without one, a file's last line, gets one in a copy)
         self.a = np.frombuffer(data if data.endswith(b"\n") else data + b"\n", np.uint8)
         # every line's end, the last one's too when the chunk does not end with a newline
+        # (``lines=False``: the caller finds them, in its own pass over the bytes)
         last = self.size + (not data.endswith(b"\n") and self.size > 0)
-        self.ends = np.flatnonzero(_equal(self.a[:last], 10))
-        self.sample = min(self.size, 1 << 18)
-        self.freq = np.bincount(self.a[: self.sample], minlength=256)
+        self.ends = np.flatnonzero(_equal(self.a[:last], 10)) if lines else np.zeros(0, np.int64)
         self._hits: dict[int, np.ndarray] = {}
+
+    @functools.cached_property
+    def sample(self) -> int:
+        return min(self.size, 1 << 18)
+
+    @functools.cached_property
+    def freq(self) -> np.ndarray:
+        return np.bincount(self.a[: self.sample], minlength=256)
 
     def at(self, pos: np.ndarray) -> np.ndarray:
         """The byte at each position (past the end: the final newline)."""
