@@ -82,7 +82,7 @@ _BLANK[np.frombuffer(WS, np.uint8)] = True
 
 
 def read(
-    data: bytes, form: StepForm, fields: dict[str, Field]
+    data: bytes | memoryview, form: StepForm, fields: dict[str, Field]
 ) -> tuple[np.ndarray, dict[str, np.ndarray], int] | None:
     """Steps (in file order), each field's values on the step lines and the chunk's
     newlines, as :func:`cfglint.load.losslog_scan.scan` gives them, or ``None``."""
@@ -91,7 +91,7 @@ def read(
         return None
     c = Chunk(data, lines=False)
     # every line ends with a newline in c.a[:last] (the last one's added where missing)
-    last = c.size + (c.size > 0 and not data.endswith(b"\n"))
+    last = c.size + (c.size > 0 and not c.newline_end)
     got = _find(k.find_labels, c, last, form, fields)
     if got is None:
         return None
@@ -149,7 +149,7 @@ def _fields(
     if numeric:
         for name, values in _numbers(c, numeric).items():
             out[name] = values
-    newlines = c.ends.size - (c.size > 0 and not c.data.endswith(b"\n"))
+    newlines = c.ends.size - (c.size > 0 and not c.newline_end)
     if not keep.all():
         steps, out = steps[keep], {k: v[keep] for k, v in out.items()}
     return steps.astype(np.int64), out, newlines
@@ -210,11 +210,16 @@ def _find(
     table = _anchor_table(tuple(labels), _anchor_bytes(labels, freq))
     if table is None:
         return None
-    text = np.frombuffer(b"".join(labels), np.uint8)
-    offsets = np.cumsum([0] + [len(b) for b in labels]).astype(np.int64)
     scratch = _scratch(len(labels))
     lines, *grown = find(
-        c.a, last, text, offsets, *table, np.array(kinds, np.int64), _BLANK, MAX_TOKEN, *scratch
+        c.a,
+        last,
+        *_label_words(tuple(labels)),
+        *table,
+        np.array(kinds, np.int64),
+        _BLANK,
+        MAX_TOKEN,
+        *scratch,
     )
     _SCRATCH.arrays = grown  # the loop makes them longer where a chunk has more lines
     ends, first, count = (x[:lines] for x in grown)
@@ -276,6 +281,17 @@ def _anchor_bytes(labels: list[bytes], freq: np.ndarray) -> tuple[int, ...]:
         chosen.append(best)
         left &= ~covers[best]
     return tuple(chosen)
+
+
+@functools.lru_cache(maxsize=64)
+def _label_words(labels: tuple[bytes, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The labels as little-endian 64-bit words (each one's last word zero-padded), where
+    each label's words start, and each label's length: the loop compares eight bytes at
+    a time."""
+    padded = [label + bytes(-len(label) % 8) for label in labels]
+    words = np.frombuffer(b"".join(padded), "<u8").astype(np.uint64)
+    word_at = np.cumsum([0] + [len(p) // 8 for p in padded[:-1]]).astype(np.int64)
+    return words, word_at, np.array([len(label) for label in labels], np.int64)
 
 
 @functools.lru_cache(maxsize=64)

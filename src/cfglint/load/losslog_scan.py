@@ -118,15 +118,17 @@ class Chunk:
     """The chunk's bytes as an array, with its line ends and the positions of each byte
     already searched for."""
 
-    def __init__(self, data: bytes, lines: bool = True) -> None:
-        self.data = data
+    def __init__(self, data: bytes | memoryview, lines: bool = True) -> None:
+        self.data = data  # bytes, or (the compiled reader's) a view of a reused buffer
         self.size = len(data)
+        raw = np.frombuffer(data, np.uint8)
+        self.newline_end = bool(self.size and raw[-1] == 10)
         # reads past the end are clipped to the last byte, a newline, which ends every
         # token (a chunk without one, a file's last line, gets one in a copy)
-        self.a = np.frombuffer(data if data.endswith(b"\n") else data + b"\n", np.uint8)
+        self.a = raw if self.newline_end else np.append(raw, np.uint8(10))
         # every line's end, the last one's too when the chunk does not end with a newline
         # (``lines=False``: the caller finds them, in its own pass over the bytes)
-        last = self.size + (not data.endswith(b"\n") and self.size > 0)
+        last = self.size + (not self.newline_end and self.size > 0)
         self.ends = np.flatnonzero(_equal(self.a[:last], 10)) if lines else np.zeros(0, np.int64)
         self._hits: dict[int, np.ndarray] = {}
 
@@ -481,7 +483,7 @@ def fields_from(
             keep = np.zeros(steps.size, bool)
             keep[found[1]] = True
     cols.update(_values(c, placed, steps.size, table or (lambda pos: numbers_table(c, pos))))
-    newlines = c.ends.size - (c.size > 0 and not c.data.endswith(b"\n"))
+    newlines = c.ends.size - (c.size > 0 and not c.newline_end)
     out = {k: cols[k] for k in fields if k in cols}
     if keep is not None:
         steps, out = steps[keep], {k: v[keep] for k, v in out.items()}
