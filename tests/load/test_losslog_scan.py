@@ -18,7 +18,7 @@ from hypothesis import strategies as st  # noqa: E402
 
 from cfglint.load import losslog, losslog_numba  # noqa: E402
 from cfglint.load.losslog import SERIES  # noqa: E402
-from cfglint.load.losslog_scan import Chunk, Field, numbers, scan  # noqa: E402
+from cfglint.load.losslog_scan import Chunk, numbers, scan  # noqa: E402
 from conftest import ROOT, examples  # noqa: E402
 
 ODD = ["nan", "NAN", "inf", "-inf", "1.2.3", "-", "1e", "1e400", ".5", "5.", "+3",
@@ -225,19 +225,21 @@ HARD = ["9007199254740992", "9007199254740993", "9007199254740992e22", "1e22", "
         "1e", "1e+", "12e1234", "00000000000000000000001.5", "1" * 39, "1" * 40]  # fmt: skip
 
 
-def _compiled_numbers(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """The compiled label loop's numbers for one field ``x: `` (no bytes to skip) that must
-    end in " |", a token a line: values, and the cells left to the field's pattern."""
-    data = "".join(f"x: {t} |\n" for t in texts).encode()
+def _compiled_numbers(data: bytes, starts: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """The compiled fields' pass over one field (no bytes to skip) that must end in " |":
+    values, and the cells left to the field's pattern."""
+    suffix = b" |"
     kernels = losslog_numba.kernels()
     assert kernels is not None
-    fields = {"x": Field(b"x: ", suffix=b" |")}
-    found = losslog_numba._find(
-        kernels.find_labels, Chunk(data, lines=False), len(data), losslog._MG_FORM, fields
+    return kernels.field_values(
+        np.frombuffer(data, np.uint8),
+        np.array(starts, np.int64)[:, None],
+        np.zeros((1, 0, 256), np.bool_),
+        np.zeros((1, 0), np.int64),
+        np.frombuffer(suffix, np.uint8),
+        np.array([0, len(suffix)], np.int64),
+        40,
     )
-    assert found is not None and found.ends.size == len(texts)
-    k = found.names.index("x")
-    return found.value[:, k : k + 1], found.bad[:, k : k + 1]
 
 
 @needs_numba
@@ -248,7 +250,12 @@ def test_numba_numbers_equal_python_float(texts: list[str]) -> None:
     """Every number the compiled parse decides equals ``float()`` of the same token, which
     ends where the text does (the suffix after it is checked); the rest is left to the
     field's pattern."""
-    value, bad = _compiled_numbers(texts)
+    data = "".join(f" {t} |" for t in texts).encode() + b"\n"
+    starts, at = [], 0
+    for t in texts:
+        starts.append(at + 1)
+        at += len(t) + 3
+    value, bad = _compiled_numbers(data, starts)
     for i, t in enumerate(texts):
         if bad[i, 0]:
             continue
@@ -262,7 +269,9 @@ def test_numba_decides_inside_the_fast_path_only() -> None:
     """Mantissas up to 2**53 and powers of ten up to 10**22 are decided; one past either
     is left to ``float()`` (through the field's pattern)."""
     texts = ["9007199254740992", "9007199254740993", "1e22", "1e23", "1e-22", "0.1e-22"]
-    value, bad = _compiled_numbers(texts)
+    data = "".join(f" {t} |" for t in texts).encode() + b"\n"
+    starts = np.cumsum([1] + [len(t) + 3 for t in texts[:-1]]).tolist()
+    value, bad = _compiled_numbers(data, starts)
     assert bad[:, 0].tolist() == [False, True, False, True, False, True]
     assert value[0, 0] == 2.0**53 and value[2, 0] == 1e22 and value[4, 0] == 1e-22
 

@@ -102,31 +102,24 @@ def _mark(blk, m, x):
 
 
 @njit(cache=True, nogil=True)
-def _clear(first, count, value, bad, line):
+def _clear(first, count, line):
     # a loop: numba's row assignment ``first[line] = -1`` costs about 50 ns a line more
     for k in range(first.shape[1]):
         first[line, k] = -1
         count[line, k] = 0
-        value[line, k] = np.nan
-        bad[line, k] = False
 
 
 @njit(cache=True, nogil=True)
-def _grow(ends, first, count, value, bad):
+def _grow(ends, first, count):
     """The per-line arrays, twice as long (the line count is not known before the pass)."""
     cap = max(1024, ends.size * 2)
-    nk = first.shape[1]
     e2 = np.empty(cap, np.int64)
-    f2 = np.empty((cap, nk), np.int64)
-    c2 = np.empty((cap, nk), np.int64)
-    v2 = np.empty((cap, nk), np.float64)
-    b2 = np.empty((cap, nk), np.bool_)
+    f2 = np.empty((cap, first.shape[1]), np.int64)
+    c2 = np.empty((cap, first.shape[1]), np.int64)
     e2[: ends.size] = ends
     f2[: ends.size] = first
     c2[: ends.size] = count
-    v2[: ends.size] = value
-    b2[: ends.size] = bad
-    return e2, f2, c2, v2, b2
+    return e2, f2, c2
 
 
 @njit(cache=True, nogil=True)
@@ -144,21 +137,14 @@ def find_labels(
     kinds,
     blank,
     max_token,
-    rules,
     ends,
     first,
     count,
-    value,
-    bad,
 ):
     """The line ends of ``a[:last]`` (each line ends with a newline there) and, per line,
-    where each label first occurs, counted from the line's start (-1: nowhere); for a
-    field's label (kind 1) the value after it and whether the field's pattern must read it
-    instead (as :func:`_cell`, with ``rules``: the skip sets and counts, suffixes, per
-    label); for a counter (kind 2, 3: a blank after its label) where it first looks like
-    one and how often. Kind 0: a label found only. Returned: the line count and the
-    arrays, longer where the chunk had more lines than they had room for (the caller
-    passes them again for the next chunk).
+    where each label first occurs, counted from the line's start (-1: nowhere), and for a
+    counter (kind 1, 2: a blank after its label) where it first looks like one and how
+    often.
 
     Each label holds an anchor byte ``at[k]`` bytes after its start, one of ``x`` (the
     newline first), never its first byte: the bytes of a block are compared with ``x`` at
@@ -167,10 +153,9 @@ def find_labels(
     (``slot[anchor] * 256 + byte before``: ``slot_labels[slot_start[key]:slot_start[key +
     1]]``), each compared whole. A label's occurrences come in order of their starts (its
     anchor is at a fixed offset), so the first one met is the first on the line."""
-    skip_sets, skip_most, suffix, suffix_at = rules
     if ends.size == 0:
-        ends, first, count, value, bad = _grow(ends, first, count, value, bad)
-    _clear(first, count, value, bad, 0)
+        ends, first, count = _grow(ends, first, count)
+    _clear(first, count, 0)
     m = np.zeros(_BLOCK, np.uint8)
     marks = m.view(np.uint64)
     line = 0
@@ -189,36 +174,25 @@ def find_labels(
                     line += 1
                     start = p + 1
                     if line == ends.size:
-                        ends, first, count, value, bad = _grow(ends, first, count, value, bad)
-                    _clear(first, count, value, bad, line)
+                        ends, first, count = _grow(ends, first, count)
+                    _clear(first, count, line)
                     continue
                 key = slot[b] * 256 + a[p - 1]  # an anchor is never a label's first byte
                 for t in range(slot_start[key], slot_start[key + 1]):
                     k = slot_labels[t]
                     i = p - at[k]
-                    if i < start or (kinds[k] < 2 and first[line, k] >= 0):
+                    if i < start or (kinds[k] == 0 and first[line, k] >= 0):
                         continue
                     size = sizes[k]
                     if i + size > last or not _matches(a, i, words, word_at[k], size):
                         continue
-                    if kinds[k] < 2:
+                    if kinds[k] == 0:
                         first[line, k] = i - start
-                        if kinds[k] == 1:  # a number: read now, while the line is in cache
-                            value[line, k], bad[line, k] = _cell(
-                                a,
-                                i + size,
-                                skip_sets[k],
-                                skip_most[k],
-                                suffix,
-                                suffix_at,
-                                k,
-                                max_token,
-                            )
-                    elif _is_counter(a, i, last, size, kinds[k] == 3, blank, max_token - 1):
+                    elif _is_counter(a, i, last, size, kinds[k] == 2, blank, max_token - 1):
                         if first[line, k] < 0:
                             first[line, k] = i - start
                         count[line, k] += 1
-    return line, ends, first, count, value, bad
+    return line, ends, first, count
 
 
 @njit(cache=True, nogil=True)
@@ -294,23 +268,33 @@ def _byte(a, p):
 
 
 @njit(cache=True, nogil=True)
-def _cell(a, p, sets, most, suffix, suffix_at, f, max_token):
-    """Field ``f``'s value after its label, which ends at ``p``, and whether the cell is
-    to be read by the field's pattern (undecided, a run too long, no suffix): the bytes
-    between the label and the value skipped as the scan skips them (rule ``k`` takes bytes
-    ``sets[k]`` at most once where ``most[k]`` is 1, a run of at most ``max_token`` where
-    it is 0; -1: no rule), the number parsed as :func:`_parse_one` does, and the field's
-    suffix (``suffix[suffix_at[f]:suffix_at[f + 1]]``) after it."""
-    p = _skip(a, p, sets, most, max_token)
-    if p < 0:
-        return np.nan, True
-    v, e, undecided, _integral = _parse_one(a, p, max_token)
-    if undecided:
-        return np.nan, True
-    for j in range(suffix_at[f], suffix_at[f + 1]):
-        if _byte(a, e + j - suffix_at[f]) != suffix[j]:
-            return v, True
-    return v, False
+def field_values(a, pos, skip_sets, skip_most, suffix, suffix_at, max_token):
+    """The fields' values from the byte after each label (a row per step line, a column per
+    field; -1: none), a step line at a time (its bytes are read once, while in cache): the
+    bytes between the label and the value skipped as the scan skips them (field ``f``'s
+    rule ``k`` takes bytes ``skip_sets[f, k]`` at most once where ``skip_most[f, k]`` is 1,
+    a run of at most ``max_token`` where it is 0; -1: no rule), the number parsed as
+    :func:`_parse_one` does, and the field's suffix after it; ``bad`` where the cell is
+    to be read by the field's pattern (undecided, a run too long, no suffix)."""
+    rows, nf = pos.shape
+    value = np.full((rows, nf), np.nan)
+    bad = np.zeros((rows, nf), np.bool_)
+    for r in range(rows):
+        for f in range(nf):
+            p = _skip(a, pos[r, f], skip_sets[f], skip_most[f], max_token)
+            if p < 0:
+                bad[r, f] = pos[r, f] >= 0
+                continue
+            v, e, undecided, _integral = _parse_one(a, p, max_token)
+            if undecided:
+                bad[r, f] = True
+                continue
+            for j in range(suffix_at[f], suffix_at[f + 1]):
+                if _byte(a, e + j - suffix_at[f]) != suffix[j]:
+                    bad[r, f] = True
+                    break
+            value[r, f] = v
+    return value, bad
 
 
 @njit(cache=True, nogil=True)

@@ -28,7 +28,6 @@ import itertools
 import os
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
@@ -93,18 +92,20 @@ def read(
     c = Chunk(data, lines=False)
     # every line ends with a newline in c.a[:last] (the last one's added where missing)
     last = c.size + (c.size > 0 and not c.newline_end)
-    found = _find(k.find_labels, c, last, form, fields)
-    if found is None:
+    got = _find(k.find_labels, c, last, form, fields)
+    if got is None:
         return None
-    c.ends = found.ends
+    c.ends, found = got
     # as many starts as ends (an empty chunk has neither): the loops do not check bounds
     lo = np.concatenate(([0], c.ends[:-1] + 1))[: c.ends.size]
-    counted = _counter(c, lo, found, 0, form.label, form.close, form.gap)
+    counted = _counter(c, lo, found["step"], found["step#"], form.label, form.close, form.gap)
     if counted is None:
         return None
     rows, steps, per = counted
     if form.epoch_label:
-        epochs = _counter(c, lo, found, 1, form.epoch_label, form.epoch_close, False)
+        epochs = _counter(
+            c, lo, found["epoch"], found["epoch#"], form.epoch_label, form.epoch_close, False
+        )
         if epochs is None:
             return None
         e_rows, epoch, _total = epochs
@@ -124,18 +125,17 @@ def _fields(
     steps: np.ndarray,
     rows: np.ndarray,
     lo: np.ndarray,
-    found: _Found,
+    found: dict[str, np.ndarray],
     fields: dict[str, Field],
 ) -> tuple[np.ndarray, dict[str, np.ndarray], int]:
     """Each field's values on the step lines ``rows`` (NaN where it is not printed), as
     :func:`cfglint.load.losslog_scan.fields_from` gives them: a step line without a
-    required field is no step line. The loop read the numbers; a cell it left undecided
-    is read by the field's pattern, as the scan's are."""
+    required field is no step line."""
     keep = np.ones(steps.size, bool)
     out: dict[str, np.ndarray] = {}
+    numeric = []
     for name, f in fields.items():
-        k = found.names.index(name)
-        pos = found.first[rows, k]
+        pos = found[f.label.decode("ascii")][rows]
         if f.required:
             keep &= pos >= 0
         if not (pos >= 0).any():
@@ -143,16 +143,38 @@ def _fields(
         at = np.where(pos >= 0, lo[rows] + pos, -1)
         if f.words:
             out[name] = _words(c, f, at)
-            continue
-        value = found.value[rows, k]
-        for r in np.flatnonzero(found.bad[rows, k]):
-            m = f.pattern.match(c.data, int(at[r]))
-            value[r] = parse_float(m.group(1)) if m else np.nan
-        out[name] = value
+        else:
+            numeric.append((name, f, at))
+            out[name] = np.empty(0)  # filled below, in the fields' order
+    if numeric:
+        for name, values in _numbers(c, numeric).items():
+            out[name] = values
     newlines = c.ends.size - (c.size > 0 and not c.newline_end)
     if not keep.all():
         steps, out = steps[keep], {k: v[keep] for k, v in out.items()}
     return steps.astype(np.int64), out, newlines
+
+
+def _numbers(c: Chunk, numeric: list[tuple[str, Field, np.ndarray]]) -> dict[str, np.ndarray]:
+    """The fields' numbers after their labels at ``at`` (-1: not printed), the cells the
+    loop leaves undecided read by the field's pattern (as the scan's are)."""
+    nf = len(numeric)
+    rules = max(len(f.skip) for _n, f, _a in numeric)
+    sets = np.zeros((nf, rules, 256), np.bool_)
+    most = np.full((nf, rules), -1, np.int64)
+    for j, (_n, f, _a) in enumerate(numeric):
+        for k, (chars, at_most) in enumerate(f.skip):
+            sets[j, k, np.frombuffer(chars, np.uint8)] = True
+            most[j, k] = 1 if at_most == 1 else 0
+    suffix = np.frombuffer(b"".join(f.suffix for _n, f, _a in numeric) + b"\0", np.uint8)
+    suffix_at = np.cumsum([0] + [len(f.suffix) for _n, f, _a in numeric]).astype(np.int64)
+    at = np.stack([a for _n, _f, a in numeric], axis=1)
+    start = np.where(at >= 0, at + np.array([len(f.label) for _n, f, _a in numeric]), -1)
+    value, bad = _loaded().field_values(c.a, start, sets, most, suffix, suffix_at, MAX_TOKEN)
+    for r, j in zip(*np.nonzero(bad), strict=True):
+        m = numeric[j][1].pattern.match(c.data, int(at[r, j]))
+        value[r, j] = parse_float(m.group(1)) if m else np.nan
+    return {name: value[:, j].copy() for j, (name, _f, _a) in enumerate(numeric)}
 
 
 def _words(c: Chunk, f: Field, at: np.ndarray) -> np.ndarray:
@@ -165,42 +187,30 @@ def _words(c: Chunk, f: Field, at: np.ndarray) -> np.ndarray:
     return val
 
 
-@dataclass
-class _Found:
-    """What the label loop found in a chunk, per line (a row) and label (a column, named
-    by ``names``: "step", "epoch", then the fields' names)."""
-
-    names: list[str]
-    ends: np.ndarray
-    first: np.ndarray  # where the label first occurs on the line (-1: nowhere)
-    count: np.ndarray  # a counter: how often it occurs
-    value: np.ndarray  # a field: its number (NaN: none)
-    bad: np.ndarray  # a field: to be read by its pattern
-
-
 def _find(
     find: Callable[..., Any], c: Chunk, last: int, form: StepForm, fields: dict[str, Field]
-) -> _Found | None:
-    """Per line, where each label first occurs and each field's number after it, where
-    each counter first looks like one and how often; ``None`` where the labels need more
-    anchor bytes than the loop compares (none does)."""
+) -> tuple[np.ndarray, dict[str, np.ndarray]] | None:
+    """The chunk's line ends and, per line, where each label first occurs (-1: nowhere,
+    counted from the line's start), and for each counter, where it first looks like one
+    and how often; ``None`` where the labels need more anchor bytes than the loop compares
+    (none does)."""
     names: list[str] = []
     labels: list[bytes] = []
-    kinds: list[int] = []  # 0: a label; 1: a number's; 2: a counter; 3: one with a blank after
+    kinds: list[int] = []  # 0: a label; 1: a counter; 2: a counter with a blank after it
     for key, label, gap in (("step", form.label, form.gap), ("epoch", form.epoch_label, False)):
         if label:
             names.append(key)
             labels.append(label)
-            kinds.append(3 if gap else 2)
-    for name, f in fields.items():
-        names.append(name)
-        labels.append(f.label)
-        kinds.append(0 if f.words else 1)
+            kinds.append(2 if gap else 1)
+    for label in sorted({f.label for f in fields.values()}):
+        names.append(label.decode("ascii"))
+        labels.append(label)
+        kinds.append(0)
     freq = np.bincount(c.a[: min(last, _SAMPLE)], minlength=256)
     table = _anchor_table(tuple(labels), _anchor_bytes(labels, freq))
     if table is None:
         return None
-    rules = _rules(tuple(fields.values()), len(labels) - len(fields))
+    scratch = _scratch(len(labels))
     lines, *grown = find(
         c.a,
         last,
@@ -209,30 +219,13 @@ def _find(
         np.array(kinds, np.int64),
         _BLANK,
         MAX_TOKEN,
-        rules,
-        *_scratch(len(labels)),
+        *scratch,
     )
     _SCRATCH.arrays = grown  # the loop makes them longer where a chunk has more lines
-    return _Found(names, *(x[:lines] for x in grown))
-
-
-@functools.lru_cache(maxsize=16)
-def _rules(fields: tuple[Field, ...], counters: int) -> tuple[np.ndarray, ...]:
-    """The fields' skip rules and suffixes as the loop reads them, a row per label (the
-    counters' rows empty): the bytes of each rule, at most once (1) or a run (0; -1: no
-    rule), and the suffixes (``suffix[suffix_at[k]:suffix_at[k + 1]]``)."""
-    nk = counters + len(fields)
-    width = max([len(f.skip) for f in fields] + [1])
-    sets = np.zeros((nk, width, 256), np.bool_)
-    most = np.full((nk, width), -1, np.int64)
-    for j, f in enumerate(fields):
-        for r, (chars, at_most) in enumerate(f.skip):
-            sets[counters + j, r, np.frombuffer(chars, np.uint8)] = True
-            most[counters + j, r] = 1 if at_most == 1 else 0
-    suffixes = [b""] * counters + [f.suffix for f in fields]
-    suffix = np.frombuffer(b"".join(suffixes) + b"\0", np.uint8)
-    suffix_at = np.cumsum([0] + [len(x) for x in suffixes]).astype(np.int64)
-    return sets, most, suffix, suffix_at
+    ends, first, count = (x[:lines] for x in grown)
+    out = {name: first[:, k] for k, name in enumerate(names)}
+    out.update({name + "#": count[:, k] for k, name in enumerate(names) if kinds[k]})
+    return ends, out
 
 
 # the per-line arrays of the label loop, one set per thread, reused from chunk to chunk:
@@ -243,8 +236,10 @@ _SCRATCH = threading.local()
 def _scratch(labels: int) -> list[np.ndarray]:
     arrays = getattr(_SCRATCH, "arrays", None)
     if arrays is None or arrays[1].shape[1] != labels:
-        arrays = [np.zeros(0, np.int64)] + [
-            np.zeros((0, labels), t) for t in (np.int64, np.int64, np.float64, np.bool_)
+        arrays = [
+            np.zeros(0, np.int64),
+            np.zeros((0, labels), np.int64),
+            np.zeros((0, labels), np.int64),
         ]
     return arrays
 
@@ -330,8 +325,8 @@ def _anchor_table(
 def _counter(
     c: Chunk,
     lo: np.ndarray,
-    found: _Found,
-    k: int,
+    first: np.ndarray,
+    count: np.ndarray,
     label: bytes,
     close: bytes,
     gap: bool,
@@ -339,8 +334,7 @@ def _counter(
     """The lines that hold a ``label N / M close`` counter, N and M on them, or ``None``
     where the scan could read it otherwise (a line with the label twice: the scan takes the
     first that is a counter; a counter it cannot decide)."""
-    first = found.first[:, k]
-    if (found.count[:, k] > 1).any():
+    if (count > 1).any():
         return None
     rows = np.flatnonzero(first >= 0)
     at = lo[rows] + first[rows]
