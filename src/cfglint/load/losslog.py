@@ -451,6 +451,8 @@ class _Acc:
 def bounded(col: np.ndarray) -> tuple[np.ndarray, int]:
     """``col`` with every value beyond MAX_MAGNITUDE made infinite (its sign kept), and how
     many were."""
+    if col.size and -MAX_MAGNITUDE <= np.fmin.reduce(col) <= np.fmax.reduce(col) <= MAX_MAGNITUDE:
+        return col, 0  # two passes without a copy (NaN ignored), the usual case
     with np.errstate(invalid="ignore"):
         wild = np.abs(col) > MAX_MAGNITUDE
     wild &= np.isfinite(col)
