@@ -126,6 +126,10 @@ class Chunk:
         # reads past the end are clipped to the last byte, a newline, which ends every
         # token (a chunk without one, a file's last line, gets one in a copy)
         self.a = raw if self.newline_end else np.append(raw, np.uint8(10))
+        # read-only whatever the buffer (bytes, or a reused bytearray's view): numba
+        # compiles its loops once per array type, writable and read-only apart (about 7
+        # CPU seconds each, the first time)
+        self.a.flags.writeable = False
         # every line's end, the last one's too when the chunk does not end with a newline
         # (``lines=False``: the caller finds them, in its own pass over the bytes)
         last = self.size + (not self.newline_end and self.size > 0)
