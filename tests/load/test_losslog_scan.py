@@ -286,6 +286,13 @@ def test_numba_reads_a_label_that_ends_another_as_the_scan() -> None:
 
 
 @needs_numba
+def test_numba_leaves_a_one_byte_label_to_the_scan() -> None:
+    """A label is found from a byte after its first: one of a single byte has none."""
+    data = b" iteration 1/ 9 | x 1.5 |\n"
+    assert losslog_numba.read(data, losslog._MG_FORM, {"loss": Field(b"x")}) is None
+
+
+@needs_numba
 def test_numba_reads_the_same_whichever_anchor_bytes_it_takes(monkeypatch) -> None:
     """The anchors are chosen from the chunk's byte counts; every set of one or two bytes
     that covers the labels reads the same steps and values."""

@@ -192,8 +192,8 @@ def _find(
 ) -> tuple[np.ndarray, dict[str, np.ndarray]] | None:
     """The chunk's line ends and, per line, where each label first occurs (-1: nowhere,
     counted from the line's start), and for each counter, where it first looks like one
-    and how often; ``None`` where the labels need more anchor bytes than the loop compares
-    (none does)."""
+    and how often; ``None`` for a one-byte label or where the labels need more anchor bytes
+    than the loop compares (none does)."""
     names: list[str] = []
     labels: list[bytes] = []
     kinds: list[int] = []  # 0: a label; 1: a counter; 2: a counter with a blank after it
@@ -206,6 +206,8 @@ def _find(
         names.append(label.decode("ascii"))
         labels.append(label)
         kinds.append(0)
+    if min(len(b) for b in labels) < 2:
+        return None  # no byte after the first to anchor it (none is this short)
     freq = np.bincount(c.a[: min(last, _SAMPLE)], minlength=256)
     table = _anchor_table(tuple(labels), _anchor_bytes(labels, freq))
     if table is None:
