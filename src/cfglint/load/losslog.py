@@ -51,7 +51,7 @@ compiled_read = losslog_numba.read if losslog_numba.AVAILABLE else None
 def _compiled() -> Callable[..., Any] | None:
     """The compiled reader, unless ``--no-cache`` asks that nothing be written: numba's
     compiled loops are cached on disk, and compiling them again on every run would cost
-    about 6 CPU seconds (bench/results/logs_speed.md): the numpy scan reads instead."""
+    about 15 CPU seconds (bench/results/logs_speed.md): the numpy scan reads instead."""
     return compiled_read if cache_enabled() else None
 
 
