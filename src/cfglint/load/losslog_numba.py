@@ -64,7 +64,9 @@ def kernels() -> ModuleType | None:
             os.environ.setdefault("NUMBA_CACHE_DIR", str(cache_dir() / "numba"))
             try:
                 from cfglint.load import losslog_kernels
-            except RuntimeError:  # "cannot cache function ...: no locator available"
+            except (RuntimeError, ImportError):
+                # "cannot cache function ...: no locator available"; or a numba without
+                # the trailing-zero count the loop imports (numba.cpython.unsafe; < 0.69)
                 _unavailable = True
             else:
                 _kernels = losslog_kernels
