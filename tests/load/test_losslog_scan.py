@@ -393,16 +393,27 @@ def test_numbers_equal_python_float(text: str) -> None:
 
 
 @needs_numba
-def test_numba_without_a_cache_folder_leaves_the_chunk_to_the_scan(monkeypatch) -> None:
+@pytest.mark.parametrize(
+    "error",
+    [
+        RuntimeError("cannot cache function 'find_labels': no locator available"),
+        ImportError("cannot import name 'trailing_zeros'"),
+    ],
+    ids=["no-cache-folder", "numba-without-the-intrinsic"],
+)
+def test_numba_without_a_cache_folder_leaves_the_chunk_to_the_scan(
+    monkeypatch, error: Exception
+) -> None:
     """numba refuses ``cache=True`` where it finds no folder to write (a RuntimeError at
-    import): the chunk is read by the scan, not a traceback."""
+    import), and a numba release without the trailing-zero count the label loop imports
+    fails its import: the chunk is read by the scan, not a traceback."""
     import builtins
 
     real = builtins.__import__
 
     def refuse(name, globals=None, locals=None, fromlist=(), level=0):
         if "losslog_kernels" in (fromlist or ()):
-            raise RuntimeError("cannot cache function 'find_labels': no locator available")
+            raise error
         return real(name, globals, locals, fromlist, level)
 
     monkeypatch.setattr(losslog_numba, "_kernels", None)
