@@ -380,7 +380,75 @@ def entry_at(src: Source, name: str, hint: str, c: dict[str, Any]) -> dict[str, 
     return entry
 
 
-if __name__ == "__main__":
+# -- the pynative trainer's config dataclasses ---------------------------------------------
+PYNATIVE_FILE = "mindformers/pynative/config/config.py"
+
+
+def pynative_tables(src: Source) -> dict[str, Any]:
+    """Each dataclass of the pynative trainer's config module at one release: its fields with
+    their literal defaults (``field(default_factory=lambda: [...])`` read as the list;
+    ``<unread>`` for anything else), the line it starts on, and whether ``allow_extra`` lets
+    it take keys it does not define (BaseConfig.from_dict raises on them otherwise).
+    ``present: false`` where the release has no such module (before v1.9.0)."""
+    text = src.read(PYNATIVE_FILE)
+    if not text:
+        return {"present": False}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)
+        tree = ast.parse(text)
+    classes: dict[str, Any] = {}
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef):
+            continue
+        fields: dict[str, Any] = {}
+        extra = False
+        for stmt in node.body:
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                if stmt.target.id == "allow_extra":
+                    extra = _lit(stmt.value) is True if stmt.value else False
+                    continue
+                fields[stmt.target.id] = _field_default(stmt.value)
+            elif isinstance(stmt, ast.Assign) and _name(stmt.targets[0]) == "allow_extra":
+                extra = _lit(stmt.value) is True
+        base = [_name(b) for b in node.bases]
+        classes[node.name] = {
+            "line": node.lineno,
+            "bases": base,
+            "allow_extra": extra,
+            "fields": {k: (v if v is not _UNREAD else "<unread>") for k, v in fields.items()},
+        }
+    return {
+        "present": True,
+        "file": f"{PYNATIVE_FILE}@{src.cite(PYNATIVE_FILE)}",
+        "classes": classes,
+    }
+
+
+def _field_default(value: ast.expr | None) -> Any:
+    if value is None:
+        return "<required>"
+    if isinstance(value, ast.Call) and _name(value.func) == "field":
+        for kw in value.keywords:
+            if kw.arg == "default":
+                return _lit(kw.value)
+            if kw.arg == "default_factory":
+                if isinstance(kw.value, ast.Lambda):
+                    return _lit(kw.value.body)
+                return f"<{_name(kw.value)}>"  # a nested config: its own class's defaults
+        return _UNREAD
+    return _lit(value)
+
+
+if __name__ == "__main__" and sys.argv[1] == "--pynative":
+    # python scripts/extract_mindformers_releases.py --pynative WHEEL_DIR > OUT.yaml
+    wheels = {
+        rel: Wheel(Path(sys.argv[2]) / f"mindformers-{v}-py3-none-any.whl")
+        for rel, v in WHEELS.items()
+    }
+    res = {rel: pynative_tables(w) for rel, w in wheels.items()}
+    prov = {rel: w.provenance() for rel, w in wheels.items()}
+    yaml.safe_dump({"sources": prov, "releases": res}, sys.stdout, sort_keys=False, width=100)
+elif __name__ == "__main__":
     more = sys.argv[2:4]
     res = main(sys.argv[1], "src/cfglint/data/mindformers.yaml", *more)
     yaml.safe_dump(res, sys.stdout, sort_keys=False, width=100)

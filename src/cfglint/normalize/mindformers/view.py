@@ -40,12 +40,14 @@ def is_mcore(root: Node) -> bool:
 class MFView:
     """Lookups into one MindFormers config with positions and defaults."""
 
-    def __init__(self, doc: MindFormersYaml, d: MFDefaults) -> None:
+    def __init__(self, doc: MindFormersYaml, d: MFDefaults, model_path: str | None = None) -> None:
+        """``model_path``: where a layout of its own keeps the HF-style model keys (the
+        pynative trainer's top-level ``model``), read as an mcore model."""
         self.doc, self.d, self.root = doc, d, doc.root
         self.warnings: list[str] = []
-        self.v2 = is_v2_template(self.root)
-        self.mcore = is_mcore(self.root)
-        self.model_path = "model_config" if self.v2 else "model.model_config"
+        self.v2 = model_path is None and is_v2_template(self.root)
+        self.mcore = model_path is not None or is_mcore(self.root)
+        self.model_path = model_path or ("model_config" if self.v2 else "model.model_config")
         self.model_node = self.node(self.model_path)
         self.hf: dict[str, Value] = {}
         # set when the architecture lives in a config.json we cannot read
