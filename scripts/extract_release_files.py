@@ -21,17 +21,23 @@ Reads bare mirrors with git (nothing imported or run):
 Releases are encoded as bit masks over ``releases`` (oldest first); ``heads`` are
 development heads recorded after the last tag, never release candidates themselves.
 
-    python scripts/extract_release_files.py MF_GIT MSL_GIT MINDSPEED_GIT MEGATRON_GIT \
+    python scripts/extract_release_files.py MF_GIT MSL_GIT MINDSPEED_GIT MEGATRON_GIT WHEELS \
         > src/cfglint/data/release_files.json      (from the repository root)
+
+WHEELS: a folder with mindformers-X-py3-none-any.whl for each of MF_WHEELS; an optional sixth
+argument, the mindspore-ai/mindformers mirror, adds MF_TAGGED's research/ configs.
 """
 
 from __future__ import annotations
 
 import ast
+import hashlib
 import json
 import re
 import subprocess
 import sys
+import zipfile
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -51,6 +57,12 @@ MF_RELEASES = [
     # only because cfglint has its defaults
     ("master", "f52743ca27a5a8af5fbc77c5b2037c1147c7004c"),
 ]
+# releases after the mirror (sources moved to atomgit): the configs/ their wheels ship
+# (``pip download --no-deps mindformers==X``; a wheel has no research/), after master
+# (2026-01-15) in time: 1.8.0's RECORD is dated 2026-01-16
+MF_WHEELS = [("v1.8.0", "1.8.0"), ("v1.9.0", "1.9.0"), ("v2.0.0", "2.0.0"), ("v2.1.0", "2.1.0")]
+# their tags in the later GitHub mirror mindspore-ai/mindformers (to 2026-07-24)
+MF_TAGGED = {"v1.8.0": "v1.8.0", "v1.9.0": "v1.9.0"}
 # MindSpeed-LLM tag, MindSpeed (core) tag it pairs with, Megatron-LM ref it pins
 # (versions.yaml mindspeed_llm rows; 26.1.0's MindSpeed commit as data/mindspeed_llm.yaml)
 MSL_RELEASES = [
@@ -109,13 +121,59 @@ def files(git_dir: str, refs: list[tuple[str, str]], wanted: Any) -> dict[str, A
     for bit, (name, ref) in enumerate(refs):
         commit = commit_of(git_dir, ref)
         releases.append([name, commit[:8]])
-        for path, blob in tree(git_dir, commit, wanted):
-            paths[path] = paths.get(path, 0) | (1 << bit)
-            blobs[blob] = blobs.get(blob, 0) | (1 << bit)
+        _record(paths, blobs, bit, tree(git_dir, commit, wanted))
+    return {"releases": releases, "paths": paths, "blobs": blobs}
+
+
+def _record(paths: dict[str, int], blobs: dict[str, int], bit: int, got: Any) -> None:
+    for path, blob in got:
+        paths[path] = paths.get(path, 0) | (1 << bit)
+        blobs[blob] = blobs.get(blob, 0) | (1 << bit)
+
+
+def wheel_tree(wheel: Path, wanted: Any) -> list[tuple[str, str]]:
+    """(path, git blob id) of the files ``wanted(path)`` accepts in a wheel (its members are
+    the repository's paths of what it ships)."""
+    with zipfile.ZipFile(wheel) as zf:
+        return [
+            (
+                n,
+                hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()[
+                    :12
+                ],
+            )
+            for n in sorted(zf.namelist())
+            if wanted(n)
+            for data in [zf.read(n)]
+        ]
+
+
+def add_wheels(
+    found: dict[str, Any], wheel_dir: str, wanted: Any, tags_git: str | None = None
+) -> dict[str, Any]:
+    """The wheels of MF_WHEELS as further releases after the git refs (each named by its
+    wheel file and the first 8 digits of its sha256); with ``tags_git`` (the later mirror
+    mindspore-ai/mindformers), the research/ configs of MF_TAGGED's tags, which no wheel
+    ships."""
+    bit = len(found["releases"])
+    for name, version in MF_WHEELS:
+        wheel = Path(wheel_dir) / f"mindformers-{version}-py3-none-any.whl"
+        digest = hashlib.sha256(wheel.read_bytes()).hexdigest()[:8]
+        found["releases"].append([name, f"{wheel.name}@sha256:{digest}"])
+        _record(found["paths"], found["blobs"], bit, wheel_tree(wheel, wanted))
+        if tags_git and name in MF_TAGGED:
+            commit = commit_of(tags_git, MF_TAGGED[name])
+            research = tree(tags_git, commit, lambda p: wanted(p) and p.startswith("research/"))
+            _record(found["paths"], found["blobs"], bit, research)
+        bit += 1
+    return found
+
+
+def _sorted(found: dict[str, Any]) -> dict[str, Any]:
     return {
-        "releases": releases,
-        "paths": dict(sorted(paths.items())),
-        "blobs": dict(sorted(blobs.items())),
+        **found,
+        "paths": dict(sorted(found["paths"].items())),
+        "blobs": dict(sorted(found["blobs"].items())),
     }
 
 
@@ -267,9 +325,11 @@ def args_differ(msl: str, ms: str, meg: str) -> dict[str, dict[str, Any]]:
     return out
 
 
-def main(mf: str, msl: str, ms: str, meg: str) -> dict[str, Any]:
+def main(
+    mf: str, msl: str, ms: str, meg: str, wheels: str, tags: str | None = None
+) -> dict[str, Any]:
     refs = [(r[0], r[1]) for r in MSL_RELEASES] + MSL_HEADS
-    spd = files(msl, refs, _msl_script)
+    spd = _sorted(files(msl, refs, _msl_script))
     spd["heads"] = [h[0] for h in MSL_HEADS]
     spd["table_release"] = TABLE_RELEASE
     spd["parsers"] = {
@@ -279,7 +339,10 @@ def main(mf: str, msl: str, ms: str, meg: str) -> dict[str, Any]:
     spd["args_differ"] = args_differ(msl, ms, meg)
     return {
         "generated_by": "scripts/extract_release_files.py",
-        "mindformers": {"repo": "mindspore-lab/mindformers", **files(mf, MF_RELEASES, _mf_config)},
+        "mindformers": {
+            "repo": "mindspore-lab/mindformers",
+            **_sorted(add_wheels(files(mf, MF_RELEASES, _mf_config), wheels, _mf_config, tags)),
+        },
         "mindspeed_llm": {"repo": "Ascend/MindSpeed-LLM", **spd},
     }
 
@@ -291,4 +354,4 @@ def dump(data: dict[str, Any]) -> str:
 
 
 if __name__ == "__main__":
-    sys.stdout.write(dump(main(*sys.argv[1:5])) + "\n")
+    sys.stdout.write(dump(main(*sys.argv[1:7])) + "\n")

@@ -72,6 +72,10 @@ def _init_defaults(source: str, cls: str) -> dict[str, Any]:
 
 
 def _value(node: ast.expr) -> Any:
+    if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "field":
+        # a dataclass field(default=X, metadata=...): X (TransformerConfig from 1.9.0 on)
+        given = {k.arg: k.value for k in node.keywords}
+        return _value(given["default"]) if "default" in given else _UNSET
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
         return canonical_dtype(f"{node.value.id}.{node.attr}")  # mstype.float16
     try:
@@ -151,3 +155,40 @@ def test_stated_config_class_defaults_match_the_package_on_the_index(
     """``pip download --no-deps mindformers==X``, unpacked and read (MindSpore not needed)."""
     version = release.removeprefix("v")
     _check(unpacked_wheel("mindformers", version, tmp_path) / "mindformers", version)
+
+
+def _extractor():  # type: ignore[no-untyped-def]
+    import importlib.util
+
+    from conftest import ROOT
+
+    path = ROOT / "scripts" / "extract_mindformers_releases.py"
+    spec = importlib.util.spec_from_file_location("extract_mindformers_releases", path)
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
+# the releases read from the package index's wheels (scripts/extract_mindformers_releases.py)
+@pytest.mark.slow
+@pytest.mark.parametrize("release", ["v1.8.0", "v1.9.0", "v2.0.0", "v2.1.0"])
+def test_the_wheel_tables_are_what_the_wheel_gives(release: str, tmp_path: Path) -> None:
+    """data/mindformers_releases.yaml's entries for a wheel release, and its recorded sha256,
+    are what the extractor reads from that wheel today (research/ classes aside: no wheel
+    ships them)."""
+    version = release.removeprefix("v")
+    unpacked_wheel("mindformers", version, tmp_path)
+    x = _extractor()
+    wheel = x.Wheel(next(tmp_path.glob(f"mindformers-{version}-*.whl")))
+    data = load_data(DATA / "mindformers_releases.yaml")
+    assert data["sources"][release]["sha256"] == wheel.provenance()["sha256"]
+    checked = 0
+    for c in load_data(DATA / "mindformers.yaml")["components"]:
+        if "MindSpore" in str(c.get("version")) or not str(c.get("file", "")).startswith(
+            "mindformers/"
+        ):
+            continue
+        got = x.entry_at(wheel, c.get("template_class") or c["name"], c["file"], c)
+        assert got == data["components"][f"{c['name']}@{c['role']}"][release], c["name"]
+        checked += 1
+    assert checked > 50

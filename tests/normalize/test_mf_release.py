@@ -59,11 +59,12 @@ def test_a_class_gone_from_master_puts_the_config_in_its_release(tmp_path: Path)
 
 
 def test_a_config_of_current_classes_spans_every_release(tmp_path: Path) -> None:
-    # not master alone: nothing says the job runs master rather than an older release
+    # not master alone: nothing says the job runs master rather than an older release, or
+    # one of the package index's releases after it (v1.8.0-v2.1.0, read from their wheels)
     cfg = load_mindformers(_write(tmp_path, "AdamW"))
-    assert cfg.dialect.startswith("MindFormers v1.3.0-master")
+    assert cfg.dialect.startswith("MindFormers v1.3.0-v2.1.0")
     labels = _labels(cfg)
-    assert labels and all("v1.3.0-master" in x for x in labels if "LlamaConfig" in x)
+    assert labels and all("v1.3.0-v2.1.0" in x for x in labels if "LlamaConfig" in x)
 
 
 def test_an_explicit_release_names_classes_it_lacks(tmp_path: Path) -> None:
@@ -76,6 +77,8 @@ def test_moe_aux_loss_citation_is_the_release_s(tmp_path: Path) -> None:
     why = cfg.moe.aux_loss_coeff.detail
     assert "06e1af77" in why and "llama_transformer.py:961-965" in why
     cfg = load_mindformers(_write(tmp_path, "AdamW", _MOE))
+    assert "mindformers-2.1.0.whl" in cfg.moe.aux_loss_coeff.detail
+    cfg = load_mindformers(_write(tmp_path, "AdamW", _MOE), "master")
     assert "f52743ca" in cfg.moe.aux_loss_coeff.detail
 
 
@@ -84,7 +87,7 @@ def test_cli_mindformers_version(tmp_path: Path, capsys) -> None:  # type: ignor
 
     path = _write(tmp_path, "AdamW")
     main(["show", path])
-    assert "MindFormers v1.3.0-master" in capsys.readouterr().out
+    assert "MindFormers v1.3.0-v2.1.0" in capsys.readouterr().out
     main(["show", path, "--mindformers-version", "v1.5.0"])
     out = capsys.readouterr().out
     assert "MindFormers v1.5.0" in out and "MindFormers master" not in out

@@ -123,15 +123,15 @@ def test_a_config_no_release_holds_is_read_at_every_release_with_its_classes() -
     TransformerConfig, whose default is aux_loss at v1.6.0 and sub_seq_aux_loss at v1.7.0 and
     master. Before: labelled master, its default stated as the job's."""
     cfg = load_mindformers(str(QWEN3_MOE))
-    # Qwen3MoeConfig and the mcore layout exist from v1.6.0 on
-    assert cfg.dialect.startswith("MindFormers v1.6.0-master (in no release; every class")
+    # Qwen3MoeConfig and the mcore layout exist from v1.6.0 on (to v2.1.0, the newest wheel)
+    assert cfg.dialect.startswith("MindFormers v1.6.0-v2.1.0 (in no release; every class")
     split = _undecided(cfg, "disagree")["moe.load_balancing_type"]
     assert "aux_loss at v1.6.0" in split and "sub_seq_aux_loss" in split
     assert "--mindformers-version" in split
     # what every candidate gives alike stays decided, labelled with the range
     norm = cfg.structure.normalization
     assert norm is not None and norm.value == "RMSNorm"
-    assert norm.detail == "default of MindFormers v1.6.0-master Qwen3MoeConfig"
+    assert norm.detail == "default of MindFormers v1.6.0-v2.1.0 Qwen3MoeConfig"
     # naming the release decides it
     one = load_mindformers(str(QWEN3_MOE), version="v1.6.0")
     got = one.moe.load_balancing_type
@@ -148,7 +148,8 @@ def test_a_legacy_config_no_release_holds_spans_the_releases_with_its_classes(
     mine = tmp_path / "mine.yaml"
     mine.write_text(DS2_MF.read_text())
     cfg = load_mindformers(str(mine))
-    assert cfg.dialect.startswith("MindFormers v1.3.0-master (in no release; every class")
+    # v1.8.0 and v1.9.0: research/ at their tags in mindspore-ai/mindformers
+    assert cfg.dialect.startswith("MindFormers v1.3.0-v1.9.0 (in no release; every class")
     assert "structure.fused_rope" in _undecided(cfg, "disagree")
 
 
@@ -157,8 +158,9 @@ def test_a_file_several_releases_hold_is_labelled_with_their_range() -> None:
         "corpus", "mindformers", "research__llama3_1__llama3_1_8b__finetune_llama3_1_8b.yaml"
     )
     cfg = load_mindformers(str(path))
-    assert cfg.dialect.startswith("MindFormers v1.6.0-master (byte for byte")
-    assert cfg.defaults_from == "MindFormers v1.6.0-master LlamaConfig"
+    # and at the v1.8.0 / v1.9.0 tags of mindspore-ai/mindformers (research/ is in no wheel)
+    assert cfg.dialect.startswith("MindFormers v1.6.0-v1.9.0 (byte for byte")
+    assert cfg.defaults_from == "MindFormers v1.6.0-v1.9.0 LlamaConfig"
 
 
 def test_a_release_cfglint_has_not_read_leaves_its_defaults_not_decided() -> None:
@@ -271,3 +273,203 @@ def test_legacy_llama_before_init_method_std_initializes_with_sigma_0_01() -> No
     cfg = load_mindformers(str(example))
     assert cfg.dialect.startswith("MindFormers v1.3.0-v1.5.0 (in no release; every class")
     assert not _undecided(cfg, "disagree")
+
+
+QWEN3_NO_DROPOUT = REL / "user" / "qwen3_no_hidden_dropout.yaml"  # 2.1.0 wheel excerpt
+
+
+def test_a_base_class_a_release_drops_gives_no_default_there() -> None:
+    """From v1.9.0 on no MFModelConfig (hidden_dropout 0.0) sits between Qwen3Config and
+    TransformerConfig (hidden_dropout 0.1): read from the wheels, a user's Qwen3 config
+    without hidden_dropout trains with 0.0 up to v1.8.0 and 0.1 after. Before: every release
+    was read with master's MFModelConfig, 0.0 stated for a range that holds v1.9.0-v2.1.0."""
+    one = load_mindformers(str(QWEN3_NO_DROPOUT), version="v1.8.0").structure.hidden_dropout
+    assert one is not None and one.value == 0.0 and "v1.8.0 MFModelConfig" in one.detail
+    two = load_mindformers(str(QWEN3_NO_DROPOUT), version="v1.9.0").structure.hidden_dropout
+    assert two is not None and two.value == 0.1 and "v1.9.0 TransformerConfig" in two.detail
+    cfg = load_mindformers(str(QWEN3_NO_DROPOUT))
+    assert cfg.dialect.startswith("MindFormers v1.6.0-v2.1.0 (in no release")
+    split = _undecided(cfg, "disagree")["structure.hidden_dropout"]
+    assert "0.1 at v2.1.0" in split and "0 at v1.8.0" in split
+
+
+def test_a_research_class_no_wheel_ships_keeps_its_range(tmp_path: Path) -> None:
+    """A wheel has no research/: a research class is not read at v2.0.0 and v2.1.0 (v1.8.0's
+    and v1.9.0's research/ is read at their tags in mindspore-ai/mindformers), so a config
+    that names one keeps the releases cfglint read it at, and says why the others are not
+    candidates (not that the class is absent there)."""
+    mine = tmp_path / "mine.yaml"
+    mine.write_text(DS2_MF.read_text())
+    cfg = load_mindformers(str(mine))
+    assert cfg.dialect.startswith("MindFormers v1.3.0-v1.9.0 (in no release")
+    assert "DeepseekV2Config (not read there: research/ is not in its wheel)" in cfg.dialect
+
+
+def test_a_config_only_the_wheels_ship_is_labelled_with_their_releases() -> None:
+    """The wheels carry configs/ (no research/): a path only they hold, such as
+    configs/telechat3_moe/pretrain_telechat3_105b_a4b_4k.yaml (new at 1.9.0), is recorded for
+    those releases, after master."""
+    data = release_data()["mindformers"]
+    names = [r[0] for r in data["releases"]]
+    assert names[-5:] == ["master", "v1.8.0", "v1.9.0", "v2.0.0", "v2.1.0"]
+    held = data["paths"]["configs/telechat3_moe/pretrain_telechat3_105b_a4b_4k.yaml"]
+    assert [n for bit, n in enumerate(names) if held >> bit & 1] == ["v1.9.0", "v2.0.0", "v2.1.0"]
+
+
+TELECHAT3_MOE = REL / "user" / "telechat3_moe_105b.yaml"  # 2.1.0 wheel excerpt
+
+
+def test_a_model_type_only_newer_releases_register_fits_them() -> None:
+    """model_type telechat3_moe exists from v1.9.0 on (TeleChat3MoeConfig): a user's config
+    naming it fits v1.9.0-v2.1.0 and is read with that class. Before: no class had that
+    model_type, so its model class and every class default were unknown."""
+    cfg = load_mindformers(str(TELECHAT3_MOE))
+    assert cfg.model_class == "TeleChat3MoeConfig"
+    assert cfg.dialect.startswith("MindFormers v1.9.0-v2.1.0 (in no release")
+    assert "model_type: telechat3_moe" in cfg.dialect  # why the older ones are not candidates
+
+
+def test_a_model_type_picks_the_class_its_release_registers() -> None:
+    """ "telechat3" is master's MoE TeleChat3Config and v1.9.0's dense one; "telechat3_mtp"
+    moved to TeleChat3MoeConfig (search_names of each release's register decorator)."""
+    from cfglint.normalize.mindformers.defaults import mf_defaults
+
+    at_master, at_new = mf_defaults("master").by_model_type, mf_defaults("v1.9.0").by_model_type
+    assert at_master["telechat3_mtp"].name == "TeleChat3Config"
+    assert at_new["telechat3_mtp"].name == "TeleChat3MoeConfig"
+    assert "telechat3_moe" not in at_master
+    dense = at_new["telechat3"]
+    assert dense.name == "TeleChat3Config" and dense.defaults["hidden_size"] == 4096
+    assert at_master["telechat3"].defaults["hidden_size"] == 2560
+
+
+# tests/st/test_grace_exit_save_ckpt/test_grace_exit_save_ckpt.yaml @ mindspore-ai/mindformers
+# 167a50de (2026-07-24, between v1.9.0 and v2.0.0), lines 1-35 and 115-159, abridged
+_GRACE_EXIT = """\
+seed: 0
+run_mode: 'train'
+trainer:
+  type: CausalLanguageModelingTrainer
+runner_config:
+  epochs: 2
+  batch_size: 1
+optimizer:
+  type: AdamW
+  betas: [0.9, 0.95]
+  eps: 1.e-8
+lr_schedule:
+  type: CosineWithWarmUpLR
+  learning_rate: 1.e-5
+  lr_end: 0.0
+  warmup_ratio: 0.03
+  total_steps: -1
+model:
+  model_config:
+    type: LlamaConfig
+    seq_length: 1024
+    hidden_size: 512
+    num_layers: 2
+    num_heads: 4
+    vocab_size: 128256
+  arch:
+    type: LlamaForCausalLM
+runner_wrapper:
+  type: MFTrainOneStepCell
+  scale_sense: 1.0
+  use_clip_grad: True
+"""
+
+
+def test_a_legacy_arch_class_the_wheels_ship_fits_them(tmp_path: Path) -> None:
+    """LlamaForCausalLM is in every wheel (mindformers/models/llama/llama.py): a legacy Llama
+    config written in 2026-07 fits v1.3.0-v2.1.0. The first held-out run labelled it
+    v1.3.0-master, "not in the others: model.arch.type: LlamaForCausalLM", because the arch
+    class's releases (mindformers_knobs.yaml arch_classes) ended at master."""
+    p = tmp_path / "grace_exit.yaml"
+    p.write_text(_GRACE_EXIT, encoding="utf-8")
+    cfg = load_mindformers(str(p))
+    assert cfg.dialect.startswith("MindFormers v1.3.0-v2.1.0 (in no release")
+
+
+# configs/deepseek3/finetune_deepseek3_12b_16p_pp16.yaml in the mindformers-1.9.0 to 2.1.0
+# wheels, lines 9-12 and 125-141 (the model section's attention rows): a DeepSeek-V3 cut to 8
+# heads whose other architecture comes from the published config.json (128 KV heads)
+_DS3_12B = """\
+use_parallel: True
+run_mode: 'train'
+pretrained_model_dir: "/path/to/DeepSeek-V3"
+print_separate_loss: True
+use_legacy: False
+model:
+  model_config:
+    offset: 0
+    hidden_size: 1792
+    intermediate_size: 3072
+    num_hidden_layers: 16
+    num_attention_heads: 8
+    multi_latent_attention: True
+    mla_qkv_concat: False
+    v_head_dim: 192
+    qk_layernorm: True
+    initializer_range: 0.01
+"""
+
+
+def test_multi_latent_attention_has_no_kv_groups(tmp_path: Path) -> None:
+    """The held-out run on the wheels' configs raised STR006 (error): "8 heads cannot be split
+    into 128 groups", the 128 being config.json's num_key_value_heads. MindFormers' MLA never
+    reads num_query_groups (parallel_core/training_graph/transformer/
+    multi_latent_attention.py @ mindformers-2.1.0.whl): the KV groups are the heads."""
+    p = tmp_path / "ds3_12b.yaml"
+    p.write_text(_DS3_12B, encoding="utf-8")
+    s = load_mindformers(str(p)).structure
+    assert s.num_query_groups is not None and s.num_query_groups.value == 8
+    assert "no KV groups" in s.num_query_groups.detail
+
+
+# configs/deepseek3/pretrain_deepseek3_671b.yaml in the mindformers-1.9.0 to 2.1.0 wheels,
+# lines 125-168 abridged to the routing rows, and the MoE arguments of MindSpeed-LLM
+# examples/mcore/deepseek3/pretrain_deepseek3_671b_4k_ptd.sh @ c77308a1 (no
+# --moe-router-bias-update-rate: Megatron's 1e-3)
+_DS3_BIAS_MF = """\
+run_mode: 'train'
+use_legacy: False
+model:
+  model_config:
+    model_type: "deepseek_v3"
+    num_hidden_layers: 61
+    hidden_size: 7168
+    moe_router_load_balancing_type: 'seq_aux_loss'
+    moe_aux_loss_coeff: 0.0001
+    moe_router_enable_expert_bias: True
+    moe_router_bias_update_rate: 0.0001
+"""
+_DS3_BIAS_MG = """\
+python pretrain_gpt.py \\
+    --use-mcore-models \\
+    --num-layers 61 \\
+    --hidden-size 7168 \\
+    --num-attention-heads 128 \\
+    --num-experts 256 \\
+    --moe-router-topk 8 \\
+    --moe-router-score-function sigmoid \\
+    --moe-router-enable-expert-bias \\
+    --seq-length 4096 \\
+    --bf16
+"""
+
+
+def test_expert_bias_update_rate_is_compared(tmp_path: Path) -> None:
+    """The held-out 2.1.0 DeepSeek-V3 pair's one miss: both sides move each expert's bias by
+    sign(load error) x the rate (gpt_model.py:642 @ mindformers-2.1.0.whl), 1e-4 against
+    Megatron's default 1e-3, and no rule compared the rate (MOE027 now does)."""
+    mf, mg = tmp_path / "ds3.yaml", tmp_path / "ds3.sh"
+    mf.write_text(_DS3_BIAS_MF, encoding="utf-8")
+    mg.write_text(_DS3_BIAS_MG, encoding="utf-8")
+    a = load_mindformers(str(mf)).moe.expert_bias_update_rate
+    b = normalize_megatron(load_megatron(str(mg))).moe.expert_bias_update_rate
+    assert a is not None and a.value == 0.0001 and b is not None and b.value == 0.001
+    from cfglint.check.pipeline import Options, lint
+
+    report, _ = lint(Options(mindformers=[str(mf)], megatron=str(mg)))
+    assert "MOE027" in {f.rule for f in report.findings}

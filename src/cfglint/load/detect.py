@@ -219,8 +219,12 @@ MF_SECTIONS = frozenset(
 INFERENCE_MODES = frozenset({"predict", "eval"})
 # text markers of a MindFormers config, for a file that does not parse: one of its own
 # top-level keys, or its model section's model_config at any depth (a file that looks like a
-# training config but does not parse is an input error, never a silent skip)
-_MF_TEXT = re.compile(rf"^(?:(?:{'|'.join(sorted(MF_OWN))})|[ \t]*model_config)[ \t]*:", re.M)
+# training config but does not parse is an input error, never a silent skip); the pynative
+# trainer's parallelism.data_parallel_shard (torchtitan spells it data_parallel_shard_degree)
+_MF_TEXT = re.compile(
+    rf"^(?:(?:{'|'.join(sorted(MF_OWN))})|[ \t]*model_config|[ \t]+data_parallel_shard)[ \t]*:",
+    re.M,
+)
 
 
 def classify_yaml(path: str, *, named: bool = True, megatron: bool = False) -> Classified:
@@ -280,7 +284,7 @@ def _mindformers(path: str, top: dict[str, Any], via: str = "") -> Classified | 
     sections = sorted(MF_SECTIONS & keys)
     mf_model = _mf_model(top.get("model"))
     if not (mf_model or own):
-        return None
+        return pynative(path, top)  # the pynative trainer's own sections, else None
     facts = mf_model + own[:3] + [x for x in sections if x != "model"][:2]
     mode = top.get("run_mode")
     run_mode = str(mode.plain()).strip().lower() if mode is not None and not mode.is_map else ""
@@ -294,6 +298,48 @@ def _mindformers(path: str, top: dict[str, Any], via: str = "") -> Classified | 
     if len(facts) >= 2:
         return classified(path, InputKind.MF_TRAIN, f"has {via}{', '.join(facts[:4])}")
     return None
+
+
+# MindFormers' pynative trainer (v1.9.0+, mindformers/pynative/config/config.py): top-level
+# `training` and `parallelism` dataclass sections. torchtitan's JobConfig has the same section
+# names but spells its degrees `*_degree` and names a model by `name`/`flavor`; these keys are
+# MindFormers' own (ParallelismConfig fields, ModelConfig.model_type / architectures).
+PYNATIVE_SECTIONS = ("training", "parallelism")
+PYNATIVE_OWN = frozenset(
+    {
+        "parallelism.data_parallel_shard",
+        "parallelism.tensor_parallel",
+        "parallelism.pipeline_parallel",
+        "parallelism.expert_parallel",
+        "model.model_type",
+        "model.architectures",
+    }
+)
+
+
+def pynative(path: str, top: dict[str, Any]) -> Classified | None:
+    """A MindFormers pynative trainer config (``training:`` / ``parallelism:`` / ``model:
+    model_type``), else None."""
+    if not all(top.get(s) is not None and top[s].is_map for s in PYNATIVE_SECTIONS):
+        return None
+    own = sorted(
+        f"{sec}.{k}"
+        for sec in ("parallelism", "model")
+        if top.get(sec) is not None and top[sec].is_map
+        for k in top[sec].value
+        if f"{sec}.{k}" in PYNATIVE_OWN
+    )
+    if not own:
+        return None
+    return classified(
+        path,
+        InputKind.MF_TRAIN,
+        f"a MindFormers pynative trainer config (has training, parallelism, {', '.join(own[:2])})",
+        dialect=PYNATIVE_DIALECT,
+    )
+
+
+PYNATIVE_DIALECT = "mindformers-pynative"
 
 
 def _through_bases(path: str) -> Classified:

@@ -111,6 +111,8 @@ class Moe(_Section):
     device_balancing: V = None
     comm_balancing: V = None
     expert_bias: V = None
+    # how far each step moves an expert's bias: sign(load error) x this rate on both sides
+    expert_bias_update_rate: V = None
     first_k_dense: V = None
     # group-limited routing: "K of N groups kept" or "no grouping" (every expert can be
     # chosen), and how a group is scored ("max", "sum of top M"); see normalize/moe_groups.py

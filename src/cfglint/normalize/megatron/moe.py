@@ -27,6 +27,7 @@ def read_moe(m: MegatronInput, cfg: Config) -> None:
     _expert_sizes(m, cfg)
     _router_scores(m, cfg)
     e.expert_bias = m.arg("moe_router_enable_expert_bias")
+    e.expert_bias_update_rate = m.arg("moe_router_bias_update_rate")
     e.first_k_dense = _first_k_dense(m)
     _group_limited_greedy(m, cfg)
     _group_routing(m, cfg)

@@ -126,6 +126,9 @@ def _rotary_dtype(m: MegatronInput, cfg: Config, compute: Value) -> Value | None
     pe = cfg.structure.position_embedding_type
     if pe is not None and pe.known and pe.value not in ("rope", "yarn", "mrope"):
         return None  # no rotary embedding at all
+    if pe is not None and not pe.known:
+        # which rotary code runs (a fork's own: --position-embedding-type deepseek4) is open
+        return Value.derived(None, knob, "", [pe])
     if m.kind.startswith("mindspeed"):
         return Value.derived(
             compute.value,

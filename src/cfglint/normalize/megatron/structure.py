@@ -235,12 +235,27 @@ def _padded_vocab(m: MegatronInput) -> Value:
     )
 
 
+# --position-embedding-type choices a fork adds for a rotary embedding of its own
+_OWN_ROTARY = {
+    "deepseek4": "MindSpeed-LLM apply_deepseek4_rotary_embedding, "
+    "mindspeed_llm/core/models/deepseek4/deepseek4_model.py:126-127 @ c77308a1",
+}
+
+
 def _position_embedding_type(m: MegatronInput) -> Value:
     """--position-embedding-type, after the legacy switch: validate_args turns
     ``--use-rotary-position-embeddings`` into ``position_embedding_type = 'rope'``
     whatever the type flag says (megatron/training/arguments.py:1571-1572 @ core_v0.19.0,
     :811-812 @ core_v0.12.1, which MindSpeed-LLM runs)."""
     pe = m.arg("position_embedding_type")
+    own = _OWN_ROTARY.get(str(pe.value)) if pe.known else None
+    if own is not None:
+        return Value.unknown(
+            pe.knob,
+            f"--position-embedding-type {pe.value}: a rotary embedding the fork implements "
+            f"itself ({own}), which cfglint has not compared with a plain or YaRN RoPE",
+            loc=pe.loc,
+        )
     legacy = (
         m.arg("use_rotary_position_embeddings")
         if "use_rotary_position_embeddings" in m.table.by_dest

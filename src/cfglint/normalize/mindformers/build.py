@@ -26,6 +26,7 @@ from cfglint.normalize.mindformers.optimizer import read_optimizer
 from cfglint.normalize.mindformers.other import read_other
 from cfglint.normalize.mindformers.parallel import read_parallel
 from cfglint.normalize.mindformers.precision import read_precision
+from cfglint.normalize.mindformers.pynative import is_pynative, load_pynative
 from cfglint.normalize.mindformers.release import fit_releases
 from cfglint.normalize.mindformers.rope import read_rope
 from cfglint.normalize.mindformers.structure import read_structure
@@ -40,6 +41,8 @@ def load_mindformers(path: str, version: str | None = None) -> Config:
     else the releases that hold the file (release.fit_releases). Read at each of several
     candidate releases, what they disagree on is not decided (release_fit.settle)."""
     doc = load_mindformers_yaml(path)
+    if is_pynative(doc.root):
+        return load_pynative(doc, version)
     cands = fit_releases(doc, version)
     builds = cands.builds()
     if len(builds) == 1 and not (cands.tables and cands.unread):

@@ -23,6 +23,9 @@ class Component(NamedTuple):
     # why its defaults are not known for this config (a release cfglint has not read); the
     # defaults are then empty and every unset setting of the class is not decided
     unread: str = ""
+    # the release the config is read at has no such class (data/mindformers_releases.yaml
+    # present: false): it contributes no default there (MFModelConfig from v1.9.0 on)
+    missing: bool = False
 
     @property
     def label(self) -> str:
@@ -52,10 +55,8 @@ class MFDefaults:
             self.by_name[(comp.name, comp.role)] = comp
             for a in c.get("registry_aliases") or []:
                 self.by_alias[(a, comp.role)] = comp
-            mt = c.get("model_type")
-            if comp.role == "model_config" and mt:
-                for t in mt if isinstance(mt, list) else [mt]:
-                    self.by_model_type[t] = comp
+            for t in _listed(_model_types(c, comp, release, per_release)):
+                self.by_model_type[t] = comp
         self.knobs = _with_copy(knobs, copy) if copy else knobs
         tc = self.get("TransformerConfig", "model_config")
         self.tc_aliases: dict[str, str] = tc.aliases if tc else {}
@@ -69,6 +70,21 @@ class MFDefaults:
     def canonical(self, key: str) -> str:
         """TransformerConfig field a new-dialect YAML / HF key is renamed to."""
         return self.tc_aliases.get(key, key)
+
+
+def _model_types(
+    c: dict[str, Any], comp: Component, release: str | None, per_release: dict[str, Any] | None
+) -> list[str] | str:
+    """The model_type values that pick this HF-style class: as the release read registers
+    it (they move between classes: "telechat3" is TeleChat3Config's MoE model at master and
+    a dense one from v1.9.0, whose MoE model is TeleChat3MoeConfig); none where the release
+    has no such class."""
+    if comp.role != "model_config":
+        return []
+    entry = ((per_release or {}).get(f"{comp.name}@{comp.role}") or {}).get(release or "")
+    if entry is not None and release:
+        return list(entry.get("model_type") or ()) if entry.get("present") else []
+    return c.get("model_type") or []
 
 
 def _component(
@@ -139,14 +155,20 @@ def _read_at(
 ) -> Component:
     if entry is None:
         return comp._replace(note=f" (not checked against {release})")
+    if entry.get("present") is None and entry.get("why"):
+        # the source read for that release does not ship the class's folder (a wheel has
+        # no research/): not known there, not known to be absent
+        return comp._replace(note=f" (not read at {release}: {entry['why']})")
     if not entry.get("present"):
-        return comp._replace(note=f" (no such class in MindFormers {release})")
+        return comp._replace(note=f" (no such class in MindFormers {release})", missing=True)
     # a setting missing from the release's signature is dropped only when our own release's
     # signature has it (else our extraction cannot see it at either: the value is kept)
     mine = set(((per or {}).get(comp.version) or {}).get("absent") or ())
     gone = set(entry.get("absent") or ()) - mine
     defaults = {k: v for k, v in comp.defaults.items() if k not in gone}
     defaults.update(entry.get("differs") or {})
+    # what the release's register_mf_model_parameter passes that our class has no default for
+    defaults.update(entry.get("adds") or {})
     return comp._replace(version=release, defaults=defaults)
 
 
@@ -155,6 +177,24 @@ def mf_table(name: str) -> Any:
     """One of the MindFormers tables of data/, read once per run: matching a release and
     the defaults at that release read the same tables (read-only here)."""
     return load_data(DATA / name)
+
+
+@cache
+def model_types(release: str) -> dict[str, str]:
+    """model_type -> the component ("Name@role") that release registers for it, without
+    building the release's tables (the class fit asks this of every release)."""
+    per = mf_table("mindformers_releases.yaml")["components"]
+    out: dict[str, str] = {}
+    for c in mf_table("mindformers.yaml")["components"]:
+        key = f"{c['name']}@{c['role']}"
+        comp = Component(c["name"], c["role"], c.get("version", ""), {}, {}, c)
+        for t in _listed(_model_types(c, comp, release, per)):
+            out[t] = key
+    return out
+
+
+def _listed(mt: list[str] | str) -> list[str]:
+    return mt if isinstance(mt, list) else [mt]
 
 
 @cache
@@ -176,8 +216,20 @@ def mf_defaults(
     )
 
 
-# MindFormers releases cfglint has defaults for, newest first (mindformers_releases.yaml)
-MF_RELEASES = ("master", "v1.7.0", "v1.6.0", "v1.5.0", "v1.3.2", "v1.3.0")
+# MindFormers releases cfglint has defaults for, newest first (mindformers_releases.yaml):
+# v1.8.0-v2.1.0 read from the package index's wheels, after the mirror's master (2026-01-15)
+MF_RELEASES = (
+    "v2.1.0",
+    "v2.0.0",
+    "v1.9.0",
+    "v1.8.0",
+    "master",
+    "v1.7.0",
+    "v1.6.0",
+    "v1.5.0",
+    "v1.3.2",
+    "v1.3.0",
+)
 # older releases (tags of mindspore-lab/mindformers) whose class defaults cfglint has not read:
 # a config for one of them gets no default, only what it writes and the class facts
 MF_UNREAD_RELEASES = (

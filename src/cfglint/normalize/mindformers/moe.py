@@ -124,6 +124,12 @@ def _legacy_router(view: MFView, cfg: Config, mc: Component | None) -> None:
         else sig
     )
     e.expert_bias = view.key("moe_config.balance_via_topk_bias", mc, kind="bool")
+    e.expert_bias_update_rate = Value.unknown(
+        "moe_config.topk_bias_update_rate",
+        "the legacy router's bias moves at TopkBiasBalanceCallback's own topk_bias_update_rate "
+        "(core/callback/callback.py:2926, 2980 @ mindformers-2.1.0.whl), which cfglint does "
+        "not read",
+    )
     if cfg.model_class in _COUNTS_DENSE_LAYERS:
         fk = view.key("moe_config.first_k_dense_replace", mc)
         if fk.known and isinstance(fk.value, bool):
@@ -297,7 +303,7 @@ _COUNTS_DENSE_LAYERS = ("DeepseekV2Config", "DeepseekV3Config")
 _DROPS_EXTRA_LOSS = ("LlamaConfig",)
 # Where each release does that: (commit, LLamaDecodeLayer's MoEV2(...) call in
 # models/llama/llama_transformer.py, MoEV2.construct's return_extra_loss branch in
-# modules/transformer/moe.py), read at each commit of data/versions.yaml.
+# modules/transformer/moe.py), read at each commit of data/versions.yaml and in each wheel.
 _EXTRA_LOSS_LINES = {
     "v1.3.0": ("debac6a9", "657-661", "767-770"),
     "v1.3.2": ("024279c2", "680-684", "767-770"),
@@ -305,6 +311,11 @@ _EXTRA_LOSS_LINES = {
     "v1.6.0": ("68fa8494", "949-953", "893-896"),
     "v1.7.0": ("8ccc49b3", "949-953", "512-515"),
     "master": ("f52743ca", "949-953", "512-515"),
+    # the same lines in the package index's wheels
+    "v1.8.0": ("mindformers-1.8.0.whl", "949-953", "512-515"),
+    "v1.9.0": ("mindformers-1.9.0.whl", "949-953", "512-515"),
+    "v2.0.0": ("mindformers-2.0.0.whl", "949-953", "512-515"),
+    "v2.1.0": ("mindformers-2.1.0.whl", "949-953", "512-515"),
 }
 # Legacy model classes that build MoEV2 (TopkRouterV2) for expert_num > 1: their aux loss
 # comes only from aux_loss_types / aux_loss_factors (moe.py TopkRouterV2: aux_loss_config;
@@ -615,6 +626,9 @@ def _mcore_router(view: MFView, cfg: Config) -> None:
         )
     e.load_balancing_type = lb
     e.expert_bias = f("moe_router_enable_expert_bias", "bool")
+    # the mcore model moves each expert bias by sign(err) x this rate
+    # (training_graph/base_models/gpt/gpt_model.py:402, 642 @ mindformers-2.1.0.whl)
+    e.expert_bias_update_rate = f("moe_router_bias_update_rate", "float")
     fk = f("first_k_dense_replace", "int")
     if fk.known and fk.value is None:
         fk = fk.model_copy(update={"value": 0, "detail": fk.detail + " (every layer is MoE)"})

@@ -188,8 +188,16 @@ def _finite_ratio(ratio: Value | None, prefix: str) -> None:
 
 
 def _schedule(view: MFView, cfg: Config) -> None:
+    read_schedule(view, cfg, *_schedule_section(view))
+
+
+def read_schedule(
+    view: MFView, cfg: Config, sec: Node | None, prefix: str, steps: Value | None = None
+) -> None:
+    """The learning-rate schedule from section ``sec`` (at ``prefix``), one of MindFormers'
+    registered LR classes; ``steps``: the run length the caller passes the class as
+    total_steps (the pynative trainer's training.steps), else what run_mindformer derives."""
     o = cfg.optimizer
-    sec, prefix = _schedule_section(view)
     name, comp, block, src = _schedule_type(view, cfg, sec, prefix)
     o.lr = block.get("learning_rate") or class_default(
         src, "learning_rate", f"{prefix}.learning_rate"
@@ -212,8 +220,8 @@ def _schedule(view: MFView, cfg: Config) -> None:
     o.lr_extra = extra
     o.length_terms = _length_terms(view)
     # total steps: the block's own value, else what the trainer would compute
-    total = block.get("total_steps")
-    derived_total = _train_steps(view, cfg)
+    total = block.get("total_steps") if steps is None else steps
+    derived_total = _train_steps(view, cfg) if steps is None else steps
     if total is None or (total.known and total.value in (-1, None)):
         o.train_steps = derived_total
         o.train_steps_bound = _take_bound(view, cfg)

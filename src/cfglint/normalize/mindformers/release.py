@@ -13,12 +13,18 @@ from typing import Any
 
 from cfglint.load.mindformers_yaml import MindFormersYaml
 from cfglint.load.yamltree import get
-from cfglint.normalize.mindformers.defaults import MF_RELEASES, mf_defaults, mf_table
+from cfglint.normalize.mindformers.defaults import (
+    MF_RELEASES,
+    mf_defaults,
+    mf_table,
+    model_types,
+)
 from cfglint.normalize.mindformers.view import is_mcore
 from cfglint.normalize.release_fit import fit_file, span
 
-# the config class every mcore-layout model builds on (data/mindformers_releases.yaml)
-MCORE_BASE = "MFModelConfig@model_config"
+# the config class every mcore-layout model builds on (data/mindformers_releases.yaml):
+# TransformerConfig, from v1.6.0 on (MFModelConfig, its base up to v1.8.0, is gone at v1.9.0)
+MCORE_BASE = "TransformerConfig@model_config"
 
 # where a config names its classes, and the role of each
 _TYPED = (
@@ -31,8 +37,13 @@ _TYPED = (
 )
 
 
-def _named(doc: MindFormersYaml) -> list[tuple[str, str]]:
-    """(component key, what names it) for the classes the config names that we know."""
+# the key _named gives a model_type that some release registers but ``release`` does not
+NOT_REGISTERED = ""
+
+
+def _named(doc: MindFormersYaml, release: str | None = None) -> list[tuple[str, str]]:
+    """(component key, what names it) for the classes the config names that we know; with
+    ``release``, the class its model_type picks there (NOT_REGISTERED: none there)."""
     d = mf_defaults()
     out = []
     for dotted, role in _TYPED:
@@ -44,9 +55,12 @@ def _named(doc: MindFormersYaml) -> list[tuple[str, str]]:
             out.append((f"{comp.name}@{comp.role}", f"{dotted}: {node.value}"))
     mt = get(doc.root, "model.model_config.model_type") or get(doc.root, "model_config.model_type")
     if mt is not None and isinstance(mt.value, str):
+        key = model_types(release).get(mt.value) if release else None
         comp = d.by_model_type.get(mt.value)
-        if comp is not None:
-            out.append((f"{comp.name}@{comp.role}", f"model_type: {mt.value}"))
+        if release and key is None and comp is not None:
+            out.append((NOT_REGISTERED, f"model_type: {mt.value}"))
+        elif key or comp is not None:
+            out.append((key or f"{comp.name}@{comp.role}", f"model_type: {mt.value}"))
     return out
 
 
@@ -55,6 +69,13 @@ def _present(per: dict[str, Any], key: str, own: str, release: str) -> bool:
         return True
     entry = (per.get(key) or {}).get(release)
     return bool(entry and (entry.get("present") or entry.get("copies")))
+
+
+def _unread_why(per: dict[str, Any], key: str, release: str) -> str:
+    """Why the class was not read at ``release`` ("" when it was, present or not): the
+    source read there does not ship its folder (a wheel has no research/)."""
+    entry = (per.get(key) or {}).get(release) or {}
+    return str(entry.get("why") or "") if entry.get("present") is None else ""
 
 
 def _copies(doc: MindFormersYaml, release: str, path: str) -> list[str | None]:
@@ -125,7 +146,11 @@ def _missing(doc: MindFormersYaml, rel: str) -> list[str]:
     """What the config names that release ``rel`` does not have."""
     per = mf_table("mindformers_releases.yaml")["components"]
     own = {f"{c.name}@{c.role}": c.version for c in mf_defaults().by_name.values()}
-    missing = [w for k, w in _named(doc) if not _present(per, k, own.get(k, ""), rel)]
+    missing = [
+        f"{w} (not read there: {why})" if (why := _unread_why(per, k, rel)) else w
+        for k, w in _named(doc, rel)
+        if k == NOT_REGISTERED or not _present(per, k, own.get(k, ""), rel)
+    ]
     arch = _arch_releases(doc)
     if arch is not None and rel not in arch[1]:
         missing.append(arch[0])

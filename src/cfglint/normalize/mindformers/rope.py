@@ -21,7 +21,7 @@ from typing import Any
 
 from cfglint.model.config import Config
 from cfglint.model.values import Value
-from cfglint.normalize.mindformers.view import MFView, fixed
+from cfglint.normalize.mindformers.view import MFView, builds_mla, fixed
 from cfglint.normalize.rope import as_rope, spell, yarn
 
 _LEGACY_KINDS = {
@@ -182,10 +182,6 @@ def _sub(view: MFView, node: Any, key: str, knob: str) -> Value:
 
 # legacy classes whose attention is MLA (research/deepseek3 @ f52743ca)
 _LEGACY_MLA = ("DeepseekV2Config", "DeepseekV3Config")
-# mcore classes that MindFormers builds with is_mla_model=True (@ f52743ca:
-# models/deepseek3/modeling_deepseek_v3_train.py:32,
-# models/telechat3/modeling_telechat3_train.py:32)
-_MCORE_MLA = ("DeepseekV3Config", "TeleChat3Config")
 
 
 def _mcore(view: MFView, cfg: Config) -> None:
@@ -243,7 +239,7 @@ def _mcore_yarn(
     (yarn_rotary_pos_embedding.py:91) and the MLA softmax scale x g(factor, mscale)^2 -
     mscale, not mscale_all_dim (training_graph/transformer/multi_latent_attention.py:124)."""
     knob = f"{view.model_path}.rope_scaling"
-    if cfg.model_class not in _MCORE_MLA:
+    if not builds_mla(view, cfg.model_class):
         why = (
             f"{cfg.model_class or 'this model'} is not built as MLA, and MindFormers' mcore YaRN "
             "reads the MLA head fields (gpt_model.py:315-325 @ f52743ca): the run fails"

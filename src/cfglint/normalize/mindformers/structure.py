@@ -14,6 +14,7 @@ from cfglint.normalize.mindformers.view import (
     MFView,
     as_bool,
     as_int,
+    builds_mla,
     class_fact,
     first_written,
     fixed,
@@ -30,10 +31,27 @@ def read_structure(view: MFView, cfg: Config) -> None:
     # class-fixed properties and dialect-specific keys
     if view.mcore:
         _mcore_fields(view, cfg)
+        _mla_has_no_groups(s)
     else:
         _legacy_fields(view, cfg)
     _shared_fallbacks(s)
     s.recompute = _recompute(view)
+
+
+def _mla_has_no_groups(s: Structure) -> None:
+    """Multi-latent attention projects K and V for every head from the latent and never
+    reads num_query_groups (parallel_core/training_graph/transformer/
+    multi_latent_attention.py @ f52743ca and @ mindformers-2.1.0.whl): a KV-head count from
+    config.json (DeepSeek-V3's 128) is no grouping of a model cut to 8 heads."""
+    mla, heads = s.multi_latent_attention, s.num_heads
+    if mla is None or not mla.known or mla.value is not True or as_int(heads) is None:
+        return
+    s.num_query_groups = Value.derived(
+        heads.value,  # type: ignore[union-attr]
+        "num_query_groups",
+        "multi-latent attention has no KV groups: K and V are projected per head from the latent",
+        [mla, heads],  # type: ignore[list-item]
+    )
 
 
 def _ffn_size(view: MFView, hidden: Value | None) -> Value | None:
@@ -104,7 +122,7 @@ def _legacy_head_dim(view: MFView) -> Value | None:
 def _mcore_fields(view: MFView, cfg: Config) -> None:
     s = cfg.structure
     s.multi_latent_attention = view.mcore_field("multi_latent_attention", "bool")
-    if view.mcore_raw("multi_latent_attention") is None and cfg.model_class in _MLA_CLASSES:
+    if view.mcore_raw("multi_latent_attention") is None and builds_mla(view, cfg.model_class):
         # TrainingDeepseekV3ForCausalLM converts with is_mla_model=True, so its
         # defaults are MLATransformerConfig's (models/deepseek3/
         # modeling_deepseek_v3_train.py:31 @ 477621fd)

@@ -40,12 +40,14 @@ def is_mcore(root: Node) -> bool:
 class MFView:
     """Lookups into one MindFormers config with positions and defaults."""
 
-    def __init__(self, doc: MindFormersYaml, d: MFDefaults) -> None:
+    def __init__(self, doc: MindFormersYaml, d: MFDefaults, model_path: str | None = None) -> None:
+        """``model_path``: where a layout of its own keeps the HF-style model keys (the
+        pynative trainer's top-level ``model``), read as an mcore model."""
         self.doc, self.d, self.root = doc, d, doc.root
         self.warnings: list[str] = []
-        self.v2 = is_v2_template(self.root)
-        self.mcore = is_mcore(self.root)
-        self.model_path = "model_config" if self.v2 else "model.model_config"
+        self.v2 = model_path is None and is_v2_template(self.root)
+        self.mcore = model_path is not None or is_mcore(self.root)
+        self.model_path = model_path or ("model_config" if self.v2 else "model.model_config")
         self.model_node = self.node(self.model_path)
         self.hf: dict[str, Value] = {}
         # set when the architecture lives in a config.json we cannot read
@@ -294,7 +296,10 @@ class MFView:
             self.comp("TransformerConfig", "model_config"),
         ]
         for comp in chain:
-            if comp is None:
+            if comp is None or (comp.missing and comp is not self.model_cls):
+                # a base the release does not have gives nothing: from v1.9.0 on no
+                # MFModelConfig sits between the model class and TransformerConfig
+                # (models/model_config_utils.py:182-213 @ mindformers-1.9.0.whl)
                 continue
             for k, dv in comp.defaults.items():
                 if self.d.canonical(k) == field and dv != REQUIRED:
@@ -515,3 +520,27 @@ def class_default(comp: Component | None, key: str, knob: str, fallback: Any = R
     if comp is not None and comp.defaults.get(key, REQUIRED) is None:
         return Value.default(None, knob=knob, source=comp.label)
     return Value.unknown(knob, f"not set and {comp.label if comp else 'the schedule'} requires it")
+
+
+# mcore classes that MindFormers builds with is_mla_model=True (@ f52743ca:
+# models/deepseek3/modeling_deepseek_v3_train.py:32,
+# models/telechat3/modeling_telechat3_train.py:32; @ mindformers-2.1.0.whl:
+# models/telechat3_moe/modeling_telechat3_moe_train.py:32,
+# models/deepseek4/modeling_deepseek_v4_pynative.py:36), with the releases where the class
+# is so built when not all: from v1.9.0 on TeleChat3Config is a dense model built with
+# is_mla_model=False (models/telechat3/modeling_telechat3_train.py:32 @ mindformers-1.9.0.whl)
+_MCORE_MLA: dict[str, tuple[str, ...] | None] = {
+    "DeepseekV3Config": None,
+    "TeleChat3Config": ("v1.6.0", "v1.7.0", "master"),
+    "TeleChat3MoeConfig": None,
+    "DeepseekV4Config": None,
+}
+
+
+def builds_mla(view: MFView, cls: str | None) -> bool:
+    """Whether the mcore model class ``cls`` builds multi-latent attention at the release
+    the view reads."""
+    if cls not in _MCORE_MLA:
+        return False
+    releases = _MCORE_MLA[cls]
+    return releases is None or view.d.project_version in releases

@@ -1,0 +1,45 @@
+"""data/mindformers_pynative.yaml is what the extractor reads from each release's wheel today
+(slow: downloads the wheels from the package index; skips where it cannot)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from cfglint.load.datacache import load_data
+from cfglint.normalize.mindformers.defaults import DATA
+from conftest import ROOT, unpacked_wheel
+
+
+def _extractor():  # type: ignore[no-untyped-def]
+    path = ROOT / "scripts" / "extract_mindformers_releases.py"
+    spec = importlib.util.spec_from_file_location("extract_mindformers_releases", path)
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("release", ["v1.8.0", "v1.9.0", "v2.0.0", "v2.1.0"])
+def test_the_pynative_tables_are_what_the_wheel_gives(release: str, tmp_path: Path) -> None:
+    version = release.removeprefix("v")
+    unpacked_wheel("mindformers", version, tmp_path)
+    x = _extractor()
+    wheel = x.Wheel(next(tmp_path.glob(f"mindformers-{version}-*.whl")))
+    data = load_data(DATA / "mindformers_pynative.yaml")
+    assert data["sources"][release]["sha256"] == wheel.provenance()["sha256"]
+    assert x.pynative_tables(wheel) == data["releases"][release]
+
+
+def test_the_pynative_tables_record_the_trainers_own_defaults() -> None:
+    # a table that lost its classes would leave every pynative default unknown
+    rels = load_data(DATA / "mindformers_pynative.yaml")["releases"]
+    assert not rels["v1.8.0"]["present"]
+    got = rels["v2.1.0"]["classes"]
+    assert got["OptimizerConfig"]["fields"]["betas"] == [0.9, 0.95]
+    assert got["TrainingConfig"]["fields"]["seed"] == 42
+    assert got["TrainConfig"]["fields"]["training"] == "<TrainingConfig>"
+    assert got["ParallelismConfig"]["allow_extra"] is False
+    assert got["LrSchedulerConfig"]["allow_extra"] is True
