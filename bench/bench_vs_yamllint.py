@@ -1,16 +1,26 @@
 """A pair lint against yamllint on one of the two files, measured alternately in one run.
 
-    python bench/bench_vs_yamllint.py [--runs N] [--baseline SRC]
+    python bench/bench_vs_yamllint.py [--runs N] [--wheel] [--baseline SRC]
 
-``--baseline SRC`` adds the two cfglint rows run from another source tree (``SRC`` is put
-first on PYTHONPATH: e.g. ``git archive <commit> src rules`` unpacked, with the ready tables
-an editable install writes), measured in the same rounds, so that a change is compared
-with what came before under the same load.
+The cfglint rows run this tree two ways:
+
+- ``checkout``: the source in src/ (PYTHONPATH), as ``./cfglint`` and the tests run it. A
+  checkout validates its rule files (the result is cached) and reads the ready tables only
+  where an editable install wrote them;
+- ``wheel`` (``--wheel``): a wheel built from this tree (``pip wheel``, which fetches the
+  build backend) installed into a temporary venv that takes every dependency from the
+  running environment, as the README's ``pip install 'cfglint-align @ git+...'`` gives a
+  user: the tables, the dialect index and the rule set ship ready (hatch_build.py).
+
+``--baseline SRC`` adds the same rows for another source tree (``git archive <commit>``
+unpacked), measured in the same rounds, so that a change is compared with what came before
+under the same load.
 
 Each command is a fresh interpreter (as in a pre-commit hook) with bytecode cached; one
-warm-up round fills the caches. Reported per command: median wall time and median CPU time
-(user + system, which a loaded machine disturbs far less than wall time), and both as a
-multiple of yamllint. Prints numbers; no pass/fail.
+warm-up round fills the caches. Reported per command: median wall time, median CPU time
+(user + system, which a loaded machine disturbs far less than wall time) and the least CPU
+time of the rounds (what the command costs when nothing else competes for the cache), each
+as a multiple of yamllint's. Prints numbers; no pass/fail.
 
 The floor rows are what the libraries a pair lint cannot do without cost on their own, so
 that the rest is what cfglint itself spends:
@@ -33,6 +43,7 @@ import argparse
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -62,10 +73,33 @@ def run(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
     return time.perf_counter() - start, usage.ru_utime + usage.ru_stime
 
 
+def wheel_python(tree: Path, where: Path) -> str:
+    """An interpreter that runs ``tree`` as its wheel installs it: the wheel (built with
+    build isolation) in a venv of its own whose other packages are the running
+    environment's (a ``.pth`` line), so both paths run the same dependencies."""
+    dist, venv = where / "dist", where / "venv"
+    pip = [sys.executable, "-m", "pip", "-q", "--disable-pip-version-check"]
+    subprocess.run([*pip, "wheel", "--no-deps", "-w", str(dist), str(tree)], check=True)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    py = str(venv / "bin" / "python")
+    site = subprocess.run(
+        [py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    deps = [p for p in sys.path if p.endswith("site-packages")]
+    Path(site, "zz_bench_deps.pth").write_text("\n".join(deps) + "\n")
+    wheel = next(dist.glob("*.whl"))
+    subprocess.run([*pip, "install", "--no-deps", "--target", site, str(wheel)], check=True)
+    return py
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=15)
-    ap.add_argument("--baseline", help="another source tree (its src/) for the cfglint rows")
+    ap.add_argument("--wheel", action="store_true", help="also the wheel path (builds wheels)")
+    ap.add_argument("--baseline", help="another source tree for the cfglint rows")
     args = ap.parse_args()
     yamllint = shutil.which("yamllint", path=str(Path(sys.executable).parent)) or shutil.which(
         "yamllint"
@@ -80,21 +114,32 @@ def main() -> None:
         "floor: one deferred pydantic model": [py, "-c", MODEL],
         "floor: import yaml, tree_sitter_bash": [py, "-c", "import yaml, tree_sitter_bash"],
         "floor: all of the above": [py, "-c", MODEL + "import yaml, tree_sitter_bash\n"],
-        "cfglint MF.yaml": [py, "-m", "cfglint", MF],
-        "cfglint MF.yaml --megatron MG.sh": [py, "-m", "cfglint", MF, "--megatron", MG],
     }
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPATH")
+    }
     envs = {name: env for name in rows}
-    if args.baseline:
-        base = {**env, "PYTHONPATH": str(Path(args.baseline) / "src")}
-        for name in ("cfglint MF.yaml", "cfglint MF.yaml --megatron MG.sh"):
-            rows[f"baseline: {name}"] = rows[name]
-            envs[f"baseline: {name}"] = base
-    with tempfile.TemporaryDirectory() as cache:
+    trees = {"": ROOT, **({"baseline ": Path(args.baseline).resolve()} if args.baseline else {})}
+    with tempfile.TemporaryDirectory() as work:
+        for label, tree in trees.items():
+            paths = {"checkout": (py, {**env, "PYTHONPATH": str(tree / "src")})}
+            if args.wheel:
+                where = Path(work) / f"wheel-{len(paths)}-{label.strip() or 'this'}"
+                paths["wheel"] = (wheel_python(tree, where), env)
+            for path, (python, path_env) in paths.items():
+                for what, argv in (
+                    ("MF.yaml", [MF]),
+                    ("MF.yaml --megatron MG.sh", [MF, "--megatron", MG]),
+                ):
+                    name = f"{label}{path}: cfglint {what}"
+                    rows[name] = [python, "-m", "cfglint", *argv]
+                    envs[name] = dict(path_env)
+        cache = Path(work) / "cache"
         for e in envs.values():
-            e["CFGLINT_CACHE_DIR"] = cache
+            e["CFGLINT_CACHE_DIR"] = str(cache)
         for name, cmd in rows.items():  # warm-up: bytecode and cfglint's data caches
             run(cmd, envs[name])
+        load = [os.getloadavg()[0]]
         wall: dict[str, list[float]] = {k: [] for k in rows}
         cpu: dict[str, list[float]] = {k: [] for k in rows}
         for _ in range(args.runs):
@@ -102,13 +147,21 @@ def main() -> None:
                 w, c = run(cmd, envs[name])
                 wall[name].append(w)
                 cpu[name].append(c)
+            load.append(os.getloadavg()[0])
     ref_w = statistics.median(wall["yamllint -d relaxed MF.yaml"])
     ref_c = statistics.median(cpu["yamllint -d relaxed MF.yaml"])
-    print(f"{'command':38} {'wall':>9} {'x':>6} {'cpu':>9} {'x':>6}")
+    print(f"{'command':48} {'wall':>9} {'x':>6} {'cpu':>9} {'x':>6} {'min cpu':>9} {'x':>6}")
+    ref_m = min(cpu["yamllint -d relaxed MF.yaml"])
     for name in rows:
-        w, c = statistics.median(wall[name]), statistics.median(cpu[name])
-        print(f"{name:38} {w * 1000:7.1f}ms {w / ref_w:5.2f}x {c * 1000:7.1f}ms {c / ref_c:5.2f}x")
-    print(f"load average during the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+        w, c, m = statistics.median(wall[name]), statistics.median(cpu[name]), min(cpu[name])
+        print(
+            f"{name:48} {w * 1000:7.1f}ms {w / ref_w:5.2f}x {c * 1000:7.1f}ms {c / ref_c:5.2f}x"
+            f" {m * 1000:7.1f}ms {m / ref_m:5.2f}x"
+        )
+    print(
+        f"{args.runs} rounds; load average (1 min) {min(load):.1f}-{max(load):.1f} on "
+        f"{os.cpu_count()} cores"
+    )
 
 
 if __name__ == "__main__":

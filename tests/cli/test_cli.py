@@ -253,18 +253,9 @@ def test_lr_plot_png(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
 
 
 # -- bad input: one clear line naming the file, exit 2, no traceback ---------------------------
-def _bad_inputs(tmp: Path) -> list[tuple[str, list[str], str]]:
-    (tmp / "dir").mkdir()
-    (tmp / "syntax.yaml").write_text("model:\n  model_config: [1,\n")
-    bomb = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
-    bomb += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 9)]
-    (tmp / "bomb.yaml").write_text("\n".join(bomb) + "\n")
-    (tmp / "deep.yaml").write_text("a: " + "[" * 20000 + "]" * 20000 + "\n")
-    (tmp / "binary.yaml").write_bytes(b"\x00\x01\x02" * 100)
-    (tmp / "latin1.yaml").write_bytes("seed: 1\nname: caf\xe9\n".encode("latin-1"))
-    (tmp / "list.yaml").write_text("- 1\n- 2\n")
-    (tmp / "quote.sh").write_text('ARGS="--num-layers 2\ntorchrun pretrain_gpt.py $ARGS\n')
-    (tmp / "huge.yaml").write_text("a: 1\n" + "#" * (9 * 1024 * 1024))
+def _bad_inputs(tmp: Path, write: bool = True) -> list[tuple[str, list[str], str]]:
+    if write:
+        _write_bad_inputs(tmp)
     return [
         ("missing", [str(tmp / "nope.yaml")], "nope.yaml: no such"),
         ("directory", ["--megatron", str(tmp / "dir")], "is a directory"),
@@ -280,20 +271,39 @@ def _bad_inputs(tmp: Path) -> list[tuple[str, list[str], str]]:
     ]
 
 
-def test_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
-    for name, argv, expect in _bad_inputs(tmp_path):
-        proc = subprocess.run(
-            [sys.executable, "-m", "cfglint", *argv],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            cwd=ROOT,
-            check=False,
-        )
-        assert proc.returncode == 2, (name, proc.stdout, proc.stderr)
-        lines = proc.stderr.strip().splitlines()
-        assert len(lines) == 1, (name, proc.stderr)
-        assert "Traceback" not in proc.stderr and expect in lines[0], (name, lines)
+def _write_bad_inputs(tmp: Path) -> None:
+    (tmp / "dir").mkdir()
+    (tmp / "syntax.yaml").write_text("model:\n  model_config: [1,\n")
+    bomb = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    bomb += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 9)]
+    (tmp / "bomb.yaml").write_text("\n".join(bomb) + "\n")
+    (tmp / "deep.yaml").write_text("a: " + "[" * 20000 + "]" * 20000 + "\n")
+    (tmp / "binary.yaml").write_bytes(b"\x00\x01\x02" * 100)
+    (tmp / "latin1.yaml").write_bytes("seed: 1\nname: caf\xe9\n".encode("latin-1"))
+    (tmp / "list.yaml").write_text("- 1\n- 2\n")
+    (tmp / "quote.sh").write_text('ARGS="--num-layers 2\ntorchrun pretrain_gpt.py $ARGS\n')
+    (tmp / "huge.yaml").write_text("a: 1\n" + "#" * (9 * 1024 * 1024))
+
+
+BAD_INPUTS = [name for name, _, _ in _bad_inputs(Path("/nonexistent"), write=False)]
+
+
+# one case per test (each starts cfglint as a process): ./test's workers share them out
+@pytest.mark.parametrize("case", BAD_INPUTS)
+def test_bad_input_is_one_line_and_exit_2(case: str, tmp_path: Path) -> None:
+    name, argv, expect = next(c for c in _bad_inputs(tmp_path) if c[0] == case)
+    proc = subprocess.run(
+        [sys.executable, "-m", "cfglint", *argv],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+        check=False,
+    )
+    assert proc.returncode == 2, (name, proc.stdout, proc.stderr)
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, (name, proc.stderr)
+    assert "Traceback" not in proc.stderr and expect in lines[0], (name, lines)
 
 
 def test_input_errors_also_reach_json_and_sarif(

@@ -126,7 +126,13 @@ def test_nan_loss_is_kept_as_nan(tmp_path: Path) -> None:
     assert math.isnan(log.series["loss"][1])
 
 
-def test_chunks_split_lines_without_losing_one(tmp_path: Path, monkeypatch) -> None:
+@pytest.mark.parametrize("fast", [True, False], ids=["numba", "scan"])
+def test_chunks_split_lines_without_losing_one(tmp_path: Path, monkeypatch, fast: bool) -> None:
+    """Each chunk is a view of one buffer that keeps the partial line at its start for the
+    next read: lines longer than a chunk, read by the compiled loops or the scan."""
+    if fast and losslog.compiled_read is None:
+        pytest.skip("the logs extra (numba) is not installed")
+    monkeypatch.setattr(losslog, "COMPILED_MIN", 0 if fast else 1 << 40)
     monkeypatch.setattr(losslog, "CHUNK", 300)  # shorter than a step line
     text = "".join(_mg(s, f"{5 + s / 100:.6E}") for s in range(1, 40))
     log = read_run_log(_w(tmp_path, "mg.log", text))

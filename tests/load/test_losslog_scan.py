@@ -18,7 +18,7 @@ from hypothesis import strategies as st  # noqa: E402
 
 from cfglint.load import losslog, losslog_numba  # noqa: E402
 from cfglint.load.losslog import SERIES  # noqa: E402
-from cfglint.load.losslog_scan import Chunk, numbers, scan  # noqa: E402
+from cfglint.load.losslog_scan import Chunk, Field, numbers, scan  # noqa: E402
 from conftest import ROOT, examples  # noqa: E402
 
 ODD = ["nan", "NAN", "inf", "-inf", "1.2.3", "-", "1e", "1e400", ".5", "5.", "+3",
@@ -217,6 +217,105 @@ def test_numba_reads_bytes_that_are_not_utf8() -> None:
     assert fast is not None and fast[0].tolist() == [1] and fast[1]["loss"].tolist() == [1.5]
 
 
+def _mg_padded(step: int, pad: int) -> str:
+    return (
+        f"{' ' * pad}[x] iteration {step:8d}/    1000 | consumed samples: {step * 8:12d} | "
+        f"learning rate: 1.0E-05 | lm loss: {5 + step / 1000:.6E} | loss scale: 1.0 | grad "
+        f"norm: 1.250 | number of skipped iterations:   0 | number of nan iterations:   0 |\n"
+    )
+
+
+@needs_numba
+def test_numba_finds_labels_across_the_loops_block_edges() -> None:
+    """The loop marks its anchor bytes 4 KiB at a time: labels (and counters) that start
+    in one block and hold their anchor in the next, or end past it, are found as the scan
+    finds them, as are lines that hold a block edge."""
+    kernels = losslog_numba.kernels()
+    assert kernels is not None
+    data = "".join(_mg_padded(s, s % 41) for s in range(1, 3000)).encode()
+    edges = range(kernels._BLOCK, len(data), kernels._BLOCK)
+    starts = [m.start() for m in re.finditer(rb"\| lm loss: |iteration", data)]
+    assert sum(any(a < e < a + 9 for a in starts) for e in edges) >= 10  # labels cut
+    fast = losslog_numba.read(data, *_forms("megatron"))
+    assert fast is not None and fast[0].tolist() == list(range(1, 3000))
+    _agree(fast, scan(data, *_forms("megatron")), data)
+    _agree(fast, losslog._parse_lines(data, "megatron"), data)
+
+
+@needs_numba
+@pytest.mark.parametrize(
+    "data",
+    [
+        # lines shorter than any label, anchors at the chunk's first byte and alone
+        b":\no\n|\n\n" + _mg_padded(1, 0).encode() + b"g:\n" + _mg_padded(2, 3).encode(),
+        # a label cut by the line's end, the rest on the next line
+        b" iteration 1/ 9 | lm lo\nss: 2.5 |\n" + _mg_padded(3, 1).encode(),
+        # bytes that are not UTF-8 around and inside the labels' neighbourhood
+        b"\xff\xfe:o\n" + _mg_padded(4, 0).encode().replace(b"[x]", b"[\xc3\x28]"),
+    ],
+)
+def test_numba_reads_short_lines_cut_labels_and_odd_bytes_as_the_scan(data: bytes) -> None:
+    fast = losslog_numba.read(data, *_forms("megatron"))
+    assert fast is not None
+    _agree(fast, scan(data, *_forms("megatron")), data)
+    _agree(fast, losslog._parse_lines(data, "megatron"), data)
+
+
+@needs_numba
+def test_numba_reads_a_label_that_ends_another_as_the_scan() -> None:
+    """Two fields whose labels end alike (``loss: `` is the end of ``| loss: ``) share
+    their anchor and the byte before it: each is found where it first occurs."""
+    fields = {
+        "loss": Field(b"| loss: ", varying=True),
+        "lm_loss": Field(b"loss: ", varying=True),
+        "grad_norm": Field(b"xloss: ", varying=True),
+    }
+    lines = [
+        b" iteration 1/ 9 | loss: 1.5 | xloss: 2.5 |\n",
+        b" iteration 2/ 9 | loss: 1.25 |\n",
+        b" iteration 3/ 9 | xloss: 3.5 | loss: 4.5 |\n",
+        b" iteration 4/ 9 |loss: 5.5 | loss: 6.5 |\n",
+    ]
+    data = b"".join(lines)
+    fast = losslog_numba.read(data, losslog._MG_FORM, fields)
+    slow = scan(data, losslog._MG_FORM, fields)
+    assert fast is not None and slow is not None
+    _agree(fast, slow, data)
+    assert fast[1]["lm_loss"].tolist() == [1.5, 1.25, 3.5, 5.5]
+    assert np.array_equal(fast[1]["loss"], [1.5, 1.25, 4.5, 6.5])
+
+
+@needs_numba
+def test_numba_leaves_a_one_byte_label_to_the_scan() -> None:
+    """A label is found from a byte after its first: one of a single byte has none."""
+    data = b" iteration 1/ 9 | x 1.5 |\n"
+    assert losslog_numba.read(data, losslog._MG_FORM, {"loss": Field(b"x")}) is None
+
+
+@needs_numba
+def test_numba_reads_the_same_whichever_anchor_bytes_it_takes(monkeypatch) -> None:
+    """The anchors are chosen from the chunk's byte counts; every set of one or two bytes
+    that covers the labels reads the same steps and values."""
+    form, fields = _forms("megatron")
+    data = "".join(_mg_padded(s, s % 7) for s in range(1, 60)).encode()
+    want = losslog_numba.read(data, form, fields)
+    assert want is not None
+    labels = [form.label, *(f.label for f in fields.values())]
+    single = sorted({b for lab in labels for b in lab[1:]})
+    covers = [
+        (b, c)
+        for i, b in enumerate(single)
+        for c in single[i:]
+        if all(b in lab[1:] or c in lab[1:] for lab in labels)
+    ]
+    assert len(covers) > 10
+    for cover in covers:
+        monkeypatch.setattr(losslog_numba, "_anchor_bytes", lambda *_a, c=cover: c)
+        got = losslog_numba.read(data, form, fields)
+        assert got is not None, cover
+        _agree(got, want, data)
+
+
 # Clinger's fast path at its edges: 2**53 and 2**53 + 1 as mantissas, 10**22 and 10**23,
 # ties that a double rounding would get wrong, and tokens float() refuses
 HARD = ["9007199254740992", "9007199254740993", "9007199254740992e22", "1e22", "1e23",
@@ -294,16 +393,27 @@ def test_numbers_equal_python_float(text: str) -> None:
 
 
 @needs_numba
-def test_numba_without_a_cache_folder_leaves_the_chunk_to_the_scan(monkeypatch) -> None:
+@pytest.mark.parametrize(
+    "error",
+    [
+        RuntimeError("cannot cache function 'find_labels': no locator available"),
+        ImportError("cannot import name 'trailing_zeros'"),
+    ],
+    ids=["no-cache-folder", "numba-without-the-intrinsic"],
+)
+def test_numba_without_a_cache_folder_leaves_the_chunk_to_the_scan(
+    monkeypatch, error: Exception
+) -> None:
     """numba refuses ``cache=True`` where it finds no folder to write (a RuntimeError at
-    import): the chunk is read by the scan, not a traceback."""
+    import), and a numba release without the trailing-zero count the label loop imports
+    fails its import: the chunk is read by the scan, not a traceback."""
     import builtins
 
     real = builtins.__import__
 
     def refuse(name, globals=None, locals=None, fromlist=(), level=0):
         if "losslog_kernels" in (fromlist or ()):
-            raise RuntimeError("cannot cache function 'find_labels': no locator available")
+            raise error
         return real(name, globals, locals, fromlist, level)
 
     monkeypatch.setattr(losslog_numba, "_kernels", None)

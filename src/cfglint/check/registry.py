@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import pkgutil
 import re
 from functools import cache
 from pathlib import Path
@@ -28,6 +27,8 @@ _DECLARED = re.compile(r'^@builtin\("([A-Z]{2,4}[0-9]{3})"\)\s*\ndef ([a-z_][a-z
 def implementations() -> dict[str, list[str]]:
     """Rule id -> the checks registered for it (``module.function``), read from every
     module under :mod:`cfglint.check.builtins`."""
+    import pkgutil  # rule validation only: a lint reads declared() instead
+
     package = importlib.import_module(PACKAGE)
     out: dict[str, list[str]] = {}
     for info in pkgutil.iter_modules(package.__path__):

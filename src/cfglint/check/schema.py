@@ -30,6 +30,7 @@ from pydantic import (
 from cfglint.check.expr import ExprError, compile_expr
 from cfglint.model.config import Config
 from cfglint.model.findings import SECTION_ORDER, RuleProbe, Severity
+from cfglint.model.trusted import TrustedModel
 from cfglint.model.values import TOLERANCE
 
 SideName = Literal["mindformers", "megatron"]
@@ -46,7 +47,7 @@ GENERAL_FIX_WORDS = {
 _ID = re.compile(r"^[A-Z]{2,4}[0-9]{3}$")
 
 
-class Expect(BaseModel):
+class Expect(TrustedModel):
     model_config = ConfigDict(extra="forbid", defer_build=True)
 
     op: Literal["eq", "ne", "lt", "le", "gt", "ge", "in", "not_in", "truthy", "falsy", "set"]
@@ -118,7 +119,7 @@ def same_value(a: Any, b: Any, rel: float = TOLERANCE) -> bool:
     return equal(_norm(a), _norm(b), rel)
 
 
-class SideFix(BaseModel):
+class SideFix(TrustedModel):
     """How one side's setting is written when a fix moves that side.
 
     MindFormers: ``keys`` are the dotted key paths the setting may be written under (a
@@ -152,7 +153,7 @@ def _fix_key(v: Any) -> str:
     return str(v).lower() if isinstance(v, str) else str(v)
 
 
-class FixAction(BaseModel):
+class FixAction(TrustedModel):
     """Whether and how a finding of the rule is fixed (``--fix``, ``--diff``, the editor's
     code actions). ``safety``: ``safe`` fixes change only the finding's value; ``unsafe``
     ones change more of the run (the device layout, the data read, the model's shape) and
@@ -194,7 +195,7 @@ _KEY_PATH = re.compile(
 )
 
 
-class RuleBase(BaseModel):
+class RuleBase(TrustedModel):
     """What every rule has, whatever decides it."""
 
     # validated when the rule files change; a lint reads the validated cache with

@@ -15,18 +15,19 @@ and shows no sign of being a training input is some other file, skipped with the
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import re
 from enum import StrEnum
 from functools import cache
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
 from cfglint.load.datacache import DATA_DIR, load_data
 from cfglint.load.extensions import SHELL_EXT, YAML_EXT
+from cfglint.load.globs import glob_match
 from cfglint.model.errors import InputError
+from cfglint.model.trusted import TrustedModel
 
 
 class InputKind(StrEnum):
@@ -79,7 +80,7 @@ _ROLE_KIND = {
 }
 
 
-class Classified(BaseModel):
+class Classified(TrustedModel):
     """One input, what it is, and what that was decided from. Built by our own classifier
     from typed fields (``classified``): no validator is built on the lint path."""
 
@@ -445,28 +446,13 @@ def script_role(entry: str | None) -> str | None:
     base = entry.rsplit("/", 1)[-1]
     if not base.endswith(".py") and "." in base and "/" not in entry:
         base = base.rsplit(".", 1)[-1] + ".py"  # `python -m pkg.tools.run_text_generation`
-    rows = _launch_data()["entry_roles"]
-    by_path, by_name = _role_patterns()
-    hits = [m.lastgroup for m in (by_path.fullmatch(entry), by_name.fullmatch(base)) if m]
-    # the first row that matches, as the table orders them
-    first = min((int(h[1:]) for h in hits if h), default=None)
-    return None if first is None else str(rows[first]["role"])
-
-
-@cache
-def _role_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
-    """The entry-role patterns as two expressions, each row a group named by its place in
-    the table: those with a folder (matched against the entry's path) and the rest (against
-    its file name). One compile instead of one per row (~50 of them: a visible part of a
-    lint's start-up, see bench/); a full match picks the first alternative that matches."""
-    rows = _launch_data()["entry_roles"]
-    parts: tuple[list[str], list[str]] = ([], [])
-    for i, row in enumerate(rows):
+    # the first row that matches, as the table orders them: a pattern with a folder is
+    # matched against the entry's path, the rest against its file name
+    for row in _launch_data()["entry_roles"]:
         pattern = str(row["pattern"])
-        parts[0 if "/" in pattern else 1].append(f"(?P<r{i}>{fnmatch.translate(pattern)})")
-    never = r"(?!)"
-    by_path, by_name = ("|".join(p) or never for p in parts)
-    return re.compile(by_path), re.compile(by_name)
+        if glob_match(entry if "/" in pattern else base, pattern):
+            return str(row["role"])
+    return None
 
 
 def _argument_role(
@@ -476,7 +462,7 @@ def _argument_role(
     LAMBADA`` evaluates)."""
     words = [w.text for w in args]
     for row in _launch_data().get("entry_arguments", ()):
-        if not entry or not fnmatch.fnmatchcase(entry, row["pattern"]):
+        if not entry or not glob_match(entry, row["pattern"]):
             continue
         for i, t in enumerate(words[:-1]):
             if t == row["flag"] and words[i + 1] in row["values"]:
@@ -513,7 +499,7 @@ _MF_LAUNCHER_TEXT = re.compile(r"msrun_launcher\.sh\b[^\n]*run_mindformer\.py")
 _CONFIG_FLAG = re.compile(r"--config(?:=(.+))?$")
 
 
-class _Seen(BaseModel):
+class _Seen(TrustedModel):
     """One invocation of a script, as the classifier weighs it."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True, defer_build=True)

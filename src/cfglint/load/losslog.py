@@ -28,7 +28,7 @@ import multiprocessing
 import os
 import re
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
@@ -51,7 +51,7 @@ compiled_read = losslog_numba.read if losslog_numba.AVAILABLE else None
 def _compiled() -> Callable[..., Any] | None:
     """The compiled reader, unless ``--no-cache`` asks that nothing be written: numba's
     compiled loops are cached on disk, and compiling them again on every run would cost
-    about 6 CPU seconds (bench/results/logs_speed.md): the numpy scan reads instead."""
+    about 15 CPU seconds (bench/results/logs_speed.md): the numpy scan reads instead."""
     return compiled_read if cache_enabled() else None
 
 
@@ -317,41 +317,72 @@ def _read_range(
         "megatron": [],
         "mindformers": [],
     }
-    lines, partial = 0, False
+    lines = 0
     with open_regular(path, what="training log") as fh:
         pos = max(0, start - 1)
         fh.seek(pos)
-        tail = b""
         if start > 0:  # the line running into this range belongs to the one before
-            skip = fh.readline(MAX_LINE + 1)
-            pos += len(skip)
-        while pos < end:
+            pos += len(fh.readline(MAX_LINE + 1))
+        chunks = _Chunks(fh, path, end - pos)
+        for chunk in chunks:
+            counted = None
+            for fw in out:
+                if framework in (None, fw) and chunks.holds(_MARKS[fw]):
+                    steps, cols, counted = _parse_chunk(chunk, fw)
+                    out[fw].append((steps, _compact(cols)))
+            lines += chunks.newlines() if counted is None else counted
+    return out, lines, chunks.partial
+
+
+class _Chunks:
+    """The whole lines of an open file from where it stands, in chunks of about CHUNK
+    bytes that end at a line's end, those of the lines that start within ``limit`` bytes.
+    Each chunk is a view of one buffer, read into and reused for the next: a fresh 16 MiB
+    ``bytes`` a chunk, and the copies that joined the last partial line to the next chunk,
+    cost a page fault every 4 KiB each time (about 1 CPU second for the benchmark's 517
+    MiB log against 0.23 s for reading it, bench/results/logs_speed.md). ``partial``: the
+    file ended inside a line (left out)."""
+
+    def __init__(self, fh: BinaryIO, path: str, limit: int) -> None:
+        self.fh, self.path, self.limit = fh, path, limit
+        self.partial = False
+        # a partial line of up to CHUNK + MAX_LINE bytes is kept at the start
+        self.store = bytearray(2 * CHUNK + MAX_LINE + 1)
+        self.cut = 0
+
+    def __iter__(self) -> Iterator[memoryview]:
+        view = memoryview(self.store)
+        have = pos = 0  # the partial line kept; where the buffer's start is in the range
+        while pos < self.limit:
             try:
-                buf = fh.read(CHUNK)
+                n = self.fh.readinto(view[have : have + CHUNK])
             except OSError as exc:
-                raise InputError(path, f"cannot read training log: {exc.strerror or exc}") from None
-            if not buf:  # the end of the file inside a line: not a whole line yet
-                partial, chunk, tail = bool(tail), b"", b""
-            else:
-                buf = tail + buf
-                cut = buf.rfind(b"\n") + 1
-                if cut == 0 and len(buf) > MAX_LINE:
-                    cut = len(buf)  # one enormous line: read past it
-                chunk, tail = buf[:cut], buf[cut:]
-            if pos + len(chunk) > end:  # keep the lines that start before `end`
-                nl = chunk.find(b"\n", max(0, end - pos - 1))
-                chunk = chunk[: nl + 1] if nl >= 0 else chunk
-            if chunk:
-                counted = None
-                for fw in out:
-                    if framework in (None, fw) and _MARKS[fw] in chunk:
-                        steps, cols, counted = _parse_chunk(chunk, fw)
-                        out[fw].append((steps, _compact(cols)))
-                lines += chunk.count(b"\n") if counted is None else counted
-            pos += len(chunk)
-            if not buf:
-                break
-    return out, lines, partial
+                msg = f"cannot read training log: {exc.strerror or exc}"
+                raise InputError(self.path, msg) from None
+            if not n:  # the end of the file inside a line: not a whole line yet
+                self.partial = have > 0
+                return
+            total = have + n
+            cut = self.store.rfind(b"\n", 0, total) + 1
+            if cut == 0 and total > MAX_LINE:
+                cut = total  # one enormous line: read past it
+            if pos + cut > self.limit:  # keep the lines that start before the limit
+                nl = self.store.find(b"\n", max(0, self.limit - pos - 1), cut)
+                cut = nl + 1 if nl >= 0 else cut
+            self.cut = cut
+            if cut:
+                yield view[:cut]
+            pos += cut
+            have = total - cut
+            self.store[:have] = bytes(view[cut:total])  # the partial line, to the front
+
+    def holds(self, text: bytes) -> bool:
+        """Whether the chunk just given holds ``text``."""
+        return self.store.find(text, 0, self.cut) >= 0
+
+    def newlines(self) -> int:
+        """The newlines in the chunk just given."""
+        return self.store.count(b"\n", 0, self.cut)
 
 
 def _compact(cols: dict[str, np.ndarray]) -> dict[str, np.ndarray | float]:
@@ -420,6 +451,8 @@ class _Acc:
 def bounded(col: np.ndarray) -> tuple[np.ndarray, int]:
     """``col`` with every value beyond MAX_MAGNITUDE made infinite (its sign kept), and how
     many were."""
+    if col.size and -MAX_MAGNITUDE <= np.fmin.reduce(col) <= np.fmax.reduce(col) <= MAX_MAGNITUDE:
+        return col, 0  # two passes without a copy (NaN ignored), the usual case
     with np.errstate(invalid="ignore"):
         wild = np.abs(col) > MAX_MAGNITUDE
     wild &= np.isfinite(col)
@@ -446,18 +479,23 @@ def _restarts(raw: np.ndarray) -> tuple[list[tuple[int, int]], int]:
     return out, int(back.size)
 
 
-def _parse_chunk(chunk: bytes, framework: str) -> tuple[np.ndarray, dict[str, np.ndarray], int]:
-    """Steps, series and the chunk's newlines (the scan has found them already)."""
+def _parse_chunk(
+    data: bytes | memoryview, framework: str
+) -> tuple[np.ndarray, dict[str, np.ndarray], int]:
+    """Steps, series and the chunk's newlines (the scan has found them already). A view
+    of a buffer is read by the compiled loops as it is; the scan and the patterns read a
+    copy."""
     form, fields = (_MG_FORM, _MG_SCAN) if framework == "megatron" else (_MF_FORM, _MF_SCAN)
     fast = None
     compiled = _compiled()
-    if compiled is not None and len(chunk) >= COMPILED_MIN:
-        fast = compiled(chunk, form, fields)
+    if compiled is not None and len(data) >= COMPILED_MIN:
+        fast = compiled(data, form, fields)
     if fast is None:
+        chunk = data if isinstance(data, bytes) else bytes(data)
         fast = scan(chunk, form, fields)
-    steps, cols, newlines = (
-        fast if fast is not None else (*_parse_lines(chunk, framework), chunk.count(b"\n"))
-    )
+        if fast is None:
+            fast = (*_parse_lines(chunk, framework), chunk.count(b"\n"))
+    steps, cols, newlines = fast
     for alias, name in _ALIASES.items():
         col = cols.pop(alias, None)
         if col is not None:

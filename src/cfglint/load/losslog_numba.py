@@ -22,7 +22,9 @@ by threads. They are compiled once and cached under cfglint's cache folder
 
 from __future__ import annotations
 
+import functools
 import importlib.util
+import itertools
 import os
 import threading
 from collections.abc import Callable
@@ -62,7 +64,9 @@ def kernels() -> ModuleType | None:
             os.environ.setdefault("NUMBA_CACHE_DIR", str(cache_dir() / "numba"))
             try:
                 from cfglint.load import losslog_kernels
-            except RuntimeError:  # "cannot cache function ...: no locator available"
+            except (RuntimeError, ImportError):
+                # "cannot cache function ...: no locator available"; or a numba without
+                # the trailing-zero count the loop imports (numba.cpython.unsafe; < 0.69)
                 _unavailable = True
             else:
                 _kernels = losslog_kernels
@@ -80,20 +84,22 @@ _BLANK[np.frombuffer(WS, np.uint8)] = True
 
 
 def read(
-    data: bytes, form: StepForm, fields: dict[str, Field]
+    data: bytes | memoryview, form: StepForm, fields: dict[str, Field]
 ) -> tuple[np.ndarray, dict[str, np.ndarray], int] | None:
     """Steps (in file order), each field's values on the step lines and the chunk's
     newlines, as :func:`cfglint.load.losslog_scan.scan` gives them, or ``None``."""
     k = kernels()
     if k is None:
         return None
-    c = Chunk(data)
-    hi = c.ends.astype(np.int64)
-    # as many starts as ends (an empty chunk has neither): the loops do not check bounds
-    lo = np.concatenate(([0], hi[:-1] + 1))[: hi.size]
-    found = _find(k.find_labels, c, lo, hi, form, fields)
-    if found is None:
+    c = Chunk(data, lines=False)
+    # every line ends with a newline in c.a[:last] (the last one's added where missing)
+    last = c.size + (c.size > 0 and not c.newline_end)
+    got = _find(k.find_labels, c, last, form, fields)
+    if got is None:
         return None
+    c.ends, found = got
+    # as many starts as ends (an empty chunk has neither): the loops do not check bounds
+    lo = np.concatenate(([0], c.ends[:-1] + 1))[: c.ends.size]
     counted = _counter(c, lo, found["step"], found["step#"], form.label, form.close, form.gap)
     if counted is None:
         return None
@@ -145,7 +151,7 @@ def _fields(
     if numeric:
         for name, values in _numbers(c, numeric).items():
             out[name] = values
-    newlines = c.ends.size - (c.size > 0 and not c.data.endswith(b"\n"))
+    newlines = c.ends.size - (c.size > 0 and not c.newline_end)
     if not keep.all():
         steps, out = steps[keep], {k: v[keep] for k, v in out.items()}
     return steps.astype(np.int64), out, newlines
@@ -184,16 +190,12 @@ def _words(c: Chunk, f: Field, at: np.ndarray) -> np.ndarray:
 
 
 def _find(
-    find: Callable[..., Any],
-    c: Chunk,
-    lo: np.ndarray,
-    hi: np.ndarray,
-    form: StepForm,
-    fields: dict[str, Field],
-) -> dict[str, np.ndarray] | None:
-    """Per line, where each label first occurs (-1: nowhere, counted from the line's
-    start), and for each counter, where it first looks like one and how often; ``None``
-    for a label under four bytes (the loop compares four at once: none is)."""
+    find: Callable[..., Any], c: Chunk, last: int, form: StepForm, fields: dict[str, Field]
+) -> tuple[np.ndarray, dict[str, np.ndarray]] | None:
+    """The chunk's line ends and, per line, where each label first occurs (-1: nowhere,
+    counted from the line's start), and for each counter, where it first looks like one
+    and how often; ``None`` for a one-byte label or where the labels need more anchor bytes
+    than the loop compares (none does)."""
     names: list[str] = []
     labels: list[bytes] = []
     kinds: list[int] = []  # 0: a label; 1: a counter; 2: a counter with a blank after it
@@ -206,14 +208,122 @@ def _find(
         names.append(label.decode("ascii"))
         labels.append(label)
         kinds.append(0)
-    if min(len(b) for b in labels) < 4:
+    if min(len(b) for b in labels) < 2:
+        return None  # no byte after the first to anchor it (none is this short)
+    freq = np.bincount(c.a[: min(last, _SAMPLE)], minlength=256)
+    table = _anchor_table(tuple(labels), _anchor_bytes(labels, freq))
+    if table is None:
         return None
-    text = np.frombuffer(b"".join(labels), np.uint8)
-    offsets = np.cumsum([0] + [len(b) for b in labels]).astype(np.int64)
-    first, count = find(c.a, lo, hi, text, offsets, np.array(kinds, np.int64), _BLANK, MAX_TOKEN)
+    scratch = _scratch(len(labels))
+    lines, *grown = find(
+        c.a,
+        last,
+        *_label_words(tuple(labels)),
+        *table,
+        np.array(kinds, np.int64),
+        _BLANK,
+        MAX_TOKEN,
+        *scratch,
+    )
+    _SCRATCH.arrays = grown  # the loop makes them longer where a chunk has more lines
+    ends, first, count = (x[:lines] for x in grown)
     out = {name: first[:, k] for k, name in enumerate(names)}
     out.update({name + "#": count[:, k] for k, name in enumerate(names) if kinds[k]})
-    return out
+    return ends, out
+
+
+# the per-line arrays of the label loop, one set per thread, reused from chunk to chunk:
+# fresh ones would cost a page fault every 4 KiB of a 10-30 MB table, each chunk
+_SCRATCH = threading.local()
+
+
+def _scratch(labels: int) -> list[np.ndarray]:
+    arrays = getattr(_SCRATCH, "arrays", None)
+    if arrays is None or arrays[1].shape[1] != labels:
+        arrays = [
+            np.zeros(0, np.int64),
+            np.zeros((0, labels), np.int64),
+            np.zeros((0, labels), np.int64),
+        ]
+    return arrays
+
+
+# the bytes whose frequency in a chunk's first part chooses its anchors
+_SAMPLE = 1 << 16
+
+
+def _anchor_bytes(labels: list[bytes], freq: np.ndarray) -> tuple[int, ...]:
+    """Bytes that every label holds after its first (the loop looks at the byte before an
+    anchor), as rare in the chunk as can be: every position holding one is looked at. The
+    rarest single byte or pair of bytes that covers them all; else greedily the byte that
+    costs the fewest positions for the labels it adds."""
+    full = (1 << len(labels)) - 1
+    covers: dict[int, int] = {}
+    for k, label in enumerate(labels):
+        for b in set(label[1:]) - {10}:
+            covers[b] = covers.get(b, 0) | 1 << k
+    cost = {b: int(freq[b]) + 1 for b in covers}
+    ones = [(cost[b], (b,)) for b in covers if covers[b] == full]
+    pairs = [
+        (cost[b] + cost[c], (b, c))
+        for b, c in itertools.combinations(sorted(covers), 2)
+        if covers[b] | covers[c] == full
+    ]
+    if ones or pairs:
+        return min(ones + pairs)[1]
+    chosen: list[int] = []
+    left = full
+    while left:
+        best = min(
+            covers,
+            key=lambda b: (
+                (cost[b] / (covers[b] & left).bit_count(), b)
+                if covers[b] & left
+                else (float("inf"), b)
+            ),
+        )
+        chosen.append(best)
+        left &= ~covers[best]
+    return tuple(chosen)
+
+
+@functools.lru_cache(maxsize=64)
+def _label_words(labels: tuple[bytes, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The labels as little-endian 64-bit words (each one's last word zero-padded), where
+    each label's words start, and each label's length: the loop compares eight bytes at
+    a time."""
+    padded = [label + bytes(-len(label) % 8) for label in labels]
+    words = np.frombuffer(b"".join(padded), "<u8").astype(np.uint64)
+    word_at = np.cumsum([0] + [len(p) // 8 for p in padded[:-1]]).astype(np.int64)
+    return words, word_at, np.array([len(label) for label in labels], np.int64)
+
+
+@functools.lru_cache(maxsize=64)
+def _anchor_table(
+    labels: tuple[bytes, ...], anchors: tuple[int, ...]
+) -> tuple[np.ndarray, ...] | None:
+    """What the loop needs to find ``labels`` from ``anchors``: each label's anchor offset
+    (its rarest anchor's first place after its first byte), the eight bytes compared (the
+    newline, the anchors, the newline again as padding), each anchor's slot, and per slot
+    and byte before the anchor the labels that hold it there (``slot_start`` indexes
+    ``slot_labels``)."""
+    width = int(_loaded().ANCHORS)
+    if len(anchors) > width - 1:
+        return None
+    rank = {b: i for i, b in enumerate(anchors)}
+    at = np.zeros(len(labels), np.int64)
+    keys: list[int] = []
+    for k, label in enumerate(labels):
+        j = min((i for i in range(1, len(label)) if label[i] in rank), key=lambda i: rank[label[i]])
+        at[k] = j
+        keys.append(rank[label[j]] * 256 + label[j - 1])
+    x = np.full(width, 10, np.uint8)
+    x[1 : len(anchors) + 1] = anchors
+    slot = np.zeros(256, np.int64)
+    slot[list(anchors)] = np.arange(len(anchors))
+    order = np.argsort(keys, kind="stable")
+    slot_start = np.searchsorted(np.array(keys)[order], np.arange(len(anchors) * 256 + 1))
+    return at, x, slot, slot_start.astype(np.int64), order.astype(np.int64)
 
 
 def _counter(

@@ -15,6 +15,7 @@ two); a step line without it reads NaN, a field on another line is ignored.
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from collections.abc import Callable
@@ -117,18 +118,31 @@ class Chunk:
     """The chunk's bytes as an array, with its line ends and the positions of each byte
     already searched for."""
 
-    def __init__(self, data: bytes) -> None:
-        self.data = data
+    def __init__(self, data: bytes | memoryview, lines: bool = True) -> None:
+        self.data = data  # bytes, or (the compiled reader's) a view of a reused buffer
         self.size = len(data)
+        raw = np.frombuffer(data, np.uint8)
+        self.newline_end = bool(self.size and raw[-1] == 10)
         # reads past the end are clipped to the last byte, a newline, which ends every
         # token (a chunk without one, a file's last line, gets one in a copy)
-        self.a = np.frombuffer(data if data.endswith(b"\n") else data + b"\n", np.uint8)
+        self.a = raw if self.newline_end else np.append(raw, np.uint8(10))
+        # read-only whatever the buffer (bytes, or a reused bytearray's view): numba
+        # compiles its loops once per array type, writable and read-only apart (about 7
+        # CPU seconds each, the first time)
+        self.a.flags.writeable = False
         # every line's end, the last one's too when the chunk does not end with a newline
-        last = self.size + (not data.endswith(b"\n") and self.size > 0)
-        self.ends = np.flatnonzero(_equal(self.a[:last], 10))
-        self.sample = min(self.size, 1 << 18)
-        self.freq = np.bincount(self.a[: self.sample], minlength=256)
+        # (``lines=False``: the caller finds them, in its own pass over the bytes)
+        last = self.size + (not self.newline_end and self.size > 0)
+        self.ends = np.flatnonzero(_equal(self.a[:last], 10)) if lines else np.zeros(0, np.int64)
         self._hits: dict[int, np.ndarray] = {}
+
+    @functools.cached_property
+    def sample(self) -> int:
+        return min(self.size, 1 << 18)
+
+    @functools.cached_property
+    def freq(self) -> np.ndarray:
+        return np.bincount(self.a[: self.sample], minlength=256)
 
     def at(self, pos: np.ndarray) -> np.ndarray:
         """The byte at each position (past the end: the final newline)."""
@@ -473,7 +487,7 @@ def fields_from(
             keep = np.zeros(steps.size, bool)
             keep[found[1]] = True
     cols.update(_values(c, placed, steps.size, table or (lambda pos: numbers_table(c, pos))))
-    newlines = c.ends.size - (c.size > 0 and not c.data.endswith(b"\n"))
+    newlines = c.ends.size - (c.size > 0 and not c.newline_end)
     out = {k: cols[k] for k in fields if k in cols}
     if keep is not None:
         steps, out = steps[keep], {k: v[keep] for k, v in out.items()}

@@ -32,7 +32,6 @@ import contextlib
 import errno
 import os
 import stat
-import tempfile
 from collections.abc import Callable, Iterable
 from typing import Any, BinaryIO
 
@@ -117,6 +116,8 @@ def check_folder_writable(folder: str, shown: str, what: str) -> None:
     # a read-only file system, or a folder the user may not create files in, shows only
     # when a file is created: create (and remove) an empty one
     try:
+        import tempfile
+
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".cfglint-probe-", suffix=TMP_SUFFIX)
     except OSError as exc:
         raise InputError(shown, f"cannot write the {what}: {_why(exc)}") from None
@@ -267,6 +268,8 @@ def replace_file(path: str, data: bytes | Writer) -> None:
     real = os.path.abspath(path)
     folder = os.path.dirname(real) or "."
     mode = _new_file_mode(real)
+    import tempfile  # with shutil, bz2 and lzma: only a run that writes pays for it
+
     fd, tmp = tempfile.mkstemp(
         dir=folder, prefix=f".{os.path.basename(real)[:64]}.", suffix=TMP_SUFFIX
     )

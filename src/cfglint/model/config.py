@@ -18,15 +18,16 @@ from __future__ import annotations
 from functools import cache
 from typing import Any, Literal, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from cfglint.model.trusted import TrustedModel
 from cfglint.model.values import Loc, Value
 
 Side = Literal["mindformers", "megatron"]
 V = Value | None
 
 
-class _Section(BaseModel):
+class _Section(TrustedModel):
     # Our normalizers fill sections field by field; nothing validates them during a lint, so
     # the validator is built only if something asks for it (start-up time, see bench/).
     model_config = ConfigDict(extra="forbid", defer_build=True)
@@ -252,7 +253,7 @@ class Launch(_Section):
     nnodes: V = None
 
 
-class Config(BaseModel):
+class Config(TrustedModel):
     """One side of a migration, normalized."""
 
     model_config = ConfigDict(extra="forbid", defer_build=True)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from cfglint.model.trusted import TrustedModel
 from cfglint.model.values import Loc
 
 Severity = Literal["error", "warning", "note"]
@@ -43,7 +44,7 @@ class Location(Loc):
     anchor: bool = Field(default=False, exclude=True)
 
 
-class RuleProbe(BaseModel):
+class RuleProbe(TrustedModel):
     """How the runtime probe measures a rule's finding (the ``probe:`` block of a rule):
     the probe's spec fields that express the rule, or why the probe cannot measure it.
     A rule is confirmed only by its own knobs."""
@@ -54,7 +55,7 @@ class RuleProbe(BaseModel):
     why: str = ""
 
 
-class Finding(BaseModel):
+class Finding(TrustedModel):
     model_config = _DEFERRED
 
     rule: str
@@ -82,7 +83,7 @@ class Finding(BaseModel):
         )
 
 
-class InputProblem(BaseModel):
+class InputProblem(TrustedModel):
     """An input error (or a warning about an input) as it appears in reports."""
 
     model_config = _DEFERRED
@@ -93,7 +94,7 @@ class InputProblem(BaseModel):
     level: Literal["error", "warning", "note"] = "error"
 
 
-class InputRef(BaseModel):
+class InputRef(TrustedModel):
     model_config = _DEFERRED
 
     path: str
@@ -101,7 +102,7 @@ class InputRef(BaseModel):
     kind: Literal["mindformers", "megatron", "source", "launch"]
 
 
-class Report(BaseModel):
+class Report(TrustedModel):
     model_config = _DEFERRED
 
     inputs: list[InputRef] = Field(default_factory=list)

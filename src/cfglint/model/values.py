@@ -11,7 +11,9 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
+
+from cfglint.model.trusted import TrustedModel
 
 # the relative tolerance within which two numbers are the same setting: the default of every
 # comparison (compare rules, expectations, ``isclose`` in rule expressions, ``cfglint show``)
@@ -32,7 +34,7 @@ class Origin(StrEnum):
 # loader it imports, costs more than all the values of a lint together (see bench/).
 # tests/model/test_construct.py checks that every value of the fixture pairs equals its
 # validated copy, type for type.
-class Loc(BaseModel):
+class Loc(TrustedModel):
     model_config = ConfigDict(frozen=True, defer_build=True)
 
     path: str
@@ -43,7 +45,7 @@ class Loc(BaseModel):
         return f"{self.path}:{self.line}"
 
 
-class Value(BaseModel):
+class Value(TrustedModel):
     model_config = ConfigDict(frozen=True, defer_build=True)
 
     value: Any = None

@@ -5,10 +5,10 @@ entry script and training arguments.
 
 from __future__ import annotations
 
-import fnmatch
 import re
 from dataclasses import replace
 
+from cfglint.load.globs import glob_match
 from cfglint.load.shell.pieces import NAME_RE
 from cfglint.load.shell.words import Invocation, ShellScript, Word
 
@@ -245,7 +245,7 @@ def main_invocation(script: ShellScript) -> Invocation | None:
     def is_training(inv: Invocation) -> bool:
         name = inv.script.text if inv.script is not None and inv.script.text else ""
         base = name.rsplit("/", 1)[-1]
-        return any(fnmatch.fnmatchcase(base, p) for p in _TRAIN_PATTERNS)
+        return any(glob_match(base, p) for p in _TRAIN_PATTERNS)
 
     pool = [inv for inv in script.invocations if is_training(inv)] or script.invocations
     return max(pool, key=lambda inv: sum(1 for w in inv.args if (w.text or "").startswith("--")))

@@ -1,0 +1,100 @@
+"""Models that our own code builds from trusted values, by the hundred on every lint.
+
+``model_construct`` skips validation, but pydantic still works out each default it fills on
+every call: a field's ``default_factory`` has its signature inspected each time (whether it
+takes the validated data; for a C type such as ``list`` that tokenizes its text signature),
+and each plain default goes through its copy rules. Across the ~1,300 values, rules and
+findings of a pair lint that cost more than a tenth of its run (see bench/). A
+:class:`TrustedModel` works its defaults out once per class and fills ``__dict__``,
+``__pydantic_fields_set__``, ``__pydantic_extra__`` and ``__pydantic_private__`` exactly as
+``model_construct`` does; a class this does not cover (aliases, extra fields kept, private
+attributes, a post-init hook, a factory that reads the validated data) is handed to
+pydantic's own ``model_construct``. tests/model/test_trusted.py checks that both give the same
+instance for every model that uses it.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any, Self
+
+from pydantic import BaseModel, ConfigDict
+from pydantic_core import PydanticUndefined
+
+# one field of a plan: (name, the default itself, or None; a callable making it, or None;
+# required). A default that is its own deep copy (None, a number, a string, a tuple of them,
+# an enum member) is shared, as pydantic's copy returns it unchanged too.
+_Step = tuple[str, Any, Callable[[], Any] | None, bool]
+_PLANS: dict[type[BaseModel], tuple[_Step, ...] | None] = {}
+
+
+class TrustedModel(BaseModel):
+    """A model whose ``model_construct`` resolves its defaults once per class."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    @classmethod
+    def model_construct(cls, _fields_set: set[str] | None = None, **values: Any) -> Self:
+        plan = _PLANS[cls] if cls in _PLANS else _plan(cls)
+        if plan is None:
+            return super().model_construct(_fields_set, **values)
+        fields: dict[str, Any] = {}
+        given = set()
+        for name, default, make, required in plan:
+            if name in values:
+                fields[name] = values[name]
+                given.add(name)
+            elif make is not None:
+                fields[name] = make()
+            elif not required:
+                fields[name] = default
+        m = cls.__new__(cls)
+        object.__setattr__(m, "__dict__", fields)
+        object.__setattr__(
+            m, "__pydantic_fields_set__", given if _fields_set is None else _fields_set
+        )
+        object.__setattr__(m, "__pydantic_extra__", None)
+        object.__setattr__(m, "__pydantic_private__", None)
+        return m
+
+
+def _plan(cls: type[BaseModel]) -> tuple[_Step, ...] | None:
+    """The class's defaults, worked out once; None when pydantic must build it."""
+    plan: tuple[_Step, ...] | None = None
+    if _plain(cls):
+        steps = [_step(name, f) for name, f in cls.__pydantic_fields__.items()]
+        plan = None if any(s is None for s in steps) else tuple(s for s in steps if s is not None)
+    _PLANS[cls] = plan
+    return plan
+
+
+def _plain(cls: type[BaseModel]) -> bool:
+    """Whether ``model_construct`` does nothing for the class beyond its fields' defaults."""
+    return (
+        cls.model_config.get("extra") != "allow"
+        and not cls.__pydantic_root_model__
+        and cls.__pydantic_post_init__ is None
+        and not cls.__private_attributes__
+        and all(
+            f.alias is None and f.validation_alias is None for f in cls.__pydantic_fields__.values()
+        )
+    )
+
+
+def _step(name: str, field: Any) -> _Step | None:
+    factory = field.default_factory
+    if factory is not None:
+        # a C type (list, dict) is called with no argument: pydantic passes the data only
+        # to a factory with one required positional parameter, which none of them has
+        # (asking inspect for theirs tokenizes a text signature)
+        builtin = isinstance(factory, type) and factory.__module__ == "builtins"
+        if not builtin and field.default_factory_takes_validated_data:
+            return None
+        return (name, None, factory, False)
+    default = field.default
+    if default is PydanticUndefined:
+        return (name, None, None, True)
+    if copy.deepcopy(default) is default:
+        return (name, default, None, False)
+    return (name, None, lambda: copy.deepcopy(default), False)

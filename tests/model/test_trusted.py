@@ -1,0 +1,150 @@
+"""TrustedModel.model_construct (cfglint.model.trusted) builds what pydantic's own
+model_construct builds, for every model a lint constructs, and it stops re-inspecting each
+default factory on every call (the cost it removes, see bench/results/fresh_env.md)."""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from collections import Counter
+from typing import Any
+
+import pytest
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+
+from cfglint.check.pipeline import Options, lint
+from cfglint.check.schema import construct_rule
+from cfglint.model.config import Config
+from cfglint.model.trusted import TrustedModel
+
+EX = "fixtures/examples/llama2_7b"
+DENSE = "fixtures/pairs/llama2_dense"
+PAIRS = [
+    (f"{EX}/pretrain_llama2_7b.yaml", f"{EX}/pretrain_llama2_7b.sh", None),
+    (
+        f"{DENSE}/llama2_7b_align.yaml",
+        f"{DENSE}/pretrain_llama2_align.sh",
+        f"{DENSE}/msrun_align.sh",
+    ),
+]
+PYDANTIC = BaseModel.model_construct.__func__  # type: ignore[attr-defined]
+TRUSTED = TrustedModel.model_construct.__func__  # type: ignore[attr-defined]
+
+
+def _same_instance(a: BaseModel, b: BaseModel) -> None:
+    assert type(a) is type(b)
+    assert list(a.__dict__) == list(b.__dict__)  # field order: what model_dump follows
+    for k, v in a.__dict__.items():
+        assert type(v) is type(b.__dict__[k]) and v == b.__dict__[k], k
+    assert a.model_fields_set == b.model_fields_set
+    assert a.__pydantic_extra__ == b.__pydantic_extra__
+    assert a.__pydantic_private__ == b.__pydantic_private__
+
+
+@pytest.mark.parametrize("pair", PAIRS, ids=["example", "dense"])
+def test_every_construction_of_a_lint_equals_pydantics(
+    pair: tuple[str, str, str | None], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    built: Counter[str] = Counter()
+
+    def both(cls: type[BaseModel], _fields_set: set[str] | None = None, **values: Any) -> Any:
+        ours = TRUSTED(cls, _fields_set, **dict(values))
+        _same_instance(ours, PYDANTIC(cls, _fields_set, **dict(values)))
+        built[cls.__name__] += 1
+        return ours
+
+    monkeypatch.setattr(TrustedModel, "model_construct", classmethod(both))
+    mf, mg, launch = pair
+    report, _ = lint(Options(mindformers=[mf], megatron=mg, launch=launch))
+    assert not report.errors
+    # the hot models of a lint: values, positions, configs, rules, findings, reports
+    assert {"Value", "Loc", "Config", "Finding", "Report"} <= set(built) or not report.findings
+    assert {"Value", "Loc", "Config", "Report"} <= set(built)
+
+
+def test_a_model_it_does_not_cover_is_built_by_pydantic() -> None:
+    """Aliases, kept extras, private attributes and factories that read the validated data
+    are pydantic's to fill; the result is still pydantic's."""
+
+    class Aliased(TrustedModel):
+        name: str = Field(default="x", alias="Name")
+
+    class Extra(TrustedModel):
+        model_config = ConfigDict(extra="allow")
+        a: int = 1
+
+    class Private(TrustedModel):
+        a: int = 1
+        _p: int = PrivateAttr(default=5)
+
+    class Reads(TrustedModel):
+        a: int = 1
+        b: int = Field(default_factory=lambda data: data["a"] + 1)
+
+    for cls, values in (
+        (Aliased, {"Name": "y"}),
+        (Extra, {"a": 2, "zz": 3}),
+        (Private, {}),
+        (Reads, {"a": 4}),
+    ):
+        _same_instance(cls.model_construct(**values), PYDANTIC(cls, **values))
+    assert Reads.model_construct(a=4).b == 5
+    assert Private.model_construct()._p == 5
+
+
+def test_defaults_are_copied_as_pydantic_copies_them() -> None:
+    class Holder(TrustedModel):
+        items: list[int] = Field(default_factory=list)
+        plain: dict[str, int] = {}  # noqa: RUF012 - pydantic copies a mutable default
+        kept: tuple[str, ...] = ("a",)
+        required: int
+
+    one, two = Holder.model_construct(), Holder.model_construct()
+    one.items.append(1)
+    one.plain["a"] = 1
+    assert two.items == [] and two.plain == {}
+    assert "required" not in one.__dict__  # as model_construct leaves a missing required field
+    _same_instance(Holder.model_construct(required=3), PYDANTIC(Holder, required=3))
+    _same_instance(
+        Holder.model_construct({"kept"}, kept=("b",)), PYDANTIC(Holder, {"kept"}, kept=("b",))
+    )
+
+
+def _signature_calls(build: Any) -> int:
+    calls = []
+
+    def watch(frame: Any, event: str, arg: Any) -> None:
+        if event == "call" and frame.f_code is inspect.signature.__code__:
+            calls.append(frame)
+
+    sys.setprofile(watch)
+    try:
+        build()
+    finally:
+        sys.setprofile(None)
+    return len(calls)
+
+
+def test_constructing_again_inspects_no_default_factory() -> None:
+    """pydantic asks inspect.signature whether each default factory takes the validated
+    data on every model_construct (for list, by tokenizing its text signature): a Config
+    fills 15 fields from factories, each rule one. Worked out once per class, a second
+    construction asks nothing."""
+    rule = {
+        "id": "OPT999",
+        "kind": "compare",
+        "row": "optimizer.beta2",
+        "field": "optimizer.beta2",
+        "severity": "error",
+        "title": "t",
+        "message": "m",
+        "rationale": "r",
+        "fix": "f",
+    }
+
+    def build() -> None:
+        Config.create(side="megatron", path="a.sh", kind="megatron-script")
+        construct_rule(rule, "Optimizer")
+
+    build()
+    assert _signature_calls(build) == 0
