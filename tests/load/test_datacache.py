@@ -86,6 +86,7 @@ def test_the_wheel_ships_every_table_ready(tmp_path: Path) -> None:
         dialect_index,
         dialect_index_name,
         ready_name,
+        release_part_name,
         rules_digest,
         rules_ready_name,
     )
@@ -113,3 +114,9 @@ def test_the_wheel_ships_every_table_ready(tmp_path: Path) -> None:
         doc = json.loads(z.read(f"cfglint/data/{READY}/{rules_ready_name(raws)}.json"))
         assert doc["files"] == [[n, parse_data_yaml(r, n)] for n, r in raws]
         assert doc["sha256"] == rules_digest(doc["files"])
+        # data/release_files.json by project (normalize/release_fit.py reads one part)
+        raw = (ROOT / "src" / "cfglint" / "data" / "release_files.json").read_bytes()
+        for project, part in json.loads(raw).items():
+            if isinstance(part, dict):
+                name = f"cfglint/data/{READY}/{release_part_name(raw, project)}.json"
+                assert json.loads(z.read(name)) == part, project

@@ -25,6 +25,7 @@ from functools import cache
 from typing import Any, NamedTuple
 
 from cfglint.load.datacache import DATA_DIR
+from cfglint.load.datayaml import READY, release_part_name
 from cfglint.model.config import Config
 from cfglint.model.values import Origin, Value, fmt
 
@@ -65,9 +66,37 @@ def release_data() -> dict[str, Any]:
     return data
 
 
+@cache
+def project_data(project_key: str) -> dict[str, Any]:
+    """One project's recorded facts: the part an install ships ready (hatch_build.py, named
+    by the hash of the whole file, so a part split before the file changed is not found),
+    else the whole file's. A lint asks about one project at a time, and MindFormers' part is
+    a seventh of the file."""
+    raw = (DATA_DIR / "release_files.json").read_bytes()
+    ready = DATA_DIR / READY / f"{release_part_name(raw, project_key)}.json"
+    try:
+        part = json.loads(ready.read_bytes()) if ready.is_file() else None
+    except (OSError, ValueError):
+        part = None  # unreadable or not JSON: the whole file says it
+    if _well_formed(part):
+        return part  # type: ignore[return-value]
+    data: dict[str, Any] = json.loads(raw)[project_key]
+    return data
+
+
+def _well_formed(part: object) -> bool:
+    """A ready part with the facts a lint reads (one damaged after the install is not used)."""
+    return (
+        isinstance(part, dict)
+        and isinstance(part.get("releases"), list)
+        and isinstance(part.get("paths"), dict)
+        and isinstance(part.get("blobs"), dict)
+    )
+
+
 def order(project_key: str) -> list[str]:
     """Every recorded release and head of the project, oldest first."""
-    return [r[0] for r in release_data()[project_key]["releases"]]
+    return [r[0] for r in project_data(project_key)["releases"]]
 
 
 def span(project_key: str, releases: tuple[str, ...] | list[str]) -> str:
@@ -135,8 +164,8 @@ def _by_folder(project_key: str, paths: dict[str, int], path: str) -> _Found | N
 
 
 def _evidence(project_key: str, path: str, text: str) -> _Found | None:
-    paths = release_data()[project_key]["paths"]
-    blob = release_data()[project_key]["blobs"].get(blob_id(text))
+    paths = project_data(project_key)["paths"]
+    blob = project_data(project_key)["blobs"].get(blob_id(text))
     named = _by_path(paths, path)
     if blob is not None:
         if named is None:
@@ -154,7 +183,7 @@ def fit_file(project_key: str, path: str, text: str) -> Fit | None:
     found = _evidence(project_key, path, text)
     if found is None or not found.mask:
         return None
-    heads = set(release_data()[project_key].get("heads") or ())
+    heads = set(project_data(project_key).get("heads") or ())
     held = [n for bit, n in enumerate(order(project_key)) if found.mask >> bit & 1]
     return Fit(
         project=PROJECTS[project_key],

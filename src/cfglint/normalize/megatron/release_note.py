@@ -11,7 +11,7 @@ import os
 
 from cfglint.model.values import fmt
 from cfglint.normalize.megatron.input import MegatronInput
-from cfglint.normalize.release_fit import Fit, fit_file, release_data
+from cfglint.normalize.release_fit import Fit, fit_file, project_data
 
 
 def script_fit(m: MegatronInput) -> Fit | None:
@@ -26,7 +26,7 @@ def script_fit(m: MegatronInput) -> Fit | None:
 def release_gaps(m: MegatronInput, fit: Fit) -> dict[str, str]:
     """dest -> why its default is not decided, for a script of releases other than the
     table's alone."""
-    data = release_data()["mindspeed_llm"]
+    data = project_data("mindspeed_llm")
     table = data["table_release"]
     # a file only development heads hold runs with a head's parser (read like a release's)
     others = [r for r in (fit.releases or fit.heads) if r != table]
@@ -59,7 +59,7 @@ def _shown(value: object) -> str:
 
 def release_note(m: MegatronInput, fit: Fit, gaps: dict[str, str]) -> str | None:
     """An input warning saying whose defaults a script of other releases gets."""
-    table = release_data()["mindspeed_llm"]["table_release"]
+    table = project_data("mindspeed_llm")["table_release"]
     if fit.releases == (table,):
         return None
     where = f"{m.path}:1: {fit.why}"
