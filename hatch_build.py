@@ -46,11 +46,19 @@ class ReadyTables(BuildHookInterface):
         for table in _tables():
             raw = table.read_bytes()
             name = f"{datayaml.ready_name(raw)}.json"
-            (out / name).write_text(json.dumps(datayaml.parse_data_yaml(raw, str(table))))
+            data = datayaml.parse_data_yaml(raw, str(table))
+            (out / name).write_text(json.dumps(data))
+            names = [name]
+            flags = datayaml.flag_table(data)
+            if flags is not None:
+                # an argument table's flag names alone (load/dialects.py's detection)
+                names.append(f"{datayaml.flag_table_name(raw)}.json")
+                (out / names[-1]).write_text(json.dumps(flags))
             if version != "editable":
-                build_data["force_include"][str(out / name)] = (
-                    f"cfglint/data/{datayaml.READY}/{name}"
-                )
+                for name in names:
+                    build_data["force_include"][str(out / name)] = (
+                        f"cfglint/data/{datayaml.READY}/{name}"
+                    )
         names = [_dialect_index(datayaml, out), *_release_parts(datayaml, out)]
         if version != "editable":
             for name in names:

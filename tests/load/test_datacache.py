@@ -85,6 +85,8 @@ def test_the_wheel_ships_every_table_ready(tmp_path: Path) -> None:
         READY,
         dialect_index,
         dialect_index_name,
+        flag_table,
+        flag_table_name,
         ready_name,
         release_part_name,
         rules_digest,
@@ -103,6 +105,11 @@ def test_the_wheel_ships_every_table_ready(tmp_path: Path) -> None:
             raw = table.read_bytes()
             name = f"cfglint/data/{READY}/{ready_name(raw)}.json"
             assert json.loads(z.read(name)) == parse_data_yaml(raw, str(table)), table.name
+            # an argument table's flag names alone (load/dialects.py's detection reads them)
+            flags = flag_table(parse_data_yaml(raw, str(table)))
+            if flags is not None:
+                name = f"cfglint/data/{READY}/{flag_table_name(raw)}.json"
+                assert json.loads(z.read(name)) == flags, table.name
         # the dialect index (load/dialects.py reads it instead of every dialect's arguments)
         folder = ROOT / "src" / "cfglint" / "data" / "dialects"
         raws = [(p.stem, p.read_bytes()) for p in sorted(folder.glob("*.yaml"))]

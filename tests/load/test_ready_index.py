@@ -12,11 +12,18 @@ from typing import Any
 import pytest
 
 from cfglint.load import datacache, detect, dialects
-from cfglint.load.datayaml import dialect_index, dialect_index_name
+from cfglint.load.datayaml import dialect_index, dialect_index_name, flag_table, flag_table_name
 
 
 def _clear() -> None:
-    for fn in (dialects._dialect_index, dialects._by_name, dialects.dialect_names, dialects._meta):
+    for fn in (
+        dialects._dialect_index,
+        dialects._by_name,
+        dialects.dialect_names,
+        dialects._meta,
+        dialects._flags_of,
+        dialects.table_flags,
+    ):
         getattr(fn, "cache_clear", lambda: None)()
 
 
@@ -96,6 +103,97 @@ def test_a_damaged_ready_index_is_not_read(fresh_dialects: Path, damage: Any) ->
     out.write_text(damage(index))
     assert dialects._dialect_index() == index
     assert dialects.dialect_names() == tuple(sorted(d["name"] for d in index.values()))
+
+
+# -- flag tables: detection asks several tables their flag names, and reads one whole ------
+def _whole_flags(name: str) -> frozenset[str]:
+    """Table ``name``'s flags from its whole tables (the reference)."""
+    out: set[str] = set()
+    for e, _ in dialects.table_entries(name)[1]:
+        out.update(e["flags"])
+        if e.get("action", "store") == "boolean_optional":
+            out.update("--no-" + f[2:] for f in e["flags"])
+    return frozenset(out)
+
+
+def _argument_files(folder: Path) -> list[Path]:
+    return [*sorted(dialects.DATA.glob("*.yaml")), *sorted(folder.glob("*.yaml"))]
+
+
+def _ready_flag_tables(folder: Path) -> None:
+    """What the build hook writes: each argument table's flag table, named by its hash."""
+    (datacache.DATA_DIR / datacache.READY).mkdir(exist_ok=True)
+    for path in _argument_files(folder):
+        flags = flag_table(datacache.load_data(path))
+        if flags is not None:
+            name = f"{flag_table_name(path.read_bytes())}.json"
+            (datacache.DATA_DIR / datacache.READY / name).write_text(json.dumps(flags))
+
+
+def test_flag_tables_give_every_tables_flags(fresh_dialects: Path) -> None:
+    for with_ready in (False, True):
+        if with_ready:
+            _ready_flag_tables(fresh_dialects)
+        for name in dialects.known_versions():
+            _clear()
+            assert dialects.table_flags(name) == _whole_flags(name), (name, with_ready)
+
+
+def test_ready_flag_tables_are_read_without_reading_the_tables(
+    fresh_dialects: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    expected = {n: _whole_flags(n) for n in dialects.known_versions()}
+    _ready_flag_tables(fresh_dialects)
+    _clear()
+    dialects._dialect_index()  # the dialect index reads the tables where none is ready
+
+    def no_table(path: Path) -> None:
+        raise AssertionError(f"read the whole table {path.name}")
+
+    monkeypatch.setattr(dialects, "_whole", no_table)
+    assert {n: dialects.table_flags(n) for n in expected} == expected
+
+
+def _planted(folder: Path, damage: Any = None) -> tuple[str, Path]:
+    """A ready flag table for the first dialect that plants a flag its table lacks (or
+    ``damage`` instead); the dialect's name and the table's path."""
+    table = sorted(folder.glob("*.yaml"))[0]
+    flags = flag_table(datacache.load_data(table))
+    flags["args"] = [*flags["args"], {"flags": ["--planted-by-the-test"]}]
+    ready = datacache.DATA_DIR / datacache.READY
+    ready.mkdir(exist_ok=True)
+    text = json.dumps(flags) if damage is None else damage
+    (ready / f"{flag_table_name(table.read_bytes())}.json").write_text(text)
+    return str(datacache.load_data(table)["name"]), table
+
+
+def test_a_ready_flag_table_is_what_detection_reads(fresh_dialects: Path) -> None:
+    name, _ = _planted(fresh_dialects)
+    assert "--planted-by-the-test" in dialects.table_flags(name)
+
+
+def test_a_stale_flag_table_is_not_read(fresh_dialects: Path) -> None:
+    name, table = _planted(fresh_dialects)
+    table.write_bytes(table.read_bytes() + b"\n# edited after the install\n")
+    _clear()
+    assert "--planted-by-the-test" not in dialects.table_flags(name)
+    assert dialects.table_flags(name) == _whole_flags(name)
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        "{not json",
+        "[]",
+        json.dumps({"name": "x"}),  # no argument list
+        json.dumps({"args": [{"flags": "--x"}]}),
+        json.dumps({"args": [{"dest": "x"}]}),
+        json.dumps({"args": {"flags": ["--x"]}}),
+    ],
+)
+def test_a_damaged_flag_table_is_not_read(fresh_dialects: Path, damage: str) -> None:
+    name, _ = _planted(fresh_dialects, damage)
+    assert dialects.table_flags(name) == _whole_flags(name)
 
 
 def _fnmatch_role(entry: str) -> str | None:

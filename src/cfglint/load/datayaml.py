@@ -52,6 +52,40 @@ def rules_digest(files: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def flag_table_name(raw: bytes) -> str:
+    """The ready name of an argument table's flag table (:func:`flag_table`): the table's
+    YAML hash, so one built before the table changed is not found."""
+    return "flags-" + ready_name(raw)
+
+
+def flag_table(data: Any) -> Any:
+    """An argument table with its argument lists (``args``, ``base_args``, ...) cut to
+    their flag names: one entry per ``from`` and ``scope`` (what says which layer registers
+    a flag), holding its entries' flags with a ``boolean_optional`` action's ``--no-`` forms.
+    Detecting a launch's dialect asks several tables their flag names and reads one table
+    whole. None for a file that is not an argument table."""
+    if not isinstance(data, dict) or not any(
+        k.endswith("args") and isinstance(v, list) for k, v in data.items()
+    ):
+        return None
+    return {
+        k: _flag_groups(v) if k.endswith("args") and isinstance(v, list) else v
+        for k, v in data.items()
+    }
+
+
+def _flag_groups(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    groups: dict[tuple[Any, Any], dict[str, Any]] = {}
+    for e in entries:
+        key = (json.dumps(e.get("from")), json.dumps(e.get("scope")))  # a list names several
+        if key not in groups:
+            groups[key] = {"flags": [], **{k: e[k] for k in ("from", "scope") if k in e}}
+        groups[key]["flags"] += e["flags"]
+        if e.get("action", "store") == "boolean_optional":
+            groups[key]["flags"] += ["--no-" + f[2:] for f in e["flags"]]
+    return list(groups.values())
+
+
 def release_part_name(raw: bytes, project: str) -> str:
     """The ready name of one project's part of data/release_files.json: a hash of the whole
     file's bytes and the project, so a part split before the file changed is not found."""

@@ -18,11 +18,12 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache, cached_property
+from pathlib import Path
 from typing import Any
 
 from cfglint.load import datacache
 from cfglint.load.datacache import DATA_DIR, load_data
-from cfglint.load.datayaml import dialect_index, dialect_index_name
+from cfglint.load.datayaml import dialect_index, dialect_index_name, flag_table, flag_table_name
 from cfglint.load.tree_parser import (
     MINDSPEED_PACKAGES,
     NOWHERE,
@@ -701,22 +702,26 @@ def _data(stem: str) -> Any:
     return load_data(DATA / f"{stem}.yaml")
 
 
-def table_entries(name: str) -> tuple[str, list[tuple[dict[str, Any], str]]]:
+def table_entries(
+    name: str, read: Callable[[Path], Any] | None = None
+) -> tuple[str, list[tuple[dict[str, Any], str]]]:
     """The label of table ``name`` and its argument entries, each with the release it was
-    read from, in the order the table registers them."""
+    read from, in the order the table registers them; ``read`` reads each table file
+    (whole, unless told: :func:`table_flags` reads their flag tables)."""
+    read = read or _whole
     versions = megatron_versions()
     if name in dialect_names():
-        return _dialect_entries(name)
+        return _dialect_entries(name, read)
     if name not in known_versions():
         raise ValueError(f"unknown Megatron version {name!r}; known: {', '.join(known_versions())}")
-    extra = _data("mindspeed_llm") if name == "mindspeed-llm" else None
+    extra = read(DATA / "mindspeed_llm.yaml") if name == "mindspeed-llm" else None
     if extra is not None:
         base_name = (
             extra.get("base_megatron") if extra.get("base_megatron") in versions else versions[0]
         )
     else:
         base_name = versions[0] if name == "megatron-lm" else name
-    base = _data(f"megatron_lm_{base_name}")
+    base = read(DATA / f"megatron_lm_{base_name}.yaml")
     label = _label(base)
     src = f"Megatron-LM {base['version']}"
     out = [(e, src) for e in base["args"]]
@@ -728,16 +733,18 @@ def table_entries(name: str) -> tuple[str, list[tuple[dict[str, Any], str]]]:
     return label, out
 
 
-def _dialect_entries(name: str) -> tuple[str, list[tuple[dict[str, Any], str]]]:
+def _dialect_entries(
+    name: str, read: Callable[[Path], Any]
+) -> tuple[str, list[tuple[dict[str, Any], str]]]:
     """A dialect's table: the layers it names (our Megatron-LM / MindSpeed tables), its
     base's arguments, then its own, each labelled with the project and release it is from;
     a later definition of a flag replaces an earlier one (MindSpeed's parsers resolve
     conflicts so)."""
-    d = dialect_data(name)
+    d = read(DIALECT_DIR / f"{_by_name()[name]}.yaml")
     out: list[tuple[dict[str, Any], str]] = []
     for layer in d.get("layers") or ():
         stem = layer["table"]
-        data = _data(stem)
+        data = read(DATA / f"{stem}.yaml")
         src = f"{data['project']} {data['version']}"
         prefix = layer.get("from_prefix")
         for e in data["args"]:
@@ -761,8 +768,49 @@ def table_flags(name: str) -> frozenset[str]:
     Megatron launch never uses (building one was a visible part of a lint's start-up, see
     bench/)."""
     out: set[str] = set()
-    for e, _ in table_entries(name)[1]:
+    for e, _ in table_entries(name, _flags_of)[1]:
         out.update(e["flags"])
         if e.get("action", "store") == "boolean_optional":
             out.update("--no-" + f[2:] for f in e["flags"])
     return frozenset(out)
+
+
+def _whole(path: Path) -> Any:
+    """A table file read whole, once per run (:func:`_data`, :func:`_meta`)."""
+    return _meta(path.stem) if path.parent == DIALECT_DIR else _data(path.stem)
+
+
+@cache
+def _flags_of(path: Path) -> Any:
+    """A table file's flag table (datayaml.flag_table): the one an install ships ready
+    (named by the table's hash, so one built before the table changed is not found), else
+    cut from the whole table. Detection asks several tables their flags, and a plain
+    Megatron-LM launch uses none of them."""
+    ready = datacache.DATA_DIR / datacache.READY / f"{flag_table_name(path.read_bytes())}.json"
+    try:
+        flags = json.loads(ready.read_bytes()) if ready.is_file() else None
+    except (OSError, ValueError):
+        flags = None  # unreadable or not JSON: the table says it
+    if _flag_table_ok(flags):
+        return flags
+    return flag_table(_whole(path))
+
+
+def _flag_table_ok(flags: object) -> bool:
+    """A ready flag table whose argument entries each name their flags (one damaged after
+    the install is not used)."""
+    return (
+        isinstance(flags, dict)
+        and all(
+            isinstance(v, list)
+            and all(
+                isinstance(e, dict)
+                and isinstance(e.get("flags"), list)
+                and all(isinstance(f, str) for f in e["flags"])
+                for e in v
+            )
+            for k, v in flags.items()
+            if k.endswith("args")
+        )
+        and any(k.endswith("args") for k in flags)
+    )
