@@ -424,3 +424,65 @@ def test_numba_without_a_cache_folder_leaves_the_chunk_to_the_scan(
     monkeypatch.setattr(losslog, "COMPILED_MIN", 0)
     steps, cols, _n = losslog._parse_chunk(data, "megatron")
     assert steps.tolist() == [1] and cols["loss"].tolist() == [1.5]
+
+
+@st.composite
+def digit_token(draw) -> str:
+    """Digit runs of 1-40 bytes, with or without one dot (or two), a sign, an exponent."""
+    digits = draw(st.text("0123456789", min_size=1, max_size=40))
+    if draw(st.booleans()):
+        at = draw(st.integers(0, len(digits)))
+        digits = digits[:at] + "." + digits[at:]
+        if draw(st.integers(0, 9)) == 0:
+            digits += "."
+    sign = draw(st.sampled_from(["", "", "-", "+"]))
+    expo = draw(st.one_of(st.just(""), st.from_regex(r"[eE][-+]?[0-9]{1,4}", fullmatch=True)))
+    return sign + digits + expo
+
+
+def _decided(t: str) -> bool:
+    """Whether the compiled parse must decide ``t`` (Clinger's fast path, as _parse_one)."""
+    m = re.fullmatch(r"[-+]?([0-9]*)\.?([0-9]*)(?:[eE]([-+]?[0-9]{1,3}))?", t)
+    body = t.lstrip("+-").split("e")[0].split("E")[0]
+    if m is None or len(body) >= 40 or not (m[1] or m[2]):
+        return False
+    scale = int(m[3] or 0) - len(m[2])
+    return int(m[1] + m[2]) <= 2**53 and abs(scale) <= 22
+
+
+@needs_numba
+@settings(max_examples=EXAMPLES * 5, deadline=None, suppress_health_check=list(HealthCheck))
+@given(digit_token(), st.sampled_from(["", "\n", "\n12345678", " |", "12345678"[:0] + "x"]))
+def test_numba_digit_runs_equal_python_float(token: str, after: str) -> None:
+    """The eight-digits-at-once parse: a token ending at the array's end (a chunk cut after
+    it, no eight bytes left), at a line end with digits after it, or before other bytes
+    equals ``float()`` where the fast path holds, and is undecided where it does not."""
+    kernels = losslog_numba.kernels()
+    assert kernels is not None
+    for pad in range(9):  # the token at each offset of an eight-byte word
+        a = np.frombuffer(("x" * pad + token + after).encode(), np.uint8)
+        v, end, undecided, integral = kernels._parse_one(a, pad, 40)
+        assert undecided == (not _decided(token)), (token, after)
+        if not undecided:
+            want = float(token)
+            assert v == want and np.signbit(v) == np.signbit(want), (token, v, want)
+            assert end == pad + len(token)
+            assert integral == ("." not in token and "e" not in token.lower())
+
+
+@needs_numba
+@settings(max_examples=EXAMPLES * 5, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.text("0123456789", min_size=1, max_size=40), st.sampled_from(["", "\n9", "/ 7", "."]))
+def test_numba_step_counters_equal_python_int(digits: str, after: str) -> None:
+    """The counters' integer parse, eight digits at once: ``int()`` for up to 15 digits
+    (undecided past that), ending where the digits do, at a chunk's end or before a line's."""
+    kernels = losslog_numba.kernels()
+    assert kernels is not None
+    for pad in range(9):
+        a = np.frombuffer(("x" * pad + digits + after).encode(), np.uint8)
+        value, end, undecided, integral = kernels._integer(a, pad, 40)
+        assert undecided == (len(digits) > 15 or (after == "." and len(digits) >= 39)), digits
+        if not undecided:
+            assert value == int(digits)
+            assert integral == (after != ".")
+            assert end == pad + len(digits) + (after == ".")
