@@ -415,3 +415,39 @@ def test_sgd_run_has_no_adam_betas_to_compare(tmp_path: Path) -> None:
         tmp_path, p.read_text(encoding="utf-8").replace("sgd --sgd-momentum 0.9", "adam"), "a.sh"
     )
     assert cfg_of(q).optimizer.beta1.value == 0.9
+
+
+def test_misspelt_flags_are_matched_once_each_and_at_most_a_bounded_number(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fuzz campaign's seed 12 case 1770: a launch line that repeats one unknown flag
+    20,000 times took 11 s (a fuzzy match against every known flag each time) and hung the
+    run past its 20 s bound under load. A repeated flag is matched once; a script inventing
+    thousands gets suggestions for the first SUGGESTED_FLAGS only, and each still reads."""
+    import difflib
+
+    from cfglint.normalize.megatron import args
+
+    calls: list[str] = []
+    real = difflib.get_close_matches
+
+    def counting(word, *a, **k):  # type: ignore[no-untyped-def]
+        calls.append(word)
+        return real(word, *a, **k)
+
+    monkeypatch.setattr(difflib, "get_close_matches", counting)
+    invented = " ".join(f"--made-up-{n} 1" for n in range(args.SUGGESTED_FLAGS + 50))
+    script = tmp_path / "pretrain.sh"
+    script.write_text(
+        "torchrun pretrain_gpt.py --hidden-dropot 0.1 "
+        + "--f 1 " * 2000
+        + invented
+        + " --num-layers 2\n"
+    )
+    m = load_megatron(str(script))
+    assert len(calls) == args.SUGGESTED_FLAGS  # --hidden-dropot, --f, then invented ones
+    assert calls.count("--f") == 1
+    flags = {u.knob: u for u in m.unknown}
+    assert "did you mean --hidden-dropout?" in flags["--hidden-dropot"].detail
+    assert f"--made-up-{args.SUGGESTED_FLAGS + 49}" in flags  # read, with no suggestion
+    assert m.values["num_layers"].value == 2

@@ -60,12 +60,24 @@ def _spec(entry: dict[str, Any], source: str) -> ArgSpec:
     )
 
 
-def _closest_flag(flag: str, table: ArgTable) -> str:
-    """``did you mean --hidden-dropout?`` for a misspelt flag, or nothing."""
+# distinct unknown flags one script gets a suggestion for: each costs a fuzzy match against
+# every flag the table knows (about 0.5 ms), so a generated or hostile script that repeats or
+# invents thousands of flags would otherwise take minutes (fuzz seed 12, case 1770: 20,000)
+SUGGESTED_FLAGS = 200
+
+
+def _closest_flag(flag: str, table: ArgTable, memo: dict[str, str]) -> str:
+    """``did you mean --hidden-dropout?`` for a misspelt flag, or nothing; ``memo`` holds
+    this script's answers so far."""
+    if flag in memo:
+        return memo[flag]
+    if len(memo) >= SUGGESTED_FLAGS:
+        return ""
     import difflib
 
     close = difflib.get_close_matches(flag, list(table.by_flag), n=1, cutoff=0.8)
-    return f"did you mean {close[0]}?" if close else ""
+    memo[flag] = f"did you mean {close[0]}?" if close else ""
+    return memo[flag]
 
 
 @cache
@@ -151,6 +163,7 @@ def resolve(tokens: list[Any], table: ArgTable) -> Resolved:
     unknown: list[Value] = []
     opaque: list[Value] = []
     warnings: list[str] = []
+    suggested: dict[str, str] = {}
     last_flag = ""
     i = 0
     while i < len(tokens):
@@ -169,7 +182,7 @@ def resolve(tokens: list[Any], table: ArgTable) -> Resolved:
         last_flag = flag
         spec = table.by_flag.get(flag)
         if spec is None:
-            got, i = _unknown_flag(tokens, i, table)
+            got, i = _unknown_flag(tokens, i, table, suggested)
             unknown.append(got)
             continue
         args, i = _flag_args(tokens, i, spec, warnings)
@@ -212,7 +225,9 @@ def _stray_values(tokens: list[Any], i: int, last_flag: str, warnings: list[str]
     return i
 
 
-def _unknown_flag(tokens: list[Any], i: int, table: ArgTable) -> tuple[Value, int]:
+def _unknown_flag(
+    tokens: list[Any], i: int, table: ArgTable, suggested: dict[str, str]
+) -> tuple[Value, int]:
     """The flag at ``i - 1`` that the table lacks, with the values after it (they belong to
     it); and the next index."""
     tok = tokens[i - 1]
@@ -227,7 +242,7 @@ def _unknown_flag(tokens: list[Any], i: int, table: ArgTable) -> tuple[Value, in
         loc=tok.loc,
         via=tok.via,
         conditional=tok.conditional,
-        detail=_closest_flag(flag, table),
+        detail=_closest_flag(flag, table, suggested),
     )
     return got, i
 
