@@ -18,6 +18,18 @@ SHARED = Path(os.environ.get("CFGLINT_SHARED", ROOT.parent / "shared"))
 CORPUS = SHARED / "corpus" / "mindformers"
 
 
+def script_module(name: str) -> Any:
+    """``scripts/NAME.py`` imported as a module: the extractors, generators and the docs hook
+    are scripts, not package code, and their tests call their functions."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def need_shared(*parts: str) -> Path:
     p = SHARED.joinpath(*parts)
     if not p.exists():

@@ -3,7 +3,6 @@ every rule gets its own page with a wrong/right example from its variation cases
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -12,17 +11,11 @@ from types import ModuleType
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import ROOT, script_module
 
 
 def _hook() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "mkdocs_rule_pages", ROOT / "scripts" / "mkdocs_rule_pages.py"
-    )
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return script_module("mkdocs_rule_pages")
 
 
 def test_readme_is_a_front_page_that_links_the_manual() -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from cfglint.cli import main
-from conftest import FIXTURES, ROOT
+from conftest import FIXTURES, ROOT, script_module
 
 EX = FIXTURES / "examples" / "llama2_7b"
 EX_MF, EX_MG = str(EX / "pretrain_llama2_7b.yaml"), str(EX / "pretrain_llama2_7b.sh")
@@ -419,14 +419,7 @@ def test_lr_says_what_it_assumed_instead_of_curves_agree() -> None:
 
 # -- README, docs and install ----------------------------------------------------------------
 def _generator():  # type: ignore[no-untyped-def]
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(
-        "update_readme_rules", ROOT / "scripts" / "update_readme_rules.py"
-    )
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return module
+    return script_module("update_readme_rules")
 
 
 def test_readme_option_table_and_quickstart_are_generated() -> None:

@@ -29,7 +29,7 @@ from cfglint.normalize.mindformers.defaults import (
     canonical_dtype,
     mf_defaults,
 )
-from conftest import unpacked_wheel
+from conftest import script_module, unpacked_wheel
 
 _UNSET = object()
 
@@ -157,18 +157,6 @@ def test_stated_config_class_defaults_match_the_package_on_the_index(
     _check(unpacked_wheel("mindformers", version, tmp_path) / "mindformers", version)
 
 
-def _extractor():  # type: ignore[no-untyped-def]
-    import importlib.util
-
-    from conftest import ROOT
-
-    path = ROOT / "scripts" / "extract_mindformers_releases.py"
-    spec = importlib.util.spec_from_file_location("extract_mindformers_releases", path)
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return module
-
-
 # the releases read from the package index's wheels (scripts/extract_mindformers_releases.py)
 @pytest.mark.slow
 @pytest.mark.parametrize("release", ["v1.8.0", "v1.9.0", "v2.0.0", "v2.1.0"])
@@ -178,7 +166,7 @@ def test_the_wheel_tables_are_what_the_wheel_gives(release: str, tmp_path: Path)
     ships them)."""
     version = release.removeprefix("v")
     unpacked_wheel("mindformers", version, tmp_path)
-    x = _extractor()
+    x = script_module("extract_mindformers_releases")
     wheel = x.Wheel(next(tmp_path.glob(f"mindformers-{version}-*.whl")))
     data = load_data(DATA / "mindformers_releases.yaml")
     assert data["sources"][release]["sha256"] == wheel.provenance()["sha256"]

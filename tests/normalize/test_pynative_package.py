@@ -3,22 +3,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
 
 from cfglint.load.datacache import load_data
 from cfglint.normalize.mindformers.defaults import DATA
-from conftest import ROOT, unpacked_wheel
-
-
-def _extractor():  # type: ignore[no-untyped-def]
-    path = ROOT / "scripts" / "extract_mindformers_releases.py"
-    spec = importlib.util.spec_from_file_location("extract_mindformers_releases", path)
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return module
+from conftest import script_module, unpacked_wheel
 
 
 @pytest.mark.slow
@@ -26,7 +17,7 @@ def _extractor():  # type: ignore[no-untyped-def]
 def test_the_pynative_tables_are_what_the_wheel_gives(release: str, tmp_path: Path) -> None:
     version = release.removeprefix("v")
     unpacked_wheel("mindformers", version, tmp_path)
-    x = _extractor()
+    x = script_module("extract_mindformers_releases")
     wheel = x.Wheel(next(tmp_path.glob(f"mindformers-{version}-*.whl")))
     data = load_data(DATA / "mindformers_pynative.yaml")
     assert data["sources"][release]["sha256"] == wheel.provenance()["sha256"]
