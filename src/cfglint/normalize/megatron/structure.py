@@ -10,8 +10,8 @@ from cfglint.model.config import Config
 from cfglint.model.values import Value
 from cfglint.normalize.heads import PLAIN_HEAD
 from cfglint.normalize.megatron.common import as_int, implementation_fact
-from cfglint.normalize.megatron.input import MegatronInput
 from cfglint.normalize.megatron.dsv4 import read_dsv4
+from cfglint.normalize.megatron.input import MegatronInput
 from cfglint.normalize.megatron.mla import read_mla
 from cfglint.normalize.megatron.rope import multi_latent_attention
 

@@ -68,7 +68,7 @@ def _indexer_on(view: MFView) -> Value:
     return Value.derived(
         variant.value in _INDEXED_VARIANTS,
         variant.knob,
-        "the sparse-attention indexer is built for experimental_attention_variant dsa or dsv4_hybrid",
+        "the sparse-attention indexer is built for attention variants dsa and dsv4_hybrid",
         [variant],
     )
 
