@@ -32,7 +32,8 @@ def read_dsv4(view: MFView, cfg: Config) -> None:
         return  # the legacy classes build neither; their code was not read for it
     s = cfg.structure
     # default False: transformer_config.py:2187-2195; a release without the field has no mHC
-    s.hyper_connections = _read(view, "hyper_connections", "bool", (False, f"{_TC}:2187)"))
+    no_hc = f"{_TC}:2187; a release without the field builds no mHC)"
+    s.hyper_connections = _read(view, "hyper_connections", "bool", (False, no_hc))
     if is_on(s, "hyper_connections"):
         s.hc_streams = _read(view, "hc_streams", "int", (4, f"{_TC}:2210)"))
     s.dsa_indexer = _indexer_on(view)
