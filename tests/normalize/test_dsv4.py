@@ -174,3 +174,35 @@ def test_the_class_turns_mhc_on_where_the_key_is_unwritten(
 def test_mindformers_mhc_off_is_found(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     found, _ = _run(tmp_path, capsys, hc="  enable_hyper_connections: False")
     assert "STR039" in found and "model.enable_hyper_connections" in found
+
+
+CORE = """\
+#!/bin/bash
+torchrun pretrain_gpt.py --use-mcore-models --num-layers 4 --hidden-size 1024 \\
+    --num-attention-heads 16 --seq-length 4096 --max-position-embeddings 4096 --bf16 {dsa}
+"""
+
+
+def test_upstream_megatron_is_read_not_left_unknown(tmp_path: Path) -> None:
+    """Upstream Megatron-LM has no hyper-connections at core_v0.19.0 (no mHC code under
+    megatron/ at 5be9626), and builds the DSA indexer only with --experimental-attention-variant
+    dsa (arguments.py:3409 @ core_v0.19.0): both read, not "not decided"."""
+    plain = tmp_path / "plain.sh"
+    plain.write_text(CORE.format(dsa=""))
+    s = load_megatron_side(str(plain), version="core_v0.19.0").structure
+    assert (s.hyper_connections.value, s.dsa_indexer.value) == (False, False)
+    assert s.hyper_connections.known and s.dsa_indexer.known
+    dsa = tmp_path / "dsa.sh"
+    dsa.write_text(
+        CORE.format(
+            dsa="--experimental-attention-variant dsa --dsa-indexer-n-heads 64 "
+            "--dsa-indexer-head-dim 128 --dsa-indexer-topk 2048"
+        )
+    )
+    s = load_megatron_side(str(dsa), version="core_v0.19.0").structure
+    assert s.dsa_indexer.value is True
+    assert (s.indexer_heads.value, s.indexer_head_dim.value, s.indexer_topk.value) == (
+        64,
+        128,
+        2048,
+    )

@@ -20,7 +20,22 @@ _INDEXER = {
 }
 
 
+# upstream Megatron-LM at the recorded releases: no hyper-connections anywhere under megatron/
+# (`git grep -i "hyper_conn\|hc_mult\|mhc"` finds nothing at core_v0.19.0 5be9626); its DSA
+# indexer is `--experimental-attention-variant dsa` with the `--dsa-indexer-*` flags
+# (megatron/training/arguments.py:3409 @ core_v0.19.0)
+_CORE_INDEXER = {
+    "indexer_heads": "dsa_indexer_n_heads",
+    "indexer_head_dim": "dsa_indexer_head_dim",
+    "indexer_topk": "dsa_indexer_topk",
+    "indexer_loss_coeff": "dsa_indexer_loss_coeff",
+}
+
+
 def read_dsv4(m: MegatronInput, cfg: Config) -> None:
+    if m.dialect is not None and m.dialect.kind == "megatron-lm":
+        _read_upstream(m, cfg)
+        return
     s = cfg.structure
     s.hyper_connections = _flag(m, _HC["hyper_connections"])
     if is_on(s, "hyper_connections"):
@@ -28,6 +43,23 @@ def read_dsv4(m: MegatronInput, cfg: Config) -> None:
     s.dsa_indexer = _flag(m, "enable_dsa_indexer")
     if is_on(s, "dsa_indexer"):
         for field, dest in _INDEXER.items():
+            setattr(s, field, _flag(m, dest))
+
+
+def _read_upstream(m: MegatronInput, cfg: Config) -> None:
+    s = cfg.structure
+    s.hyper_connections = Value.default(
+        False, "hyper-connections", f"{m.table.label} (it has no hyper-connections)"
+    )
+    variant = _flag(m, "experimental_attention_variant")
+    s.dsa_indexer = Value.derived(
+        variant.value == "dsa" if variant.known else None,
+        "--experimental-attention-variant",
+        "on where the attention variant is dsa",
+        [variant],
+    )
+    if is_on(s, "dsa_indexer"):
+        for field, dest in _CORE_INDEXER.items():
             setattr(s, field, _flag(m, dest))
 
 
