@@ -206,3 +206,17 @@ def test_upstream_megatron_is_read_not_left_unknown(tmp_path: Path) -> None:
         128,
         2048,
     )
+
+
+def test_compressed_attention_on_one_side_only_is_found(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The real flash config builds CSA (experimental_attention_variant dsv4_hybrid,
+    compress_ratios) and so does the real script (--compress-ratios 0 0 4 128 ...): nothing.
+    The script without --compress-ratios builds plain attention: STR046, both values read."""
+    ratios = "    --compress-ratios 0 0 4 128 4 128 0 \\\n"
+    args = DSV4_ARGS.format(coeff="1.0") + ratios
+    found, unchecked = _run(tmp_path, capsys, args=args, extra=("--select", "STR046"))
+    assert "STR046" not in found and "STR046" not in unchecked
+    found, _ = _run(tmp_path, capsys, extra=("--select", "STR046"))
+    assert "STR046" in found and "dsv4_hybrid" in found and "--compress-ratios" in found

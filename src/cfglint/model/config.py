@@ -102,6 +102,9 @@ class Structure(_Section):
     indexer_head_dim: V = None
     indexer_topk: V = None
     indexer_loss_coeff: V = None
+    # DeepSeek-V4's compressed sparse attention (CSA, per-layer compress ratios): on/off only;
+    # the ratios themselves are not compared (normalize/dsv4.py CSA_RATIOS_NOT_COMPARED)
+    csa_compression: V = None
 
 
 class Moe(_Section):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from cfglint.model.config import Config
 from cfglint.model.values import Value
-from cfglint.normalize.dsv4 import is_on
+from cfglint.normalize.dsv4 import CSA_ON, is_on
 from cfglint.normalize.megatron.input import MegatronInput
 
 # MindSpeed-LLM's dests (mindspeed_llm/features_manager/transformer/mhc_feature.py:11-12 and
@@ -37,6 +37,7 @@ def read_dsv4(m: MegatronInput, cfg: Config) -> None:
         _read_upstream(m, cfg)
         return
     s = cfg.structure
+    s.csa_compression = _csa(m)
     s.hyper_connections = _flag(m, _HC["hyper_connections"])
     if is_on(s, "hyper_connections"):
         s.hc_streams = _flag(m, _HC["hc_streams"])
@@ -48,6 +49,9 @@ def read_dsv4(m: MegatronInput, cfg: Config) -> None:
 
 def _read_upstream(m: MegatronInput, cfg: Config) -> None:
     s = cfg.structure
+    # no compressed attention in upstream Megatron-LM (no compress_ratio / csa under megatron/
+    # at core_v0.19.0 5be9626)
+    s.csa_compression = Value.default(False, "compress ratios", f"{m.table.label} (it has none)")
     s.hyper_connections = Value.default(
         False, "hyper-connections", f"{m.table.label} (it has no hyper-connections)"
     )
@@ -61,6 +65,17 @@ def _read_upstream(m: MegatronInput, cfg: Config) -> None:
     if is_on(s, "dsa_indexer"):
         for field, dest in _CORE_INDEXER.items():
             setattr(s, field, _flag(m, dest))
+
+
+def _csa(m: MegatronInput) -> Value:
+    """On where MindSpeed-LLM is given --compress-ratios (dsa_indexer_feature.py:42 @
+    c77308a1, default None: no compression)."""
+    got = _flag(m, "compress_ratios")
+    if not got.known:
+        return got
+    on = bool(got.value)
+    how = CSA_ON if on else "no --compress-ratios: no compressed attention"
+    return Value.derived(on, got.knob, how, [got])
 
 
 def _flag(m: MegatronInput, dest: str) -> Value:

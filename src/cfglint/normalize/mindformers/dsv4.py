@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from cfglint.model.config import Config
 from cfglint.model.values import Value
-from cfglint.normalize.dsv4 import INDEXER_DIMS, is_on
+from cfglint.normalize.dsv4 import CSA_ON, INDEXER_DIMS, is_on
 from cfglint.normalize.mindformers.view import MFView
 
 _TC = "MindFormers TransformerConfig (parallel_core/transformer_config.py @ mindformers-2.1.0.whl"
@@ -37,6 +37,7 @@ def read_dsv4(view: MFView, cfg: Config) -> None:
     if is_on(s, "hyper_connections"):
         s.hc_streams = _read(view, "hc_streams", "int", (4, f"{_TC}:2210)"))
     s.dsa_indexer = _indexer_on(view)
+    s.csa_compression = _csa(view)
     if is_on(s, "dsa_indexer"):
         for field in INDEXER_DIMS:
             # TransformerConfig's defaults are None (transformer_config.py:1451-1480, 1593):
@@ -72,6 +73,21 @@ def _indexer_on(view: MFView) -> Value:
         "the sparse-attention indexer is built for attention variants dsa and dsv4_hybrid",
         [variant],
     )
+
+
+def _csa(view: MFView) -> Value:
+    """On where the config compresses attention: V4's hybrid variant (the CSA indexer and
+    compressor, experimental_attention_variant_module_specs.py:126-183 @ 2.1.0) or written
+    compress_ratios."""
+    variant = _variant(view)
+    ratios = view.mcore_raw("compress_ratios", "str")
+    if ratios is not None:
+        return Value.derived(True, ratios.knob, CSA_ON, [ratios])
+    if not variant.known:
+        return variant
+    on = variant.value == "dsv4_hybrid"
+    how = CSA_ON if on else "no compressed attention without dsv4_hybrid"
+    return Value.derived(on, variant.knob, how, [variant])
 
 
 def _variant(view: MFView) -> Value:
