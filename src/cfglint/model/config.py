@@ -91,6 +91,17 @@ class Structure(_Section):
     mla_qk_head_dim: V = None
     mla_qk_pos_emb_head_dim: V = None
     mla_v_head_dim: V = None
+    # DeepSeek-V4's manifold-constrained hyper-connections (mHC): on/off and the number of
+    # residual streams each layer mixes (normalize/dsv4.py)
+    hyper_connections: V = None
+    hc_streams: V = None
+    # DeepSeek's sparse-attention indexer (DSA, and V4's CSA indexer): on/off, then its heads,
+    # head size, the keys each query keeps, and the weight of its loss (set only where it is on)
+    dsa_indexer: V = None
+    indexer_heads: V = None
+    indexer_head_dim: V = None
+    indexer_topk: V = None
+    indexer_loss_coeff: V = None
 
 
 class Moe(_Section):

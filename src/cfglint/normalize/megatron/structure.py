@@ -10,6 +10,7 @@ from cfglint.model.config import Config
 from cfglint.model.values import Value
 from cfglint.normalize.heads import PLAIN_HEAD
 from cfglint.normalize.megatron.common import as_int, implementation_fact
+from cfglint.normalize.megatron.dsv4 import read_dsv4
 from cfglint.normalize.megatron.input import MegatronInput
 from cfglint.normalize.megatron.mla import read_mla
 from cfglint.normalize.megatron.rope import multi_latent_attention
@@ -147,6 +148,7 @@ def read_structure(m: MegatronInput, cfg: Config) -> None:
     s.qk_norm = m.arg("qk_layernorm")
     s.multi_latent_attention = multi_latent_attention(m)
     read_mla(m, cfg)
+    read_dsv4(m, cfg)
 
 
 def _dense_bias(m: MegatronInput, linear: Value) -> Value:

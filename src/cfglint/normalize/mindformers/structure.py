@@ -10,6 +10,7 @@ from typing import Any
 from cfglint.model.config import Config, Structure
 from cfglint.model.values import Value
 from cfglint.normalize.heads import PLAIN_HEAD
+from cfglint.normalize.mindformers.dsv4 import read_dsv4
 from cfglint.normalize.mindformers.view import (
     MFView,
     as_bool,
@@ -36,6 +37,7 @@ def read_structure(view: MFView, cfg: Config) -> None:
     else:
         _legacy_fields(view, cfg)
     _mla_dims(view, s)
+    read_dsv4(view, cfg)
     _shared_fallbacks(s)
     s.recompute = _recompute(view)
 
