@@ -191,10 +191,13 @@ def test_tensorboard_events_of_both_frameworks(tmp_path: Path) -> None:
 fast_read = losslog.compiled_read
 
 
+@pytest.mark.parametrize("per_worker", [1, 8], ids=["a-range-a-worker", "queued-ranges"])
 @pytest.mark.parametrize("fast", [True, False], ids=["numba-threads", "scan-processes"])
 def test_byte_ranges_in_several_processes_read_every_line_once(
-    tmp_path: Path, monkeypatch, fast: bool
+    tmp_path: Path, monkeypatch, fast: bool, per_worker: int
 ) -> None:
+    """Each line once, whichever range holds it; with eight ranges a worker (the default),
+    each worker's one read buffer serves several ranges in turn."""
     if fast and losslog.compiled_read is None:
         pytest.skip("the logs extra (numba) is not installed")
     if fast:  # the compiled loops read even these small chunks, in threads
@@ -210,15 +213,16 @@ def test_byte_ranges_in_several_processes_read_every_line_once(
         monkeypatch.setattr(losslog, "compiled_read", None)
     monkeypatch.setattr(losslog, "PARALLEL_MIN", 4000)  # ~15 step lines a range
     monkeypatch.setattr(losslog.os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(losslog, "RANGES_PER_WORKER", per_worker)
     text = "".join(_mg(s, f"{5 + s / 1000:.6E}") for s in range(1, 301))
     path = _w(tmp_path, "mg.log", text)
-    assert len(losslog._ranges(len(text))) == 4
+    assert len(losslog._ranges(len(text))) == 4 * per_worker
     log = read_run_log(path)
     assert log.steps.tolist() == list(range(1, 301))
     assert np.allclose(log.series["loss"], [5 + s / 1000 for s in range(1, 301)])
     assert log.lines_read == 300
     # one chunk a range, each read by the compiled loops (none left to the scan)
-    assert not fast or (len(calls) == 4 and all(c is not None for c in calls))
+    assert not fast or (len(calls) == 4 * per_worker and all(c is not None for c in calls))
 
 
 def test_no_cache_reads_with_the_scan(tmp_path: Path, monkeypatch) -> None:

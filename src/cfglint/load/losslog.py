@@ -27,6 +27,7 @@ import itertools
 import multiprocessing
 import os
 import re
+import threading
 import warnings
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
@@ -65,6 +66,10 @@ MAX_LINE = 64 * 1024
 # a log this large is read by up to MAX_WORKERS processes at once
 PARALLEL_MIN = 64 * 1024 * 1024
 MAX_WORKERS = 8
+# up to this many byte ranges a worker, taken from one queue as each worker is free: with one
+# range a worker, the worker that drew the slower bytes (Megatron's lines cost more a byte than
+# MindFormers') finished 0.06-0.15 s after the other, idle (bench/results/logs_speed.md)
+RANGES_PER_WORKER = 8
 
 # the series every reader fills, in the report's order
 SERIES = (
@@ -302,7 +307,7 @@ def _ranges(size: int) -> list[tuple[int, int]]:
     cpus = min(os.cpu_count() or 1, MAX_WORKERS)
     if size < PARALLEL_MIN or cpus < 2 or os.name != "posix":
         return [(0, size)]
-    n = min(cpus, -(-size // (PARALLEL_MIN // 2)))
+    n = min(cpus * RANGES_PER_WORKER, -(-size // (PARALLEL_MIN // 2)))
     cuts = [size * i // n for i in range(n + 1)]
     return list(itertools.pairwise(cuts))
 
@@ -346,8 +351,7 @@ class _Chunks:
     def __init__(self, fh: BinaryIO, path: str, limit: int) -> None:
         self.fh, self.path, self.limit = fh, path, limit
         self.partial = False
-        # a partial line of up to CHUNK + MAX_LINE bytes is kept at the start
-        self.store = bytearray(2 * CHUNK + MAX_LINE + 1)
+        self.store = _store()
         self.cut = 0
 
     def __iter__(self) -> Iterator[memoryview]:
@@ -385,6 +389,20 @@ class _Chunks:
         return self.store.count(b"\n", 0, self.cut)
 
 
+# one buffer a thread (or worker process), reused from range to range: a fresh one would
+# cost its page faults again in each of a large log's byte ranges
+_STORE = threading.local()
+
+
+def _store() -> bytearray:
+    """This thread's read buffer: a partial line of up to CHUNK + MAX_LINE bytes is kept
+    at its start, a chunk read after it."""
+    store = getattr(_STORE, "buffer", None)
+    if store is None:
+        store = _STORE.buffer = bytearray(2 * CHUNK + MAX_LINE + 1)
+    return store
+
+
 def _compact(cols: dict[str, np.ndarray]) -> dict[str, np.ndarray | float]:
     """A series with one value throughout the chunk as that value: a worker process sends
     its chunks' series through a pipe, most of them constant (loss scale, skipped counts)."""
@@ -399,7 +417,7 @@ class _Acc:
 
     def __init__(self) -> None:
         self.steps: list[np.ndarray] = []
-        self.cols: dict[str, list[np.ndarray]] = {k: [] for k in SERIES}
+        self.cols: dict[str, list[np.ndarray | float]] = {k: [] for k in SERIES}
         self.count = 0
 
     def add(self, part: _Part) -> None:
@@ -409,8 +427,7 @@ class _Acc:
         self.count += steps.size
         self.steps.append(steps)
         for k in SERIES:
-            col = cols.get(k, np.nan)
-            self.cols[k].append(col if isinstance(col, np.ndarray) else np.full(steps.size, col))
+            self.cols[k].append(cols.get(k, np.nan))  # a constant stays a number until joined
 
     def finish(self, path: str, framework: str) -> RunLog:
         if not self.steps:
@@ -431,21 +448,39 @@ class _Acc:
             keep = raw.size - 1 - first_in_rev
         series = {}
         wild = 0
+        sizes = [s.size for s in self.steps]
         for k in SERIES:
-            col = np.concatenate(self.cols[k])
-            col, n = bounded(col if keep is None else col[keep])
+            joined = _join(self.cols[k], sizes)
+            if joined is None:
+                continue
+            col, n = bounded(joined if keep is None else joined[keep])
             wild += n
             if np.isfinite(col).any():
                 series[k] = col
         return RunLog(
             path,
             framework,
-            steps=uniq.astype(np.int64),
+            steps=uniq.astype(np.int64, copy=False),
             series=series,
             restarts=restarts,
             restart_count=count,
             out_of_range=wild,
         )
+
+
+def _join(parts: list[np.ndarray | float], sizes: list[int]) -> np.ndarray | None:
+    """One series' chunks end to end (``sizes``: their steps), a constant chunk filled in
+    place rather than made an array first and copied again (a fifth of the serial time
+    after the threads, bench/results/logs_speed.md); ``None`` where every chunk is NaN
+    throughout (the series is not printed)."""
+    if all(isinstance(p, float) and np.isnan(p) for p in parts):
+        return None
+    out = np.empty(sum(sizes))
+    at = 0
+    for part, n in zip(parts, sizes, strict=True):
+        out[at : at + n] = part
+        at += n
+    return out
 
 
 def bounded(col: np.ndarray) -> tuple[np.ndarray, int]:
@@ -750,9 +785,11 @@ class LogFollower:
             return
         keep = min(self.acc.count, FOLLOW_MAX_STEPS)
         self.dropped += self.acc.count - keep
+        sizes = [s.size for s in self.acc.steps]
         self.acc.steps = [np.concatenate(self.acc.steps)[-keep:]]
         for k in SERIES:
-            self.acc.cols[k] = [np.concatenate(self.acc.cols[k])[-keep:]]
+            joined = _join(self.acc.cols[k], sizes)
+            self.acc.cols[k] = [np.nan if joined is None else joined[-keep:]]
         self.acc.count = keep
 
     def log(self) -> RunLog:
