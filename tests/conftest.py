@@ -30,6 +30,15 @@ def script_module(name: str) -> Any:
     return module
 
 
+def mindformers_wheel(release: str, tmp_path: Path) -> tuple[Any, Any]:
+    """The extractor script and its ``Wheel`` reader over MindFormers ``release`` (``v2.1.0``)
+    downloaded from the package index (skips where the index does not give it)."""
+    version = release.removeprefix("v")
+    unpacked_wheel("mindformers", version, tmp_path)
+    x = script_module("extract_mindformers_releases")
+    return x, x.Wheel(next(tmp_path.glob(f"mindformers-{version}-*.whl")))
+
+
 def need_shared(*parts: str) -> Path:
     p = SHARED.joinpath(*parts)
     if not p.exists():

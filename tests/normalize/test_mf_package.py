@@ -29,7 +29,7 @@ from cfglint.normalize.mindformers.defaults import (
     canonical_dtype,
     mf_defaults,
 )
-from conftest import script_module, unpacked_wheel
+from conftest import mindformers_wheel, unpacked_wheel
 
 _UNSET = object()
 
@@ -164,10 +164,7 @@ def test_the_wheel_tables_are_what_the_wheel_gives(release: str, tmp_path: Path)
     """data/mindformers_releases.yaml's entries for a wheel release, and its recorded sha256,
     are what the extractor reads from that wheel today (research/ classes aside: no wheel
     ships them)."""
-    version = release.removeprefix("v")
-    unpacked_wheel("mindformers", version, tmp_path)
-    x = script_module("extract_mindformers_releases")
-    wheel = x.Wheel(next(tmp_path.glob(f"mindformers-{version}-*.whl")))
+    x, wheel = mindformers_wheel(release, tmp_path)
     data = load_data(DATA / "mindformers_releases.yaml")
     assert data["sources"][release]["sha256"] == wheel.provenance()["sha256"]
     checked = 0

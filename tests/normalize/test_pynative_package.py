@@ -9,16 +9,13 @@ import pytest
 
 from cfglint.load.datacache import load_data
 from cfglint.normalize.mindformers.defaults import DATA
-from conftest import script_module, unpacked_wheel
+from conftest import mindformers_wheel
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("release", ["v1.8.0", "v1.9.0", "v2.0.0", "v2.1.0"])
 def test_the_pynative_tables_are_what_the_wheel_gives(release: str, tmp_path: Path) -> None:
-    version = release.removeprefix("v")
-    unpacked_wheel("mindformers", version, tmp_path)
-    x = script_module("extract_mindformers_releases")
-    wheel = x.Wheel(next(tmp_path.glob(f"mindformers-{version}-*.whl")))
+    x, wheel = mindformers_wheel(release, tmp_path)
     data = load_data(DATA / "mindformers_pynative.yaml")
     assert data["sources"][release]["sha256"] == wheel.provenance()["sha256"]
     assert x.pynative_tables(wheel) == data["releases"][release]

@@ -36,8 +36,9 @@ def read_dsv4(view: MFView, cfg: Config) -> None:
     s.hyper_connections = _read(view, "hyper_connections", "bool", (False, no_hc))
     if is_on(s, "hyper_connections"):
         s.hc_streams = _read(view, "hc_streams", "int", (4, f"{_TC}:2210)"))
-    s.dsa_indexer = _indexer_on(view)
-    s.csa_compression = _csa(view)
+    variant = _variant(view)
+    s.dsa_indexer = _indexer_on(variant)
+    s.csa_compression = _csa(view, variant)
     if is_on(s, "dsa_indexer"):
         for field in INDEXER_DIMS:
             # TransformerConfig's defaults are None (transformer_config.py:1451-1480, 1593):
@@ -63,8 +64,7 @@ def _read(view: MFView, field: str, kind: str, tc: tuple[object, str] | None) ->
     return Value.default(tc[0], knob=knob, source=tc[1])
 
 
-def _indexer_on(view: MFView) -> Value:
-    variant = _variant(view)
+def _indexer_on(variant: Value) -> Value:
     if not variant.known:
         return variant
     return Value.derived(
@@ -75,11 +75,10 @@ def _indexer_on(view: MFView) -> Value:
     )
 
 
-def _csa(view: MFView) -> Value:
+def _csa(view: MFView, variant: Value) -> Value:
     """On where the config compresses attention: V4's hybrid variant (the CSA indexer and
     compressor, experimental_attention_variant_module_specs.py:126-183 @ 2.1.0) or written
     compress_ratios."""
-    variant = _variant(view)
     ratios = view.mcore_raw("compress_ratios", "str")
     if ratios is not None:
         return Value.derived(True, ratios.knob, CSA_ON, [ratios])
