@@ -6,7 +6,7 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cfglint.check.engine import Context, run_rules
 from cfglint.check.rulebook import load_rules
@@ -14,6 +14,9 @@ from cfglint.check.schema import Rule
 from cfglint.model.config import Config
 from cfglint.model.errors import InputError
 from cfglint.model.findings import SECTION_ORDER, Finding, InputProblem, InputRef, Report
+
+if TYPE_CHECKING:
+    from cfglint.load.reads import Reads
 
 
 @dataclass
@@ -42,23 +45,25 @@ class Options:
 
 
 def load_mindformers_side(
-    path: str, launch: str | None = None, version: str | None = None
+    path: str, launch: str | None = None, version: str | None = None, reads: Reads | None = None
 ) -> Config:
     from cfglint.normalize.mindformers.build import load_mindformers
 
-    cfg = load_mindformers(path, version)
+    cfg = load_mindformers(path, version, reads)
     if launch:
         from cfglint.normalize.launch import attach_mindformers_launch
 
-        attach_mindformers_launch(cfg, launch)
+        attach_mindformers_launch(cfg, launch, reads)
     return cfg
 
 
-def load_megatron_side(path: str, version: str | None = None, form: str | None = None) -> Config:
+def load_megatron_side(
+    path: str, version: str | None = None, form: str | None = None, reads: Reads | None = None
+) -> Config:
     from cfglint.normalize.megatron.build import normalize_megatron
     from cfglint.normalize.megatron.input import load_megatron
 
-    return normalize_megatron(load_megatron(path, version, form))
+    return normalize_megatron(load_megatron(path, version, form, reads))
 
 
 def _misread(f: Finding, rule: Rule) -> bool:
@@ -83,10 +88,19 @@ def single_side_filter(findings: list[Finding], rules: tuple[Rule, ...]) -> list
 SideLoader = Callable[[str, str, "str | None", "str | None"], Config]
 
 
-def load_side(side: str, path: str, extra: str | None, form: str | None = None) -> Config:
+def load_side(
+    side: str, path: str, extra: str | None, form: str | None = None, reads: Reads | None = None
+) -> Config:
+    """``reads``: the parses the run's planning hands over (load/reads.py)."""
     if side == "mindformers":
-        return load_mindformers_side(path, extra, form)
-    return load_megatron_side(path, extra, form)
+        return load_mindformers_side(path, extra, form, reads)
+    return load_megatron_side(path, extra, form, reads)
+
+
+def planned_loader(reads: Reads) -> SideLoader:
+    """The side loader of a run whose planning parsed its inputs into ``reads``: each
+    parse is used once, by the first load of its file."""
+    return lambda side, path, extra, form=None: load_side(side, path, extra, form, reads)
 
 
 def _load_sides(opts: Options, load: SideLoader, report: Report, ctx: Context) -> None:

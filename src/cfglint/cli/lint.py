@@ -9,18 +9,20 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from cfglint.check.pipeline import Options, lint
+from cfglint.check.pipeline import Options, lint, load_side, planned_loader
 from cfglint.cli.common import settings
 from cfglint.cli.fix import wants_fix
 from cfglint.cli.terminal import report_format, write_output
 from cfglint.load.classify import Plan
+from cfglint.load.reads import Reads
 from cfglint.model.errors import InputError
 from cfglint.model.findings import InputProblem, Report
 
 
-def _planned_jobs(args: argparse.Namespace, cfg: dict[str, Any]) -> Plan:
+def _planned_jobs(args: argparse.Namespace, cfg: dict[str, Any], reads: Reads) -> Plan:
     """What this invocation lints: the configured pairs (no FILE, or --pairs), else the
-    files and folders given, each classified before any rule sees it."""
+    files and folders given, each classified before any rule sees it (its parse kept in
+    ``reads`` for the job's loader)."""
     from cfglint.load.classify import plan, plan_pairs
 
     pairs = cfg.get("pairs") or []
@@ -37,6 +39,7 @@ def _planned_jobs(args: argparse.Namespace, cfg: dict[str, Any]) -> Plan:
         exclude=list(cfg.get("exclude", [])),
         base=Path(cfg.get("_base") or Path.cwd()),
         pairs=pairs,
+        reads=reads,
     )
 
 
@@ -117,8 +120,9 @@ def _lint_inputs(
         raise InputError(STDIN_NAME, "--fix and --diff edit files; standard input is not one")
     args.files, stdin_path = _stdin_file(list(args.files))
     try:
-        todo = _planned_jobs(args, cfg)
-        total = _run_jobs(todo, args, cfg, profile, version)
+        reads = Reads()
+        todo = _planned_jobs(args, cfg, reads)
+        total = _run_jobs(todo, args, cfg, profile, version, reads)
     finally:
         if stdin_path:
             import shutil
@@ -196,10 +200,18 @@ def cmd_lint(args: argparse.Namespace) -> int:
 
 
 def _run_jobs(
-    todo: Plan, args: argparse.Namespace, cfg: dict[str, Any], profile: str, version: str | None
+    todo: Plan,
+    args: argparse.Namespace,
+    cfg: dict[str, Any],
+    profile: str,
+    version: str | None,
+    reads: Reads,
 ) -> Report:
     total = Report.model_construct()
     fix_wanted = wants_fix(args)
+    # the planner's parses, each used by the first load of its file; --fix writes files a
+    # later job may read, so its jobs read them again
+    load = load_side if fix_wanted else planned_loader(reads)
     for job in todo.jobs:
         opts = Options(
             mindformers=[job.mindformers] if job.mindformers else [],
@@ -220,7 +232,7 @@ def _run_jobs(
             per_file_ignores=cfg.get("per_file_ignores", {}),
             settings_base=str(cfg.get("_base") or "."),
         )
-        report, ctx = lint(opts)
+        report, ctx = lint(opts, load=load)
         if fix_wanted:
             from cfglint.cli.fix import fix_job
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cfglint.load.detect import (
     MEGATRON_FORMS,
@@ -29,6 +29,9 @@ from cfglint.load.detect import (
 from cfglint.load.safeio import exists
 from cfglint.load.walk import excluded, walk
 from cfglint.model.errors import InputError
+
+if TYPE_CHECKING:
+    from cfglint.load.reads import Reads
 
 
 @dataclass
@@ -53,11 +56,14 @@ class Plan:
 
 # -- roles the user gave ------------------------------------------------------------------------
 def megatron_side(
-    path: str, positional: list[Classified] | None = None, given: str = "--megatron"
+    path: str,
+    positional: list[Classified] | None = None,
+    given: str = "--megatron",
+    reads: Reads | None = None,
 ) -> Classified:
     """``--megatron PATH``: a Megatron-family launch, args file, log or ``--yaml-cfg`` file;
     anything else is a usage error that says what the file is."""
-    c = classify_megatron(path)
+    c = classify_megatron(path, reads)
     if c.kind in MEGATRON_FORMS or c.kind is InputKind.BROKEN:
         return c
     message = _not_megatron(c, positional or [])
@@ -89,12 +95,12 @@ def _not_megatron(c: Classified, positional: list[Classified]) -> str:
     return f"given as --megatron, but it is not a Megatron-family training launch: {what}"
 
 
-def launch_side(path: str) -> Classified:
+def launch_side(path: str, reads: Reads | None = None) -> Classified:
     """``--launch SCRIPT``: the MindFormers side's msrun script (or a script that only sets
     its environment)."""
     if not os.path.isfile(path) or not is_shell_name(path):
         return classify(path)
-    c = classify_script(path)
+    c = classify_script(path, reads=reads)
     if c.kind is InputKind.MG_LAUNCH:
         raise InputError(
             path, f"given as --launch, but it is a {c.describe()}; give it with --megatron"
@@ -116,15 +122,17 @@ def plan(
     exclude: list[str] | None = None,
     base: Path | None = None,
     pairs: list[dict[str, Any]] | None = None,
+    reads: Reads | None = None,
 ) -> Plan:
     """``pairs``: the configured pairs ([tool.cfglint]); one whose file is among the inputs
-    (a folder's included) is linted as that pair, not each file alone."""
+    (a folder's included) is linted as that pair, not each file alone. ``reads``: where the
+    parses of the jobs' files are kept for the run's loaders (load/reads.py)."""
     base = base or Path.cwd()
     out = Plan()
-    named = _classify_files(files, exclude or [], base, out)
-    mg_side = megatron_side(megatron, named) if megatron is not None else None
+    named = _classify_files(files, exclude or [], base, out, reads)
+    mg_side = megatron_side(megatron, named, reads=reads) if megatron is not None else None
     if launch is not None:
-        launch_side(launch)
+        launch_side(launch, reads)
     by = _by_kind(out.seen)
     if mg_side is not None:
         _refuse_second_side(str(megatron), named)
@@ -140,6 +148,8 @@ def plan(
         out.jobs += _configured_pairs(pairs or [], configs, mg_launches)
     _jobs(out, configs, mg_launches, launch_of, mg_side, launch)
     _add_sources(out, list(sources or []), [c.path for c in by[InputKind.PYTHON]])
+    if reads is not None:
+        reads.retain({p for j in out.jobs for p in (j.mindformers, j.megatron, j.launch) if p})
     return out
 
 
@@ -165,7 +175,7 @@ def _add_sources(out: Plan, sources: list[str], members: list[str]) -> None:
 
 
 def _classify_files(
-    files: list[str], exclude: list[str], base: Path, out: Plan
+    files: list[str], exclude: list[str], base: Path, out: Plan, reads: Reads | None = None
 ) -> list[Classified]:
     """Every input, found or named; returns those named on the command line."""
     named: list[Classified] = []
@@ -177,11 +187,15 @@ def _classify_files(
             )
             for p in walk(f, exclude, base, on_skip=note):
                 out.walked.add(p)
-                out.seen.append(classify(p, named=False))
+                out.seen.append(classify(p, named=False, reads=reads))
             continue
         if excluded(f, exclude, base):
             continue
-        c = classify(f) if exists(f) else classified(f, InputKind.BROKEN, "no such file")
+        c = (
+            classify(f, reads=reads)
+            if exists(f)
+            else classified(f, InputKind.BROKEN, "no such file")
+        )
         named.append(c)
         out.seen.append(c)
     return named

@@ -19,7 +19,7 @@ import os
 import re
 from enum import StrEnum
 from functools import cache
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ConfigDict
 
@@ -28,6 +28,9 @@ from cfglint.load.extensions import SHELL_EXT, YAML_EXT
 from cfglint.load.globs import glob_match
 from cfglint.model.errors import InputError
 from cfglint.model.trusted import TrustedModel
+
+if TYPE_CHECKING:
+    from cfglint.load.reads import Reads
 
 
 class InputKind(StrEnum):
@@ -123,20 +126,21 @@ def is_shell_name(path: str) -> bool:
     return path.lower().endswith(SHELL_EXT)
 
 
-def classify(path: str, *, named: bool = True) -> Classified:
+def classify(path: str, *, named: bool = True, reads: Reads | None = None) -> Classified:
     """The kind of one file. ``named``: the user named it (a broken file is then an input
-    error to report); else it was found by walking a folder."""
+    error to report); else it was found by walking a folder. ``reads``: where the parse is
+    kept for the run's loader (load/reads.py)."""
     low = path.lower()
     if low.endswith(".py"):
         return classified(path, InputKind.PYTHON, "a .py file")
     if low.endswith(YAML_EXT):
-        return classify_yaml(path, named=named)
+        return classify_yaml(path, named=named, reads=reads)
     if is_shell_name(path) or _has_shell_shebang(path):
-        return classify_script(path, named=named)
+        return classify_script(path, named=named, reads=reads)
     return classified(path, InputKind.OTHER, f"{os.path.splitext(path)[1] or 'no'} extension")
 
 
-def classify_megatron(path: str) -> Classified:
+def classify_megatron(path: str, reads: Reads | None = None) -> Classified:
     """A file given as the Megatron side: a launch script, a plain args file, the
     arguments block of a training log, or a ``--yaml-cfg`` file, told apart by content."""
     from cfglint.load.safeio import check_regular, exists, read_text
@@ -152,9 +156,9 @@ def classify_megatron(path: str) -> Classified:
     except InputError as exc:
         return classified(path, InputKind.BROKEN, exc.message)
     if path.lower().endswith(YAML_EXT):
-        return classify_yaml(path, named=True, megatron=True)
+        return classify_yaml(path, named=True, megatron=True, reads=reads)
     if is_shell_name(path):
-        return classify_script(path)
+        return classify_script(path, reads=reads)
     from cfglint.load.megatron_log import looks_like_log  # not for a launch script (bench/)
 
     if looks_like_log(path):
@@ -166,7 +170,7 @@ def classify_megatron(path: str) -> Classified:
     lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
     if lines and lines[0].startswith("-"):
         return classified(path, InputKind.MG_ARGS, "a list of command-line arguments")
-    return classify_script(path)
+    return classify_script(path, reads=reads)
 
 
 def _has_shell_shebang(path: str) -> bool:
@@ -227,11 +231,13 @@ _MF_TEXT = re.compile(
 )
 
 
-def classify_yaml(path: str, *, named: bool = True, megatron: bool = False) -> Classified:
+def classify_yaml(
+    path: str, *, named: bool = True, megatron: bool = False, reads: Reads | None = None
+) -> Classified:
     from cfglint.load.yamltree import load_yaml
 
     try:
-        root = load_yaml(path).root
+        root = (reads.yaml(path) if reads is not None else load_yaml(path)).root
     except InputError as exc:
         if exc.message.startswith(NOT_A_MAPPING):
             kind = InputKind.BROKEN if named else InputKind.OTHER_YAML
@@ -603,7 +609,7 @@ def _settings_file(args: list[Any]) -> str | None:
     return first.text or f"...{text} ({first.unknown})"
 
 
-def classify_script(path: str, *, named: bool = True) -> Classified:
+def classify_script(path: str, *, named: bool = True, reads: Reads | None = None) -> Classified:
     """Which launch a shell script is: MindFormers (msrun / run_mindformer.py), a
     Megatron-family training launch, an FSDP2 launch, another framework's training, or a
     script that does not train. One found in a folder that bash would refuse and that
@@ -612,7 +618,7 @@ def classify_script(path: str, *, named: bool = True) -> Classified:
     from cfglint.load.shell import parse_script
 
     try:
-        sh = parse_script(path)
+        sh = reads.script(path) if reads is not None else parse_script(path)
     except InputError as exc:
         if named or _names_training_entry(path):
             return classified(path, InputKind.BROKEN, exc.message, line=exc.line)

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
+from cfglint.load.reads import load_yaml_once
 from cfglint.load.yamltree import Node, load_yaml
+
+if TYPE_CHECKING:
+    from cfglint.load.reads import Reads
 from cfglint.model.errors import InputError
 
 MAX_BASE_FILES = 64
@@ -20,19 +25,22 @@ class MindFormersYaml:
     warnings: list[str] = field(default_factory=list)
 
 
-def load_mindformers_yaml(path: str) -> MindFormersYaml:
+def load_mindformers_yaml(path: str, reads: Reads | None = None) -> MindFormersYaml:
+    """``reads``: the run's planning may hand over its parse of ``path`` (load/reads.py)."""
     out = MindFormersYaml(path=path, root=Node({}, path, 1, 1))
-    out.root = _load(path, out, chain=())
+    out.root = _load(path, out, chain=(), reads=reads)
     return out
 
 
-def _load(path: str, out: MindFormersYaml, chain: tuple[str, ...]) -> Node:
+def _load(
+    path: str, out: MindFormersYaml, chain: tuple[str, ...], reads: Reads | None = None
+) -> Node:
     real = os.path.realpath(path)
     if real in chain:
         raise InputError(path, "base_config includes itself (a cycle)")
     if len(out.files) >= MAX_BASE_FILES:
         raise InputError(path, f"more than {MAX_BASE_FILES} base_config files")
-    doc = load_yaml(path)
+    doc = load_yaml_once(path, reads) if not chain else load_yaml(path)
     out.files.append(path)
     out.texts[path] = doc.text
     out.warnings.extend(doc.warnings)

@@ -7,10 +7,13 @@ here; the MindFormers side's ``msrun`` script (``--launch``) is attached to its 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cfglint.model.config import Config
 from cfglint.model.values import Value
+
+if TYPE_CHECKING:
+    from cfglint.load.reads import Reads
 
 
 def fixed_int(v: Value, knob: str) -> Value:
@@ -74,11 +77,13 @@ def env_hidden(unfollowed: list[str]) -> str:
     return f"{unfollowed[0]} was not followed and may export it" if unfollowed else ""
 
 
-def attach_mindformers_launch(cfg: Config, launch: str) -> None:
-    """The MindFormers side's msrun script: its environment and device count."""
-    from cfglint.load.shell import main_invocation, parse_script
+def attach_mindformers_launch(cfg: Config, launch: str, reads: Reads | None = None) -> None:
+    """The MindFormers side's msrun script: its environment and device count (``reads``:
+    the run's planning may hand over its parse, load/reads.py)."""
+    from cfglint.load.reads import parse_script_once
+    from cfglint.load.shell import main_invocation
 
-    sh = parse_script(launch)
+    sh = parse_script_once(launch, reads)
     cfg.env = {k: word_value(k, w) for k, w in sh.env.items()}
     cfg.env_hidden = env_hidden(sh.unfollowed)
     cfg.files.append(launch)

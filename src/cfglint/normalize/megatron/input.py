@@ -18,6 +18,7 @@ from cfglint.load.dialects import (
     detect_dialect,
     get_dialect,
 )
+from cfglint.load.reads import Reads
 from cfglint.load.tree_parser import (
     NOWHERE,
     Place,
@@ -290,26 +291,33 @@ _KIND = {
 }
 
 
-def load_megatron(path: str, version: str | None = None, form: str | None = None) -> MegatronInput:
+def load_megatron(
+    path: str, version: str | None = None, form: str | None = None, reads: Reads | None = None
+) -> MegatronInput:
     """Read the Megatron side in the ``form`` the input classifier found (``script``,
     ``args``, ``log`` or ``yaml``); a library call without one classifies it here, the same
-    way."""
+    way, and reads the script it parsed for that. ``reads``: the run's planning may hand
+    over its parse (load/reads.py)."""
     from cfglint.load.detect import MEGATRON_FORMS, InputKind, classify_megatron
 
     if form is None:
-        c = classify_megatron(path)
+        reads = reads if reads is not None else Reads()
+        c = classify_megatron(path, reads)
         if c.kind is InputKind.BROKEN:
             raise c.error()
         form = MEGATRON_FORMS.get(c.kind, "script")
-    reader = {"yaml": _from_yaml_cfg, "log": _from_log, "args": _from_args_file}
-    return reader.get(form, _from_script)(path, version)
+    if form in ("yaml", "log", "args"):
+        reader = {"yaml": _from_yaml_cfg, "log": _from_log, "args": _from_args_file}[form]
+        return reader(path, version)
+    return _from_script(path, version, reads)
 
 
-def _from_script(path: str, version: str | None) -> MegatronInput:
+def _from_script(path: str, version: str | None, reads: Reads | None = None) -> MegatronInput:
     from cfglint.load.detect import entry_path
-    from cfglint.load.shell import main_invocation, parse_script
+    from cfglint.load.reads import parse_script_once
+    from cfglint.load.shell import main_invocation
 
-    sh = parse_script(path)
+    sh = parse_script_once(path, reads)
     inv = main_invocation(sh)
     env = {k: word_value(k, w) for k, w in sh.env.items()}
     if inv is None:

@@ -16,6 +16,8 @@ in ``data/mindformers.yaml``. One module per checklist section does the reading.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from cfglint.load.mindformers_yaml import MindFormersYaml, load_mindformers_yaml
 from cfglint.model.config import Config
 from cfglint.normalize.anchors import yaml_sections
@@ -34,13 +36,17 @@ from cfglint.normalize.mindformers.view import MFView
 from cfglint.normalize.release_fit import settle
 from cfglint.normalize.sharding import one_shard
 
+if TYPE_CHECKING:
+    from cfglint.load.reads import Reads
+
 
 # ---------------------------------------------------------------------------------------
-def load_mindformers(path: str, version: str | None = None) -> Config:
+def load_mindformers(path: str, version: str | None = None, reads: Reads | None = None) -> Config:
     """``version``: the MindFormers release the config is for (``--mindformers-version``);
     else the releases that hold the file (release.fit_releases). Read at each of several
-    candidate releases, what they disagree on is not decided (release_fit.settle)."""
-    doc = load_mindformers_yaml(path)
+    candidate releases, what they disagree on is not decided (release_fit.settle). ``reads``:
+    the run's planning may hand over its parse (load/reads.py)."""
+    doc = load_mindformers_yaml(path, reads)
     if is_pynative(doc.root):
         return load_pynative(doc, version)
     cands = fit_releases(doc, version)
