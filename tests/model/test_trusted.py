@@ -148,3 +148,34 @@ def test_constructing_again_inspects_no_default_factory() -> None:
 
     build()
     assert _signature_calls(build) == 0
+
+
+def test_a_construction_given_every_required_field_is_one_merge(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 29: once a class's plan is known, a construction whose values are all fields
+    and hold every required one is one dict merge in the fields' order, not a step per
+    field; what it builds is pydantic's instance, a factory's default made anew each time.
+    A call it does not cover (a required field missing, a name that is no field) still
+    takes the steps."""
+    from cfglint.model import trusted
+
+    class Holder(TrustedModel):
+        first: int = 0
+        items: list[int] = Field(default_factory=list)
+        required: str
+        last: tuple[str, ...] = ("a",)
+
+    Holder.model_construct(required="x")  # works the plan out
+    steps: list[int] = []
+    real = trusted._fill
+    monkeypatch.setattr(trusted, "_fill", lambda *a: steps.append(1) or real(*a))
+    for values in ({"required": "y", "first": 2}, {"last": ("b",), "required": "z"}):
+        one = Holder.model_construct(**values)
+        _same_instance(one, PYDANTIC(Holder, **values))
+        one.items.append(1)
+        assert Holder.model_construct(**values).items == []
+    assert steps == []
+    for values in ({"first": 3}, {"required": "y", "other": 1}):
+        _same_instance(Holder.model_construct(**values), PYDANTIC(Holder, **values))
+    assert steps == [1, 1]

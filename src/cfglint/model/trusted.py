@@ -27,6 +27,12 @@ from pydantic_core import PydanticUndefined
 # an enum member) is shared, as pydantic's copy returns it unchanged too.
 _Step = tuple[str, Any, Callable[[], Any] | None, bool]
 _PLANS: dict[type[BaseModel], tuple[_Step, ...] | None] = {}
+# the same plan for the common call, every value given by a field's name and every required
+# field among them: (every field in order, holding its shared default or a stand-in, the
+# field names, the required ones, (name, factory) of the defaults made per instance). The
+# instance's fields are then one dict merge in the fields' order (a key keeps its place).
+_Fast = tuple[dict[str, Any], frozenset[str], frozenset[str], tuple[tuple[str, Any], ...]]
+_FAST: dict[type[BaseModel], _Fast] = {}
 
 
 class TrustedModel(BaseModel):
@@ -36,19 +42,18 @@ class TrustedModel(BaseModel):
 
     @classmethod
     def model_construct(cls, _fields_set: set[str] | None = None, **values: Any) -> Self:
-        plan = _PLANS[cls] if cls in _PLANS else _plan(cls)
-        if plan is None:
-            return super().model_construct(_fields_set, **values)
-        fields: dict[str, Any] = {}
-        given = set()
-        for name, default, make, required in plan:
-            if name in values:
-                fields[name] = values[name]
-                given.add(name)
-            elif make is not None:
-                fields[name] = make()
-            elif not required:
-                fields[name] = default
+        fast = _FAST.get(cls)
+        if fast is not None and values.keys() <= fast[1] and fast[2] <= values.keys():
+            fields = {**fast[0], **values}
+            for name, make in fast[3]:
+                if name not in values:
+                    fields[name] = make()
+            given = set(values)
+        else:
+            plan = _PLANS[cls] if cls in _PLANS else _plan(cls)
+            if plan is None:
+                return super().model_construct(_fields_set, **values)
+            fields, given = _fill(plan, values)
         m = cls.__new__(cls)
         object.__setattr__(m, "__dict__", fields)
         object.__setattr__(
@@ -59,6 +64,22 @@ class TrustedModel(BaseModel):
         return m
 
 
+def _fill(plan: tuple[_Step, ...], values: dict[str, Any]) -> tuple[dict[str, Any], set[str]]:
+    """The fields and the names given, step by step (a required field not given is left
+    out, as pydantic leaves it)."""
+    fields: dict[str, Any] = {}
+    given = set()
+    for name, default, make, required in plan:
+        if name in values:
+            fields[name] = values[name]
+            given.add(name)
+        elif make is not None:
+            fields[name] = make()
+        elif not required:
+            fields[name] = default
+    return fields, given
+
+
 def _plan(cls: type[BaseModel]) -> tuple[_Step, ...] | None:
     """The class's defaults, worked out once; None when pydantic must build it."""
     plan: tuple[_Step, ...] | None = None
@@ -66,6 +87,13 @@ def _plan(cls: type[BaseModel]) -> tuple[_Step, ...] | None:
         steps = [_step(name, f) for name, f in cls.__pydantic_fields__.items()]
         plan = None if any(s is None for s in steps) else tuple(s for s in steps if s is not None)
     _PLANS[cls] = plan
+    if plan is not None:
+        _FAST[cls] = (
+            {name: default for name, default, _, _ in plan},
+            frozenset(name for name, *_ in plan),
+            frozenset(name for name, _, _, required in plan if required),
+            tuple((name, make) for name, _, make, _ in plan if make is not None),
+        )
     return plan
 
 
