@@ -102,8 +102,7 @@ def _rule_set(datayaml: Any, out: Path) -> str:
     raws = [(p.name, p.read_bytes()) for p in paths]
     files = [[n, datayaml.parse_data_yaml(raw, n)] for n, raw in raws]
     name = f"{datayaml.rules_ready_name(raws)}.json"
-    doc = {"sha256": datayaml.rules_digest(files), "files": files}
-    (out / name).write_text(json.dumps(doc))
+    (out / name).write_bytes(datayaml.ready_rule_set(files))
     return name
 
 

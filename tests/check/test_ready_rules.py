@@ -13,7 +13,12 @@ import pytest
 
 from cfglint.check import rulebook
 from cfglint.load import datacache
-from cfglint.load.datayaml import parse_data_yaml, rules_digest, rules_ready_name
+from cfglint.load.datayaml import (
+    parse_data_yaml,
+    read_ready_rule_set,
+    ready_rule_set,
+    rules_ready_name,
+)
 
 SHIPPED = rulebook.rules_dir()
 
@@ -24,7 +29,7 @@ def _write_ready(rules: Path, data_dir: Path) -> Path:
     files = [[n, parse_data_yaml(raw, n)] for n, raw in raws]
     (data_dir / datacache.READY).mkdir(exist_ok=True)
     out = data_dir / datacache.READY / f"{rules_ready_name(raws)}.json"
-    out.write_text(json.dumps({"sha256": rules_digest(files), "files": files}))
+    out.write_bytes(ready_rule_set(files))
     return out
 
 
@@ -86,27 +91,31 @@ def test_a_stale_ready_set_is_not_used(rules: Path) -> None:
     assert got[rid].title == "edited after the build"
 
 
-def _damage_severity(doc: dict) -> dict:
+def _damage_severity(raw: bytes) -> bytes:
+    """A severity changed in the JSON, the hash left as built."""
+    digest, _, body = raw.partition(b"\n")
+    doc = json.loads(body)
     doc["files"][0][1]["rules"][0]["severity"] = "note-planted"
-    return doc
+    return digest + b"\n" + json.dumps(doc).encode()
 
 
 @pytest.mark.parametrize(
     "damage",
     [
-        lambda text: "{not json",
-        lambda text: json.dumps(_damage_severity(json.loads(text))),  # hash no longer matches
-        lambda text: json.dumps({**json.loads(text), "sha256": "0" * 64}),
-        lambda text: json.dumps({"sha256": rules_digest([]), "files": []}),
-        lambda text: json.dumps(
-            {"sha256": rules_digest([["x.yaml", 1]]), "files": [["x.yaml", 1]]}
-        ),
+        lambda raw: b"{not json",
+        lambda raw: ready_rule_set([]).replace(b"\n", b"\n{not json", 1),
+        _damage_severity,  # the hash no longer matches
+        lambda raw: raw.replace(b"\n", b"\n ", 1),  # one byte more
+        lambda raw: b"0" * 64 + raw[64:],
+        lambda raw: raw.partition(b"\n")[2],  # no hash
+        lambda raw: ready_rule_set([]),
+        lambda raw: ready_rule_set([["x.yaml", 1]]),
     ],
 )
 def test_a_damaged_ready_set_is_validated_instead(rules: Path, damage: object) -> None:
     expected = _validated(rules)
     out = _write_ready(rules, datacache.DATA_DIR)
-    out.write_text(damage(out.read_text()))  # type: ignore[operator]
+    out.write_bytes(damage(out.read_bytes()))  # type: ignore[operator]
     got = rulebook.load_rules()
     assert [repr(r) for r in got] == [repr(r) for r in expected]
 
@@ -121,3 +130,19 @@ def test_a_rules_folder_given_is_always_validated(
     monkeypatch.setenv("CFGLINT_RULES_DIR", str(rules))
     rulebook.load_rules()
     assert calls == [1]
+
+
+def test_reading_the_ready_set_encodes_no_rule_again(
+    rules: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 29: the ready set carries the hash of its bytes; reading it back hashes what
+    was read (C speed) instead of encoding every rule as canonical JSON to hash that."""
+    out = _write_ready(rules, datacache.DATA_DIR)
+    assert (
+        read_ready_rule_set(out.read_bytes())["files"][0][0] == sorted(rules.glob("*.yaml"))[0].name
+    )
+    encoded: list[int] = []
+    real = json.dumps
+    monkeypatch.setattr(json, "dumps", lambda *a, **kw: encoded.append(1) or real(*a, **kw))
+    assert len(rulebook.load_rules()) > 100
+    assert encoded == []

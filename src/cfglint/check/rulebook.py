@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from functools import cache
 from pathlib import Path
@@ -13,7 +12,7 @@ from cfglint.check.registry import declared, implementations
 from cfglint.check.schema import FROM_CACHE, PROFILES, Rule, RuleFile, construct_rule
 from cfglint.load import datacache
 from cfglint.load.datacache import cache_dir, content_key, read_entry, write_entry
-from cfglint.load.datayaml import rules_digest, rules_ready_name
+from cfglint.load.datayaml import read_ready_rule_set, rules_ready_name
 
 
 class RuleFileError(Exception):
@@ -72,8 +71,8 @@ def _ready_rules(files: list[Path]) -> tuple[Rule, ...] | None:
     raws = [(f.name, f.read_bytes()) for f in files]
     path = datacache.DATA_DIR / datacache.READY / f"{rules_ready_name(raws)}.json"
     try:
-        doc = json.loads(path.read_bytes()) if path.is_file() else None
-        if not isinstance(doc, dict) or doc.get("sha256") != rules_digest(doc.get("files")):
+        doc = read_ready_rule_set(path.read_bytes()) if path.is_file() else None
+        if not isinstance(doc, dict):
             return None
         names = [name for name, _ in doc["files"]]
         if names != [name for name, _ in raws]:

@@ -45,11 +45,21 @@ def rules_ready_name(files: list[tuple[str, bytes]]) -> str:
     return "rules-" + _files_hash(b"rule-set", files)
 
 
-def rules_digest(files: Any) -> str:
-    """The hash of a ready rule set's content (its rule files as plain data, canonical
-    JSON): a set whose content no longer matches it was damaged after the build."""
-    text = json.dumps(files, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    return hashlib.sha256(text.encode()).hexdigest()
+def ready_rule_set(files: Any) -> bytes:
+    """The ready rule set's bytes (``files``: each rule file's name and plain data): the
+    sha256 of its JSON, a newline, the JSON. Reading it back hashes the bytes read, so a set
+    damaged after the build is found without encoding every rule again (issue 29)."""
+    body = json.dumps({"files": files}).encode()
+    return hashlib.sha256(body).hexdigest().encode() + b"\n" + body
+
+
+def read_ready_rule_set(raw: bytes) -> Any:
+    """The content of a ready rule set's bytes; ValueError when they no longer match the
+    hash they carry (damaged after the build)."""
+    digest, _, body = raw.partition(b"\n")
+    if hashlib.sha256(body).hexdigest().encode() != digest:
+        raise ValueError("the ready rule set does not match its hash")
+    return json.loads(body)
 
 
 def flag_table_name(raw: bytes) -> str:
