@@ -16,6 +16,31 @@ if TYPE_CHECKING:
 
 
 def _wrap(text: str, indent: str, width: int) -> str:
+    """``text`` filled to ``width`` as ``textwrap.fill`` fills its words (whitespace runs
+    made one space, no word broken, at hyphens or anywhere): each word joins the line when
+    it fits, else starts the next one, where it stands alone when longer than a line.
+    Without textwrap's chunking regex and per-chunk loop, which were most of rendering a
+    pair lint's report (issue 29); tests/report/test_wrap.py checks it against textwrap."""
+    if width <= 0:
+        return _textwrap_fill(text, indent, width)  # its ValueError
+    room = width - len(indent)
+    lines: list[str] = []
+    line: list[str] = []
+    used = 0
+    for word in text.split():
+        if line and used + 1 + len(word) <= room:
+            line.append(word)
+            used += 1 + len(word)
+            continue
+        if line:
+            lines.append(indent + " ".join(line))
+        line, used = [word], len(word)
+    if line:
+        lines.append(indent + " ".join(line))
+    return "\n".join(lines)
+
+
+def _textwrap_fill(text: str, indent: str, width: int) -> str:
     return textwrap.fill(
         " ".join(text.split()),
         width=width,
