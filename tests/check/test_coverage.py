@@ -202,3 +202,22 @@ def test_every_row_named_in_the_code_is_a_rule_row_or_a_setting() -> None:
                 named.setdefault(node.value, path.name)
     assert len(named) > 50
     assert {row: where for row, where in named.items() if row not in known} == {}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '@builtin("ABC001")\ndef first(rule, ctx):\n',  # at the start of the file
+        'x = 1\n@builtin("ABC002")\n\ndef spaced(rule, ctx):\n',
+        # not at a line start
+        'x = "@builtin(\\"ABC003\\")"\n    @builtin("ABC004")\ndef inner():\n',
+        '@builtin("abc005")\ndef lower():\n@builtin("ABC006")\nclass C:\n',  # no id, no def
+        '@builtin("ABC007")\ndef a():\n    pass\n@builtin("ABC008")\ndef b():\n',
+    ],
+)
+def test_declarations_are_the_patterns_matches(text: str) -> None:
+    """Issue 29: declared() tries the pattern only where a line starts with ``@builtin(``;
+    it finds what a search over the whole text finds."""
+    from cfglint.check import registry
+
+    assert registry._declarations(text) == registry._DECLARED.findall(text)
