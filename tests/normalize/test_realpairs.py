@@ -16,11 +16,11 @@ import pytest
 from realpairs import REALPAIRS, pairs, run
 
 from cfglint.check.pipeline import Options, lint
-from cfglint.evidence.reference import names_model
 from cfglint.model.findings import Report
 from cfglint.normalize.megatron.build import normalize_megatron
 from cfglint.normalize.megatron.input import load_megatron
 from cfglint.normalize.mindformers.build import load_mindformers
+from cfglint.normalize.published import names_model
 
 
 @pytest.mark.parametrize("pair", pairs())

@@ -7,7 +7,7 @@ from typing import Any
 
 from cfglint.model.config import Config
 from cfglint.model.values import Value
-from cfglint.normalize.published import models, names_model, norm_name
+from cfglint.normalize.published import longest_alias
 
 # depth and context length are shrunk on purpose in alignment runs; not compared
 FIELDS = {
@@ -44,11 +44,9 @@ def _names(cfg: Config) -> list[tuple[str, str]]:
 def claimed_model(cfg: Config) -> tuple[dict[str, Any] | None, str]:
     best: tuple[int, dict[str, Any], str] | None = None
     for text, where in _names(cfg):
-        for m in models():
-            for alias in [m["name"], *(m.get("aliases") or [])]:
-                a = norm_name(alias)
-                if a and names_model(text, alias) and (best is None or len(a) > best[0]):
-                    best = (len(a), m, f"{alias!r} in {where}")
+        found = longest_alias(text)
+        if found is not None and (best is None or found[0] > best[0]):
+            best = (found[0], found[1], f"{found[2]!r} in {where}")
     if best is None:
         return None, "does not name a published model cfglint knows"
     return best[1], best[2]

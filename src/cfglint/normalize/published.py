@@ -32,9 +32,13 @@ def names_model(text: str, alias: str) -> bool:
     """``alias`` names the whole model in ``text``: its tokens appear in a row, and the
     match is not part of a longer identity (no number right after it, as in gpt2 in
     gpt2_13b, and no letters or number right before it glued to the name)."""
-    t, a = _tokens(text), _tokens(alias)
+    return _names_tokens(_tokens(text), _tokens(alias))
+
+
+def _names_tokens(t: list[str], a: list[str]) -> bool:
+    """:func:`names_model` on the two names' tokens."""
     n = len(a)
-    if not n:
+    if not n or a[0] not in t:
         return False
     for i in range(len(t) - n + 1):
         if t[i : i + n] != a:
@@ -56,10 +60,27 @@ def models() -> list[dict[str, Any]]:
 
 def named_model(text: str) -> tuple[dict[str, Any], str] | None:
     """The published model ``text`` names (the longest matching alias wins) and that alias."""
-    best: tuple[int, dict[str, Any], str] | None = None
-    for m in models():
-        for alias in [m["name"], *(m.get("aliases") or [])]:
-            a = norm_name(alias)
-            if a and names_model(text, alias) and (best is None or len(a) > best[0]):
-                best = (len(a), m, alias)
+    best = longest_alias(text)
     return (best[1], best[2]) if best else None
+
+
+def longest_alias(text: str) -> tuple[int, dict[str, Any], str] | None:
+    """(length of the alias's normalized name, the model, the alias) of the longest alias
+    ``text`` names (the first of equal length, in the table's order), or None. ``text`` is
+    tokenized once and each alias once per run: two lints ask about ~400 aliases (issue 29)."""
+    t = _tokens(text)
+    best: tuple[int, dict[str, Any], str] | None = None
+    for m, alias, a, tokens in _aliases():
+        if a and _names_tokens(t, tokens) and (best is None or len(a) > best[0]):
+            best = (len(a), m, alias)
+    return best
+
+
+@cache
+def _aliases() -> list[tuple[dict[str, Any], str, str, list[str]]]:
+    """Each published model's names: (model, alias, normalized alias, alias tokens)."""
+    return [
+        (m, alias, norm_name(alias), _tokens(alias))
+        for m in models()
+        for alias in [m["name"], *(m.get("aliases") or [])]
+    ]
