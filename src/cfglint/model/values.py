@@ -77,7 +77,8 @@ class Value(TrustedModel):
         """A value from trusted fields, with the conversions the validator would make."""
         if "via" in fields:
             fields["via"] = tuple(fields["via"])
-        if "origin" in fields:
+        # a member is kept as it is: Origin(member) is an enum lookup, ~500 a pair lint
+        if "origin" in fields and fields["origin"].__class__ is not Origin:
             fields["origin"] = Origin(fields["origin"])
         return cls.model_construct(**fields)
 
