@@ -71,6 +71,17 @@ def test_equality_is_by_fields_and_class() -> None:
     assert Point(1, 2) != (1, 2)  # and a record is no tuple
 
 
+def test_repr_of_a_record_that_holds_itself_ends() -> None:
+    p = Pair(1)
+    p.b.append(p)  # type: ignore[arg-type]
+    assert repr(p) == "Pair(a=1, b=[...])"
+
+
+def test_a_lone_field_compares_as_a_tuple() -> None:
+    nan = float("nan")
+    assert Lazy(nan) == Lazy(nan)  # type: ignore[arg-type]  # (nan,) == (nan,): same object
+
+
 def test_only_frozen_records_hash() -> None:
     assert hash(Point(1, 2)) == hash(Point(1, 2))
     assert len({Point(1, 2), Point(1, 2), Point(3)}) == 2

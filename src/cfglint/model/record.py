@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from inspect import get_annotations
 from operator import attrgetter
+from reprlib import recursive_repr
 from typing import Any, ClassVar, Self
 
 
@@ -29,8 +30,13 @@ class Record:
         # the annotations, not __slots__: ruff keeps __slots__ sorted, fields keep their order
         own = get_annotations(cls)  # this class's own, in order
         cls._fields = (*cls._fields, *(n for n, a in own.items() if "ClassVar" not in str(a)))
-        # one C call that reads every field as a tuple (a lone field gives the bare value)
-        cls._key = attrgetter(*cls._fields) if cls._fields else (lambda _self: ())
+        # one C call that reads every field as a tuple; always a tuple, as the dataclass
+        # compared (a lone field's bare value would compare NaN unequal to itself)
+        if len(cls._fields) > 1:
+            cls._key = attrgetter(*cls._fields)
+        else:
+            names = cls._fields  # (a function, unlike attrgetter, would bind as a method)
+            cls._key = staticmethod(lambda obj: tuple(getattr(obj, n) for n in names))
 
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not self.__class__:
@@ -39,6 +45,7 @@ class Record:
 
     __hash__ = None  # type: ignore[assignment]  # mutable: like a dataclass, not hashable
 
+    @recursive_repr()  # a node that holds itself shows "...", as a dataclass's repr did
     def __repr__(self) -> str:
         inner = ", ".join(f"{n}={getattr(self, n)!r}" for n in self._fields)
         return f"{self.__class__.__qualname__}({inner})"
