@@ -13,8 +13,9 @@ is generic over these kinds:
                  comparison cannot express; the YAML entry stays the rule's one definition
 """
 
-from __future__ import annotations
-
+# Field annotations are evaluated here, not kept as strings (no `from __future__ import
+# annotations`): pydantic turns each string into a typing.ForwardRef, which Python 3.11
+# compiles one by one at import (tests/model/test_model_schemas.py).
 import re
 from typing import Annotated, Any, Literal
 
@@ -175,7 +176,7 @@ class FixAction(TrustedModel):
     copy_only_if: str | None = None
 
     @model_validator(mode="after")
-    def _some(self) -> FixAction:
+    def _some(self) -> "FixAction":
         if self.mindformers is None and self.megatron is None and self.export is None:
             raise ValueError("fix_action needs mindformers, megatron or export")
         for side in (self.mindformers, self.megatron):
@@ -289,7 +290,7 @@ class RuleBase(TrustedModel):
         return v
 
     @model_validator(mode="after")
-    def _fields(self) -> RuleBase:
+    def _fields(self) -> "RuleBase":
         fields = set(Config.field_paths())
         bad_side = [x for x in self.locate if ":" in x and x.split(":")[0] not in ("mf", "mg")]
         if bad_side:
