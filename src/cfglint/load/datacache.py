@@ -32,6 +32,7 @@ from cfglint.load.datayaml import READY, parse_data_yaml, ready_name
 from cfglint.load.outputs import TMP_SUFFIX, replace_file
 from cfglint.load.safeio import open_regular, read_bytes
 from cfglint.model.errors import InputError
+from cfglint.model.lazy_re import compile_on_use
 
 # the default tables and reference data shipped inside the package (src/cfglint/data/)
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
@@ -47,8 +48,8 @@ STALE_TMP_SECONDS = 3600.0
 
 # The names cfglint gives entries: ``<table>-<32 hex>.json`` (data), ``rules-<32 hex>.json``,
 # ``<2 hex>/<64 hex>.json`` (scan), and its temporary files ``.<entry>.<random>.cfglint-tmp``.
-_ENTRY_NAME = re.compile(r"[A-Za-z0-9_.-]{0,128}[0-9a-f]{32,64}\.json")
-_TMP_NAME = re.compile(r"\..{1,200}" + re.escape(TMP_SUFFIX))
+_ENTRY_NAME = compile_on_use(r"[A-Za-z0-9_.-]{0,128}[0-9a-f]{32,64}\.json")
+_TMP_NAME = compile_on_use(r"\..{1,200}" + re.escape(TMP_SUFFIX))
 # how an entry cfglint wrote begins (write_entry): a file that does not is not ours
 _HEAD = '{{"format":{format},"part":"{part}",'
 
