@@ -58,3 +58,19 @@ def test_pair_lint_compiles_only_the_patterns_it_uses(tmp_path: Path) -> None:
     count = int(last.split(" ", 1)[0])
     assert count <= 24, last
 
+
+# imported by a pair lint before, used only by other runs: the curves are compared only when
+# both schedules are built (the example leaves MindFormers' length to run time), the fix's
+# edits only with --fix
+NOT_RUN = (
+    "cfglint.evidence.lr.curves",
+    "cfglint.evidence.lr.megatron",
+    "cfglint.model.edits",
+)
+
+
+def test_pair_lint_imports_no_module_it_does_not_run(tmp_path: Path) -> None:
+    last = _pair_lint(
+        tmp_path, f"print([m for m in {NOT_RUN!r} if m in sys.modules], file=sys.stderr)\n"
+    )
+    assert last == "[]"
