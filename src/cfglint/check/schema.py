@@ -31,6 +31,7 @@ from pydantic import (
 from cfglint.check.expr import ExprError, compile_expr
 from cfglint.model.config import Config
 from cfglint.model.findings import SECTION_ORDER, RuleProbe, Severity
+from cfglint.model.lazy_re import compile_on_use
 from cfglint.model.trusted import TrustedModel
 from cfglint.model.values import TOLERANCE
 
@@ -45,7 +46,8 @@ GENERAL_FIX_WORDS = {
     "fix_value": "the other side's value",
     "fix_side": "the side left at its default (either side when both are written)",
 }
-_ID = re.compile(r"^[A-Z]{2,4}[0-9]{3}$")
+# the validators' patterns: a lint reads validated rules from the cache without them
+_ID = compile_on_use(r"^[A-Z]{2,4}[0-9]{3}$")
 
 
 class Expect(TrustedModel):
@@ -191,7 +193,7 @@ class FixAction(TrustedModel):
 
 # a recommend rule's fix writes the value its expectation names
 FIXABLE_OPS = ("eq", "truthy", "falsy")
-_KEY_PATH = re.compile(
+_KEY_PATH = compile_on_use(
     r"^[A-Za-z_][A-Za-z0-9_]*(\[[0-9]+\])?(\.[A-Za-z_][A-Za-z0-9_]*(\[[0-9]+\])?)*$"
 )
 
