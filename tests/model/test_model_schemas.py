@@ -110,8 +110,30 @@ def test_models_still_validate() -> None:
         )
 
 
-@pytest.mark.parametrize("key", list(_models()))
+# further modules on the lint path whose pydantic models or NamedTuples are created at import
+EVALUATED = (
+    *MODULES,
+    "cfglint.load.detect",
+    "cfglint.load.datacache",
+    "cfglint.evidence.lr.schedule",
+    "cfglint.normalize.mindformers.defaults",
+)
+
+
+def _annotated_classes() -> dict[str, type]:
+    out: dict[str, type] = {}
+    for name in EVALUATED:
+        for attr, obj in vars(importlib.import_module(name)).items():
+            own = isinstance(obj, type) and obj.__module__ == name and attr == obj.__name__
+            if own and (
+                issubclass(obj, BaseModel) or (issubclass(obj, tuple) and "_fields" in vars(obj))
+            ):
+                out[f"{name}.{attr}"] = obj
+    return out
+
+
+@pytest.mark.parametrize("key", list(_annotated_classes()))
 def test_field_annotations_are_not_strings(key: str) -> None:
-    cls = _models()[key]
+    cls = _annotated_classes()[key]
     strings = {n: a for n, a in inspect.get_annotations(cls).items() if isinstance(a, str)}
     assert not strings, f"{key}: string annotations {strings} cost a compile() each at import"

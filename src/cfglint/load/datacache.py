@@ -15,8 +15,10 @@ silenced every rule, a FIFO hung, a link to /dev/zero ran out of memory):
 * ``use_cache(False)`` (``--no-cache``) makes every part read and write nothing.
 """
 
-from __future__ import annotations
-
+# Annotations are evaluated here, not kept as strings (no `from __future__ import
+# annotations`): pydantic and typing.NamedTuple turn each string field annotation into a
+# typing.ForwardRef, which Python 3.11 compiles one by one at import
+# (tests/model/test_model_schemas.py).
 import hashlib
 import os
 import re

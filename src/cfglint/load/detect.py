@@ -13,8 +13,10 @@ the error reaches the user (exit 2). A file found by walking a folder that does 
 and shows no sign of being a training input is some other file, skipped with the reason.
 """
 
-from __future__ import annotations
-
+# Annotations are evaluated here, not kept as strings (no `from __future__ import
+# annotations`): pydantic and typing.NamedTuple turn each string field annotation into a
+# typing.ForwardRef, which Python 3.11 compiles one by one at import
+# (tests/model/test_model_schemas.py).
 import os
 import re
 from enum import StrEnum
