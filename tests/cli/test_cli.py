@@ -376,6 +376,28 @@ def test_plain_lint_builds_no_validator_and_no_fallback_parser(tmp_path: Path) -
     assert proc.stderr.strip().splitlines()[-1] == "[] []", proc.stderr[-500:]
 
 
+def test_pair_lint_creates_no_dataclass(tmp_path: Path) -> None:
+    """Start-up cost (issue 29): Python 3.11's @dataclass compiles every generated method
+    from source text when the class is created, a tenth of a pair lint's instructions for
+    its thirty record classes; the lint path's records are model.record classes instead.
+    Counts every cfglint class the dataclass machinery processes during a pair lint (cold
+    caches: the run that reads the most); pydantic's and the standard library's are theirs."""
+    code = (
+        "import dataclasses, sys\n"
+        "made = []\n"
+        "real = dataclasses._process_class\n"
+        "def spy(cls, *a, **k):\n"
+        "    made.append(cls.__module__ + '.' + cls.__qualname__)\n"
+        "    return real(cls, *a, **k)\n"
+        "dataclasses._process_class = spy\n"
+        "from cfglint.cli.app import main\n"
+        f"main([{EX_MF!r}, '--megatron', {EX_MG!r}])\n"
+        "print([m for m in made if m.startswith('cfglint.')], file=sys.stderr)\n"
+    )
+    proc = _python(code, str(tmp_path / "cache"))
+    assert proc.stderr.strip().splitlines()[-1] == "[]", proc.stderr[-800:]
+
+
 def test_an_unknown_selector_gets_the_closest_names(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, EX_MF, "--select", "STR0099")
     assert code == 2

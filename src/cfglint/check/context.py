@@ -11,11 +11,11 @@ import math
 import os
 import string
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from cfglint.model.config import Config
 from cfglint.model.findings import Finding, Location
+from cfglint.model.record import Record
 from cfglint.model.values import Loc, Value
 
 if TYPE_CHECKING:
@@ -24,25 +24,58 @@ if TYPE_CHECKING:
 SIDE_LABEL = {"mindformers": "MindFormers", "megatron": "Megatron"}
 
 
-@dataclass
-class Context:
+class Context(Record):
     """Everything the rules look at."""
 
-    mf: Config | None = None
-    mg: Config | None = None
-    profile: str = "default"
+    __slots__ = (
+        "data",
+        "log_cache",
+        "logs",
+        "mf",
+        "mg",
+        "not_checked",
+        "profile",
+        "sources",
+        "yaml11_seen",
+    )
+
+    mf: Config | None
+    mg: Config | None
+    profile: str
     # results of the source scanner (cfglint.evidence.scan), when --source was given
-    sources: Any = None
+    sources: Any
     # paths of data / tokenizer files given on the command line
-    data: dict[str, str] = field(default_factory=dict)
+    data: dict[str, str]
     # training logs with per-step losses (--loss-log), parsed once
-    logs: list[str] = field(default_factory=list)
-    log_cache: dict[str, Any] = field(default_factory=dict)
+    logs: list[str]
+    log_cache: dict[str, Any]
     # (path, line, knob) of PyYAML-string values already reported: one finding per string,
     # whichever rules read it
-    yaml11_seen: set[tuple[str, int, str]] = field(default_factory=set)
+    yaml11_seen: set[tuple[str, int, str]]
     # rows that could not be checked, with the reason (shown in verbose output)
-    not_checked: list[tuple[str, str]] = field(default_factory=list)
+    not_checked: list[tuple[str, str]]
+
+    def __init__(
+        self,
+        mf: Config | None = None,
+        mg: Config | None = None,
+        profile: str = "default",
+        sources: Any = None,
+        data: dict[str, str] | None = None,
+        logs: list[str] | None = None,
+        log_cache: dict[str, Any] | None = None,
+        yaml11_seen: set[tuple[str, int, str]] | None = None,
+        not_checked: list[tuple[str, str]] | None = None,
+    ) -> None:
+        self.mf = mf
+        self.mg = mg
+        self.profile = profile
+        self.sources = sources
+        self.data = {} if data is None else data
+        self.logs = [] if logs is None else logs
+        self.log_cache = {} if log_cache is None else log_cache
+        self.yaml11_seen = set() if yaml11_seen is None else yaml11_seen
+        self.not_checked = [] if not_checked is None else not_checked
 
     def side(self, name: str) -> Config | None:
         return self.mf if name == "mindformers" else self.mg

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from cfglint.check.engine import Context, run_rules
@@ -15,31 +14,89 @@ from cfglint.model.config import Config
 from cfglint.model.errors import InputError
 from cfglint.model.findings import SECTION_ORDER, Finding, InputProblem, InputRef, Report
 from cfglint.model.lazy_re import compile_on_use
+from cfglint.model.record import Record
 
 
-@dataclass
-class Options:
-    mindformers: list[str] = field(default_factory=list)
-    megatron: str | None = None
-    launch: str | None = None
-    sources: list[str] = field(default_factory=list)
+class Options(Record):
+    __slots__ = (
+        "data",
+        "ignore",
+        "launch",
+        "loss_logs",
+        "megatron",
+        "megatron_form",
+        "megatron_version",
+        "mindformers",
+        "mindformers_version",
+        "per_file_ignores",
+        "profile",
+        "scan_cache",
+        "select",
+        "settings_base",
+        "source_members",
+        "sources",
+        "tokenizer",
+    )
+
+    mindformers: list[str]
+    megatron: str | None
+    launch: str | None
+    sources: list[str]
     # .py files named without --source (pre-commit's file list): scanned, and entry points
     # only when they train (scan_paths' members); only --source FILE makes an entry point
-    source_members: list[str] = field(default_factory=list)
-    megatron_form: str | None = None  # script | args | log | yaml, as the classifier found
-    profile: str = "default"
-    select: list[str] = field(default_factory=list)
-    ignore: list[str] = field(default_factory=list)
-    megatron_version: str | None = None
-    mindformers_version: str | None = None
-    data: str | None = None
-    tokenizer: str | None = None
-    loss_logs: list[str] = field(default_factory=list)
-    scan_cache: bool = True  # --no-cache: neither read nor write the source-scan cache
+    source_members: list[str]
+    megatron_form: str | None  # script | args | log | yaml, as the classifier found
+    profile: str
+    select: list[str]
+    ignore: list[str]
+    megatron_version: str | None
+    mindformers_version: str | None
+    data: str | None
+    tokenizer: str | None
+    loss_logs: list[str]
+    scan_cache: bool  # --no-cache: neither read nor write the source-scan cache
     # [tool.cfglint] per-file-ignores (pattern -> selectors) and the folder its patterns
     # are relative to (the pyproject.toml's)
-    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
-    settings_base: str = "."
+    per_file_ignores: dict[str, list[str]]
+    settings_base: str
+
+    def __init__(
+        self,
+        mindformers: list[str] | None = None,
+        megatron: str | None = None,
+        launch: str | None = None,
+        sources: list[str] | None = None,
+        source_members: list[str] | None = None,
+        megatron_form: str | None = None,
+        profile: str = "default",
+        select: list[str] | None = None,
+        ignore: list[str] | None = None,
+        megatron_version: str | None = None,
+        mindformers_version: str | None = None,
+        data: str | None = None,
+        tokenizer: str | None = None,
+        loss_logs: list[str] | None = None,
+        scan_cache: bool = True,
+        per_file_ignores: dict[str, list[str]] | None = None,
+        settings_base: str = ".",
+    ) -> None:
+        self.mindformers = [] if mindformers is None else mindformers
+        self.megatron = megatron
+        self.launch = launch
+        self.sources = [] if sources is None else sources
+        self.source_members = [] if source_members is None else source_members
+        self.megatron_form = megatron_form
+        self.profile = profile
+        self.select = [] if select is None else select
+        self.ignore = [] if ignore is None else ignore
+        self.megatron_version = megatron_version
+        self.mindformers_version = mindformers_version
+        self.data = data
+        self.tokenizer = tokenizer
+        self.loss_logs = [] if loss_logs is None else loss_logs
+        self.scan_cache = scan_cache
+        self.per_file_ignores = {} if per_file_ignores is None else per_file_ignores
+        self.settings_base = settings_base
 
 
 def load_mindformers_side(

@@ -17,25 +17,42 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 
 from cfglint.check.schema import Rule
 from cfglint.load.safeio import text_if_small
 from cfglint.model.findings import Finding, InputProblem
+from cfglint.model.record import Record
 
 _MARK = re.compile(r"#\s*cfglint\s*:\s*(disable-file|disable)\s*=\s*(.*)$", re.IGNORECASE)
 
 
-@dataclass
-class _Mark:
+class _Mark(Record):
     """One suppression comment: where it is, what it names, what it covers."""
+
+    __slots__ = ("line", "lines", "names", "path", "used", "whole_file")
 
     path: str
     line: int
     names: list[str]
     lines: range  # the lines it covers (a whole file: every line)
-    whole_file: bool = False
-    used: set[str] = field(default_factory=set)
+    whole_file: bool
+    used: set[str]
+
+    def __init__(
+        self,
+        path: str,
+        line: int,
+        names: list[str],
+        lines: range,
+        whole_file: bool = False,
+        used: set[str] | None = None,
+    ) -> None:
+        self.path = path
+        self.line = line
+        self.names = names
+        self.lines = lines
+        self.whole_file = whole_file
+        self.used = set() if used is None else used
 
 
 def _names(text: str) -> list[str]:

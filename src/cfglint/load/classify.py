@@ -12,7 +12,6 @@ cheap and never raises for a bad file, so a broken file still reaches its loader
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,26 +28,57 @@ from cfglint.load.detect import (
 from cfglint.load.safeio import exists
 from cfglint.load.walk import excluded, walk
 from cfglint.model.errors import InputError
+from cfglint.model.record import Record
 
 
-@dataclass
-class Job:
+class Job(Record):
     """One lint run: a config and/or a Megatron side, with what goes with them."""
 
-    mindformers: str | None = None
-    megatron: str | None = None
-    launch: str | None = None  # the MindFormers side's msrun script
-    sources: list[str] = field(default_factory=list)  # --source: entry points when they train
-    members: list[str] = field(default_factory=list)  # .py files named: scanned, judged
-    megatron_form: str | None = None  # script | args | log | yaml
+    __slots__ = ("launch", "megatron", "megatron_form", "members", "mindformers", "sources")
+
+    mindformers: str | None
+    megatron: str | None
+    launch: str | None  # the MindFormers side's msrun script
+    sources: list[str]  # --source: entry points when they train
+    members: list[str]  # .py files named: scanned, judged
+    megatron_form: str | None  # script | args | log | yaml
+
+    def __init__(
+        self,
+        mindformers: str | None = None,
+        megatron: str | None = None,
+        launch: str | None = None,
+        sources: list[str] | None = None,
+        members: list[str] | None = None,
+        megatron_form: str | None = None,
+    ) -> None:
+        self.mindformers = mindformers
+        self.megatron = megatron
+        self.launch = launch
+        self.sources = [] if sources is None else sources
+        self.members = [] if members is None else members
+        self.megatron_form = megatron_form
 
 
-@dataclass
-class Plan:
-    jobs: list[Job] = field(default_factory=list)
-    skipped: list[Classified] = field(default_factory=list)
-    walked: set[str] = field(default_factory=set)  # files found by walking a folder
-    seen: list[Classified] = field(default_factory=list)  # every input, for -v
+class Plan(Record):
+    __slots__ = ("jobs", "seen", "skipped", "walked")
+
+    jobs: list[Job]
+    skipped: list[Classified]
+    walked: set[str]  # files found by walking a folder
+    seen: list[Classified]  # every input, for -v
+
+    def __init__(
+        self,
+        jobs: list[Job] | None = None,
+        skipped: list[Classified] | None = None,
+        walked: set[str] | None = None,
+        seen: list[Classified] | None = None,
+    ) -> None:
+        self.jobs = [] if jobs is None else jobs
+        self.skipped = [] if skipped is None else skipped
+        self.walked = set() if walked is None else walked
+        self.seen = [] if seen is None else seen
 
 
 # -- roles the user gave ------------------------------------------------------------------------

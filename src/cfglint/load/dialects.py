@@ -16,7 +16,6 @@ import json
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
@@ -37,6 +36,7 @@ from cfglint.load.tree_parser import (
     repository_root,
     unreadable_parser,
 )
+from cfglint.model.record import Frozen, Record
 
 DATA = DATA_DIR
 DIALECT_DIR = DATA_DIR / "dialects"
@@ -74,38 +74,95 @@ UNMODELLED = (
 )
 
 
-@dataclass(frozen=True)
-class Dialect:
+class Dialect(Frozen):
     """One Megatron-family dialect; ``table`` names the argument table to load."""
+
+    __slots__ = (
+        "derive",
+        "kind",
+        "label",
+        "model_json",
+        "modelled",
+        "name",
+        "project",
+        "side_label",
+        "spellings",
+        "table",
+    )
 
     name: str  # what --megatron-version accepts
     project: str
     kind: str  # megatron-lm | mindspeed-llm | mindspeed-core | fork | mindspeed-mm | unmodelled
     label: str  # "Megatron-LLaMA main (25306de)"
-    side_label: str = "Megatron"
-    table: str = "megatron-lm"
-    modelled: bool = True
-    derive: tuple[dict[str, Any], ...] = ()
-    spellings: tuple[tuple[str, str | None], ...] = ()
-    model_json: str = ""  # the dest naming a model-definition file (MindSpeed-MM --mm-model)
+    side_label: str
+    table: str
+    modelled: bool
+    derive: tuple[dict[str, Any], ...]
+    spellings: tuple[tuple[str, str | None], ...]
+    model_json: str  # the dest naming a model-definition file (MindSpeed-MM --mm-model)
+
+    def __init__(
+        self,
+        name: str,
+        project: str,
+        kind: str,
+        label: str,
+        side_label: str = "Megatron",
+        table: str = "megatron-lm",
+        modelled: bool = True,
+        derive: tuple[dict[str, Any], ...] = (),
+        spellings: tuple[tuple[str, str | None], ...] = (),
+        model_json: str = "",
+    ) -> None:
+        self.name = name
+        self.project = project
+        self.kind = kind
+        self.label = label
+        self.side_label = side_label
+        self.table = table
+        self.modelled = modelled
+        self.derive = derive
+        self.spellings = spellings
+        self.model_json = model_json
 
 
-@dataclass
-class Detection:
+class Detection(Record):
+    __slots__ = ("accepts", "dialect", "evidence", "extra", "note", "parser", "root", "unread")
+
     dialect: Dialect
-    evidence: list[str] = field(default_factory=list)
-    note: str = ""  # a warning when the choice is not certain
+    evidence: list[str]
+    note: str  # a warning when the choice is not certain
     # the flags the repository's own parser registers, when an unmodelled fork's was read:
     # only a flag outside them is one its argparse refuses
-    accepts: frozenset[str] | None = None
+    accepts: frozenset[str] | None
     # the flags the entry script registers itself (an extra_args_provider)
-    extra: frozenset[str] = frozenset()
+    extra: frozenset[str]
     # the argument parser the job runs, when it was found in the repository and read
-    parser: TreeParser | None = None
-    root: str | None = None  # the repository the launch belongs to, when one is
+    parser: TreeParser | None
+    root: str | None  # the repository the launch belongs to, when one is
     # why the parser the job runs was not read ("" when it was, or when the table is it):
     # a flag the table lacks is then not decided, never an error
-    unread: str = ""
+    unread: str
+
+    def __init__(
+        self,
+        dialect: Dialect,
+        evidence: list[str] | None = None,
+        note: str = "",
+        accepts: frozenset[str] | None = None,
+        extra: frozenset[str] = frozenset(),
+        parser: TreeParser | None = None,
+        root: str | None = None,
+        unread: str = "",
+    ) -> None:
+        self.dialect = dialect
+        self.evidence = [] if evidence is None else evidence
+        self.note = note
+        self.accepts = accepts
+        self.extra = extra
+        self.parser = parser
+        self.root = root
+        self.unread = unread
 
 
 @cache
@@ -395,10 +452,12 @@ def _detect_by_launch(
     return _megatron_lm(launch)
 
 
-@dataclass
-class _Launch:
+class _Launch(Record):
     """What the detectors read of one launch; what several of them need is worked out
     once, when first asked (a repository's layout is a file-system look-up)."""
+
+    # __dict__: the cached properties below
+    __slots__ = ("__dict__", "base", "entry_script", "folders", "given", "script_path", "text")
 
     given: list[str]  # the command line's flags, each once, in order
     entry_script: str | None
@@ -406,6 +465,22 @@ class _Launch:
     folders: list[str]  # where the repository's layout is looked for, nearest first
     script_path: str | None
     text: str
+
+    def __init__(
+        self,
+        given: list[str],
+        entry_script: str | None,
+        base: str | None,
+        folders: list[str],
+        script_path: str | None,
+        text: str,
+    ) -> None:
+        self.given = given
+        self.entry_script = entry_script
+        self.base = base
+        self.folders = folders
+        self.script_path = script_path
+        self.text = text
 
     @classmethod
     def of(

@@ -3,21 +3,36 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 
 from cfglint.load.yamltree import Node, load_yaml
 from cfglint.model.errors import InputError
+from cfglint.model.record import Record
 
 MAX_BASE_FILES = 64
 
 
-@dataclass
-class MindFormersYaml:
+class MindFormersYaml(Record):
+    __slots__ = ("files", "path", "root", "texts", "warnings")
+
     path: str
     root: Node  # merged tree; every leaf keeps the file it was written in
-    files: list[str] = field(default_factory=list)  # the file itself first, then bases
-    texts: dict[str, str] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
+    files: list[str]  # the file itself first, then bases
+    texts: dict[str, str]
+    warnings: list[str]
+
+    def __init__(
+        self,
+        path: str,
+        root: Node,
+        files: list[str] | None = None,
+        texts: dict[str, str] | None = None,
+        warnings: list[str] | None = None,
+    ) -> None:
+        self.path = path
+        self.root = root
+        self.files = [] if files is None else files
+        self.texts = {} if texts is None else texts
+        self.warnings = [] if warnings is None else warnings
 
 
 def load_mindformers_yaml(path: str) -> MindFormersYaml:

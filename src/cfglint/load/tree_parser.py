@@ -13,11 +13,11 @@ from __future__ import annotations
 import ast
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import cache, lru_cache
 from types import MappingProxyType
 
 from cfglint.model.errors import InputError
+from cfglint.model.record import Frozen
 
 # Where a Megatron-style repository keeps its parser, relative to the folder holding the
 # entry script: Megatron-LM since core_r0.6 (megatron/training/arguments.py), before it and
@@ -39,23 +39,43 @@ _DEEPSPEED_CONFIG_FLAGS = (
 )
 
 
-@dataclass(frozen=True)
-class TreeParser:
+class TreeParser(Frozen):
     """The parser module found beside a launch's entry script and the flags it registers."""
+
+    __slots__ = ("flags", "path", "rel")
 
     path: str  # the parser module, as found on disk
     rel: str  # its path from the folder the entry path starts from
     flags: frozenset[str]
 
+    def __init__(
+        self,
+        path: str,
+        rel: str,
+        flags: frozenset[str],
+    ) -> None:
+        self.path = path
+        self.rel = rel
+        self.flags = flags
 
-@dataclass(frozen=True)
-class Place:
+
+class Place(Frozen):
     """Where a launch runs its entry script: the folder it ``cd``s into and the folders it
     puts on ``PYTHONPATH`` (each as far as the script's text says: an absolute or relative
     path, or the known end of one built at run time, ``${ROOT}/Megatron-LM``)."""
 
-    cwd: str | None = None
-    pythonpath: tuple[str, ...] = ()
+    __slots__ = ("cwd", "pythonpath")
+
+    cwd: str | None
+    pythonpath: tuple[str, ...]
+
+    def __init__(
+        self,
+        cwd: str | None = None,
+        pythonpath: tuple[str, ...] = (),
+    ) -> None:
+        self.cwd = cwd
+        self.pythonpath = pythonpath
 
 
 NOWHERE = Place()
@@ -330,23 +350,65 @@ _MAX_PY_FILES = 6000
 _MAX_PY_DIRS = 5000
 
 
-@dataclass(frozen=True)
-class FlagDef:
+class FlagDef(Frozen):
     """One ``add_argument`` of a repository, as argparse would register it (literal values
     only: a default computed at run time is ``None`` with ``literal`` False)."""
+
+    __slots__ = (
+        "action",
+        "choices",
+        "const",
+        "default",
+        "dest",
+        "flags",
+        "line",
+        "literal",
+        "nargs",
+        "path",
+        "type",
+        "typed",
+    )
 
     flags: tuple[str, ...]
     dest: str
     type: str  # int | float | str | bool (our tables' names)
     action: str  # store | store_true | store_false | store_const | count | boolean_optional
-    default: object = None
-    literal: bool = True
-    typed: bool = False  # an explicit type=int/float/bool/str (not a converter function)
-    nargs: str | int | None = None
-    choices: tuple[object, ...] | None = None
-    const: object = None
-    path: str = ""
-    line: int = 0
+    default: object
+    literal: bool
+    typed: bool  # an explicit type=int/float/bool/str (not a converter function)
+    nargs: str | int | None
+    choices: tuple[object, ...] | None
+    const: object
+    path: str
+    line: int
+
+    def __init__(
+        self,
+        flags: tuple[str, ...],
+        dest: str,
+        type: str,
+        action: str,
+        default: object = None,
+        literal: bool = True,
+        typed: bool = False,
+        nargs: str | int | None = None,
+        choices: tuple[object, ...] | None = None,
+        const: object = None,
+        path: str = "",
+        line: int = 0,
+    ) -> None:
+        self.flags = flags
+        self.dest = dest
+        self.type = type
+        self.action = action
+        self.default = default
+        self.literal = literal
+        self.typed = typed
+        self.nargs = nargs
+        self.choices = choices
+        self.const = const
+        self.path = path
+        self.line = line
 
 
 def _state(root: str) -> int:

@@ -18,12 +18,12 @@ import math
 import re
 import sys
 import warnings
-from dataclasses import dataclass, field
 from typing import Any
 
 from cfglint.load.safeio import read_text
 from cfglint.model.errors import InputError
 from cfglint.model.lazy_re import compile_on_use
+from cfglint.model.record import Record
 
 MAX_DEPTH = 100
 # Expanded node count with every alias counted in full: real configs have a few
@@ -75,21 +75,57 @@ _FLOAT12 = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+
 _INT12 = re.compile(r"^[-+]?[0-9]+$|^0o[0-7]+$|^0x[0-9a-fA-F]+$")
 
 
-@dataclass(eq=False, slots=True)
-class Node:
+class Node(Record):
     """A YAML node: a scalar, a mapping (dict of key -> Node) or a sequence."""
+
+    __slots__ = (
+        "column",
+        "key_column",
+        "key_line",
+        "line",
+        "path",
+        "raw",
+        "value",
+        "yaml11_string",
+        "yaml12_value",
+    )
 
     value: Any
     path: str
     line: int  # 1-based
     column: int  # 1-based
-    raw: str | None = None  # scalar text as written
+    raw: str | None  # scalar text as written
     # PyYAML (MindFormers) reads a string where YAML 1.2 reads a number or boolean.
-    yaml11_string: bool = False
+    yaml11_string: bool
     # The YAML 1.2 reading, when it differs from the YAML 1.1 one.
-    yaml12_value: Any = None
-    key_line: int | None = None  # line of the mapping key that holds this node
-    key_column: int | None = None
+    yaml12_value: Any
+    key_line: int | None  # line of the mapping key that holds this node
+    key_column: int | None
+
+    def __init__(
+        self,
+        value: Any,
+        path: str,
+        line: int,
+        column: int,
+        raw: str | None = None,
+        yaml11_string: bool = False,
+        yaml12_value: Any = None,
+        key_line: int | None = None,
+        key_column: int | None = None,
+    ) -> None:
+        self.value = value
+        self.path = path
+        self.line = line
+        self.column = column
+        self.raw = raw
+        self.yaml11_string = yaml11_string
+        self.yaml12_value = yaml12_value
+        self.key_line = key_line
+        self.key_column = key_column
+
+    __eq__ = object.__eq__  # identity, as with eq=False
+    __hash__ = object.__hash__
 
     @property
     def is_map(self) -> bool:
@@ -108,12 +144,25 @@ class Node:
         return self.value
 
 
-@dataclass
-class Document:
+class Document(Record):
+    __slots__ = ("path", "root", "text", "warnings")
+
     path: str
     root: Node
     text: str
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[str]
+
+    def __init__(
+        self,
+        path: str,
+        root: Node,
+        text: str,
+        warnings: list[str] | None = None,
+    ) -> None:
+        self.path = path
+        self.root = root
+        self.text = text
+        self.warnings = [] if warnings is None else warnings
 
 
 def resolve_plain_yaml11(text: str) -> Any:

@@ -20,13 +20,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass
 from functools import cache
 from typing import Any, NamedTuple
 
 from cfglint.load.datacache import DATA_DIR
 from cfglint.load.datayaml import READY, release_part_name
 from cfglint.model.config import Config
+from cfglint.model.record import Frozen
 from cfglint.model.values import Origin, Value, fmt
 
 PROJECTS = {"mindformers": "MindFormers", "mindspeed_llm": "MindSpeed-LLM"}
@@ -37,16 +37,33 @@ PROJECTS = {"mindformers": "MindFormers", "mindspeed_llm": "MindSpeed-LLM"}
 CODE_FOLDERS = {"mindformers": "research"}
 
 
-@dataclass(frozen=True)
-class Fit:
+class Fit(Frozen):
+    __slots__ = ("by_name", "heads", "path", "project", "releases", "why")
+
     project: str  # "MindFormers" | "MindSpeed-LLM"
     releases: tuple[str, ...]  # the releases that hold the file, oldest first
     heads: tuple[str, ...]  # development heads (after the last tag) that hold it too
     why: str  # the evidence, in words
-    by_name: bool = False  # only the file name matched: a hint, not that the file is there
+    by_name: bool  # only the file name matched: a hint, not that the file is there
     # the recorded path whose tail the file's path is (two components or more), "" if none:
     # where in the release the file lies (a research folder's own classes)
-    path: str = ""
+    path: str
+
+    def __init__(
+        self,
+        project: str,
+        releases: tuple[str, ...],
+        heads: tuple[str, ...],
+        why: str,
+        by_name: bool = False,
+        path: str = "",
+    ) -> None:
+        self.project = project
+        self.releases = releases
+        self.heads = heads
+        self.why = why
+        self.by_name = by_name
+        self.path = path
 
     @property
     def span(self) -> str:

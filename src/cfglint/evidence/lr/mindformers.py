@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 
 from cfglint.evidence.lr.schedule import ArgReader, Fill, Piece, Schedule, each, flat
+from cfglint.model.record import Record
 
 _MF_ALIASES = {
     "constant_with_warmup": "ConstantWarmUpLR",
@@ -19,9 +19,10 @@ _MF_ALIASES = {
 }
 
 
-@dataclass
-class _MfParts:
+class _MfParts(Record):
     """What every MindFormers class resolves before its own math."""
+
+    __slots__ = ("cls", "init", "lr", "r", "sched_total", "train_total")
 
     r: ArgReader
     cls: str
@@ -29,6 +30,22 @@ class _MfParts:
     init: float
     sched_total: int | None  # the total_steps the class is constructed with
     train_total: int | None  # the real training length
+
+    def __init__(
+        self,
+        r: ArgReader,
+        cls: str,
+        lr: float,
+        init: float,
+        sched_total: int | None,
+        train_total: int | None,
+    ) -> None:
+        self.r = r
+        self.cls = cls
+        self.lr = lr
+        self.init = init
+        self.sched_total = sched_total
+        self.train_total = train_total
 
     def need_total(self) -> int:
         if self.sched_total is None:

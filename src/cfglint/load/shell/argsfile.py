@@ -5,20 +5,31 @@ would split it, with positions.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
 from cfglint.load.safeio import read_text
 from cfglint.load.shell.pieces import snippet
 from cfglint.load.shell.words import Pos, Word
 from cfglint.model.errors import InputError
+from cfglint.model.record import Record
 from cfglint.model.values import Loc
 
 
-@dataclass
-class _ArgTok:
-    chars: list[str] = field(default_factory=list)
-    pos: Pos = (1, 1)
-    unknown: str = ""
+class _ArgTok(Record):
+    __slots__ = ("chars", "pos", "unknown")
+
+    chars: list[str]
+    pos: Pos
+    unknown: str
+
+    def __init__(
+        self,
+        chars: list[str] | None = None,
+        pos: Pos = (1, 1),
+        unknown: str = "",
+    ) -> None:
+        self.chars = [] if chars is None else chars
+        self.pos = pos
+        self.unknown = unknown
 
 
 def parse_args_file(path: str) -> tuple[list[Word], str]:

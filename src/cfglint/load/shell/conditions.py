@@ -9,11 +9,11 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from tree_sitter import Node
 
 from cfglint.load.shell.pieces import INT_RE, UnknownValue, ValueTooLarge, first_unknown, snippet
+from cfglint.model.record import Frozen
 
 _INT_OPS = {
     "-eq": lambda a, b: a == b,
@@ -61,13 +61,22 @@ _MACHINE_TESTS = frozenset(
 )
 
 
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(Frozen):
     """True / False when the condition is decided, None when not; ``why`` names the value
     that decides it (or the one that made it known)."""
 
+    __slots__ = ("value", "why")
+
     value: bool | None
-    why: str = ""
+    why: str
+
+    def __init__(
+        self,
+        value: bool | None,
+        why: str = "",
+    ) -> None:
+        self.value = value
+        self.why = why
 
 
 UNDECIDED_CMD = "the exit status of a command is not known statically"

@@ -6,7 +6,6 @@ entry script and training arguments.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 
 from cfglint.load.globs import glob_match
 from cfglint.load.shell.pieces import NAME_RE
@@ -152,7 +151,7 @@ def _behind_wrapper(words: list[Word], wrapper: str) -> tuple[str, int, dict[str
             return kind, i, env
         if w.text and NAME_RE.fullmatch(w.text.split("=", 1)[0]) and "=" in w.text:
             name, _, value = w.text.partition("=")
-            env[name] = replace(w, text=value)
+            env[name] = w.replace(text=value)
     return None
 
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
 
 from cfglint.load.shell.words import Pos
 from cfglint.model.lazy_re import compile_on_use
+from cfglint.model.record import Frozen, Record
 
 # Sizes count characters plus PIECE_COST per fragment, so that values made of many
 # small, empty or unknown fragments (and arrays of many elements) are bounded too.
@@ -53,21 +53,44 @@ INT_RE = compile_on_use(r"[+-]?(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)")
 NAME_RE = compile_on_use(r"[A-Za-z_][A-Za-z_0-9]*")
 
 
-@dataclass(slots=True)  # not frozen: frozen __init__ is several times slower; never mutated
-class Piece:
+class Piece(Record):  # not Frozen: never mutated, and not hashed
     """A fragment of an expanded word and where it came from."""
+
+    __slots__ = ("brk", "cond", "exact", "glob", "pos", "split", "text", "unknown", "via")
 
     text: str
     pos: Pos
-    via: tuple[Pos, ...] = ()
-    unknown: str = ""
-    cond: bool = False
-    split: bool = False  # subject to field splitting where it is used
-    glob: bool = False  # pattern characters are active where it is used
-    exact: bool = False  # text maps onto source columns starting at pos
-    brk: bool = False  # a hard word boundary, between elements of "${ARR[@]}"
+    via: tuple[Pos, ...]
+    unknown: str
+    cond: bool
+    split: bool  # subject to field splitting where it is used
+    glob: bool  # pattern characters are active where it is used
+    exact: bool  # text maps onto source columns starting at pos
+    brk: bool  # a hard word boundary, between elements of "${ARR[@]}"
 
-    # Direct constructor calls: dataclasses.replace is too slow for the hot paths.
+    def __init__(
+        self,
+        text: str,
+        pos: Pos,
+        via: tuple[Pos, ...] = (),
+        unknown: str = "",
+        cond: bool = False,
+        split: bool = False,
+        glob: bool = False,
+        exact: bool = False,
+        brk: bool = False,
+    ) -> None:
+        self.text = text
+        self.pos = pos
+        self.via = via
+        self.unknown = unknown
+        self.cond = cond
+        self.split = split
+        self.glob = glob
+        self.exact = exact
+        self.brk = brk
+
+    # Direct constructor calls: replace() is too slow for the hot paths.
     def used(self, at: Pos, active: bool) -> Piece:
         """This stored piece expanded at use site ``at``."""
         via = self.via if at in self.via else (*self.via[: MAX_VIA - 1], at)
@@ -85,8 +108,9 @@ BREAK_PIECE = Piece("", (0, 0), brk=True)
 Value = tuple[Piece, ...]
 
 
-@dataclass(slots=True)
-class Var:
+class Var(Record):
+    __slots__ = ("alts", "branch", "cond", "defs", "elements", "is_array", "line")
+
     elements: dict[int, Value]  # a scalar is element 0 of a one-element array
     is_array: bool
     defs: tuple[Pos, ...]
@@ -95,7 +119,25 @@ class Var:
     line: int
     # Set by sibling branches of an if/case whose condition is not decided statically:
     # every branch's (text, position), the chosen one included; () when not a choice.
-    alts: tuple[tuple[str | None, Pos], ...] = ()
+    alts: tuple[tuple[str | None, Pos], ...]
+
+    def __init__(
+        self,
+        elements: dict[int, Value],
+        is_array: bool,
+        defs: tuple[Pos, ...],
+        cond: bool,
+        branch: tuple[tuple[int, int], ...],
+        line: int,
+        alts: tuple[tuple[str | None, Pos], ...] = (),
+    ) -> None:
+        self.elements = elements
+        self.is_array = is_array
+        self.defs = defs
+        self.cond = cond
+        self.branch = branch
+        self.line = line
+        self.alts = alts
 
     def scalar(self) -> Value | None:
         return self.elements.get(0)
@@ -107,11 +149,22 @@ class Var:
         return sum(pieces_size(v) for v in self.elements.values())
 
 
-@dataclass(frozen=True, slots=True)
-class Ctx:
-    cond: bool = False
-    branch: tuple[tuple[int, int], ...] = ()
-    in_function: bool = False
+class Ctx(Frozen):
+    __slots__ = ("branch", "cond", "in_function")
+
+    cond: bool
+    branch: tuple[tuple[int, int], ...]
+    in_function: bool
+
+    def __init__(
+        self,
+        cond: bool = False,
+        branch: tuple[tuple[int, int], ...] = (),
+        in_function: bool = False,
+    ) -> None:
+        self.cond = cond
+        self.branch = branch
+        self.in_function = in_function
 
     def into(self, block: int, k: int) -> Ctx:
         return Ctx(True, (*self.branch, (block, k)), self.in_function)
@@ -153,7 +206,7 @@ def _shift(p: Piece, text: str, offset: int) -> Piece:
     if offset == 0 and text == p.text:
         return p
     pos = (p.pos[0], p.pos[1] + offset) if p.exact else p.pos
-    return replace(p, text=text, pos=pos)
+    return p.replace(text=text, pos=pos)
 
 
 def split_words(pieces: Iterable[Piece]) -> list[list[Piece]]:

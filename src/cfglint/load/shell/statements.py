@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import replace
 
 from tree_sitter import Node
 
@@ -382,7 +381,7 @@ class Statements:
                 return True
             self.calls.append(base)
             try:
-                self.block([self.functions[base]], replace(ctx, in_function=True))
+                self.block([self.functions[base]], ctx.replace(in_function=True))
             finally:
                 self.calls.pop()
             return True
@@ -707,5 +706,5 @@ def _cd_target(words: list[Word], cwd: Word | None) -> Word | None:
     target = args[0]
     text = target.text
     if text is not None and not text.startswith("/") and cwd is not None and cwd.text:
-        return replace(target, text=cwd.text.rstrip("/") + "/" + text)
+        return target.replace(text=cwd.text.rstrip("/") + "/" + text)
     return target

@@ -4,51 +4,106 @@ training invocation, and the parsed script.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
+from cfglint.model.record import Frozen, Record
 from cfglint.model.values import Loc
 
 
-@dataclass(frozen=True)
-class Word:
+class Word(Frozen):
     """One argument word after expansion and splitting."""
+
+    __slots__ = (
+        "alternatives",
+        "choice",
+        "conditional",
+        "head",
+        "loc",
+        "tail",
+        "template",
+        "text",
+        "unknown",
+        "via",
+    )
 
     text: str | None  # None when unknown
     loc: Loc  # where the text was typed: the line to edit
-    via: tuple[Loc, ...] = ()  # use sites and variable definitions it passed through
-    unknown: str = ""  # why text is None
-    conditional: bool = False  # from an if/case/loop branch, or a variable set in one
+    via: tuple[Loc, ...]  # use sites and variable definitions it passed through
+    unknown: str  # why text is None
+    conditional: bool  # from an if/case/loop branch, or a variable set in one
     # Built from a variable that sibling branches of an undecided if/case set differently:
     # the script runs one of them, cfglint cannot tell which.
-    choice: bool = False
-    alternatives: tuple[tuple[str, Loc], ...] = ()  # every branch's text, when each is known
+    choice: bool
+    alternatives: tuple[tuple[str, Loc], ...]  # every branch's text, when each is known
     # The known text after the last unknown part (``${dir}/../../pretrain_gpt.py`` with
     # ``dir=`pwd` `` ends in ``/../../pretrain_gpt.py``): enough to name an entry script.
-    tail: str = ""
+    tail: str
     # The known text before the first unknown part (``--nproc_per_node=$1`` begins with
     # ``--nproc_per_node=``): enough to tell a launcher's option from its entry script.
-    head: str = ""
+    head: str
     # The whole text with each unknown part as UNKNOWN_MARK (``python -u \0/pretrain_gpt.py``
     # for ``"python -u ${DIR}/pretrain_gpt.py"``): what eval / ``sh -c`` parse a second time
-    template: str = ""
+    template: str
+
+    def __init__(
+        self,
+        text: str | None,
+        loc: Loc,
+        via: tuple[Loc, ...] = (),
+        unknown: str = "",
+        conditional: bool = False,
+        choice: bool = False,
+        alternatives: tuple[tuple[str, Loc], ...] = (),
+        tail: str = "",
+        head: str = "",
+        template: str = "",
+    ) -> None:
+        self.text = text
+        self.loc = loc
+        self.via = via
+        self.unknown = unknown
+        self.conditional = conditional
+        self.choice = choice
+        self.alternatives = alternatives
+        self.tail = tail
+        self.head = head
+        self.template = template
 
 
-@dataclass
-class Invocation:
+class Invocation(Record):
     """A launcher or python command, split into launcher options, script and arguments."""
+
+    __slots__ = ("args", "conditional", "cwd", "launcher", "launcher_args", "loc", "script")
 
     launcher: str  # "torchrun", "python -m torch.distributed.run", "msrun", "python", ...
     launcher_args: list[Word]
     script: Word | None
     args: list[Word]
     loc: Loc
-    conditional: bool = False
+    conditional: bool
     # the folder the last `cd`/`pushd` before it moved to (the entry path is relative to it)
-    cwd: Word | None = None
+    cwd: Word | None
+
+    def __init__(
+        self,
+        launcher: str,
+        launcher_args: list[Word],
+        script: Word | None,
+        args: list[Word],
+        loc: Loc,
+        conditional: bool = False,
+        cwd: Word | None = None,
+    ) -> None:
+        self.launcher = launcher
+        self.launcher_args = launcher_args
+        self.script = script
+        self.args = args
+        self.loc = loc
+        self.conditional = conditional
+        self.cwd = cwd
 
 
-@dataclass
-class ShellScript:
+class ShellScript(Record):
+    __slots__ = ("env", "invocations", "path", "text", "unfollowed", "variables", "warnings")
+
     path: str
     invocations: list[Invocation]  # in order of appearance
     env: dict[str, Word]  # exported variables, and `VAR=val` prefixes of launch commands
@@ -56,7 +111,25 @@ class ShellScript:
     warnings: list[str]  # "line N: ..."
     text: str
     # `source` / eval lines that were not read: what they export or set is not known
-    unfollowed: list[str] = field(default_factory=list)
+    unfollowed: list[str]
+
+    def __init__(
+        self,
+        path: str,
+        invocations: list[Invocation],
+        env: dict[str, Word],
+        variables: dict[str, Word],
+        warnings: list[str],
+        text: str,
+        unfollowed: list[str] | None = None,
+    ) -> None:
+        self.path = path
+        self.invocations = invocations
+        self.env = env
+        self.variables = variables
+        self.warnings = warnings
+        self.text = text
+        self.unfollowed = [] if unfollowed is None else unfollowed
 
 
 Pos = tuple[int, int]  # (line, column), both 1-based

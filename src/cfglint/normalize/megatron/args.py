@@ -9,11 +9,11 @@ accepted (Megatron builds its parser with ``allow_abbrev=False``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, NamedTuple
 
 from cfglint.load.dialects import table_entries
+from cfglint.model.record import Record
 from cfglint.model.values import Loc, Value
 
 
@@ -29,12 +29,25 @@ class ArgSpec(NamedTuple):
     source: str = ""  # "Megatron-LM core_v0.19.0" / "MindSpeed-LLM 2.1.0"
 
 
-@dataclass
-class ArgTable:
+class ArgTable(Record):
+    __slots__ = ("by_dest", "by_flag", "label", "name")
+
     name: str  # what --megatron-version accepts
     label: str  # "Megatron-LM core_v0.19.0 (5be9626)"
-    by_flag: dict[str, ArgSpec] = field(default_factory=dict)
-    by_dest: dict[str, ArgSpec] = field(default_factory=dict)
+    by_flag: dict[str, ArgSpec]
+    by_dest: dict[str, ArgSpec]
+
+    def __init__(
+        self,
+        name: str,
+        label: str,
+        by_flag: dict[str, ArgSpec] | None = None,
+        by_dest: dict[str, ArgSpec] | None = None,
+    ) -> None:
+        self.name = name
+        self.label = label
+        self.by_flag = {} if by_flag is None else by_flag
+        self.by_dest = {} if by_dest is None else by_dest
 
     def add(self, spec: ArgSpec) -> None:
         for f in spec.flags:
@@ -114,28 +127,62 @@ def with_fork_flags(table: ArgTable, defs: list[tuple[Any, str]]) -> ArgTable:
     return out
 
 
-@dataclass
-class Token:
+class Token(Record):
     """One command-line word with where it was typed (shape of shell.Word)."""
+
+    __slots__ = ("alternatives", "choice", "conditional", "loc", "text", "unknown", "via")
 
     text: str | None
     loc: Loc
-    via: tuple[Loc, ...] = ()
-    unknown: str = ""
-    conditional: bool = False
-    choice: bool = False
-    alternatives: tuple[tuple[str, Loc], ...] = ()
+    via: tuple[Loc, ...]
+    unknown: str
+    conditional: bool
+    choice: bool
+    alternatives: tuple[tuple[str, Loc], ...]
+
+    def __init__(
+        self,
+        text: str | None,
+        loc: Loc,
+        via: tuple[Loc, ...] = (),
+        unknown: str = "",
+        conditional: bool = False,
+        choice: bool = False,
+        alternatives: tuple[tuple[str, Loc], ...] = (),
+    ) -> None:
+        self.text = text
+        self.loc = loc
+        self.via = via
+        self.unknown = unknown
+        self.conditional = conditional
+        self.choice = choice
+        self.alternatives = alternatives
 
 
-@dataclass
-class Resolved:
+class Resolved(Record):
+    __slots__ = ("opaque", "table", "unknown", "values", "warnings")
+
     values: dict[str, Value]  # dest -> value (only what the command line set)
     unknown: list[Value]
     warnings: list[str]
     table: ArgTable
     # words that cannot be read and may stand for any arguments (``$@``, a variable a
     # sourced file that was not followed may set): a flag not written may be among them
-    opaque: list[Value] = field(default_factory=list)
+    opaque: list[Value]
+
+    def __init__(
+        self,
+        values: dict[str, Value],
+        unknown: list[Value],
+        warnings: list[str],
+        table: ArgTable,
+        opaque: list[Value] | None = None,
+    ) -> None:
+        self.values = values
+        self.unknown = unknown
+        self.warnings = warnings
+        self.table = table
+        self.opaque = [] if opaque is None else opaque
 
 
 def _looks_like_flag(text: str | None) -> bool:

@@ -9,7 +9,6 @@ starts.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, replace
 from typing import Any
 
 from cfglint.load.dialects import (
@@ -28,6 +27,7 @@ from cfglint.load.tree_parser import (
     repository_flags,
 )
 from cfglint.model.errors import InputError
+from cfglint.model.record import Record
 from cfglint.model.values import Loc, Value
 from cfglint.normalize.launch import env_hidden, launcher_options, word_value
 from cfglint.normalize.megatron.args import ArgTable, load_table, resolve, with_fork_flags
@@ -52,40 +52,115 @@ NPU_ENV = (
 GPU_ENV = ("NCCL_", "CUDA_VISIBLE_DEVICES", "CUBLAS_", "NVTE_")
 
 
-@dataclass
-class MegatronInput:
+class MegatronInput(Record):
+    __slots__ = (
+        "command_loc",
+        "dialect",
+        "entry_script",
+        "env",
+        "env_hidden",
+        "evidence",
+        "final",
+        "fork_flags",
+        "fork_note",
+        "kind",
+        "launcher",
+        "launcher_args",
+        "model_file",
+        "opaque",
+        "path",
+        "release_gaps",
+        "release_span",
+        "table",
+        "text",
+        "unknown",
+        "unread",
+        "values",
+        "warnings",
+    )
+
     path: str
     kind: str  # megatron-script | mindspeed-script | megatron-args | megatron-log | megatron-yaml
     table: ArgTable
     values: dict[str, Value]
-    final: bool = False  # values are post-validation (a training log): no defaults needed
-    env: dict[str, Value] = field(default_factory=dict)
-    launcher: Value | None = None
-    entry_script: Value | None = None
-    launcher_args: dict[str, Value] = field(default_factory=dict)
-    command_loc: Loc | None = None
-    unknown: list[Value] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    text: str = ""
-    dialect: Dialect | None = None
-    evidence: list[str] = field(default_factory=list)
-    model_file: ModelFile | None = None  # MindSpeed-MM's --mm-model JSON
+    final: bool  # values are post-validation (a training log): no defaults needed
+    env: dict[str, Value]
+    launcher: Value | None
+    entry_script: Value | None
+    launcher_args: dict[str, Value]
+    command_loc: Loc | None
+    unknown: list[Value]
+    warnings: list[str]
+    text: str
+    dialect: Dialect | None
+    evidence: list[str]
+    model_file: ModelFile | None  # MindSpeed-MM's --mm-model JSON
     # unreadable words of the command line that may add any flag (args.Resolved.opaque)
-    opaque: list[Value] = field(default_factory=list)
-    env_hidden: str = ""  # why an unexported variable may be exported (normalize.launch)
+    opaque: list[Value]
+    env_hidden: str  # why an unexported variable may be exported (normalize.launch)
     # flags the job's own parser defines, that the launch sets and cfglint does not model:
     # they may change any setting, so what the launch leaves to a default is not decided
-    fork_flags: list[Value] = field(default_factory=list)
-    fork_note: str = ""  # where the job's code defines and reads them (for the reason)
+    fork_flags: list[Value]
+    fork_note: str  # where the job's code defines and reads them (for the reason)
     # why the parser the job runs was not read (dialects.Detection.unread): its defaults
     # are then not known, whatever the table says
-    unread: str = ""
+    unread: str
     # dest -> why its default is not decided: the script belongs to releases whose parser
     # gives another default than the table's (normalize/megatron/release_note.py)
-    release_gaps: dict[str, str] = field(default_factory=dict)
+    release_gaps: dict[str, str]
     # the releases the script belongs to where they are not the table's alone: the defaults
     # they share with the table are labelled with them too ("MindSpeed-LLM v2.2.0")
-    release_span: str = ""
+    release_span: str
+
+    def __init__(
+        self,
+        path: str,
+        kind: str,
+        table: ArgTable,
+        values: dict[str, Value],
+        final: bool = False,
+        env: dict[str, Value] | None = None,
+        launcher: Value | None = None,
+        entry_script: Value | None = None,
+        launcher_args: dict[str, Value] | None = None,
+        command_loc: Loc | None = None,
+        unknown: list[Value] | None = None,
+        warnings: list[str] | None = None,
+        text: str = "",
+        dialect: Dialect | None = None,
+        evidence: list[str] | None = None,
+        model_file: ModelFile | None = None,
+        opaque: list[Value] | None = None,
+        env_hidden: str = "",
+        fork_flags: list[Value] | None = None,
+        fork_note: str = "",
+        unread: str = "",
+        release_gaps: dict[str, str] | None = None,
+        release_span: str = "",
+    ) -> None:
+        self.path = path
+        self.kind = kind
+        self.table = table
+        self.values = values
+        self.final = final
+        self.env = {} if env is None else env
+        self.launcher = launcher
+        self.entry_script = entry_script
+        self.launcher_args = {} if launcher_args is None else launcher_args
+        self.command_loc = command_loc
+        self.unknown = [] if unknown is None else unknown
+        self.warnings = [] if warnings is None else warnings
+        self.text = text
+        self.dialect = dialect
+        self.evidence = [] if evidence is None else evidence
+        self.model_file = model_file
+        self.opaque = [] if opaque is None else opaque
+        self.env_hidden = env_hidden
+        self.fork_flags = [] if fork_flags is None else fork_flags
+        self.fork_note = fork_note
+        self.unread = unread
+        self.release_gaps = {} if release_gaps is None else release_gaps
+        self.release_span = release_span
 
     def arg(self, dest: str, *older: str) -> Value:
         """What Megatron would hold in ``args.<dest>`` before post-processing. ``older``
@@ -416,8 +491,7 @@ def _job_parser_changes(own: dict[str, Any], table: ArgTable, given: set[str]) -
         elif _other_default(d, spec):
             # the job's parser was read: its literal default is the run's, not the table's
             out.append(
-                replace(
-                    d,
+                d.replace(
                     flags=spec.flags,
                     type=spec.type,
                     action=spec.action,

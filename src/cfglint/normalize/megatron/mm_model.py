@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
+from cfglint.model.record import Record
 from cfglint.model.values import Loc, Value
 
 # Megatron dests that describe the model: MindSpeed-MM takes them from the model JSON.
@@ -48,12 +48,25 @@ _RENAMED = {"rope_theta": "rotary_base"}
 MAX_JSON = 4 << 20
 
 
-@dataclass
-class ModelFile:
+class ModelFile(Record):
+    __slots__ = ("path", "section", "text", "why")
+
     path: str | None
-    section: dict[str, Any] = field(default_factory=dict)
-    text: str = ""
-    why: str = ""  # why it could not be read
+    section: dict[str, Any]
+    text: str
+    why: str  # why it could not be read
+
+    def __init__(
+        self,
+        path: str | None,
+        section: dict[str, Any] | None = None,
+        text: str = "",
+        why: str = "",
+    ) -> None:
+        self.path = path
+        self.section = {} if section is None else section
+        self.text = text
+        self.why = why
 
 
 def find_model_file(named: str, script: str) -> ModelFile:

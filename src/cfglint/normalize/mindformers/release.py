@@ -8,11 +8,11 @@ config: master no longer has it), read at each like any several candidates.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from cfglint.load.mindformers_yaml import MindFormersYaml
 from cfglint.load.yamltree import get
+from cfglint.model.record import Record
 from cfglint.normalize.mindformers.defaults import (
     MF_RELEASES,
     mf_defaults,
@@ -114,16 +114,29 @@ def _arch_releases(doc: MindFormersYaml) -> tuple[str, list[str]] | None:
     return f"model.arch.type: {node.value}", list(entry["releases"])
 
 
-@dataclass
-class Candidates:
+class Candidates(Record):
     """The releases a config may belong to: those cfglint has tables for (newest first),
     those it has none for, and why."""
 
+    __slots__ = ("copies", "tables", "unread", "why")
+
     tables: list[str]
-    unread: list[str] = field(default_factory=list)
-    why: str = ""
+    unread: list[str]
+    why: str
     # release -> the research copies of the config's classes a job there may build
-    copies: dict[str, list[str | None]] = field(default_factory=dict)
+    copies: dict[str, list[str | None]]
+
+    def __init__(
+        self,
+        tables: list[str],
+        unread: list[str] | None = None,
+        why: str = "",
+        copies: dict[str, list[str | None]] | None = None,
+    ) -> None:
+        self.tables = tables
+        self.unread = [] if unread is None else unread
+        self.why = why
+        self.copies = {} if copies is None else copies
 
     def builds(self) -> list[tuple[str | None, str | None]]:
         """(release, research copy) to read the config at: every candidate."""
