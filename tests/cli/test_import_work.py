@@ -75,3 +75,16 @@ def test_pair_lint_imports_no_module_it_does_not_run(tmp_path: Path) -> None:
         tmp_path, f"print([m for m in {NOT_RUN!r} if m in sys.modules], file=sys.stderr)\n"
     )
     assert last == "[]"
+
+
+def test_the_rule_loader_imports_no_type_adapter() -> None:
+    """pydantic's TypeAdapter validates a rule set (a checkout's, or one read back from the
+    cache); a wheel's lint builds its ready rule set without it, so importing the loader
+    does not import it."""
+    code = (
+        "import sys\nimport cfglint.check.rulebook\nprint('pydantic.type_adapter' in sys.modules)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60
+    )
+    assert proc.stdout.split() == ["False"], proc.stderr[-2000:]
