@@ -129,7 +129,7 @@ def is_shell_name(path: str) -> bool:
     return path.lower().endswith(SHELL_EXT)
 
 
-def classify(path: str, *, named: bool = True, reads: Reads | None = None) -> Classified:
+def classify(path: str, *, named: bool = True, reads: "Reads | None" = None) -> Classified:
     """The kind of one file. ``named``: the user named it (a broken file is then an input
     error to report); else it was found by walking a folder. ``reads``: where the parse is
     kept for the run's loader (load/reads.py)."""
@@ -143,7 +143,7 @@ def classify(path: str, *, named: bool = True, reads: Reads | None = None) -> Cl
     return classified(path, InputKind.OTHER, f"{os.path.splitext(path)[1] or 'no'} extension")
 
 
-def classify_megatron(path: str, reads: Reads | None = None) -> Classified:
+def classify_megatron(path: str, reads: "Reads | None" = None) -> Classified:
     """A file given as the Megatron side: a launch script, a plain args file, the
     arguments block of a training log, or a ``--yaml-cfg`` file, told apart by content."""
     from cfglint.load.safeio import check_regular, exists, read_text
@@ -235,7 +235,7 @@ _MF_TEXT = compile_on_use(
 
 
 def classify_yaml(
-    path: str, *, named: bool = True, megatron: bool = False, reads: Reads | None = None
+    path: str, *, named: bool = True, megatron: bool = False, reads: "Reads | None" = None
 ) -> Classified:
     from cfglint.load.yamltree import load_yaml
 
@@ -612,7 +612,7 @@ def _settings_file(args: list[Any]) -> str | None:
     return first.text or f"...{text} ({first.unknown})"
 
 
-def classify_script(path: str, *, named: bool = True, reads: Reads | None = None) -> Classified:
+def classify_script(path: str, *, named: bool = True, reads: "Reads | None" = None) -> Classified:
     """Which launch a shell script is: MindFormers (msrun / run_mindformer.py), a
     Megatron-family training launch, an FSDP2 launch, another framework's training, or a
     script that does not train. One found in a folder that bash would refuse and that
