@@ -119,11 +119,18 @@ def _plain(v: Value | None) -> Any:
 
 
 @lru_cache(maxsize=512)
-def compile_expr(text: str) -> ast.Expression:
+def _parsed(text: str) -> ast.Expression:
     try:
-        tree = ast.parse(text, mode="eval")
+        return ast.parse(text, mode="eval")
     except SyntaxError as exc:
         raise ExprError(f"invalid expression {text!r}: {exc.msg}") from None
+
+
+@lru_cache(maxsize=512)
+def compile_expr(text: str) -> ast.Expression:
+    """``text`` parsed, every node of it checked against the whitelist: what validating a
+    rule file asks, so that a bad expression is reported when the rules are loaded."""
+    tree = _parsed(text)
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             if not isinstance(node.func, ast.Name) or (
@@ -162,11 +169,18 @@ _ALLOWED = (
 
 
 def evaluate(text: str, names: dict[str, Any]) -> Any:
-    return _eval(compile_expr(text).body, names)
+    """``text`` evaluated over ``names``. The rules' expressions were checked when their
+    files were validated (compile_expr); here each node is checked as it is evaluated,
+    against the same whitelist, instead of walking every expression of the run's rules
+    again first (~5 M instructions a pair lint, issue 29)."""
+    return _eval(_parsed(text).body, names)
 
 
 def _eval(node: ast.AST, names: dict[str, Any]) -> Any:
-    """Evaluate a compiled expression; None (unknown) propagates through every operator."""
+    """Evaluate a parsed expression; None (unknown) propagates through every operator. A
+    node compile_expr refuses is an ExprError here too, before anything of it runs."""
+    if not _allowed(node):
+        raise ExprError(f"{type(node).__name__} not allowed: {ast.unparse(node)!r}")
     match node:
         case ast.Constant(value=v):
             return v
@@ -195,6 +209,23 @@ def _eval(node: ast.AST, names: dict[str, Any]) -> Any:
         case ast.Call(func=ast.Name(id=fname), args=args):
             return _call(fname, [_eval(a, names) for a in args])
     raise ExprError(f"cannot evaluate {ast.dump(node)}")
+
+
+def _allowed(node: ast.AST) -> bool:
+    """compile_expr's whitelist, for one node: its type, the operators it applies, and for
+    a call a helper named without keywords; an attribute is never private."""
+    match node:
+        case ast.Attribute(attr=attr):
+            return not attr.startswith("_")
+        case ast.Call(func=ast.Name(id=fname), keywords=[]):
+            return fname in _FUNCS or fname in _NULL_SAFE
+        case ast.Call():
+            return False
+        case ast.UnaryOp(op=op) | ast.BinOp(op=op):
+            return isinstance(op, _ALLOWED)
+        case ast.Compare(ops=ops):
+            return all(isinstance(op, _ALLOWED) for op in ops)
+    return isinstance(node, _ALLOWED)
 
 
 def _unary(op: ast.unaryop, v: Any) -> Any:
