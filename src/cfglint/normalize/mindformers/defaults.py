@@ -172,6 +172,156 @@ def _read_at(
     return comp._replace(version=release, defaults=defaults)
 
 
+# -- what one reading consults: when two candidate releases must read the same ------------
+# load_mindformers reads a config at each candidate release and keeps what they agree on
+# (release_fit.settle). A reading sees its release only through the MFDefaults it is given,
+# and only through the MFView (view.py) that asks it: a component by name or by model_type
+# (MFView.comp, _model_class), the knob map (a function of the research copy alone), the
+# TransformerConfig key renames (the table's, the same at every release), and the release
+# itself (MFView.release_in, for a branch; MFView.release_label, for words only). A
+# component's name, role, aliases and raw entry are the table's at every release; what a
+# release changes is its defaults, ``missing``, ``unread`` and its label (version, note),
+# which go only into the words of a finding. Consulted records every question and the
+# defaults keys read from each answer; another release whose tables give the same answer
+# to each of them (same_answers) reads the config to the same values, question by
+# question, so reading it again can only repeat them.
+_ALL = "\0every key"  # a reading that iterated (or compared) a whole defaults mapping
+
+
+class _Seen(dict):  # type: ignore[type-arg]
+    """A component's defaults that note every key a reading looks at."""
+
+    __slots__ = ("seen",)
+
+    def __init__(self, data: dict[str, Any], seen: set[str]) -> None:
+        super().__init__(data)
+        self.seen = seen
+
+    def __getitem__(self, key: str) -> Any:
+        self.seen.add(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
+        self.seen.add(key)
+        return super().get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        self.seen.add(str(key))
+        return super().__contains__(key)
+
+    def _whole(self) -> None:
+        self.seen.add(_ALL)
+
+    def __iter__(self) -> Any:
+        self._whole()
+        return super().__iter__()
+
+    def __len__(self) -> int:
+        self._whole()
+        return super().__len__()
+
+    def keys(self) -> Any:  # type: ignore[override]
+        self._whole()
+        return super().keys()
+
+    def items(self) -> Any:  # type: ignore[override]
+        self._whole()
+        return super().items()
+
+    def values(self) -> Any:  # type: ignore[override]
+        self._whole()
+        return super().values()
+
+    def __eq__(self, other: object) -> bool:
+        self._whole()
+        return super().__eq__(other)
+
+    def __ne__(self, other: object) -> bool:
+        self._whole()
+        return super().__ne__(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def copy(self) -> dict[str, Any]:
+        self._whole()
+        return dict(super().items())
+
+
+class Consulted:
+    """What one reading asked of its MFDefaults, in order, with each answer; the components
+    it got back carry _Seen defaults (one per component, so ``is`` between them holds as
+    between the tables' own)."""
+
+    def __init__(self, d: MFDefaults) -> None:
+        self.d = d
+        self.asked: list[tuple[str, str]] = []  # (name, role); role "" for a model_type
+        self.answers: list[int] = []  # index into comps, -1 for none
+        self.comps: list[Component] = []  # the tables' own components, first asked first
+        self.seen: list[set[str]] = []  # the defaults keys read from each
+        self.wrapped: list[Component] = []
+        self.releases: list[tuple[frozenset[str], bool]] = []  # release_in(...) and its answer
+
+    def ask(self, name: str | None, role: str) -> Component | None:
+        comp = self.d.get(name, role)
+        return self._answer((name or "", role), comp)
+
+    def ask_model_type(self, mt: str) -> Component | None:
+        return self._answer((mt, ""), self.d.by_model_type.get(mt))
+
+    def release_in(self, releases: frozenset[str]) -> bool:
+        got = self.d.project_version in releases
+        self.releases.append((releases, got))
+        return got
+
+    def _answer(self, query: tuple[str, str], comp: Component | None) -> Component | None:
+        self.asked.append(query)
+        if comp is None:
+            self.answers.append(-1)
+            return None
+        i = next((i for i, c in enumerate(self.comps) if c is comp), -1)
+        if i < 0:
+            i = len(self.comps)
+            self.comps.append(comp)
+            self.seen.append(set())
+            self.wrapped.append(comp._replace(defaults=_Seen(comp.defaults, self.seen[i])))
+        self.answers.append(i)
+        return self.wrapped[i]
+
+    def same_answers(self, other: MFDefaults) -> bool:
+        """Whether ``other`` answers every question of this reading as its tables did."""
+        if other.knobs is not self.d.knobs and other.knobs != self.d.knobs:
+            return False
+        if (other.tc_aliases, other.tc_transforms) != (self.d.tc_aliases, self.d.tc_transforms):
+            return False
+        if any((other.project_version in r) != got for r, got in self.releases):
+            return False
+        got: list[Component] = []
+        for (name, role), want in zip(self.asked, self.answers, strict=True):
+            c = other.by_model_type.get(name) if not role else other.get(name, role)
+            i = -1 if c is None else next((i for i, g in enumerate(got) if g is c), len(got))
+            if i == len(got):
+                got.append(c)  # type: ignore[arg-type]
+            if i != want:
+                return False
+        return all(_same_part(a, b, k) for a, b, k in zip(self.comps, got, self.seen, strict=True))
+
+
+def _same_part(a: Component, b: Component, keys: set[str]) -> bool:
+    """Whether two components agree on everything a reading took from ``a`` but its label."""
+    if (a.name, a.role, a.missing, a.unread) != (b.name, b.role, b.missing, b.unread):
+        return False
+    if a.raw is not b.raw or a.aliases != b.aliases:
+        return False
+    if _ALL in keys:
+        return _exact(list(a.defaults.items())) == _exact(list(b.defaults.items()))
+    return all(_exact(a.defaults.get(k, _ALL)) == _exact(b.defaults.get(k, _ALL)) for k in keys)
+
+
+def _exact(v: Any) -> str:
+    """A default as its type and value (1, 1.0 and True are equal in Python, not here)."""
+    return repr(v)
+
+
 @cache
 def mf_table(name: str) -> Any:
     """One of the MindFormers tables of data/, read once per run: matching a release and
