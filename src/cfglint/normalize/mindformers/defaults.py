@@ -36,6 +36,10 @@ class Component(NamedTuple):
 
 
 class MFDefaults:
+    """The default tables at one release. A component is built (at_release) when first
+    asked for: a reading asks for a score of the table's classes, and a run builds the
+    tables of each candidate release, so building all of them each time was most of it."""
+
     def __init__(
         self,
         data: dict[str, Any],
@@ -47,25 +51,56 @@ class MFDefaults:
         unread: str = "",
     ) -> None:
         self.project_version = release or data.get("version", "")
-        self.by_name: dict[tuple[str, str], Component] = {}
-        self.by_alias: dict[tuple[str, str], Component] = {}
-        self.by_model_type: dict[str, Component] = {}
-        for c in data["components"]:
-            comp = _component(c, release, per_release, shown, copy, unread)
-            self.by_name[(comp.name, comp.role)] = comp
+        self._at = (release, per_release, shown, copy, unread)
+        self._entries: list[dict[str, Any]] = data["components"]
+        # (name or registry alias, role) -> the table entry; the last of a name wins, and
+        # a name before an alias, as when these maps held the components themselves
+        self._names: dict[tuple[str, str], dict[str, Any]] = {}
+        self._aliases: dict[tuple[str, str], dict[str, Any]] = {}
+        for c in self._entries:
+            self._names[(c["name"], c["role"])] = c
             for a in c.get("registry_aliases") or []:
-                self.by_alias[(a, comp.role)] = comp
-            for t in _listed(_model_types(c, comp, release, per_release)):
-                self.by_model_type[t] = comp
+                self._aliases[(a, c["role"])] = c
+        self._types: dict[str, dict[str, Any]] | None = None
+        self._built: dict[int, Component] = {}
         self.knobs = _with_copy(knobs, copy) if copy else knobs
         tc = self.get("TransformerConfig", "model_config")
         self.tc_aliases: dict[str, str] = tc.aliases if tc else {}
         self.tc_transforms: dict[str, str] = (tc.raw.get("alias_transforms") or {}) if tc else {}
 
+    def _comp(self, c: dict[str, Any]) -> Component:
+        """The entry's component at this release, built once (``is`` holds between asks)."""
+        comp = self._built.get(id(c))
+        if comp is None:
+            release, per, shown, copy, unread = self._at
+            comp = self._built[id(c)] = _component(c, release, per, shown, copy, unread)
+        return comp
+
     def get(self, name: str | None, role: str) -> Component | None:
         if not name:
             return None
-        return self.by_name.get((name, role)) or self.by_alias.get((name, role))
+        c = self._names.get((name, role)) or self._aliases.get((name, role))
+        return self._comp(c) if c is not None else None
+
+    def model_type(self, mt: str) -> Component | None:
+        """The class a ``model_type`` picks at this release (none where it registers none)."""
+        c = self._type_map().get(mt)
+        return self._comp(c) if c is not None else None
+
+    def _type_map(self) -> dict[str, dict[str, Any]]:
+        if self._types is None:
+            release, per, *_ = self._at
+            self._types = _type_entries(self._entries, release, per)
+        return self._types
+
+    @property
+    def by_name(self) -> dict[tuple[str, str], Component]:
+        """Every class of the tables, built (tests and package checks read them all)."""
+        return {k: self._comp(c) for k, c in self._names.items()}
+
+    @property
+    def by_model_type(self) -> dict[str, Component]:
+        return {t: self._comp(c) for t, c in self._type_map().items()}
 
     def canonical(self, key: str) -> str:
         """TransformerConfig field a new-dialect YAML / HF key is renamed to."""
@@ -266,7 +301,7 @@ class Consulted:
         return self._answer((name or "", role), comp)
 
     def ask_model_type(self, mt: str) -> Component | None:
-        return self._answer((mt, ""), self.d.by_model_type.get(mt))
+        return self._answer((mt, ""), self.d.model_type(mt))
 
     def release_in(self, releases: frozenset[str]) -> bool:
         got = self.d.project_version in releases
@@ -297,7 +332,7 @@ class Consulted:
             return False
         got: list[Component] = []
         for (name, role), want in zip(self.asked, self.answers, strict=True):
-            c = other.by_model_type.get(name) if not role else other.get(name, role)
+            c = other.model_type(name) if not role else other.get(name, role)
             i = -1 if c is None else next((i for i, g in enumerate(got) if g is c), len(got))
             if i == len(got):
                 got.append(c)  # type: ignore[arg-type]
@@ -334,17 +369,34 @@ def model_types(release: str) -> dict[str, str]:
     """model_type -> the component ("Name@role") that release registers for it, without
     building the release's tables (the class fit asks this of every release)."""
     per = mf_table("mindformers_releases.yaml")["components"]
-    out: dict[str, str] = {}
-    for c in mf_table("mindformers.yaml")["components"]:
-        key = f"{c['name']}@{c['role']}"
-        comp = Component(c["name"], c["role"], c.get("version", ""), {}, {}, c)
-        for t in _listed(_model_types(c, comp, release, per)):
-            out[t] = key
+    entries = _type_entries(mf_table("mindformers.yaml")["components"], release, per)
+    return {t: f"{c['name']}@{c['role']}" for t, c in entries.items()}
+
+
+def _type_entries(
+    entries: list[dict[str, Any]], release: str | None, per: dict[str, Any] | None
+) -> dict[str, dict[str, Any]]:
+    """model_type -> the table entry that picks it at ``release`` (the last, where several
+    do)."""
+    out: dict[str, dict[str, Any]] = {}
+    for c in entries:
+        stub = Component(c["name"], c["role"], c.get("version", ""), {}, {}, c)
+        for t in _listed(_model_types(c, stub, release, per)):
+            out[t] = c
     return out
 
 
 def _listed(mt: list[str] | str) -> list[str]:
     return mt if isinstance(mt, list) else [mt]
+
+
+@cache
+def own_releases() -> dict[str, str]:
+    """ "Name@role" -> the release its table entry was read at (the last entry of a name)."""
+    return {
+        f"{c['name']}@{c['role']}": c.get("version", "")
+        for c in mf_table("mindformers.yaml")["components"]
+    }
 
 
 @cache

@@ -136,7 +136,7 @@ class MFView:
                 return None
             if self.consulted is not None:
                 return self.consulted.ask_model_type(str(mt.value))
-            return self.d.by_model_type.get(str(mt.value))
+            return self.d.model_type(str(mt.value))
         t = self.node(f"{self.model_path}.type")
         return self.comp(str(t.value), "model_config_legacy") if t is not None else None
 
