@@ -13,6 +13,7 @@ from cfglint.check.schema import Rule
 from cfglint.model.config import Config
 from cfglint.model.errors import InputError
 from cfglint.model.findings import SECTION_ORDER, Finding, InputProblem, InputRef, Report
+from cfglint.model.lazy_re import compile_on_use
 from cfglint.model.record import Record
 
 
@@ -274,8 +275,8 @@ def _guarded(report: Report, path: str, load):  # type: ignore[no-untyped-def]
 
 
 # where a loader's warning text says it comes from: "path:12: ..." or a script's "line 12: ..."
-_AT_PATH = re.compile(r"(?P<path>[^\s:][^:]*):(?P<line>[0-9]+): (?P<message>.+)", re.DOTALL)
-_AT_LINE = re.compile(r"line (?P<line>[0-9]+): (?P<message>.+)", re.DOTALL)
+_AT_PATH = compile_on_use(r"(?P<path>[^\s:][^:]*):(?P<line>[0-9]+): (?P<message>.+)", re.DOTALL)
+_AT_LINE = compile_on_use(r"line (?P<line>[0-9]+): (?P<message>.+)", re.DOTALL)
 
 
 def _warnings(cfg: Config) -> list[InputProblem]:

@@ -15,13 +15,17 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from cfglint.model.lazy_re import compile_on_use
+
 if TYPE_CHECKING:
     from cfglint.check.context import Check
 
 PACKAGE = "cfglint.check.builtins"
 _NAME = re.compile(r"^([a-z_][a-z0-9_]*)\.([a-z_][a-z0-9_]*)$")
 # how a check is registered in its module's source (ruff format keeps it on one line)
-_DECLARED = re.compile(r'^@builtin\("([A-Z]{2,4}[0-9]{3})"\)\s*\ndef ([a-z_][a-z0-9_]*)\(', re.M)
+_DECLARED = compile_on_use(
+    r'^@builtin\("([A-Z]{2,4}[0-9]{3})"\)\s*\ndef ([a-z_][a-z0-9_]*)\(', re.M
+)
 
 
 def implementations() -> dict[str, list[str]]:

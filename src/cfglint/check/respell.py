@@ -6,13 +6,12 @@ flag its target does not have.
 
 from __future__ import annotations
 
-import re
-
 from cfglint.load.dialects import get_dialect
 from cfglint.model.findings import Finding
+from cfglint.model.lazy_re import compile_on_use
 from cfglint.normalize.megatron.args import load_table
 
-_FLAG = re.compile(r"--[A-Za-z][A-Za-z0-9_-]*")
+_FLAG = compile_on_use(r"--[A-Za-z][A-Za-z0-9_-]*")
 
 
 def respell(text: str, name: str) -> str:

@@ -6,14 +6,18 @@ import json
 import os
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ValidationError
 
 from cfglint.check.registry import declared, implementations
 from cfglint.check.schema import FROM_CACHE, PROFILES, Rule, RuleFile, construct_rule
 from cfglint.load import datacache
 from cfglint.load.datacache import cache_dir, content_key, read_entry, write_entry
 from cfglint.load.datayaml import rules_digest, rules_ready_name
+
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
 
 
 class RuleFileError(Exception):
@@ -61,6 +65,9 @@ def load_rules(directory: str | None = None) -> tuple[Rule, ...]:
 @cache
 def _rules_adapter() -> TypeAdapter[list[Rule]]:
     # built when a rule set is validated or read back from the cache, never for a ready set
+    # (nor is pydantic's type_adapter module imported for one)
+    from pydantic import TypeAdapter
+
     return TypeAdapter(list[Rule])
 
 

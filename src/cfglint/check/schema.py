@@ -13,8 +13,9 @@ is generic over these kinds:
                  comparison cannot express; the YAML entry stays the rule's one definition
 """
 
-from __future__ import annotations
-
+# Field annotations are evaluated here, not kept as strings (no `from __future__ import
+# annotations`): pydantic turns each string into a typing.ForwardRef, which Python 3.11
+# compiles one by one at import (tests/model/test_model_schemas.py).
 import re
 from typing import Annotated, Any, Literal
 
@@ -30,6 +31,7 @@ from pydantic import (
 from cfglint.check.expr import ExprError, compile_expr
 from cfglint.model.config import Config
 from cfglint.model.findings import SECTION_ORDER, RuleProbe, Severity
+from cfglint.model.lazy_re import compile_on_use
 from cfglint.model.trusted import TrustedModel
 from cfglint.model.values import TOLERANCE
 
@@ -44,7 +46,8 @@ GENERAL_FIX_WORDS = {
     "fix_value": "the other side's value",
     "fix_side": "the side left at its default (either side when both are written)",
 }
-_ID = re.compile(r"^[A-Z]{2,4}[0-9]{3}$")
+# the validators' patterns: a lint reads validated rules from the cache without them
+_ID = compile_on_use(r"^[A-Z]{2,4}[0-9]{3}$")
 
 
 class Expect(TrustedModel):
@@ -175,7 +178,7 @@ class FixAction(TrustedModel):
     copy_only_if: str | None = None
 
     @model_validator(mode="after")
-    def _some(self) -> FixAction:
+    def _some(self) -> "FixAction":
         if self.mindformers is None and self.megatron is None and self.export is None:
             raise ValueError("fix_action needs mindformers, megatron or export")
         for side in (self.mindformers, self.megatron):
@@ -190,7 +193,7 @@ class FixAction(TrustedModel):
 
 # a recommend rule's fix writes the value its expectation names
 FIXABLE_OPS = ("eq", "truthy", "falsy")
-_KEY_PATH = re.compile(
+_KEY_PATH = compile_on_use(
     r"^[A-Za-z_][A-Za-z0-9_]*(\[[0-9]+\])?(\.[A-Za-z_][A-Za-z0-9_]*(\[[0-9]+\])?)*$"
 )
 
@@ -289,7 +292,7 @@ class RuleBase(TrustedModel):
         return v
 
     @model_validator(mode="after")
-    def _fields(self) -> RuleBase:
+    def _fields(self) -> "RuleBase":
         fields = set(Config.field_paths())
         bad_side = [x for x in self.locate if ":" in x and x.split(":")[0] not in ("mf", "mg")]
         if bad_side:

@@ -16,7 +16,6 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from cfglint.model.edits import digest
 from cfglint.model.errors import InputError
 
 if TYPE_CHECKING:  # the parser imports this module: planning is imported when it runs
@@ -109,6 +108,7 @@ def write_plan(plan: FixPlan) -> None:
     must not both win), every edited file checked writable, then each written atomically
     through its symbolic link to the file it names, its UTF-8 BOM kept."""
     from cfglint.load.safeio import read_bytes
+    from cfglint.model.edits import digest  # a lint without --fix does not import it
 
     changed = plan.changed()
     for path, (_, sha) in plan.texts.items():

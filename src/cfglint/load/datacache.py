@@ -15,9 +15,12 @@ silenced every rule, a FIFO hung, a link to /dev/zero ran out of memory):
 * ``use_cache(False)`` (``--no-cache``) makes every part read and write nothing.
 """
 
-from __future__ import annotations
-
+# Annotations are evaluated here, not kept as strings (no `from __future__ import
+# annotations`): pydantic and typing.NamedTuple turn each string field annotation into a
+# typing.ForwardRef, which Python 3.11 compiles one by one at import
+# (tests/model/test_model_schemas.py).
 import hashlib
+import json
 import os
 import re
 import time
@@ -32,6 +35,7 @@ from cfglint.load.datayaml import READY, parse_data_yaml, ready_name
 from cfglint.load.outputs import TMP_SUFFIX, replace_file
 from cfglint.load.safeio import open_regular, read_bytes
 from cfglint.model.errors import InputError
+from cfglint.model.lazy_re import compile_on_use
 
 # the default tables and reference data shipped inside the package (src/cfglint/data/)
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
@@ -47,8 +51,8 @@ STALE_TMP_SECONDS = 3600.0
 
 # The names cfglint gives entries: ``<table>-<32 hex>.json`` (data), ``rules-<32 hex>.json``,
 # ``<2 hex>/<64 hex>.json`` (scan), and its temporary files ``.<entry>.<random>.cfglint-tmp``.
-_ENTRY_NAME = re.compile(r"[A-Za-z0-9_.-]{0,128}[0-9a-f]{32,64}\.json")
-_TMP_NAME = re.compile(r"\..{1,200}" + re.escape(TMP_SUFFIX))
+_ENTRY_NAME = compile_on_use(r"[A-Za-z0-9_.-]{0,128}[0-9a-f]{32,64}\.json")
+_TMP_NAME = compile_on_use(r"\..{1,200}" + re.escape(TMP_SUFFIX))
 # how an entry cfglint wrote begins (write_entry): a file that does not is not ours
 _HEAD = '{{"format":{format},"part":"{part}",'
 
@@ -106,15 +110,29 @@ def read_entry(path: Path, part: str, key: str, parse: Callable[[Any], T]) -> T 
     try:
         # cfglint writes regular files only: a link in the cache was planted
         raw = read_bytes(str(path), max_bytes=MAX_ENTRY_BYTES, what="cache entry", follow=False)
-        env = Envelope.model_validate_json(raw)
-    except (InputError, ValidationError, ValueError, RecursionError):
+        env = json.loads(raw)
+    except (InputError, ValueError, RecursionError):
         return None
-    if (env.part, env.tool, env.key) != (part, __version__, key):
+    if not _is_envelope(env, part, key):
         return None
     try:
-        return parse(env.payload)
+        return parse(env["payload"])
     except (ValidationError, ValueError, TypeError, KeyError, RecursionError):
         return None
+
+
+def _is_envelope(env: Any, part: str, key: str) -> bool:
+    """Whether ``env`` is what Envelope's strict validation accepts, written by this cfglint
+    for ``part`` and ``key``. Checked in plain code: building Envelope's validator costs
+    more than a lint's whole cache reading (a settings table, see bench/)."""
+    return (
+        isinstance(env, dict)
+        and env.keys() == Envelope.model_fields.keys()
+        and type(env["format"]) is int
+        and env["format"] == FORMAT
+        and all(type(env[k]) is str for k in ("part", "tool", "key"))
+        and (env["part"], env["tool"], env["key"]) == (part, __version__, key)
+    )
 
 
 def write_entry(path: Path, part: str, key: str, payload_json: str, *, prune: bool = True) -> bool:

@@ -13,8 +13,10 @@ the error reaches the user (exit 2). A file found by walking a folder that does 
 and shows no sign of being a training input is some other file, skipped with the reason.
 """
 
-from __future__ import annotations
-
+# Annotations are evaluated here, not kept as strings (no `from __future__ import
+# annotations`): pydantic and typing.NamedTuple turn each string field annotation into a
+# typing.ForwardRef, which Python 3.11 compiles one by one at import
+# (tests/model/test_model_schemas.py).
 import os
 import re
 from enum import StrEnum
@@ -27,6 +29,7 @@ from cfglint.load.datacache import DATA_DIR, load_data
 from cfglint.load.extensions import SHELL_EXT, YAML_EXT
 from cfglint.load.globs import glob_match
 from cfglint.model.errors import InputError
+from cfglint.model.lazy_re import compile_on_use
 from cfglint.model.trusted import TrustedModel
 
 
@@ -221,7 +224,7 @@ INFERENCE_MODES = frozenset({"predict", "eval"})
 # top-level keys, or its model section's model_config at any depth (a file that looks like a
 # training config but does not parse is an input error, never a silent skip); the pynative
 # trainer's parallelism.data_parallel_shard (torchtitan spells it data_parallel_shard_degree)
-_MF_TEXT = re.compile(
+_MF_TEXT = compile_on_use(
     rf"^(?:(?:{'|'.join(sorted(MF_OWN))})|[ \t]*model_config|[ \t]+data_parallel_shard)[ \t]*:",
     re.M,
 )
@@ -473,8 +476,8 @@ def _argument_role(
 
 
 # what a dispatched module's name says it does (tasks/<task>/evaluate.py, .../finetune.py)
-_EVAL_MODULE = re.compile(r"eval|generat|prompt|inference|predict|zeroshot", re.I)
-_TRAIN_MODULE = re.compile(r"finetune|train", re.I)
+_EVAL_MODULE = compile_on_use(r"eval|generat|prompt|inference|predict|zeroshot", re.I)
+_TRAIN_MODULE = compile_on_use(r"finetune|train", re.I)
 
 
 def _dispatched_role(entry: str, script_path: str, flag: str, value: str) -> str | None:
@@ -495,8 +498,8 @@ def _dispatched_role(entry: str, script_path: str, flag: str, value: str) -> str
 _DOTTED_FLAG = re.compile(r"--(model|data|training|parallel|optimizer|train)\.[A-Za-z_]")
 # MindFormers' own wrapper: ``bash scripts/msrun_launcher.sh "run_mindformer.py --config …"``
 # (mindformers: scripts/msrun_launcher.sh), where the entry is inside a quoted string.
-_MF_LAUNCHER_TEXT = re.compile(r"msrun_launcher\.sh\b[^\n]*run_mindformer\.py")
-_CONFIG_FLAG = re.compile(r"--config(?:=(.+))?$")
+_MF_LAUNCHER_TEXT = compile_on_use(r"msrun_launcher\.sh\b[^\n]*run_mindformer\.py")
+_CONFIG_FLAG = compile_on_use(r"--config(?:=(.+))?$")
 
 
 class _Seen(TrustedModel):
@@ -641,7 +644,7 @@ def classify_script(path: str, *, named: bool = True) -> Classified:
     )
 
 
-_PY_WORD = re.compile(r"[\w./-]+\.py\b")
+_PY_WORD = compile_on_use(r"[\w./-]+\.py\b")
 
 
 def _names_training_entry(path: str) -> bool:
@@ -784,7 +787,7 @@ def _as_other(path: str, sh: Any, seen: list[_Seen]) -> Classified | None:
 
 # `trainer.devices=2 model.num_layers=4` / `+data.x=1` / `~a.b`: positional overrides of a
 # Hydra or OmegaConf config (verl recipes, NeMo, ChatLearn); Megatron's argparse takes none
-_HYDRA_WORD = re.compile(r"[+~]{0,2}[A-Za-z_]\w*(\.[A-Za-z_]\w*)+=")
+_HYDRA_WORD = compile_on_use(r"[+~]{0,2}[A-Za-z_]\w*(\.[A-Za-z_]\w*)+=")
 _HYDRA_MIN = 3
 
 

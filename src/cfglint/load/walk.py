@@ -11,6 +11,7 @@ from pathlib import Path
 from cfglint.load.extensions import SHELL_EXT, YAML_EXT
 from cfglint.load.safeio import TooLarge, is_regular, read_text
 from cfglint.model.errors import InputError
+from cfglint.model.lazy_re import compile_on_use
 
 # Folders a walk never enters (ruff's default excludes, plus cfglint's own cache).
 DEFAULT_EXCLUDE = (
@@ -111,7 +112,7 @@ def bounded_walk(
         stack.extend((os.path.join(path, d), depth + 1) for d in reversed(dirs))
 
 
-_STARS = re.compile(r"(?<!\\)\*{2,}")
+_STARS = compile_on_use(r"(?<!\\)\*{2,}")
 
 
 def _collapse_stars(line: str) -> str:

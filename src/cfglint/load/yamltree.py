@@ -22,6 +22,7 @@ from typing import Any
 
 from cfglint.load.safeio import read_text
 from cfglint.model.errors import InputError
+from cfglint.model.lazy_re import compile_on_use
 from cfglint.model.record import Record
 
 MAX_DEPTH = 100
@@ -494,7 +495,7 @@ def _library_warnings(caught: list[warnings.WarningMessage], path: str) -> list[
 
 # Flow brackets and quoted scalars, for the depth pre-scan (C-speed regex, no Python loop
 # per character): quoted strings are skipped so brackets inside them do not count.
-_FLOW_TOKEN = re.compile(r"""'[^']*'|"(?:[^"\\]|\\.)*"|(?:^|(?<=\s))\#[^\n]*|[\[\]{}]""", re.M)
+_FLOW_TOKEN = compile_on_use(r"""'[^']*'|"(?:[^"\\]|\\.)*"|(?:^|(?<=\s))\#[^\n]*|[\[\]{}]""", re.M)
 
 
 def _prescan_depth(text: str, path: str) -> None:

@@ -13,8 +13,9 @@ compare the two sides without knowing either framework:
   such knob at all, which is different from "not set": not set resolves to a default)
 """
 
-from __future__ import annotations
-
+# Field annotations are evaluated here, not kept as strings (no `from __future__ import
+# annotations`): pydantic turns each string into a typing.ForwardRef, which Python 3.11
+# compiles one by one at import (tests/model/test_model_schemas.py).
 from functools import cache
 from typing import Any, Literal, get_origin
 
@@ -314,7 +315,7 @@ class Config(TrustedModel):
     sections: dict[str, tuple[int, int]] = Field(default_factory=dict)
 
     @classmethod
-    def create(cls, **fields: Any) -> Config:
+    def create(cls, **fields: Any) -> "Config":
         """A new, empty config for a normalizer to fill. Built without validation: every
         value comes from our own code, and validating would only cost start-up time."""
         return cls.model_construct(**fields)

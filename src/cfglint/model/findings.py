@@ -1,7 +1,8 @@
 """What a rule reports."""
 
-from __future__ import annotations
-
+# Field annotations are evaluated here, not kept as strings (no `from __future__ import
+# annotations`): pydantic turns each string into a typing.ForwardRef, which Python 3.11
+# compiles one by one at import (tests/model/test_model_schemas.py).
 from typing import Any, Literal
 
 from pydantic import ConfigDict, Field

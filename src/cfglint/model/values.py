@@ -6,8 +6,9 @@ names the project and version), derived from other values (``inputs``), or unkno
 because it cannot be known without running something (``detail`` says why).
 """
 
-from __future__ import annotations
-
+# Field annotations are evaluated here, not kept as strings (no `from __future__ import
+# annotations`): pydantic turns each string into a typing.ForwardRef, which Python 3.11
+# compiles one by one at import (tests/model/test_model_schemas.py).
 from enum import StrEnum
 from typing import Any
 
@@ -68,12 +69,12 @@ class Value(TrustedModel):
     # uses one of them and cfglint cannot tell which. ``alternatives`` holds every
     # branch's value when each is known; empty when a branch leaves the setting out.
     branch_choice: bool = False
-    alternatives: tuple[Value, ...] = ()
-    inputs: tuple[Value, ...] = ()
+    alternatives: tuple["Value", ...] = ()
+    inputs: tuple["Value", ...] = ()
 
     # -- constructors (unvalidated, see above) ------------------------------------------
     @classmethod
-    def make(cls, **fields: Any) -> Value:
+    def make(cls, **fields: Any) -> "Value":
         """A value from trusted fields, with the conversions the validator would make."""
         if "via" in fields:
             fields["via"] = tuple(fields["via"])
@@ -82,17 +83,17 @@ class Value(TrustedModel):
         return cls.model_construct(**fields)
 
     @classmethod
-    def written(cls, value: Any, knob: str, loc: Loc, **kw: Any) -> Value:
+    def written(cls, value: Any, knob: str, loc: Loc, **kw: Any) -> "Value":
         return cls.make(value=value, origin=Origin.FILE, knob=knob, loc=loc, **kw)
 
     @classmethod
-    def default(cls, value: Any, knob: str, source: str, **kw: Any) -> Value:
+    def default(cls, value: Any, knob: str, source: str, **kw: Any) -> "Value":
         return cls.make(
             value=value, origin=Origin.DEFAULT, knob=knob, detail=f"default of {source}", **kw
         )
 
     @classmethod
-    def derived(cls, value: Any, knob: str, how: str, inputs: list[Value | None]) -> Value:
+    def derived(cls, value: Any, knob: str, how: str, inputs: "list[Value | None]") -> "Value":
         ins = tuple(v for v in inputs if v is not None)
         unknown = [v for v in ins if v.origin is Origin.UNKNOWN]
         if unknown:
@@ -110,7 +111,7 @@ class Value(TrustedModel):
         )
 
     @classmethod
-    def unknown(cls, knob: str, why: str, loc: Loc | None = None, **kw: Any) -> Value:
+    def unknown(cls, knob: str, why: str, loc: Loc | None = None, **kw: Any) -> "Value":
         return cls.make(value=None, origin=Origin.UNKNOWN, knob=knob, detail=why, loc=loc, **kw)
 
     # -- queries ----------------------------------------------------------------------

@@ -55,8 +55,10 @@ learning-rate scaling of the trainer, and MindSpore's float32 arithmetic (our va
 float64; the difference is ~1e-7 relative) are not modeled.
 """
 
-from __future__ import annotations
-
+# Annotations are evaluated here, not kept as strings (no `from __future__ import
+# annotations`): pydantic and typing.NamedTuple turn each string field annotation into a
+# typing.ForwardRef, which Python 3.11 compiles one by one at import
+# (tests/model/test_model_schemas.py).
 from collections.abc import Callable, Mapping
 from typing import NamedTuple
 

@@ -10,6 +10,7 @@ import re
 from cfglint.load.globs import glob_match
 from cfglint.load.shell.pieces import NAME_RE
 from cfglint.load.shell.words import Invocation, ShellScript, Word
+from cfglint.model.lazy_re import compile_on_use
 
 LAUNCHERS = frozenset({"torchrun", "msrun", "deepspeed"})
 
@@ -88,7 +89,7 @@ _TRAIN_PATTERNS = (
 )
 
 
-LAUNCH_WORD_RE = re.compile(r"(?<![\w.-])(torchrun|msrun|deepspeed|python[\d.]*)(?![\w-])")
+LAUNCH_WORD_RE = compile_on_use(r"(?<![\w.-])(torchrun|msrun|deepspeed|python[\d.]*)(?![\w-])")
 
 
 def _launcher_kind(text: str | None) -> str | None:

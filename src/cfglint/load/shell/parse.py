@@ -17,6 +17,7 @@ from cfglint.load.shell.syntax import syntax_problems, warning_line
 from cfglint.load.shell.variables import Variables
 from cfglint.load.shell.words import ShellScript
 from cfglint.model.errors import InputError
+from cfglint.model.lazy_re import compile_on_use
 
 
 class Interpreter(Statements, Conditions, Variables, Expansions, Arithmetic, ShellBase):
@@ -59,7 +60,7 @@ def _parse_tree(src: bytes, path: str) -> Tree:
 # on, each pattern is parsed as a plain word of the same length: node offsets stay those of
 # the real text, from which every word is read.
 _EXTGLOB_ON = re.compile(rb"^\s*shopt\s+-s\s+(\w+\s+)*extglob\b", re.M)
-_EXTGLOB = re.compile(rb"(?:[!@]|(?<=[\s/])[?*+])\([^()\n\s]*\)")
+_EXTGLOB = compile_on_use(rb"(?:[!@]|(?<=[\s/])[?*+])\([^()\n\s]*\)")
 
 
 def _parsable(src: bytes) -> bytes:

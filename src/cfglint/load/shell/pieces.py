@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from cfglint.load.shell.words import Pos
+from cfglint.model.lazy_re import compile_on_use
 from cfglint.model.record import Frozen, Record
 
 # Sizes count characters plus PIECE_COST per fragment, so that values made of many
@@ -34,7 +35,7 @@ MAX_VIA = 16
 TOO_LARGE = "value too large (over 64 KiB)"
 
 
-_IFS_SPLIT = re.compile(r"([ \t\n]+)")
+_IFS_SPLIT = compile_on_use(r"([ \t\n]+)")
 
 
 IFS_CHAR = re.compile(r"[ \t\n]")
@@ -46,10 +47,10 @@ _GLOB_RE = re.compile(r"[*?]|\[[^\]]*\]")
 _BRACE_RE = re.compile(r"\{[^{}\x00]*(,|\.\.)[^{}\x00]*\}")
 
 
-INT_RE = re.compile(r"[+-]?(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)")
+INT_RE = compile_on_use(r"[+-]?(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)")
 
 
-NAME_RE = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
+NAME_RE = compile_on_use(r"[A-Za-z_][A-Za-z_0-9]*")
 
 
 class Piece(Record):  # not Frozen: never mutated, and not hashed

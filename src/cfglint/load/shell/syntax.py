@@ -14,6 +14,7 @@ from cfglint.load.shell.base import SEPARATORS, STATEMENTS, ShellBase
 from cfglint.load.shell.launcher import LAUNCH_WORD_RE
 from cfglint.load.shell.pieces import snippet
 from cfglint.model.errors import InputError
+from cfglint.model.lazy_re import compile_on_use
 
 
 def syntax_problems(interp: ShellBase, root: Node, path: str) -> None:
@@ -108,7 +109,7 @@ def _error(
 
 
 MAX_PROBLEMS = 200
-_LAUNCH_WORD_BYTES = re.compile(LAUNCH_WORD_RE.pattern.encode())
+_LAUNCH_WORD_BYTES = compile_on_use(LAUNCH_WORD_RE.pattern.encode())
 
 
 class _LaunchWords:
@@ -164,7 +165,7 @@ def warning_line(message: str) -> int:
     return int(m.group(1)) if m else 0
 
 
-_HEREDOC = re.compile(r"""<<(-?)[ \t]*(['"]?)([A-Za-z0-9_.-]+)\2""")
+_HEREDOC = compile_on_use(r"""<<(-?)[ \t]*(['"]?)([A-Za-z0-9_.-]+)\2""")
 
 
 def quotes_balanced(text: str) -> bool:

@@ -4,8 +4,6 @@ from sibling branches are merged.
 
 from __future__ import annotations
 
-import re
-
 from tree_sitter import Node
 
 from cfglint.load.shell.pieces import (
@@ -30,8 +28,9 @@ from cfglint.load.shell.pieces import (
     word_problem,
 )
 from cfglint.load.shell.words import Pos, Word
+from cfglint.model.lazy_re import compile_on_use
 
-_WORD_RE = re.compile(r"[^ \t\n]+")
+_WORD_RE = compile_on_use(r"[^ \t\n]+")
 
 
 class Variables:

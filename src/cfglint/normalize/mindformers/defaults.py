@@ -1,7 +1,9 @@
 """MindFormers default tables (``data/mindformers.yaml``) and the knob map."""
 
-from __future__ import annotations
-
+# Annotations are evaluated here, not kept as strings (no `from __future__ import
+# annotations`): pydantic and typing.NamedTuple turn each string field annotation into a
+# typing.ForwardRef, which Python 3.11 compiles one by one at import
+# (tests/model/test_model_schemas.py).
 import math
 from functools import cache
 from typing import Any, NamedTuple
