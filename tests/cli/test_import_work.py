@@ -88,3 +88,34 @@ def test_the_rule_loader_imports_no_type_adapter() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60
     )
     assert proc.stdout.split() == ["False"], proc.stderr[-2000:]
+
+
+def test_importing_the_command_line_runs_no_cyclic_collection() -> None:
+    """The lint path's modules (everything cfglint.cli.app imports) are imported with the
+    cyclic collector paused (its passes over the new long-lived objects free nothing), and
+    the collector is left as it was found: enabled when it was, off when the program had
+    turned it off."""
+    code = (
+        "import gc, sys\n"
+        "runs = []\n"
+        "def during(phase, info):\n"
+        "    app = sys.modules.get('cfglint.cli.app')\n"
+        "    if phase == 'start' and app is not None and 'main' not in vars(app):\n"
+        "        runs.append(info['generation'])\n"
+        "gc.callbacks.append(during)\n"
+        "if sys.argv[1] == 'off':\n"
+        "    gc.disable()\n"
+        "import cfglint.cli\n"
+        "print(len(runs), gc.isenabled())\n"
+    )
+    for state, enabled in (("on", "True"), ("off", "False")):
+        proc = subprocess.run(
+            [sys.executable, "-c", code, state],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+            timeout=120,
+            check=True,
+        )
+        assert proc.stdout.split() == ["0", enabled], proc.stdout

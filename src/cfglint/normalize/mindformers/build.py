@@ -22,7 +22,7 @@ from cfglint.load.mindformers_yaml import MindFormersYaml, load_mindformers_yaml
 from cfglint.model.config import Config
 from cfglint.normalize.anchors import yaml_sections
 from cfglint.normalize.balancing import fold_single_sequence
-from cfglint.normalize.mindformers.defaults import release_defaults
+from cfglint.normalize.mindformers.defaults import Consulted, release_defaults
 from cfglint.normalize.mindformers.moe import read_moe
 from cfglint.normalize.mindformers.optimizer import read_optimizer
 from cfglint.normalize.mindformers.other import read_other
@@ -57,17 +57,36 @@ def load_mindformers(path: str, version: str | None = None, reads: Reads | None 
         if cands.unread:
             cfg.dialect = f"MindFormers {cands.span} ({cands.why})"
         return cfg
-    cfgs = {
-        " ".join(filter(None, (rel or "each class's own release", copy))): read_at_release(
-            doc, rel, cands.why, cands.table_span, copy
-        )
-        for rel, copy in builds
-    }
+    cfgs = read_candidates(doc, builds, cands.why, cands.table_span)
     # what is left open by a given release is which research copy the job registers
     hint = "" if version else " (--mindformers-version names the release the job runs)"
     cfg = settle(cfgs, cands.unread, "MindFormers", cands.why, hint)
     cfg.dialect = f"MindFormers {cands.span} ({cands.why})"
     return cfg
+
+
+def read_candidates(
+    doc: MindFormersYaml, builds: list[tuple[str | None, str | None]], why: str, shown: str | None
+) -> dict[str, Config]:
+    """The config read at each candidate (release, research copy), newest first, for settle;
+    less each candidate whose tables answer every question an earlier reading asked as that
+    reading's did (defaults.Consulted.same_answers): it would read every value as that one
+    did, only labelled with its own release. settle takes the newest candidate's reading
+    and, of the others, names only the first whose value differs from it, so a candidate
+    that repeats an earlier one's values is never the one named: leaving it out changes
+    nothing settle says."""
+    cfgs: dict[str, Config] = {}
+    done: list[Consulted] = []
+    for rel, copy in builds:
+        d = release_defaults(rel, why, shown, copy)
+        if rel is not None and any(c.same_answers(d) for c in done):
+            continue
+        rec = Consulted(d)
+        name = " ".join(filter(None, (rel or "each class's own release", copy)))
+        cfgs[name] = read_at_release(doc, rel, why, shown, copy, rec)
+        if rel is not None:
+            done.append(rec)
+    return cfgs
 
 
 def read_at_release(
@@ -76,11 +95,16 @@ def read_at_release(
     why: str,
     shown: str | None = None,
     copy: str | None = None,
+    consulted: Consulted | None = None,
 ) -> Config:
     """The config normalized with ``release``'s defaults (``copy``: the research folder
-    whose own copy of its classes the job builds), labelled ``shown`` when given."""
+    whose own copy of its classes the job builds), labelled ``shown`` when given;
+    ``consulted``: records what the reading asks of those defaults (its ``d``)."""
     path = doc.path
-    view = MFView(doc, release_defaults(release, why, shown, copy))
+    d = release_defaults(release, why, shown, copy)
+    if consulted is not None and consulted.d is not d:
+        raise ValueError("consulted records another release's tables")
+    view = MFView(doc, d, consulted=consulted)
     cfg = Config.create(
         side="mindformers",
         path=path,
@@ -96,7 +120,7 @@ def read_at_release(
         )
     cls = view.model_cls
     cfg.model_class = cls.name if cls else ""
-    cfg.defaults_from = cls.label if cls else f"MindFormers {view.d.project_version}"
+    cfg.defaults_from = cls.label if cls else f"MindFormers {view.release_label}"
     if cls is not None and view.outer_cls is not None:
         cfg.defaults_from += f" (the text model of {view.outer_cls.name})"
     if not view.mcore and view.model_node is not None and cls is None:

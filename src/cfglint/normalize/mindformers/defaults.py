@@ -38,6 +38,10 @@ class Component(NamedTuple):
 
 
 class MFDefaults:
+    """The default tables at one release. A component is built (at_release) when first
+    asked for: a reading asks for a score of the table's classes, and a run builds the
+    tables of each candidate release, so building all of them each time was most of it."""
+
     def __init__(
         self,
         data: dict[str, Any],
@@ -49,25 +53,56 @@ class MFDefaults:
         unread: str = "",
     ) -> None:
         self.project_version = release or data.get("version", "")
-        self.by_name: dict[tuple[str, str], Component] = {}
-        self.by_alias: dict[tuple[str, str], Component] = {}
-        self.by_model_type: dict[str, Component] = {}
-        for c in data["components"]:
-            comp = _component(c, release, per_release, shown, copy, unread)
-            self.by_name[(comp.name, comp.role)] = comp
+        self._at = (release, per_release, shown, copy, unread)
+        self._entries: list[dict[str, Any]] = data["components"]
+        # (name or registry alias, role) -> the table entry; the last of a name wins, and
+        # a name before an alias, as when these maps held the components themselves
+        self._names: dict[tuple[str, str], dict[str, Any]] = {}
+        self._aliases: dict[tuple[str, str], dict[str, Any]] = {}
+        for c in self._entries:
+            self._names[(c["name"], c["role"])] = c
             for a in c.get("registry_aliases") or []:
-                self.by_alias[(a, comp.role)] = comp
-            for t in _listed(_model_types(c, comp, release, per_release)):
-                self.by_model_type[t] = comp
+                self._aliases[(a, c["role"])] = c
+        self._types: dict[str, dict[str, Any]] | None = None
+        self._built: dict[int, Component] = {}
         self.knobs = _with_copy(knobs, copy) if copy else knobs
         tc = self.get("TransformerConfig", "model_config")
         self.tc_aliases: dict[str, str] = tc.aliases if tc else {}
         self.tc_transforms: dict[str, str] = (tc.raw.get("alias_transforms") or {}) if tc else {}
 
+    def _comp(self, c: dict[str, Any]) -> Component:
+        """The entry's component at this release, built once (``is`` holds between asks)."""
+        comp = self._built.get(id(c))
+        if comp is None:
+            release, per, shown, copy, unread = self._at
+            comp = self._built[id(c)] = _component(c, release, per, shown, copy, unread)
+        return comp
+
     def get(self, name: str | None, role: str) -> Component | None:
         if not name:
             return None
-        return self.by_name.get((name, role)) or self.by_alias.get((name, role))
+        c = self._names.get((name, role)) or self._aliases.get((name, role))
+        return self._comp(c) if c is not None else None
+
+    def model_type(self, mt: str) -> Component | None:
+        """The class a ``model_type`` picks at this release (none where it registers none)."""
+        c = self._type_map().get(mt)
+        return self._comp(c) if c is not None else None
+
+    def _type_map(self) -> dict[str, dict[str, Any]]:
+        if self._types is None:
+            release, per, *_ = self._at
+            self._types = _type_entries(self._entries, release, per)
+        return self._types
+
+    @property
+    def by_name(self) -> dict[tuple[str, str], Component]:
+        """Every class of the tables, built (tests and package checks read them all)."""
+        return {k: self._comp(c) for k, c in self._names.items()}
+
+    @property
+    def by_model_type(self) -> dict[str, Component]:
+        return {t: self._comp(c) for t, c in self._type_map().items()}
 
     def canonical(self, key: str) -> str:
         """TransformerConfig field a new-dialect YAML / HF key is renamed to."""
@@ -174,6 +209,156 @@ def _read_at(
     return comp._replace(version=release, defaults=defaults)
 
 
+# -- what one reading consults: when two candidate releases must read the same ------------
+# load_mindformers reads a config at each candidate release and keeps what they agree on
+# (release_fit.settle). A reading sees its release only through the MFDefaults it is given,
+# and only through the MFView (view.py) that asks it: a component by name or by model_type
+# (MFView.comp, _model_class), the knob map (a function of the research copy alone), the
+# TransformerConfig key renames (the table's, the same at every release), and the release
+# itself (MFView.release_in, for a branch; MFView.release_label, for words only). A
+# component's name, role, aliases and raw entry are the table's at every release; what a
+# release changes is its defaults, ``missing``, ``unread`` and its label (version, note),
+# which go only into the words of a finding. Consulted records every question and the
+# defaults keys read from each answer; another release whose tables give the same answer
+# to each of them (same_answers) reads the config to the same values, question by
+# question, so reading it again can only repeat them.
+_ALL = "\0every key"  # a reading that iterated (or compared) a whole defaults mapping
+
+
+class _Seen(dict):  # type: ignore[type-arg]
+    """A component's defaults that note every key a reading looks at."""
+
+    __slots__ = ("seen",)
+
+    def __init__(self, data: dict[str, Any], seen: set[str]) -> None:
+        super().__init__(data)
+        self.seen = seen
+
+    def __getitem__(self, key: str) -> Any:
+        self.seen.add(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
+        self.seen.add(key)
+        return super().get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        self.seen.add(str(key))
+        return super().__contains__(key)
+
+    def _whole(self) -> None:
+        self.seen.add(_ALL)
+
+    def __iter__(self) -> Any:
+        self._whole()
+        return super().__iter__()
+
+    def __len__(self) -> int:
+        self._whole()
+        return super().__len__()
+
+    def keys(self) -> Any:  # type: ignore[override]
+        self._whole()
+        return super().keys()
+
+    def items(self) -> Any:  # type: ignore[override]
+        self._whole()
+        return super().items()
+
+    def values(self) -> Any:  # type: ignore[override]
+        self._whole()
+        return super().values()
+
+    def __eq__(self, other: object) -> bool:
+        self._whole()
+        return super().__eq__(other)
+
+    def __ne__(self, other: object) -> bool:
+        self._whole()
+        return super().__ne__(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def copy(self) -> dict[str, Any]:
+        self._whole()
+        return dict(super().items())
+
+
+class Consulted:
+    """What one reading asked of its MFDefaults, in order, with each answer; the components
+    it got back carry _Seen defaults (one per component, so ``is`` between them holds as
+    between the tables' own)."""
+
+    def __init__(self, d: MFDefaults) -> None:
+        self.d = d
+        self.asked: list[tuple[str, str]] = []  # (name, role); role "" for a model_type
+        self.answers: list[int] = []  # index into comps, -1 for none
+        self.comps: list[Component] = []  # the tables' own components, first asked first
+        self.seen: list[set[str]] = []  # the defaults keys read from each
+        self.wrapped: list[Component] = []
+        self.releases: list[tuple[frozenset[str], bool]] = []  # release_in(...) and its answer
+
+    def ask(self, name: str | None, role: str) -> Component | None:
+        comp = self.d.get(name, role)
+        return self._answer((name or "", role), comp)
+
+    def ask_model_type(self, mt: str) -> Component | None:
+        return self._answer((mt, ""), self.d.model_type(mt))
+
+    def release_in(self, releases: frozenset[str]) -> bool:
+        got = self.d.project_version in releases
+        self.releases.append((releases, got))
+        return got
+
+    def _answer(self, query: tuple[str, str], comp: Component | None) -> Component | None:
+        self.asked.append(query)
+        if comp is None:
+            self.answers.append(-1)
+            return None
+        i = next((i for i, c in enumerate(self.comps) if c is comp), -1)
+        if i < 0:
+            i = len(self.comps)
+            self.comps.append(comp)
+            self.seen.append(set())
+            self.wrapped.append(comp._replace(defaults=_Seen(comp.defaults, self.seen[i])))
+        self.answers.append(i)
+        return self.wrapped[i]
+
+    def same_answers(self, other: MFDefaults) -> bool:
+        """Whether ``other`` answers every question of this reading as its tables did."""
+        if other.knobs is not self.d.knobs and other.knobs != self.d.knobs:
+            return False
+        if (other.tc_aliases, other.tc_transforms) != (self.d.tc_aliases, self.d.tc_transforms):
+            return False
+        if any((other.project_version in r) != got for r, got in self.releases):
+            return False
+        got: list[Component] = []
+        for (name, role), want in zip(self.asked, self.answers, strict=True):
+            c = other.model_type(name) if not role else other.get(name, role)
+            i = -1 if c is None else next((i for i, g in enumerate(got) if g is c), len(got))
+            if i == len(got):
+                got.append(c)  # type: ignore[arg-type]
+            if i != want:
+                return False
+        return all(_same_part(a, b, k) for a, b, k in zip(self.comps, got, self.seen, strict=True))
+
+
+def _same_part(a: Component, b: Component, keys: set[str]) -> bool:
+    """Whether two components agree on everything a reading took from ``a`` but its label."""
+    if (a.name, a.role, a.missing, a.unread) != (b.name, b.role, b.missing, b.unread):
+        return False
+    if a.raw is not b.raw or a.aliases != b.aliases:
+        return False
+    if _ALL in keys:
+        return _exact(list(a.defaults.items())) == _exact(list(b.defaults.items()))
+    return all(_exact(a.defaults.get(k, _ALL)) == _exact(b.defaults.get(k, _ALL)) for k in keys)
+
+
+def _exact(v: Any) -> str:
+    """A default as its type and value (1, 1.0 and True are equal in Python, not here)."""
+    return repr(v)
+
+
 @cache
 def mf_table(name: str) -> Any:
     """One of the MindFormers tables of data/, read once per run: matching a release and
@@ -186,17 +371,34 @@ def model_types(release: str) -> dict[str, str]:
     """model_type -> the component ("Name@role") that release registers for it, without
     building the release's tables (the class fit asks this of every release)."""
     per = mf_table("mindformers_releases.yaml")["components"]
-    out: dict[str, str] = {}
-    for c in mf_table("mindformers.yaml")["components"]:
-        key = f"{c['name']}@{c['role']}"
-        comp = Component(c["name"], c["role"], c.get("version", ""), {}, {}, c)
-        for t in _listed(_model_types(c, comp, release, per)):
-            out[t] = key
+    entries = _type_entries(mf_table("mindformers.yaml")["components"], release, per)
+    return {t: f"{c['name']}@{c['role']}" for t, c in entries.items()}
+
+
+def _type_entries(
+    entries: list[dict[str, Any]], release: str | None, per: dict[str, Any] | None
+) -> dict[str, dict[str, Any]]:
+    """model_type -> the table entry that picks it at ``release`` (the last, where several
+    do)."""
+    out: dict[str, dict[str, Any]] = {}
+    for c in entries:
+        stub = Component(c["name"], c["role"], c.get("version", ""), {}, {}, c)
+        for t in _listed(_model_types(c, stub, release, per)):
+            out[t] = c
     return out
 
 
 def _listed(mt: list[str] | str) -> list[str]:
     return mt if isinstance(mt, list) else [mt]
+
+
+@cache
+def own_releases() -> dict[str, str]:
+    """ "Name@role" -> the release its table entry was read at (the last entry of a name)."""
+    return {
+        f"{c['name']}@{c['role']}": c.get("version", "")
+        for c in mf_table("mindformers.yaml")["components"]
+    }
 
 
 @cache

@@ -363,7 +363,7 @@ def _legacy_aux_loss(view: MFView, cfg: Config) -> None:
     ``aux_loss_factor`` is stored but never used (v1.5.0 lines 1328 and 1571)."""
     e, mc = cfg.moe, view.comp("MoEConfig", "moe_config")
     if cfg.model_class in _DROPS_EXTRA_LOSS:
-        rel = view.d.project_version
+        rel = view.release_label
         commit, layer, moe = _EXTRA_LOSS_LINES.get(rel, _EXTRA_LOSS_LINES["master"])
         rel = rel if rel in _EXTRA_LOSS_LINES else "master"
         why = (

@@ -18,6 +18,7 @@ from cfglint.normalize.mindformers.defaults import (
     mf_defaults,
     mf_table,
     model_types,
+    own_releases,
 )
 from cfglint.normalize.mindformers.view import is_mcore
 from cfglint.normalize.release_fit import fit_file, span
@@ -56,7 +57,7 @@ def _named(doc: MindFormersYaml, release: str | None = None) -> list[tuple[str, 
     mt = get(doc.root, "model.model_config.model_type") or get(doc.root, "model_config.model_type")
     if mt is not None and isinstance(mt.value, str):
         key = model_types(release).get(mt.value) if release else None
-        comp = d.by_model_type.get(mt.value)
+        comp = d.model_type(mt.value)
         if release and key is None and comp is not None:
             out.append((NOT_REGISTERED, f"model_type: {mt.value}"))
         elif key or comp is not None:
@@ -158,7 +159,7 @@ class Candidates(Record):
 def _missing(doc: MindFormersYaml, rel: str) -> list[str]:
     """What the config names that release ``rel`` does not have."""
     per = mf_table("mindformers_releases.yaml")["components"]
-    own = {f"{c.name}@{c.role}": c.version for c in mf_defaults().by_name.values()}
+    own = own_releases()
     missing = [
         f"{w} (not read there: {why})" if (why := _unread_why(per, k, rel)) else w
         for k, w in _named(doc, rel)

@@ -16,6 +16,7 @@ from cfglint.model.values import Loc, Value
 from cfglint.normalize.mindformers.defaults import (
     REQUIRED,
     Component,
+    Consulted,
     MFDefaults,
     coerce,
 )
@@ -40,10 +41,19 @@ def is_mcore(root: Node) -> bool:
 class MFView:
     """Lookups into one MindFormers config with positions and defaults."""
 
-    def __init__(self, doc: MindFormersYaml, d: MFDefaults, model_path: str | None = None) -> None:
+    def __init__(
+        self,
+        doc: MindFormersYaml,
+        d: MFDefaults,
+        model_path: str | None = None,
+        consulted: Consulted | None = None,
+    ) -> None:
         """``model_path``: where a layout of its own keeps the HF-style model keys (the
-        pynative trainer's top-level ``model``), read as an mcore model."""
+        pynative trainer's top-level ``model``), read as an mcore model. ``consulted``:
+        records what the reading asks of ``d`` (defaults.Consulted); every component and
+        the release come through comp, _model_class and release_in for that."""
         self.doc, self.d, self.root = doc, d, doc.root
+        self.consulted = consulted
         self.warnings: list[str] = []
         self.v2 = model_path is None and is_v2_template(self.root)
         self.mcore = model_path is not None or is_mcore(self.root)
@@ -102,13 +112,31 @@ class MFView:
         )
 
     def comp(self, name: str, role: str) -> Component | None:
+        if self.consulted is not None:
+            return self.consulted.ask(name, role)
         return self.d.get(name, role)
+
+    def release_in(self, releases: frozenset[str]) -> bool:
+        """Whether the release the view reads at is one of ``releases`` (recorded)."""
+        if self.consulted is not None:
+            return self.consulted.release_in(releases)
+        return self.d.project_version in releases
+
+    @property
+    def release_label(self) -> str:
+        """The release the view reads at, for the words of a finding only: a reading that
+        branches on it asks release_in (two releases read alike only where that agrees)."""
+        return self.d.project_version
 
     # -- model config --------------------------------------------------------------------
     def _model_class(self) -> Component | None:
         if self.mcore:
             mt = self.mcore_raw("model_type")
-            return self.d.by_model_type.get(str(mt.value)) if mt is not None and mt.known else None
+            if mt is None or not mt.known:
+                return None
+            if self.consulted is not None:
+                return self.consulted.ask_model_type(str(mt.value))
+            return self.d.model_type(str(mt.value))
         t = self.node(f"{self.model_path}.type")
         return self.comp(str(t.value), "model_config_legacy") if t is not None else None
 
@@ -534,9 +562,9 @@ def class_default(comp: Component | None, key: str, knob: str, fallback: Any = R
 # models/deepseek4/modeling_deepseek_v4_pynative.py:36), with the releases where the class
 # is so built when not all: from v1.9.0 on TeleChat3Config is a dense model built with
 # is_mla_model=False (models/telechat3/modeling_telechat3_train.py:32 @ mindformers-1.9.0.whl)
-_MCORE_MLA: dict[str, tuple[str, ...] | None] = {
+_MCORE_MLA: dict[str, frozenset[str] | None] = {
     "DeepseekV3Config": None,
-    "TeleChat3Config": ("v1.6.0", "v1.7.0", "master"),
+    "TeleChat3Config": frozenset(("v1.6.0", "v1.7.0", "master")),
     "TeleChat3MoeConfig": None,
     "DeepseekV4Config": None,
 }
@@ -548,4 +576,4 @@ def builds_mla(view: MFView, cls: str | None) -> bool:
     if cls not in _MCORE_MLA:
         return False
     releases = _MCORE_MLA[cls]
-    return releases is None or view.d.project_version in releases
+    return releases is None or view.release_in(releases)
