@@ -13,8 +13,9 @@ from functools import cache
 from typing import Any, NamedTuple
 
 from cfglint.load.dialects import table_entries
+from cfglint.load.shell.words import Word
 from cfglint.model.record import Record
-from cfglint.model.values import Loc, Value
+from cfglint.model.values import Value
 
 
 class ArgSpec(NamedTuple):
@@ -125,38 +126,6 @@ def with_fork_flags(table: ArgTable, defs: list[tuple[Any, str]]) -> ArgTable:
             )
         )
     return out
-
-
-class Token(Record):
-    """One command-line word with where it was typed (shape of shell.Word)."""
-
-    __slots__ = ("alternatives", "choice", "conditional", "loc", "text", "unknown", "via")
-
-    text: str | None
-    loc: Loc
-    via: tuple[Loc, ...]
-    unknown: str
-    conditional: bool
-    choice: bool
-    alternatives: tuple[tuple[str, Loc], ...]
-
-    def __init__(
-        self,
-        text: str | None,
-        loc: Loc,
-        via: tuple[Loc, ...] = (),
-        unknown: str = "",
-        conditional: bool = False,
-        choice: bool = False,
-        alternatives: tuple[tuple[str, Loc], ...] = (),
-    ) -> None:
-        self.text = text
-        self.loc = loc
-        self.via = via
-        self.unknown = unknown
-        self.conditional = conditional
-        self.choice = choice
-        self.alternatives = alternatives
 
 
 class Resolved(Record):
@@ -307,7 +276,8 @@ def _flag_args(
             alts = ()  # a branch spells another flag: no single setting's values
         alts = tuple((t.partition("=")[2], at) for t, at in alts)
         choice = getattr(tok, "choice", False)
-        return [Token(inline, tok.loc, tok.via, "", tok.conditional, choice, alts)], i
+        # the value after "=" is a word of its own, typed where the flag was
+        return [Word(inline, tok.loc, tok.via, "", tok.conditional, choice, alts)], i
     args: list[Any] = []
     want = _arity(spec)
     while i < len(tokens) and len(args) < want[1] and (not _looks_like_flag(tokens[i].text)):
