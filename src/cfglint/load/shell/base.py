@@ -7,8 +7,9 @@ from __future__ import annotations
 import bisect
 import functools
 import re
+import sys
+from typing import Any
 
-import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
 from cfglint.load.shell.pieces import TOTAL_LIMIT, VALUE_LIMIT, ValueTooLarge, Var
@@ -64,7 +65,49 @@ DYNAMIC = frozenset(
 
 @functools.cache
 def bash_parser() -> Parser:
-    return Parser(Language(tree_sitter_bash.language()))
+    return Parser(Language(bash_grammar()))
+
+
+# tree-sitter-bash's compiled grammar: the extension module its package re-exports
+GRAMMAR_PACKAGE = "tree_sitter_bash"
+GRAMMAR_BINDING = f"{GRAMMAR_PACKAGE}._binding"
+
+
+def bash_grammar() -> Any:
+    """The installed tree-sitter-bash's grammar (the capsule ``Language`` takes). Its
+    extension module is loaded by itself: the package's ``__init__`` imports
+    importlib.resources (and tempfile with it) only to read a highlighting query cfglint
+    never asks for, ~11 M instructions of every lint that reads a launch script
+    (bench/results/fresh_env.md). A package laid out otherwise is imported whole."""
+    binding = sys.modules.get(GRAMMAR_BINDING) or _load_binding()
+    if binding is None:
+        import tree_sitter_bash
+
+        return tree_sitter_bash.language()
+    return binding.language()
+
+
+def _load_binding() -> Any:
+    """The package's ``_binding`` extension, found where the import system would find it
+    and registered under its own name (an ``import tree_sitter_bash`` later reuses it);
+    None when the package has no such extension."""
+    from importlib.machinery import ExtensionFileLoader, PathFinder
+    from importlib.util import find_spec, module_from_spec
+
+    package = find_spec(GRAMMAR_PACKAGE)
+    if package is None:
+        raise ModuleNotFoundError(
+            "cfglint reads launch scripts with tree-sitter-bash, which is not installed "
+            "(pip install 'tree-sitter-bash>=0.23,<0.26')",
+            name=GRAMMAR_PACKAGE,
+        )
+    spec = PathFinder.find_spec(GRAMMAR_BINDING, package.submodule_search_locations)
+    if spec is None or not isinstance(spec.loader, ExtensionFileLoader):
+        return None
+    module = module_from_spec(spec)
+    spec.loader.exec_module(module)
+    sys.modules[GRAMMAR_BINDING] = module
+    return module
 
 
 # Line numbers of a sourced file are offset by a multiple of this (no script is this long).
