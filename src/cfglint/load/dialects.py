@@ -530,9 +530,15 @@ class _Launch(Record):
             return frozenset()
 
     @cached_property
+    def unplain(self) -> list[str]:
+        """The launch's flags that Megatron-LM has not: only these are looked up in other
+        tables (a plain Megatron-LM launch reads no MindSpeed table)."""
+        return [f for f in self.given if f not in self.plain]
+
+    @cached_property
     def mindspeed_own(self) -> list[str]:
         """The launch's flags that MindSpeed-LLM has and Megatron-LM has not."""
-        return [f for f in self.given if f in self.mindspeed_flags and f not in self.plain]
+        return [f for f in self.unplain if f in self.mindspeed_flags]
 
 
 def _fsdp2_trainer(launch: _Launch) -> Detection | None:
@@ -651,9 +657,13 @@ def _mindspeed_llm(launch: _Launch) -> Detection | None:
     """MindSpeed-LLM: its post-training entry script, or its own flags on one of its entry
     scripts (or none named); flags only an older release had name that release."""
     base, own = launch.base, launch.mindspeed_own
-    older = table_flags(OLDER_MINDSPEED_LLM) if OLDER_MINDSPEED_LLM in dialect_names() else set()
-    known = launch.mindspeed_flags | launch.plain
-    gone = [f for f in launch.given if f in older and f not in known]
+    unplain = launch.unplain
+    older = (
+        table_flags(OLDER_MINDSPEED_LLM)
+        if unplain and OLDER_MINDSPEED_LLM in dialect_names()
+        else frozenset()
+    )
+    gone = [f for f in unplain if f in older and f not in launch.mindspeed_flags]
     on_its_entry = (own or gone) and (base is None or base in MINDSPEED_ENTRIES)
     if base != "posttrain_gpt.py" and not on_its_entry:
         return None
