@@ -5,13 +5,21 @@ counts what is read or built, never how long it takes."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from cfglint.load import dialects
-from cfglint.load.dialects import detect_dialect
+from cfglint.load.dialects import detect_dialect, table_entries
+from cfglint.load.tree_parser import FlagDef
+from cfglint.normalize.megatron import args
+from cfglint.normalize.megatron.args import ArgSpec
+from cfglint.normalize.megatron.build import normalize_megatron
+from cfglint.normalize.megatron.input import load_megatron
+from conftest import ROOT
 
 # flags of Megatron-LM's own table (core_v0.19.0), as the README's llama2_7b launch passes them
+EXAMPLE = "fixtures/examples/llama2_7b/pretrain_llama2_7b.sh"
 MEGATRON_FLAGS = ["--num-layers", "--hidden-size", "--bf16", "--swiglu", "--lr", "--train-iters"]
 
 
@@ -47,3 +55,63 @@ def test_a_mindspeed_flag_still_reads_the_mindspeed_tables(
     found = detect_dialect(flags, "pretrain_gpt.py", str(tmp_path / "train.sh"))
     assert found.dialect.name == "mindspeed-llm"
     assert "mindspeed-llm" in asked
+
+
+# -- argument specs: built when asked (normalize/megatron/args.py) ---------------------------
+
+
+def _eager(name: str) -> tuple[dict[str, ArgSpec], dict[str, ArgSpec]]:
+    """Every spec of table ``name`` built up front, a later definition replacing an earlier
+    one: what load_table built before it built them lazily."""
+    by_flag: dict[str, ArgSpec] = {}
+    by_dest: dict[str, ArgSpec] = {}
+    for e, src in table_entries(name)[1]:
+        spec = args._spec(e, src)
+        by_flag.update(dict.fromkeys(spec.flags, spec))
+        if spec.action == "boolean_optional":
+            by_flag.update({"--no-" + f[2:]: spec for f in spec.flags})
+        by_dest[spec.dest] = spec
+    return by_flag, by_dest
+
+
+@pytest.mark.parametrize("name", ["megatron-lm", "mindspeed-llm", "core_v0.12.1", "megatron-llama"])
+def test_lazy_specs_are_the_specs_built_up_front(name: str) -> None:
+    table = args.load_table(name)
+    by_flag, by_dest = _eager(name)
+    assert list(table.by_flag) == list(by_flag)  # the order difflib's suggestions see
+    assert dict(table.by_flag) == by_flag
+    assert dict(table.by_dest) == by_dest
+    # one argument, one spec, whichever view asks (a dest two entries share is the later's)
+    shared = [f for f, s in by_flag.items() if by_dest[s.dest] is s]
+    assert all(table.by_flag[f] is table.by_dest[by_flag[f].dest] for f in shared)
+
+
+def test_a_pair_lint_builds_only_the_specs_it_reads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's llama2_7b launch: loading its table builds no spec; reading the launch
+    and normalizing it builds those it asks for, a fraction of the table's ~800."""
+    built: list[str] = []
+    real = args._spec
+
+    def counting(entry: dict[str, Any], source: str) -> ArgSpec:
+        built.append(entry["dest"])
+        return real(entry, source)
+
+    monkeypatch.setattr(args, "_spec", counting)
+    args.load_table.cache_clear()
+    table = args.load_table("megatron-lm")
+    assert built == []
+    cfg = normalize_megatron(load_megatron(f"{ROOT}/{EXAMPLE}"))
+    assert cfg.structure.num_layers.value == 32
+    assert 0 < len(built) < len(table.by_dest) // 4, len(built)
+    args.load_table.cache_clear()
+
+
+def test_a_forks_flags_leave_the_table_it_extends_as_it_was() -> None:
+    base = args.load_table("megatron-lm")
+    size = len(base.by_flag)
+    fork = FlagDef(("--num-layers", "--depth"), "num_layers", "float", "store", 7.0)
+    out = args.with_fork_flags(base, [(fork, "the fork's parser")])
+    assert out.by_flag["--depth"] is out.by_dest["num_layers"]
+    assert out.by_flag["--num-layers"].type == "float"
+    assert base.by_flag["--num-layers"].type == "int" and "--depth" not in base.by_flag
+    assert len(base.by_flag) == size and len(out.by_flag) == size + 1

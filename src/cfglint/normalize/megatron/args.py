@@ -9,6 +9,7 @@ accepted (Megatron builds its parser with ``allow_abbrev=False``).
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Mapping
 from functools import cache
 from typing import Any, NamedTuple
 
@@ -30,33 +31,75 @@ class ArgSpec(NamedTuple):
     source: str = ""  # "Megatron-LM core_v0.19.0" / "MindSpeed-LLM 2.1.0"
 
 
+class Specs(Mapping[str, ArgSpec]):
+    """A table's arguments by flag or by dest, each ArgSpec built from its table entry when
+    first asked: a lint asks for a few dozen of the ~800 a table registers (building every
+    one was a visible part of a pair lint, bench/results/fresh_env.md). ``rows`` is shared
+    by a table's two views, so both give the same ArgSpec for an argument."""
+
+    __slots__ = ("index", "rows")
+
+    def __init__(self, index: dict[str, int], rows: list[Any]) -> None:
+        self.index = index  # flag or dest -> its row
+        self.rows = rows  # an ArgSpec, or the (table entry, source) it is built from
+
+    def __getitem__(self, key: str) -> ArgSpec:
+        i = self.index[key]
+        row = self.rows[i]
+        if type(row) is not ArgSpec:
+            row = self.rows[i] = _spec(*row)
+        return row  # type: ignore[no-any-return]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.index
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.index)
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def __repr__(self) -> str:
+        return f"Specs({len(self.index)} arguments)"
+
+
 class ArgTable(Record):
-    __slots__ = ("by_dest", "by_flag", "label", "name")
+    __slots__ = ("by_dest", "by_flag", "label", "name", "rows")
 
     name: str  # what --megatron-version accepts
     label: str  # "Megatron-LM core_v0.19.0 (5be9626)"
-    by_flag: dict[str, ArgSpec]
-    by_dest: dict[str, ArgSpec]
+    by_flag: Specs
+    by_dest: Specs
 
-    def __init__(
-        self,
-        name: str,
-        label: str,
-        by_flag: dict[str, ArgSpec] | None = None,
-        by_dest: dict[str, ArgSpec] | None = None,
-    ) -> None:
+    def __init__(self, name: str, label: str, table: ArgTable | None = None) -> None:
+        """An empty table, or a copy of ``table`` to add to (with the specs it built)."""
         self.name = name
         self.label = label
-        self.by_flag = {} if by_flag is None else by_flag
-        self.by_dest = {} if by_dest is None else by_dest
+        self.rows: list[Any] = [] if table is None else list(table.rows)
+        flags = {} if table is None else dict(table.by_flag.index)
+        dests = {} if table is None else dict(table.by_dest.index)
+        self.by_flag = Specs(flags, self.rows)
+        self.by_dest = Specs(dests, self.rows)
 
     def add(self, spec: ArgSpec) -> None:
-        for f in spec.flags:
-            self.by_flag[f] = spec
-        if spec.action == "boolean_optional":
-            for f in spec.flags:
-                self.by_flag["--no-" + f[2:]] = spec
-        self.by_dest[spec.dest] = spec
+        self.add_row(spec, spec.flags, spec.dest, spec.action)
+
+    def add_entry(self, entry: dict[str, Any], source: str) -> None:
+        """A table entry, its ArgSpec built when first asked for."""
+        self.add_row((entry, source), entry["flags"], entry["dest"], entry.get("action", "store"))
+
+    def add_row(self, row: Any, flags: Iterable[str], dest: str, action: str) -> None:
+        """A later definition of a flag or dest replaces an earlier one, as in argparse's
+        conflict resolution (MindSpeed's parsers)."""
+        i = len(self.rows)
+        self.rows.append(row)
+        by_flag = self.by_flag.index
+        for f in flags:
+            by_flag[f] = i
+        if action == "boolean_optional":
+            for f in flags:
+                by_flag["--no-" + f[2:]] = i
+        self.by_dest.index[dest] = i
 
 
 def _spec(entry: dict[str, Any], source: str) -> ArgSpec:
@@ -102,7 +145,7 @@ def load_table(name: str = "megatron-lm") -> ArgTable:
     label, entries = table_entries(name)
     table = ArgTable(name=name, label=label)
     for e, src in entries:
-        table.add(_spec(e, src))
+        table.add_entry(e, src)
     return table
 
 
@@ -110,7 +153,7 @@ def with_fork_flags(table: ArgTable, defs: list[tuple[Any, str]]) -> ArgTable:
     """``table`` with the flags a repository's own parser registers (``FlagDef``s read by
     load/tree_parser.py): a flag the table lacks, or one the fork types otherwise (a float
     where upstream has an int), is read as the fork's code reads it."""
-    out = ArgTable(table.name, table.label, dict(table.by_flag), dict(table.by_dest))
+    out = ArgTable(table.name, table.label, table)
     for d, source in defs:
         out.add(
             ArgSpec(
