@@ -10,7 +10,9 @@ from typing import Any
 import pytest
 
 from cfglint.load import dialects
+from cfglint.load.classify import plan
 from cfglint.load.dialects import detect_dialect, table_entries
+from cfglint.load.reads import Reads
 from cfglint.load.tree_parser import FlagDef
 from cfglint.normalize.megatron import args
 from cfglint.normalize.megatron.args import ArgSpec
@@ -115,3 +117,49 @@ def test_a_forks_flags_leave_the_table_it_extends_as_it_was() -> None:
     assert out.by_flag["--num-layers"].type == "float"
     assert base.by_flag["--num-layers"].type == "int" and "--depth" not in base.by_flag
     assert len(base.by_flag) == size and len(out.by_flag) == size + 1
+
+
+# -- the dialect: detected once a run (load/dialects.py detect_dialect's memo) ----------------
+
+
+def _count_detections(monkeypatch: pytest.MonkeyPatch) -> list[str | None]:
+    made: list[str | None] = []
+    real = dialects._detect_by_launch
+
+    def counting(flags: list[str], entry: str | None, *rest: Any) -> Any:
+        made.append(entry)
+        return real(flags, entry, *rest)
+
+    monkeypatch.setattr(dialects, "_detect_by_launch", counting)
+    return made
+
+
+def test_a_pair_lint_detects_the_megatron_dialect_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The input classifier names the launch's dialect; the loader that takes its parse
+    over reads the same launch and uses that detection, not one of its own."""
+    made = _count_detections(monkeypatch)
+    reads = Reads()
+    mf = EXAMPLE.replace(".sh", ".yaml")
+    plan([f"{ROOT}/{mf}"], megatron=f"{ROOT}/{EXAMPLE}", reads=reads)
+    m = load_megatron(f"{ROOT}/{EXAMPLE}", form="script", reads=reads)
+    assert made == ["pretrain_gpt.py"]
+    assert m.dialect is not None and m.dialect.name == "megatron-lm"
+    assert m.evidence == ["entry script pretrain_gpt.py"]
+
+
+def test_each_user_of_a_detection_gets_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made = _count_detections(monkeypatch)
+    memo: dict[Any, Any] = {}
+    where = str(tmp_path / "train.sh")
+    first = detect_dialect(MEGATRON_FLAGS, "pretrain_gpt.py", where, memo=memo)
+    first.evidence.append("changed by its user")
+    again = detect_dialect(
+        [*MEGATRON_FLAGS, "1", MEGATRON_FLAGS[0]], "pretrain_gpt.py", where, memo=memo
+    )
+    assert again.evidence == ["entry script pretrain_gpt.py"] and again.dialect == first.dialect
+    # another launch (another flag, another entry script) is detected anew
+    detect_dialect([*MEGATRON_FLAGS, "--use-mcore-models"], "pretrain_gpt.py", where, memo=memo)
+    detect_dialect(MEGATRON_FLAGS, "pretrain_bert.py", where, memo=memo)
+    assert made == ["pretrain_gpt.py", "pretrain_gpt.py", "pretrain_bert.py"]

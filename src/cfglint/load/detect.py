@@ -734,7 +734,7 @@ def _as_megatron(path: str, sh: Any, seen: list[_Seen]) -> Classified | None:
 
     place = launch_place(s.inv.cwd, {**sh.variables, **sh.env})
     found = detect_dialect(
-        [*s.megatron, *s.foreign], entry_path(s.inv.script), path, sh.text, place
+        [*s.megatron, *s.foreign], entry_path(s.inv.script), path, sh.text, place, sh.detections
     )
     why = f" ({'; '.join(found.evidence[:2])})" if found.evidence else ""
     evidence.append(f"dialect {found.dialect.label}{why}")

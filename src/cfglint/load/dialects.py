@@ -299,12 +299,34 @@ def detect_dialect(
     script_path: str | None = None,
     text: str = "",
     place: Place = NOWHERE,
+    memo: dict[Any, Detection] | None = None,
 ) -> Detection:
     """Which Megatron dialect a launch is written for (see :func:`_detect_by_launch`), then
     checked against the code the launch runs: the entry script found in its repository
     (through the launch's ``cd`` and ``PYTHONPATH``), the packages it imports and the
     argument parser beside it. A tree whose parser is a fork's runs that fork's code,
-    whatever flags the script passes."""
+    whatever flags the script passes.
+
+    ``memo``: the detections made from the same parse of the script (its ShellScript's),
+    by what detection reads of the launch: the input classifier's is the loader's, not
+    made again (each caller gets its own copy)."""
+    if memo is None:
+        return _detect(flags, entry_script, script_path, text, place)
+    key = (launch_flags(flags), entry_script, script_path, text, place)
+    if key not in memo:
+        memo[key] = _detect(flags, entry_script, script_path, text, place)
+    done = memo[key]
+    return done.replace(evidence=list(done.evidence))
+
+
+def launch_flags(flags: list[str]) -> tuple[str, ...]:
+    """A launch's flags as detection reads them: each ``-`` word once, in order."""
+    return tuple(dict.fromkeys(f for f in flags if f.startswith("-")))
+
+
+def _detect(
+    flags: list[str], entry_script: str | None, script_path: str | None, text: str, place: Place
+) -> Detection:
     found = _detect_by_launch(flags, entry_script, script_path, text)
     located = locate_entry(entry_script, script_path, place)
     if found.dialect.kind in _PATCHING_KINDS and not _runs_mindspeed(located, script_path, text):
@@ -493,7 +515,7 @@ class _Launch(Record):
             cwd_root = os.path.dirname(os.path.abspath(entry_script))
             folders = [*folders, cwd_root] if cwd_root not in folders else folders
         return cls(
-            given=list(dict.fromkeys(f for f in flags if f.startswith("-"))),
+            given=list(launch_flags(flags)),
             entry_script=entry_script,
             base=os.path.basename(entry_script) if entry_script else None,
             folders=folders,

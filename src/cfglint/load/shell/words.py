@@ -4,6 +4,8 @@ training invocation, and the parsed script.
 
 from __future__ import annotations
 
+from typing import Any
+
 from cfglint.model.record import Frozen, Record
 from cfglint.model.values import Loc
 
@@ -102,7 +104,16 @@ class Invocation(Record):
 
 
 class ShellScript(Record):
-    __slots__ = ("env", "invocations", "path", "text", "unfollowed", "variables", "warnings")
+    __slots__ = (
+        "detections",
+        "env",
+        "invocations",
+        "path",
+        "text",
+        "unfollowed",
+        "variables",
+        "warnings",
+    )
 
     path: str
     invocations: list[Invocation]  # in order of appearance
@@ -130,6 +141,9 @@ class ShellScript(Record):
         self.warnings = warnings
         self.text = text
         self.unfollowed = [] if unfollowed is None else unfollowed
+        # not a field: the Megatron dialects detected from this parse (load/dialects.py
+        # detect_dialect's memo), handed with it from the input classifier to the loader
+        self.detections: dict[Any, Any] = {}
 
 
 Pos = tuple[int, int]  # (line, column), both 1-based

@@ -354,9 +354,10 @@ def _detect(
     path: str | None = None,
     text: str = "",
     place: Place = NOWHERE,
+    memo: dict[Any, Detection] | None = None,
 ) -> Detection:
     flags = [(t.text or "").partition("=")[0] for t in tokens]
-    return detect_dialect(flags, script, path, text, place)
+    return detect_dialect(flags, script, path, text, place, memo)
 
 
 _KIND = {
@@ -405,7 +406,7 @@ def _from_script(path: str, version: str | None, reads: Reads | None = None) -> 
             get_dialect(version), ["--megatron-version"], extra=entry_flags(script, path, place)
         )
     else:
-        det = _detect(tokens, script, path, sh.text, place)
+        det = _detect(tokens, script, path, sh.text, place, sh.detections)
     base = load_table(det.dialect.table)
     table = _forked_table(base, tokens, det)
     res = resolve(tokens, table)
