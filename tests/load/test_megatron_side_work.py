@@ -163,3 +163,18 @@ def test_each_user_of_a_detection_gets_its_own(
     detect_dialect([*MEGATRON_FLAGS, "--use-mcore-models"], "pretrain_gpt.py", where, memo=memo)
     detect_dialect(MEGATRON_FLAGS, "pretrain_bert.py", where, memo=memo)
     assert made == ["pretrain_gpt.py", "pretrain_gpt.py", "pretrain_bert.py"]
+
+
+def test_the_megatron_sides_internal_records_are_plain_records() -> None:
+    """Never validated nor serialized: plain records (model/record.py), whose classes cost
+    ~0.1 M instructions to create at import, not a pydantic model's ~1.4 M or a NamedTuple's
+    ~0.85 M (a lint imports both modules)."""
+    from pydantic import BaseModel
+
+    from cfglint.load import detect
+    from cfglint.model.record import Record
+
+    for cls in (detect._Seen, args.ArgSpec):
+        assert issubclass(cls, Record) and not issubclass(cls, (BaseModel, tuple)), cls
+    spec = args.ArgSpec(("--lr",), "lr", "float", "store", 0.1)
+    assert spec == args.ArgSpec(("--lr",), "lr", "float", "store", 0.1) and spec.nargs is None

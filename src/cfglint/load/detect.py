@@ -30,6 +30,7 @@ from cfglint.load.extensions import SHELL_EXT, YAML_EXT
 from cfglint.load.globs import glob_match
 from cfglint.model.errors import InputError
 from cfglint.model.lazy_re import compile_on_use
+from cfglint.model.record import Record
 from cfglint.model.trusted import TrustedModel
 
 if TYPE_CHECKING:
@@ -508,10 +509,12 @@ _MF_LAUNCHER_TEXT = compile_on_use(r"msrun_launcher\.sh\b[^\n]*run_mindformer\.p
 _CONFIG_FLAG = compile_on_use(r"--config(?:=(.+))?$")
 
 
-class _Seen(TrustedModel):
-    """One invocation of a script, as the classifier weighs it."""
+class _Seen(Record):
+    """One invocation of a script, as the classifier weighs it (internal, never validated:
+    a plain record, not a pydantic model, whose class cost ~1.4 M instructions to create
+    at import)."""
 
-    model_config = ConfigDict(arbitrary_types_allowed=True, defer_build=True)
+    __slots__ = ("entry", "foreign", "inv", "megatron", "role", "settings_file", "unknown")
 
     inv: Any
     entry: str | None
@@ -520,6 +523,24 @@ class _Seen(TrustedModel):
     foreign: list[str]
     unknown: int
     settings_file: str | None  # a positional config file that holds the run's settings
+
+    def __init__(
+        self,
+        inv: Any,
+        entry: str | None,
+        role: str | None,
+        megatron: list[str],
+        foreign: list[str],
+        unknown: int,
+        settings_file: str | None,
+    ) -> None:
+        self.inv = inv
+        self.entry = entry
+        self.role = role
+        self.megatron = megatron
+        self.foreign = foreign
+        self.unknown = unknown
+        self.settings_file = settings_file
 
     @property
     def megatron_args(self) -> bool:
@@ -550,7 +571,7 @@ def _weigh(inv: Any, own: str | None) -> _Seen:
     plain = table_flags("megatron-lm")
     ours = [f for f in flags if f not in RENDEZVOUS_FLAGS]
     known = {f for f in ours if f in plain or f in megatron_flags()}
-    return _Seen.model_construct(
+    return _Seen(
         inv=inv,
         entry=entry,
         role=_argument_role(entry, inv.args, inv.loc.path if inv.loc else None)

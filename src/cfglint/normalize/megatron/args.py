@@ -11,24 +11,61 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from functools import cache
-from typing import Any, NamedTuple
+from typing import Any
 
 from cfglint.load.dialects import table_entries
 from cfglint.load.shell.words import Word
-from cfglint.model.record import Record
+from cfglint.model.record import Frozen, Record
 from cfglint.model.values import Value
 
 
-class ArgSpec(NamedTuple):
+class ArgSpec(Frozen):
+    """One argument of a table, as argparse registers it (a plain record: a NamedTuple's
+    class cost ~0.85 M instructions to create at import)."""
+
+    __slots__ = (
+        "action",
+        "choices",
+        "const",
+        "default",
+        "dest",
+        "flags",
+        "nargs",
+        "source",
+        "type",
+    )
+
     flags: tuple[str, ...]
     dest: str
     type: str
     action: str
-    default: Any = None
-    nargs: str | int | None = None
-    choices: tuple[Any, ...] | None = None
-    const: Any = None
-    source: str = ""  # "Megatron-LM core_v0.19.0" / "MindSpeed-LLM 2.1.0"
+    default: Any
+    nargs: str | int | None
+    choices: tuple[Any, ...] | None
+    const: Any
+    source: str  # "Megatron-LM core_v0.19.0" / "MindSpeed-LLM 2.1.0"
+
+    def __init__(
+        self,
+        flags: tuple[str, ...],
+        dest: str,
+        type: str,
+        action: str,
+        default: Any = None,
+        nargs: str | int | None = None,
+        choices: tuple[Any, ...] | None = None,
+        const: Any = None,
+        source: str = "",
+    ) -> None:
+        self.flags = flags
+        self.dest = dest
+        self.type = type
+        self.action = action
+        self.default = default
+        self.nargs = nargs
+        self.choices = choices
+        self.const = const
+        self.source = source
 
 
 class Specs(Mapping[str, ArgSpec]):
