@@ -174,7 +174,21 @@ def test_the_megatron_sides_internal_records_are_plain_records() -> None:
     from cfglint.load import detect
     from cfglint.model.record import Record
 
-    for cls in (detect._Seen, args.ArgSpec):
+    for cls in (detect.Classified, detect._Seen, args.ArgSpec):
         assert issubclass(cls, Record) and not issubclass(cls, (BaseModel, tuple)), cls
     spec = args.ArgSpec(("--lr",), "lr", "float", "store", 0.1)
     assert spec == args.ArgSpec(("--lr",), "lr", "float", "store", 0.1) and spec.nargs is None
+
+
+def test_a_classified_input_is_a_value() -> None:
+    from cfglint.load.detect import Classified, InputKind, classified
+
+    c = classified("a.sh", InputKind.HELPER, "it runs no python or launcher", entry="x.py")
+    assert c == Classified("a.sh", InputKind.HELPER, "it runs no python or launcher", (), "x.py")
+    assert c in [
+        classified("a.sh", InputKind.HELPER, "it runs no python or launcher", entry="x.py")
+    ]
+    assert len({c, c.replace()}) == 1
+    changed = c.replace(why=f"{c.why}; no --config found to pair it with")
+    assert changed.why.endswith("pair it with") and c.why == "it runs no python or launcher"
+    assert changed.describe() == f"{InputKind.HELPER.value} ({changed.why})"

@@ -274,7 +274,7 @@ def _pair_launches(
                 if c.config
                 else "no --config found to pair it with"
             )
-            out.skipped.append(c.model_copy(update={"why": f"{c.why}; {why}"}))
+            out.skipped.append(c.replace(why=f"{c.why}; {why}"))
     return launch_of
 
 

@@ -14,24 +14,21 @@ and shows no sign of being a training input is some other file, skipped with the
 """
 
 # Annotations are evaluated here, not kept as strings (no `from __future__ import
-# annotations`): pydantic and typing.NamedTuple turn each string field annotation into a
-# typing.ForwardRef, which Python 3.11 compiles one by one at import
-# (tests/model/test_model_schemas.py).
+# annotations`): written when its records were pydantic models, which turn each string field
+# annotation into a typing.ForwardRef that Python 3.11 compiles one by one at import
+# (tests/model/test_model_schemas.py); its records are plain ones now.
 import os
 import re
 from enum import StrEnum
 from functools import cache
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import ConfigDict
-
 from cfglint.load.datacache import DATA_DIR, load_data
 from cfglint.load.extensions import SHELL_EXT, YAML_EXT
 from cfglint.load.globs import glob_match
 from cfglint.model.errors import InputError
 from cfglint.model.lazy_re import compile_on_use
-from cfglint.model.record import Record
-from cfglint.model.trusted import TrustedModel
+from cfglint.model.record import Frozen, Record
 
 if TYPE_CHECKING:
     from cfglint.load.reads import Reads
@@ -87,20 +84,41 @@ _ROLE_KIND = {
 }
 
 
-class Classified(TrustedModel):
+class Classified(Frozen):
     """One input, what it is, and what that was decided from. Built by our own classifier
-    from typed fields (``classified``): no validator is built on the lint path."""
+    from typed fields (``classified``), never validated nor serialized: a plain record, not
+    a pydantic model (whose class cost ~1.5 M instructions to create at import)."""
 
-    model_config = ConfigDict(frozen=True, defer_build=True)
+    __slots__ = ("config", "dialect", "entry", "evidence", "kind", "line", "path", "why")
 
     path: str
     kind: InputKind
     why: str  # the deciding fact, one phrase
-    evidence: tuple[str, ...] = ()  # further facts, for -v
-    entry: str | None = None  # the entry script a launch runs
-    config: str | None = None  # the --config a MindFormers launch passes, as written
-    dialect: str | None = None  # the Megatron-family dialect a launch is written for
-    line: int | None = None  # where a broken file breaks
+    evidence: tuple[str, ...]  # further facts, for -v
+    entry: str | None  # the entry script a launch runs
+    config: str | None  # the --config a MindFormers launch passes, as written
+    dialect: str | None  # the Megatron-family dialect a launch is written for
+    line: int | None  # where a broken file breaks
+
+    def __init__(
+        self,
+        path: str,
+        kind: InputKind,
+        why: str,
+        evidence: tuple[str, ...] = (),
+        entry: str | None = None,
+        config: str | None = None,
+        dialect: str | None = None,
+        line: int | None = None,
+    ) -> None:
+        self.path = path
+        self.kind = kind
+        self.why = why
+        self.evidence = evidence
+        self.entry = entry
+        self.config = config
+        self.dialect = dialect
+        self.line = line
 
     def error(self) -> InputError:
         """A broken file's problem, as the input error to report."""
@@ -119,7 +137,7 @@ class Classified(TrustedModel):
 
 
 def classified(path: str, kind: InputKind, why: str, **kw: Any) -> Classified:
-    return Classified.model_construct(path=path, kind=kind, why=why, **kw)
+    return Classified(path, kind, why, **kw)
 
 
 # why-prefixes of a YAML document that holds no mapping of settings
