@@ -114,7 +114,7 @@ def test_models_still_validate() -> None:
 EVALUATED = (
     *MODULES,
     "cfglint.load.detect",
-    "cfglint.load.datacache",
+    "cfglint.load.cache_envelope",
     "cfglint.evidence.lr.schedule",
     "cfglint.normalize.mindformers.defaults",
 )

@@ -26,9 +26,9 @@ import re
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 
 from cfglint import __version__
 from cfglint.load.datayaml import READY, parse_data_yaml, ready_name
@@ -79,17 +79,9 @@ def cache_dir() -> Path:
     return Path(base) / "cfglint"
 
 
-class Envelope(BaseModel):
-    """What every cache file holds: which part wrote it, for which cfglint, derived from
-    which content (``key``), and the payload (validated by the reader's own schema)."""
-
-    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
-
-    format: Literal[1]
-    part: str
-    tool: str
-    key: str
-    payload: Any
+# the fields of a cache file's envelope (load/cache_envelope.py's Envelope), for reading one
+# without creating that model's class
+ENVELOPE_FIELDS = frozenset({"format", "part", "tool", "key", "payload"})
 
 
 def content_key(*chunks: bytes) -> str:
@@ -127,7 +119,7 @@ def _is_envelope(env: Any, part: str, key: str) -> bool:
     more than a lint's whole cache reading (a settings table, see bench/)."""
     return (
         isinstance(env, dict)
-        and env.keys() == Envelope.model_fields.keys()
+        and env.keys() == ENVELOPE_FIELDS
         and type(env["format"]) is int
         and env["format"] == FORMAT
         and all(type(env[k]) is str for k in ("part", "tool", "key"))
@@ -141,6 +133,8 @@ def write_entry(path: Path, part: str, key: str, payload_json: str, *, prune: bo
     folder (writes are rare, on a miss; the scan part prunes once per scan instead)."""
     if not _enabled:
         return False
+    from cfglint.load.cache_envelope import Envelope
+
     if prune:
         prune_temp(path.parent, depth=0)
     head = Envelope.model_construct(format=FORMAT, part=part, tool=__version__, key=key)
