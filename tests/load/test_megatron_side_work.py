@@ -192,3 +192,14 @@ def test_a_classified_input_is_a_value() -> None:
     changed = c.replace(why=f"{c.why}; no --config found to pair it with")
     assert changed.why.endswith("pair it with") and c.why == "it runs no python or launcher"
     assert changed.describe() == f"{InputKind.HELPER.value} ({changed.why})"
+
+
+def test_the_megatron_releases_are_listed_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The package's table folder is listed once per process, as its tables are read once:
+    a later ask does not list it again (here: a folder with no table in it)."""
+    listed = dialects.megatron_versions()
+    assert listed[0] == "core_v0.19.0" and "core_v0.12.1" in listed
+    monkeypatch.setattr(dialects, "DATA", tmp_path)
+    assert dialects.megatron_versions() == listed

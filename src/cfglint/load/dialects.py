@@ -787,8 +787,15 @@ def _label(meta: dict[str, Any]) -> str:
 
 def megatron_versions() -> list[str]:
     """Megatron-LM releases we have a table for, newest first (``core_v0.19.0``, ...)."""
+    return list(_megatron_versions())
+
+
+@cache
+def _megatron_versions() -> tuple[str, ...]:
+    """The package's own data folder, listed once per process as its tables are read once
+    (:func:`_data`): a pair lint asked six times (~0.16 M instructions a listing)."""
     names = [p.stem.removeprefix("megatron_lm_") for p in DATA.glob("megatron_lm_*.yaml")]
-    return sorted(names, key=_version_key, reverse=True)
+    return tuple(sorted(names, key=_version_key, reverse=True))
 
 
 def _version_key(name: str) -> tuple[int, ...]:
