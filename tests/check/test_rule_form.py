@@ -7,6 +7,8 @@ the rules built from a ready set are those built from validation)."""
 
 from __future__ import annotations
 
+import json
+import sys
 from typing import Any
 
 import pytest
@@ -14,6 +16,7 @@ from pydantic import BaseModel
 
 from cfglint.check import rule as form
 from cfglint.check import schema
+from cfglint.model.findings import RuleProbe
 
 
 def _required(model: type[BaseModel]) -> dict[str, Any]:
@@ -69,3 +72,31 @@ def test_a_rule_of_no_known_kind_or_with_an_unknown_field_is_not_built() -> None
         form.Rule.from_data({**data, "planted": 1})
     with pytest.raises(TypeError):
         form.Rule.from_data({k: v for k, v in data.items() if k != "message"})
+
+
+def _from_json(data: dict[str, Any]) -> form.Rule:
+    # keys parsed from JSON, as a ready set's are: equal strings, not the code's names
+    return form.Rule.from_data(json.loads(json.dumps(data)), section="S")
+
+
+def test_a_rule_builds_its_probe_block_when_it_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 29: a lint builds ~170 rules and reads the probe block of the few it reports
+    (a finding carries it); a RuleProbe is built once, when first read."""
+    built: list[int] = []
+    real = RuleProbe.model_construct
+    monkeypatch.setattr(RuleProbe, "model_construct", lambda **kw: built.append(1) or real(**kw))
+    data = {**_required(schema.CompareRule), "kind": "compare", "probe": {"knobs": ["lr"]}}
+    rule = _from_json(data)
+    assert built == []
+    assert rule.probe == RuleProbe.model_construct(knobs=("lr",))
+    assert rule.probe is rule.probe and len(built) == 2  # the rule's, then the expected one
+    assert _from_json({**data, "probe": None}).probe is None
+
+
+def test_a_rules_fields_are_found_by_the_codes_names() -> None:
+    """Issue 29: the names of a rule's fields are the code's (interned) strings, not the
+    equal strings JSON parsing made: reading an attribute matches its name by identity
+    instead of comparing text, for each of the ~170 rules a lint builds and reads."""
+    rule = _from_json({**_required(schema.EnvRule), "kind": "env", "when": "cfg.x"})
+    assert list(vars(rule)) == list(form.Rule._fields)
+    assert all(sys.intern(name) is name for name in vars(rule))

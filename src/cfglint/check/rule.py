@@ -181,35 +181,9 @@ class FixAction(Frozen):
 
 class Rule(Frozen):
     """One rule of any kind: the fields every rule has (schema.RuleBase), then those of
-    the kinds (a field no kind of this rule's has keeps its default and is never read)."""
-
-    __slots__ = (
-        "advice",
-        "check",
-        "device",
-        "env",
-        "expect",
-        "field",
-        "fix",
-        "fix_action",
-        "fix_parts",
-        "id",
-        "kind",
-        "locate",
-        "message",
-        "needs",
-        "probe",
-        "profiles",
-        "rationale",
-        "row",
-        "section",
-        "severity",
-        "sides",
-        "superseded_by",
-        "title",
-        "tolerance",
-        "when",
-    )
+    the kinds (a field no kind of this rule's has keeps its default and is never read).
+    Its fields are one dict, the rule data with the defaults of what it leaves out: no
+    keyword per field to match (a lint builds some 170 rules)."""
 
     id: str
     row: str
@@ -237,55 +211,27 @@ class Rule(Frozen):
     device: str
     needs: tuple[str, ...]
 
-    def __init__(
-        self,
-        *,
-        id: str,
-        row: str,
-        severity: str,
-        title: str,
-        message: str,
-        rationale: str,
-        fix: str,
-        kind: str,
-        profiles: Any = PROFILES,
-        superseded_by: Any = (),
-        locate: Any = (),
-        sides: Any = ("mindformers", "megatron"),
-        when: str | None = None,
-        probe: dict[str, Any] | None = None,
-        advice: bool = False,
-        section: str = "",
-        fix_action: dict[str, Any] | None = None,
-        fix_parts: dict[str, dict[str, Any]] | None = None,
-        field: str | None = None,
-        tolerance: float = TOLERANCE,
-        expect: dict[str, Any] | None = None,
-        check: str = "",
-        env: str | None = None,
-        device: str = "any",
-        needs: Any = (),
-    ) -> None:
-        self.id, self.row, self.severity, self.title = id, row, severity, title
-        self.message, self.rationale, self.fix, self.kind = message, rationale, fix, kind
-        self.profiles, self.superseded_by = tuple(profiles), tuple(superseded_by)
-        self.locate, self.sides, self.needs = tuple(locate), tuple(sides), tuple(needs)
-        self.when, self.advice, self.section, self.field = when, advice, section, field
-        self.tolerance, self.check, self.env, self.device = tolerance, check, env, device
-        self.probe = None if probe is None else _probe(probe)
-        self.expect = None if expect is None else Expect(**expect)
-        self.fix_action = None if fix_action is None else FixAction(**fix_action)
-        self.fix_parts = {k: FixAction(**v) for k, v in (fix_parts or {}).items()}
+    def __init__(self, **fields: Any) -> None:
+        self.__dict__ = _rule_fields(fields)
 
     @classmethod
     def from_data(cls, data: dict[str, Any], **given: Any) -> Rule:
-        """The rule of ``data`` (a rule file's entry, validated before) with ``given`` (the
-        section's title, a builtin rule's check); KeyError for a kind that is none of
-        :data:`KINDS`, TypeError for a field that is no rule field or a missing one."""
-        kind = data["kind"]
-        if kind not in KINDS:
-            raise KeyError(kind)
-        return cls(**{**KIND_DEFAULTS.get(kind, _NO_DEFAULTS), **data, **given})
+        """The rule of ``data`` (a rule file's entry as plain data, validated before) with
+        ``given`` (the section's title, a builtin rule's check); KeyError for a kind that is
+        none of :data:`KINDS`, TypeError for a field that is no rule field or a missing one."""
+        rule = cls.__new__(cls)
+        rule.__dict__ = _rule_fields({**data, **given})
+        return rule
+
+    @property
+    def probe(self) -> RuleProbe | None:
+        """The rule's probe block, built when first read (a lint reads the few of the
+        rules it reports)."""
+        block = self.__dict__["probe"]
+        if block is None or isinstance(block, RuleProbe):
+            return block
+        built = self.__dict__["probe"] = _probe(block)
+        return built
 
     @property
     def general_fix(self) -> str:
@@ -302,3 +248,51 @@ def _probe(data: dict[str, Any]) -> RuleProbe:
     knobs = data.get("knobs")
     fields = data if knobs is None else {**data, "knobs": tuple(knobs)}
     return RuleProbe.model_construct(**fields)
+
+
+def _rule_fields(data: dict[str, Any]) -> dict[str, Any]:
+    """A rule's fields from its data: every field in order, those it leaves out at their
+    defaults; a list where the field is a tuple made one, a part made its record."""
+    kind = data["kind"]
+    if kind not in KINDS:
+        raise KeyError(kind)
+    # the template's keys stay (the names in the code, where the data's are equal strings
+    # parsed from JSON): reading an attribute then finds its name by identity
+    fields = {**_TEMPLATE, **KIND_DEFAULTS.get(kind, _NO_DEFAULTS), **data}
+    if len(fields) != len(_TEMPLATE) or not data.keys() >= _REQUIRED:
+        unknown, missing = data.keys() - _TEMPLATE.keys(), _REQUIRED - data.keys()
+        raise TypeError(f"rule fields: unknown {sorted(unknown)}, missing {sorted(missing)}")
+    for name in _TUPLES:
+        fields[name] = tuple(fields[name])
+    expect, fix, parts = fields["expect"], fields["fix_action"], fields["fix_parts"]
+    fields["expect"] = None if expect is None else Expect(**expect)
+    fields["fix_action"] = None if fix is None else FixAction(**fix)
+    # a dict of its own (a default one is never shared), each part built
+    fields["fix_parts"] = {k: FixAction(**v) for k, v in (parts or {}).items()}
+    return fields
+
+
+# what a rule may leave out: the required fields of every kind (id, row, ...) have no default
+_DEFAULTS: dict[str, Any] = {
+    "profiles": PROFILES,
+    "superseded_by": (),
+    "locate": (),
+    "sides": ("mindformers", "megatron"),
+    "when": None,
+    "probe": None,  # the block as data: see Rule.probe
+    "advice": False,
+    "section": "",
+    "fix_action": None,
+    "fix_parts": None,  # a dict of its own: see _rule_fields
+    "field": None,
+    "tolerance": TOLERANCE,
+    "expect": None,
+    "check": "",
+    "env": None,
+    "device": "any",
+    "needs": (),
+}
+_TEMPLATE = {name: _DEFAULTS.get(name) for name in Rule._fields}
+_REQUIRED = frozenset(_TEMPLATE.keys() - _DEFAULTS.keys())
+# the fields the data holds as lists
+_TUPLES = ("profiles", "superseded_by", "locate", "sides", "needs")
