@@ -179,3 +179,43 @@ def test_a_construction_given_every_required_field_is_one_merge(
     for values in ({"first": 3}, {"required": "y", "other": 1}):
         _same_instance(Holder.model_construct(**values), PYDANTIC(Holder, **values))
     assert steps == [1, 1]
+
+
+def test_a_construction_sets_the_instance_slots_through_setters_bound_once() -> None:
+    """Issue 29: object.__setattr__ looks each of the four slots (``__dict__``, the fields
+    set, extra, private) up on the class and checks the call, per instance: ~1,200
+    constructions a pair lint. The slot descriptors' setters are bound once at import; the
+    class's allocator is object.__new__ itself, not looked up through the model's class."""
+    code = TrustedModel.model_construct.__func__.__code__  # type: ignore[attr-defined]
+    assert "__setattr__" not in code.co_names
+    assert "__new__" not in code.co_names
+    _same_instance(
+        Config.create(side="megatron", path="a.sh", kind="megatron-script"),
+        PYDANTIC(Config, side="megatron", path="a.sh", kind="megatron-script"),
+    )
+
+
+def test_working_a_plan_out_deep_copies_no_atomic_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    """None, numbers and strings are their own copies: the plan shares them without asking
+    copy.deepcopy (a config section has up to 47 None defaults); anything else is still
+    asked, and a default that is not its own copy is copied per instance."""
+    import copy
+
+    asked: list[object] = []
+    real = copy.deepcopy
+    monkeypatch.setattr(copy, "deepcopy", lambda x, *a: asked.append(x) or real(x, *a))
+
+    class Atoms(TrustedModel):
+        a: int | None = None
+        b: int = 3
+        c: float = 0.5
+        d: str = "x"
+        e: bool = False
+        f: tuple[int, ...] = (1,)
+        g: list[int] = [1]  # noqa: RUF012 - pydantic copies a mutable default
+
+    one = Atoms.model_construct()
+    _same_instance(one, PYDANTIC(Atoms))
+    assert asked[:2] == [(1,), [1]]
+    one.g.append(2)
+    assert Atoms.model_construct().g == [1]
