@@ -219,3 +219,33 @@ def test_working_a_plan_out_deep_copies_no_atomic_default(monkeypatch: pytest.Mo
     assert asked[:2] == [(1,), [1]]
     one.g.append(2)
     assert Atoms.model_construct().g == [1]
+
+
+def test_creating_a_model_class_reads_no_setting_from_pydantics_fallback(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 29: pydantic reads three settings per field and three per class; one the
+    class's config lacks costs a KeyError caught, then pydantic's table of defaults. The
+    trusted models' config holds them, with pydantic's own default values."""
+    from pydantic._internal import _config
+
+    from cfglint.model.trusted import DEFAULT_SETTINGS
+
+    assert {k: _config.config_defaults[k] for k in DEFAULT_SETTINGS} == DEFAULT_SETTINGS
+    missed: list[str] = []
+    real = _config.ConfigWrapper.__getattr__
+
+    def watch(self: Any, name: str) -> Any:
+        if name not in self.effective_config:
+            missed.append(name)
+        return real(self, name)
+
+    monkeypatch.setattr(_config.ConfigWrapper, "__getattr__", watch)
+
+    class Fields(TrustedModel):
+        model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+        a: int | None = None
+        b: str = ""
+
+    assert missed == []
+    assert Fields.model_construct(a=1) == Fields(a=1)

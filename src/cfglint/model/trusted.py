@@ -46,10 +46,24 @@ _set_private = vars(BaseModel)["__pydantic_private__"].__set__
 _ATOMIC = frozenset({type(None), bool, int, float, str, bytes})
 
 
+# pydantic's own defaults of the settings its class creation reads, written out: a setting
+# the class's config lacks is found by a KeyError from the config, caught, then a second
+# lookup, once per setting and field (~1,100 a pair lint across ~350 fields). Subclasses
+# inherit them; tests/model/test_trusted.py checks they are pydantic's defaults.
+DEFAULT_SETTINGS = ConfigDict(
+    protected_namespaces=("model_validate", "model_dump"),
+    alias_generator=None,
+    field_title_generator=None,
+    ignored_types=(),
+    use_attribute_docstrings=False,
+    frozen=False,
+)
+
+
 class TrustedModel(BaseModel):
     """A model whose ``model_construct`` resolves its defaults once per class."""
 
-    model_config = ConfigDict(defer_build=True)
+    model_config = ConfigDict(defer_build=True, **DEFAULT_SETTINGS)
 
     @classmethod
     def model_construct(cls, _fields_set: set[str] | None = None, **values: Any) -> Self:
