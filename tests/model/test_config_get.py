@@ -30,3 +30,32 @@ def test_get_reads_a_field_and_refuses_what_is_none(monkeypatch: pytest.MonkeyPa
         with pytest.raises(KeyError):
             cfg.get(bad)
     assert asked == []
+
+
+def test_a_path_read_before_is_not_checked_again() -> None:
+    """Issue 29: a path is split and checked against the section's fields once; reading it
+    again (most of the ~670 reads of a pair lint) is one dict lookup and one C reader, on
+    any config. A path that is no field is still refused every time."""
+    import sys
+
+    one = Config.create(side="megatron", path="a.sh")
+    two = Config.create(side="mindformers", path="b.yaml")
+    v = Value.default(0.95, knob="--adam-beta2", source="Megatron-LM")
+    two.set("optimizer.beta2", v)
+    assert one.get("optimizer.beta2") is None
+    called: list[str] = []
+
+    def watch(frame: object, event: str, arg: object) -> None:
+        if event == "c_call":
+            called.append(getattr(arg, "__name__", ""))
+
+    sys.setprofile(watch)
+    try:
+        got = two.get("optimizer.beta2")
+    finally:
+        sys.setprofile(None)
+    assert got is v
+    assert "partition" not in called and "isinstance" not in called and "getattr" not in called
+    for _ in range(2):
+        with pytest.raises(KeyError):
+            two.get("optimizer.no_such_field")
