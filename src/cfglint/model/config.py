@@ -37,6 +37,18 @@ class _Section(TrustedModel):
     def items(self) -> list[tuple[str, Value]]:
         return [(k, v) for k, v in self.__dict__.items() if isinstance(v, Value)]
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        # normalizers fill sections field by field (~330 sets a pair lint): a field is set
+        # exactly as pydantic's handler for a plain field sets it (no section is frozen or
+        # validates assignment, and no descriptor bears a field's name), without its two
+        # Python calls and the handler worked out per class and name; anything else is
+        # pydantic's to refuse
+        if name in type(self).__pydantic_fields__:
+            self.__dict__[name] = value
+            self.__pydantic_fields_set__.add(name)
+        else:
+            super().__setattr__(name, value)
+
 
 class Structure(_Section):
     num_layers: V = None
