@@ -249,3 +249,23 @@ def test_creating_a_model_class_reads_no_setting_from_pydantics_fallback(
 
     assert missed == []
     assert Fields.model_construct(a=1) == Fields(a=1)
+
+
+def test_working_a_plan_out_inspects_no_trusted_models_construct() -> None:
+    """Issue 29: a config's nine sections are made by their classes' own model_construct;
+    pydantic would ask inspect.signature whether each takes the validated data (it does
+    not: its one positional parameter has a default). Any other factory is still asked."""
+
+    class Section(TrustedModel):
+        a: int | None = None
+
+    class Holder(TrustedModel):
+        section: Section = Field(default_factory=Section.model_construct)
+        items: list[int] = Field(default_factory=list)
+
+    class Other(TrustedModel):
+        made: list[int] = Field(default_factory=lambda: [1])
+
+    assert _signature_calls(Holder.model_construct) == 0
+    _same_instance(Holder.model_construct(), PYDANTIC(Holder))
+    assert _signature_calls(Other.model_construct) == 1

@@ -87,6 +87,9 @@ class TrustedModel(BaseModel):
         return _instance(cls, *_fill(plan, values), _fields_set)
 
 
+_CONSTRUCT = TrustedModel.model_construct.__func__  # type: ignore[attr-defined]
+
+
 def _instance(
     cls: type[TrustedModel], fields: dict[str, Any], given: set[str], fields_set: set[str] | None
 ) -> Any:
@@ -150,9 +153,11 @@ def _step(name: str, field: Any) -> _Step | None:
     if factory is not None:
         # a C type (list, dict) is called with no argument: pydantic passes the data only
         # to a factory with one required positional parameter, which none of them has
-        # (asking inspect for theirs tokenizes a text signature)
+        # (asking inspect for theirs tokenizes a text signature); nor has a trusted model's
+        # own model_construct (a config's nine sections: inspect.signature of each)
         builtin = isinstance(factory, type) and factory.__module__ == "builtins"
-        if not builtin and field.default_factory_takes_validated_data:
+        ours = getattr(factory, "__func__", None) is _CONSTRUCT
+        if not (builtin or ours) and field.default_factory_takes_validated_data:
             return None
         return (name, None, factory, False)
     default = field.default
