@@ -7,7 +7,7 @@ import argparse
 from collections.abc import Iterator
 
 from cfglint import __version__
-from cfglint.check.schema import PROFILES
+from cfglint.check.rule import PROFILES
 from cfglint.model.errors import InputError
 from cfglint.model.findings import FAIL_ON
 from cfglint.report import FORMATS
