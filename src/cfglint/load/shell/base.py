@@ -8,9 +8,9 @@ import bisect
 import functools
 import re
 
-import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
+from cfglint.load.shell.grammar import bash_language
 from cfglint.load.shell.pieces import TOTAL_LIMIT, VALUE_LIMIT, ValueTooLarge, Var
 from cfglint.load.shell.words import Invocation, Pos, Word
 from cfglint.model.values import Loc
@@ -64,7 +64,7 @@ DYNAMIC = frozenset(
 
 @functools.cache
 def bash_parser() -> Parser:
-    return Parser(Language(tree_sitter_bash.language()))
+    return Parser(Language(bash_language()))
 
 
 # Line numbers of a sourced file are offset by a multiple of this (no script is this long).
