@@ -1,6 +1,6 @@
 """Which releases of MindFormers or MindSpeed-LLM a file belongs to, from evidence that the
-file is in them (data/release_files.json, from ``git ls-tree`` of each release tag by
-scripts/extract_release_files.py):
+file is in them (data/release_files/<project>.json, from ``git ls-tree`` of each release tag
+by scripts/extract_release_files.py):
 
 1. its content: the git blob id of the file equals a recorded file's at some releases (an
    unchanged copy, wherever it lies);
@@ -24,7 +24,6 @@ from functools import cache
 from typing import Any, NamedTuple
 
 from cfglint.load.datacache import DATA_DIR
-from cfglint.load.datayaml import READY, release_part_name
 from cfglint.model.config import Config
 from cfglint.model.record import Frozen
 from cfglint.model.values import Origin, Value, fmt
@@ -75,40 +74,23 @@ class Fit(Frozen):
         return next(k for k, v in PROJECTS.items() if v == self.project)
 
 
-@cache
-def release_data() -> dict[str, Any]:
-    """The recorded facts (JSON written by the script, read as is: no YAML parse)."""
-    with open(DATA_DIR / "release_files.json", encoding="utf-8") as fh:
-        data: dict[str, Any] = json.load(fh)
-    return data
+# one file per project: a lint asks about one project at a time, and reads that one as it
+# ships (MindFormers' is 44 KB, MindSpeed-LLM's 276 KB); one file for both, split into
+# ready parts at install, cost a sha256 of all 328 KB on each run to find the right part
+RELEASE_FILES = "release_files"
 
 
 @cache
 def project_data(project_key: str) -> dict[str, Any]:
-    """One project's recorded facts: the part an install ships ready (hatch_build.py, named
-    by the hash of the whole file, so a part split before the file changed is not found),
-    else the whole file's. A lint asks about one project at a time, and MindFormers' part is
-    a seventh of the file."""
-    raw = (DATA_DIR / "release_files.json").read_bytes()
-    ready = DATA_DIR / READY / f"{release_part_name(raw, project_key)}.json"
-    try:
-        part = json.loads(ready.read_bytes()) if ready.is_file() else None
-    except (OSError, ValueError):
-        part = None  # unreadable or not JSON: the whole file says it
-    if _well_formed(part):
-        return part  # type: ignore[return-value]
-    data: dict[str, Any] = json.loads(raw)[project_key]
+    """One project's recorded facts (JSON written by the script, read as is)."""
+    with open(DATA_DIR / RELEASE_FILES / f"{project_key}.json", encoding="utf-8") as fh:
+        data: dict[str, Any] = json.load(fh)
     return data
 
 
-def _well_formed(part: object) -> bool:
-    """A ready part with the facts a lint reads (one damaged after the install is not used)."""
-    return (
-        isinstance(part, dict)
-        and isinstance(part.get("releases"), list)
-        and isinstance(part.get("paths"), dict)
-        and isinstance(part.get("blobs"), dict)
-    )
+def release_data() -> dict[str, dict[str, Any]]:
+    """Every project's recorded facts, by project."""
+    return {key: project_data(key) for key in PROJECTS}
 
 
 def order(project_key: str) -> list[str]:
