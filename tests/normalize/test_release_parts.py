@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from cfglint.load.datacache import DATA_DIR
+from cfglint.normalize import release_fit
 from cfglint.normalize.release_fit import PROJECTS, RELEASE_FILES, fit_file, project_data
 from conftest import FIXTURES
 
@@ -50,3 +51,33 @@ def test_a_mindformers_lint_reads_only_mindformers_facts(monkeypatch: pytest.Mon
     data = DATA_DIR.resolve()
     read = [p.relative_to(data).as_posix() for p in opened if p.is_relative_to(data)]
     assert read == [f"{RELEASE_FILES}/mindformers.json"]
+
+
+class _Passes(dict):  # type: ignore[type-arg]
+    """Recorded paths that count the passes over them."""
+
+    passes = 0
+
+    def __iter__(self) -> Any:
+        self.passes += 1
+        return super().__iter__()
+
+
+@pytest.mark.parametrize(
+    "where",
+    ["configs/llama2/pretrain_llama2_7b.yaml", "a/b/c/d/e/pretrain_llama2_7b.yaml", "x.yaml"],
+)
+def test_a_files_path_is_matched_in_one_pass_over_the_recorded_paths(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, where: str
+) -> None:
+    """Every tail of the path ends in its name: the recorded paths of that name are found
+    in one pass, and the tails compared among them give the fit a pass per tail gave."""
+    path = tmp_path / where
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = README_YAML.read_text() + "# edited: no release holds these bytes\n"
+    want = fit_file("mindformers", str(path), text)
+    counted = {**project_data("mindformers")}
+    counted["paths"] = paths = _Passes(counted["paths"])
+    monkeypatch.setattr(release_fit, "project_data", lambda _key: counted)
+    assert fit_file("mindformers", str(path), text) == want
+    assert paths.passes == 1

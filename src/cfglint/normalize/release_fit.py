@@ -135,18 +135,23 @@ def _union(paths: dict[str, int], hits: list[str]) -> int:
 
 
 def _by_path(paths: dict[str, int], path: str) -> _Found | None:
-    """The longest recorded tail of ``path`` (two components or more), else its name."""
+    """The longest recorded tail of ``path`` (two components or more), else its name. A
+    tail ends in the file's name, so only the recorded paths of that name are compared: one
+    pass over the recorded paths, not one for each length of tail."""
     parts = _parts(path)
+    if not parts:
+        return None
+    name, suffix = parts[-1], "/" + parts[-1]
+    named = [p for p in paths if p.endswith(suffix) or p == name]
     for k in range(len(parts), 1, -1):
         tail = "/".join(parts[-k:])
-        hits = [p for p in paths if p == tail or p.endswith("/" + tail)]
+        hits = [p for p in named if p == tail or p.endswith("/" + tail)]
         if hits:
             more = f" (and {len(hits) - 1} more)" if hits[1:] else ""
             return _Found(_union(paths, hits), f"a file at {hits[0]}{more}", hits[0])
-    hits = [p for p in paths if parts and p.rsplit("/", 1)[-1] == parts[-1]]
-    if not hits:
+    if not named:
         return None
-    return _Found(_union(paths, hits), f"named like {hits[0]}", by_name=True)
+    return _Found(_union(paths, named), f"named like {named[0]}", by_name=True)
 
 
 def _by_folder(project_key: str, paths: dict[str, int], path: str) -> _Found | None:
