@@ -235,7 +235,7 @@ def settle(
     base = cfgs[names[0]]
     for path in Config.field_paths():
         got = [(n, cfgs[n].get(path)) for n in names]
-        v = base.get(path)
+        v = got[0][1]  # the newest candidate's, base's own
         split = [(n, o) for n, o in got[1:] if not _same(v, o)]
         if split:
             n, o = split[0]
