@@ -5,7 +5,10 @@ validator are the rules validation gives, and a set that is stale or damaged is 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,8 +22,10 @@ from cfglint.load.datayaml import (
     ready_rule_set,
     rules_ready_name,
 )
+from conftest import ROOT
 
 SHIPPED = rulebook.rules_dir()
+EX = ROOT / "fixtures" / "examples" / "llama2_7b"
 
 
 def _write_ready(rules: Path, data_dir: Path) -> Path:
@@ -48,8 +53,9 @@ def rules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 
 
 def _validated(folder: Path) -> tuple[object, ...]:
-    # with each builtin rule's check, as load_rules() gives them
-    return rulebook._with_checks(rulebook._validate(sorted(folder.glob("*.yaml"))), True)
+    # with each builtin rule's check, as the records load_rules() gives
+    rules = rulebook._with_checks(rulebook._validate(sorted(folder.glob("*.yaml"))), True)
+    return rulebook.as_records(rules)
 
 
 def _no_validation(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -146,3 +152,30 @@ def test_reading_the_ready_set_encodes_no_rule_again(
     monkeypatch.setattr(json, "dumps", lambda *a, **kw: encoded.append(1) or real(*a, **kw))
     assert len(rulebook.load_rules()) > 100
     assert encoded == []
+
+
+def test_a_pair_lint_from_the_ready_set_never_imports_the_rule_schema(tmp_path: Path) -> None:
+    """Issue 29: the rules come from a ready set (as in an install) and the lint runs and
+    reports them: none of it needs the rule schema, whose ten model classes cost ~35 M
+    instructions to create (check/rule.py's records are what a lint runs)."""
+    ready = tmp_path / "data"
+    ready.mkdir()
+    _write_ready(SHIPPED, ready)
+    code = (
+        "import sys\nfrom pathlib import Path\n"
+        "from cfglint.load import datacache\nfrom cfglint.check import rulebook\n"
+        f"real, datacache.DATA_DIR = datacache.DATA_DIR, Path({str(ready)!r})\n"
+        "assert len(rulebook.load_rules()) > 100  # the ready set's rules, kept for the lint\n"
+        "datacache.DATA_DIR = real\n"
+        "from cfglint.cli.app import main\n"
+        f"main([{str(EX / 'pretrain_llama2_7b.yaml')!r}, '--megatron', "
+        f"{str(EX / 'pretrain_llama2_7b.sh')!r}])\n"
+        "print('schema' if 'cfglint.check.schema' in sys.modules else 'no schema',"
+        " file=sys.stderr)\n"
+    )
+    env = {**os.environ, "CFGLINT_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("CFGLINT_RULES_DIR", None)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env
+    )
+    assert proc.stderr.strip().splitlines()[-1] == "no schema", proc.stderr[-800:]

@@ -11,8 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from cfglint.check import rulebook
 from cfglint.check.engine import Context, run_rules
-from cfglint.check.schema import Rule, RuleFile
+from cfglint.check.rule import Rule
+from cfglint.check.schema import RuleFile
 from cfglint.evidence.scan import scan_paths
 from cfglint.evidence.scan.link import MAX_DEPTH
 from cfglint.evidence.scan.model import ScanResult
@@ -45,10 +47,10 @@ def _mine(r: Rule) -> bool:
 
 def rules() -> tuple[Rule, ...]:
     """The source-scan rules (the determinism file also holds the config rules)."""
-    out: list[Rule] = []
+    out = []
     for f in RULE_FILES:
         out.extend(r for r in RuleFile.model_validate(load_data(f)).rules if _mine(r))
-    return tuple(out)
+    return rulebook.as_records(out)
 
 
 def lint(

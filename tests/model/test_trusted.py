@@ -13,7 +13,7 @@ import pytest
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from cfglint.check.pipeline import Options, lint
-from cfglint.check.schema import construct_rule
+from cfglint.check.rule import Rule
 from cfglint.model.config import Config
 from cfglint.model.trusted import TrustedModel
 
@@ -144,7 +144,7 @@ def test_constructing_again_inspects_no_default_factory() -> None:
 
     def build() -> None:
         Config.create(side="megatron", path="a.sh", kind="megatron-script")
-        construct_rule(rule, "Optimizer")
+        Rule.from_data(rule, section="Optimizer")
 
     build()
     assert _signature_calls(build) == 0

@@ -19,7 +19,7 @@ from cfglint.model.record import Record
 from cfglint.model.values import Loc, Value
 
 if TYPE_CHECKING:
-    from cfglint.check.schema import Rule
+    from cfglint.check.rule import Rule
 
 SIDE_LABEL = {"mindformers": "MindFormers", "megatron": "Megatron"}
 

@@ -18,7 +18,7 @@ from cfglint.check.context import (
 )
 from cfglint.check.expr import ConfigView, evaluate
 from cfglint.check.registry import check_of
-from cfglint.check.schema import GENERAL_FIX_WORDS, BuiltinRule, Rule, same_value
+from cfglint.check.rule import GENERAL_FIX_WORDS, Rule, same_value
 from cfglint.model.config import Config
 from cfglint.model.findings import SEVERITY_RANK, Finding, Location
 from cfglint.model.values import Value, fmt
@@ -41,7 +41,7 @@ def run_rules(rules: tuple[Rule, ...], ctx: Context) -> list[Finding]:
     return [f for f in out if f.rule not in gone]
 
 
-def _builtin(rule: BuiltinRule, ctx: Context) -> list[Finding]:
+def _builtin(rule: Rule, ctx: Context) -> list[Finding]:
     if "sources" in rule.needs and ctx.sources is None:
         # without --source there is nothing to look at: say so without importing the scanner
         return not_checked(ctx, rule, "no training sources given (--source)")

@@ -23,7 +23,7 @@ from typing import Any
 from cfglint.check.context import Context
 from cfglint.check.fixes import Fix, FixPlan
 from cfglint.check.pipeline import Options, SideLoader, lint, load_side
-from cfglint.check.schema import Rule
+from cfglint.check.rule import Rule
 from cfglint.model.config import Config
 from cfglint.model.edits import apply_edits
 from cfglint.model.findings import Finding, Report

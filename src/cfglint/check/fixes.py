@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cfglint.check.context import Context
-from cfglint.check.schema import FixAction, Rule, SideFix
+from cfglint.check.rule import FixAction, Rule, SideFix
 from cfglint.model.config import Config
 from cfglint.model.edits import TextEdit, digest, overlaps
 from cfglint.model.findings import Finding

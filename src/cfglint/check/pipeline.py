@@ -8,8 +8,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from cfglint.check.engine import Context, run_rules
+from cfglint.check.rule import Rule
 from cfglint.check.rulebook import load_rules
-from cfglint.check.schema import Rule
 from cfglint.model.config import Config
 from cfglint.model.errors import InputError
 from cfglint.model.findings import SECTION_ORDER, Finding, InputProblem, InputRef, Report

@@ -1,22 +1,28 @@
-"""Loading the rule files: validated once per change of the files, cached after that."""
+"""Loading the rule files: validated once per change of the files, cached after that.
+
+Validation uses the rule schema (:mod:`cfglint.check.schema`); the rules a lint runs are
+:mod:`cfglint.check.rule`'s records, built from the validated data. A lint that finds the
+ready rule set an install ships (or a cached validation) never imports the schema."""
 
 from __future__ import annotations
 
 import os
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING, Any
 
 from cfglint.check.registry import declared, implementations
-from cfglint.check.schema import FROM_CACHE, PROFILES, Rule, RuleFile, construct_rule
+from cfglint.check.rule import PROFILES, Rule
 from cfglint.load import datacache
 from cfglint.load.datacache import cache_dir, content_key, read_entry, write_entry
 from cfglint.load.datayaml import read_ready_rule_set, rules_ready_name
 
 if TYPE_CHECKING:
-    from pydantic import TypeAdapter
+    from collections.abc import Sequence
+
+    from pydantic import TypeAdapter, ValidationError
+
+    from cfglint.check.schema import Rule as ValidatedRule
 
 
 class RuleFileError(Exception):
@@ -56,18 +62,35 @@ def load_rules(directory: str | None = None) -> tuple[Rule, ...]:
     hit = read_entry(cached, "rules", key, _parse_cached)
     if hit is not None:
         return hit
-    rules = _with_checks(_validate(files), complete)
-    write_entry(cached, "rules", key, _rules_adapter().dump_json(list(rules)).decode("utf-8"))
-    return rules
+    validated = _with_checks(_validate(files), complete)
+    write_entry(cached, "rules", key, _rules_adapter().dump_json(list(validated)).decode())
+    return as_records(validated)
 
 
 @cache
-def _rules_adapter() -> TypeAdapter[list[Rule]]:
+def _rules_adapter() -> TypeAdapter[list[ValidatedRule]]:
     # built when a rule set is validated or read back from the cache, never for a ready set
-    # (nor is pydantic's type_adapter module imported for one)
+    # (nor is pydantic's type_adapter module, nor the rule schema, imported for one)
     from pydantic import TypeAdapter
 
-    return TypeAdapter(list[Rule])
+    from cfglint.check.schema import Rule as Validated
+
+    return TypeAdapter(list[Validated])
+
+
+def as_records(validated: Sequence[ValidatedRule]) -> tuple[Rule, ...]:
+    """The records a lint runs of validated rules: built from their JSON form, as those of
+    a cached validation are (tests/check/test_ready_rules.py compares them with those of a
+    ready set)."""
+    return _records(_rules_adapter().dump_python(list(validated), mode="json"))
+
+
+def _records(payload: Any) -> tuple[Rule, ...]:
+    """The records of validated rules' JSON form (each holds its section and check); an
+    empty set is never a valid rule set (the rule files hold rules, or loading fails)."""
+    if not payload:
+        raise ValueError("no rules")
+    return tuple(Rule.from_data(data) for data in payload)
 
 
 def _ready_rules(files: list[Path]) -> tuple[Rule, ...] | None:
@@ -84,23 +107,25 @@ def _ready_rules(files: list[Path]) -> tuple[Rule, ...] | None:
         names = [name for name, _ in doc["files"]]
         if names != [name for name, _ in raws]:
             return None
+        checks = declared()
         rules = [
-            construct_rule(r, data["title"]) for _, data in doc["files"] for r in data["rules"]
+            _ready_rule(r, data["title"], checks) for _, data in doc["files"] for r in data["rules"]
         ]
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return None
-    # each builtin rule's check, read from the builtin modules' source (a lint imports only
-    # the modules it runs); a rule with no check or several is left to validation to report
-    checks = declared()
-    out = []
-    for r in rules:
-        if r.kind == "builtin":
-            names = checks.get(r.id, [])
-            if len(names) != 1:
-                return None
-            r = r.model_copy(update={"check": names[0]})
-        out.append(r)
-    return tuple(out) or None  # type: ignore[arg-type]
+    return tuple(rules) or None
+
+
+def _ready_rule(data: dict[str, Any], title: str, checks: dict[str, list[str]]) -> Rule:
+    """A ready set's rule; a builtin rule with its check, read from the builtin modules'
+    source (a lint imports only the modules it runs): KeyError when it has none or several
+    (validation then reports it)."""
+    if data["kind"] != "builtin":
+        return Rule.from_data(data, section=title)
+    names = checks.get(data["id"], [])
+    if len(names) != 1:
+        raise KeyError(data["id"])
+    return Rule.from_data(data, section=title, check=names[0])
 
 
 def _rules_key(files: list[Path], complete: bool) -> str:
@@ -113,18 +138,20 @@ def _cache_path(key: str) -> Path:
 
 
 def _parse_cached(payload: object) -> tuple[Rule, ...]:
-    """The cached rule set, validated like the rule files are (same schema); an empty set
-    is never a valid cache entry (the rule files hold rules, or loading fails)."""
-    rules = tuple(_rules_adapter().validate_python(payload, context={FROM_CACHE: True}))
-    if not rules:
-        raise ValueError("no rules")
-    return rules
+    """The cached rule set, validated like the rule files are (same schema): the records
+    are built from what validation gives, never from the entry as read."""
+    from cfglint.check.schema import FROM_CACHE
+
+    return as_records(_rules_adapter().validate_python(payload, context={FROM_CACHE: True}))
 
 
-def _validate(files: list[Path]) -> tuple[Rule, ...]:
+def _validate(files: list[Path]) -> tuple[ValidatedRule, ...]:
+    from pydantic import ValidationError
+
+    from cfglint.check.schema import RuleFile
     from cfglint.load.datacache import load_data
 
-    out: list[Rule] = []
+    out: list[ValidatedRule] = []
     seen: dict[str, str] = {}
     for f in files:
         try:
@@ -149,11 +176,11 @@ def _validate(files: list[Path]) -> tuple[Rule, ...]:
     return tuple(out)
 
 
-def _with_checks(rules: tuple[Rule, ...], complete: bool) -> tuple[Rule, ...]:
+def _with_checks(rules: tuple[ValidatedRule, ...], complete: bool) -> tuple[ValidatedRule, ...]:
     """Each builtin rule with the one check registered for its id; a RuleFileError when a
     builtin rule has none or several, or (``complete``) a registered check has no rule."""
     impls = implementations()
-    out: list[Rule] = []
+    out: list[ValidatedRule] = []
     for r in rules:
         if r.kind == "builtin":
             names = impls.get(r.id, [])
@@ -191,7 +218,7 @@ def named_rows() -> tuple[str, ...]:
     )
 
 
-def _check_named_rows(rules: tuple[Rule, ...]) -> None:
+def _check_named_rows(rules: tuple[ValidatedRule, ...]) -> None:
     """A row the code names must be some rule's row: a renamed row fails the load instead
     of silently matching nothing."""
     rows = {r.row for r in rules}

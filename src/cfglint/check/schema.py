@@ -11,6 +11,10 @@ is generic over these kinds:
 ``builtin``      a function under :mod:`cfglint.check.builtins` registered by the rule's id
                  (learning-rate curves, source scan results, data files, ...) for what one
                  comparison cannot express; the YAML entry stays the rule's one definition
+
+These models validate the rule files and are their contract (their JSON schema); what a
+lint runs is :mod:`cfglint.check.rule`'s records, built from rule data validated here (a
+lint does not import this module).
 """
 
 # Field annotations are evaluated here, not kept as strings (no `from __future__ import
@@ -29,6 +33,7 @@ from pydantic import (
 )
 
 from cfglint.check.expr import ExprError, compile_expr
+from cfglint.check.rule import FIXABLE_OPS, PROFILES
 from cfglint.model.config import Config
 from cfglint.model.findings import SECTION_ORDER, RuleProbe, Severity
 from cfglint.model.lazy_re import compile_on_use
@@ -36,16 +41,9 @@ from cfglint.model.trusted import TrustedModel
 from cfglint.model.values import TOLERANCE
 
 SideName = Literal["mindformers", "megatron"]
-PROFILES = ("default", "align")
 # validation context key: the rules come from the cache (checked when they were written)
 FROM_CACHE = "from_cache"
 ROW_SECTIONS = SECTION_ORDER
-# a fix's per-finding fields (see RuleBase.general_fix), as the rule reference words them
-GENERAL_FIX_WORDS = {
-    "fix_knob": "the setting",
-    "fix_value": "the other side's value",
-    "fix_side": "the side left at its default (either side when both are written)",
-}
 # the validators' patterns: a lint reads validated rules from the cache without them
 _ID = compile_on_use(r"^[A-Z]{2,4}[0-9]{3}$")
 
@@ -55,71 +53,6 @@ class Expect(TrustedModel):
 
     op: Literal["eq", "ne", "lt", "le", "gt", "ge", "in", "not_in", "truthy", "falsy", "set"]
     value: Any = None
-
-    def holds(self, v: Any) -> bool:
-        match self.op:
-            case "truthy":
-                return bool(v)
-            case "falsy":
-                return not v
-            case "set":
-                return v is not None
-            case "in" | "not_in":
-                inside = _norm(v) in [_norm(x) for x in self.value]
-                return inside if self.op == "in" else not inside
-        a, b = _norm(v), _norm(self.value)
-        try:
-            if self.op == "eq":
-                return equal(a, b)
-            if self.op == "ne":
-                return not equal(a, b)
-            return {"lt": a < b, "le": a <= b, "gt": a > b, "ge": a >= b}[self.op]
-        except TypeError:
-            return False
-
-    def describe(self) -> str:
-        from cfglint.model.values import fmt
-
-        words = {
-            "eq": "",
-            "ne": "not ",
-            "lt": "< ",
-            "le": "<= ",
-            "gt": "> ",
-            "ge": ">= ",
-            "truthy": "enabled",
-            "falsy": "disabled",
-            "set": "set",
-        }
-        if self.op in ("in", "not_in"):
-            vals = ", ".join(fmt(x) for x in self.value)
-            return ("one of " if self.op == "in" else "none of ") + vals
-        if self.op in ("truthy", "falsy", "set"):
-            return words[self.op]
-        return words[self.op] + fmt(self.value)
-
-
-def _norm(v: Any) -> Any:
-    return v.lower() if isinstance(v, str) else v
-
-
-def equal(a: Any, b: Any, rel: float = TOLERANCE) -> bool:
-    if isinstance(a, bool) or isinstance(b, bool):
-        return a is b or a == b
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        if a == b:
-            return True
-        try:
-            return abs(a - b) <= rel * max(abs(a), abs(b))
-        except OverflowError:  # an integer past float range (a 400-digit ffn size)
-            return False
-    return a == b
-
-
-def same_value(a: Any, b: Any, rel: float = TOLERANCE) -> bool:
-    """Two normalized values are the same setting: numbers within ``rel``, strings in any
-    case."""
-    return equal(_norm(a), _norm(b), rel)
 
 
 class SideFix(TrustedModel):
@@ -141,19 +74,6 @@ class SideFix(TrustedModel):
     switch: bool = False
     values: dict[str, Any] = Field(default_factory=dict)
     only_mapped: bool = False
-
-    def spelling(self, v: Any) -> tuple[bool, Any]:
-        """(writable, the value as this side writes it)."""
-        key = _fix_key(v)
-        if key in self.values:
-            return True, self.values[key]
-        return not self.only_mapped, v
-
-
-def _fix_key(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    return str(v).lower() if isinstance(v, str) else str(v)
 
 
 class FixAction(TrustedModel):
@@ -191,8 +111,6 @@ class FixAction(TrustedModel):
         return self
 
 
-# a recommend rule's fix writes the value its expectation names
-FIXABLE_OPS = ("eq", "truthy", "falsy")
 _KEY_PATH = compile_on_use(
     r"^[A-Za-z_][A-Za-z0-9_]*(\[[0-9]+\])?(\.[A-Za-z_][A-Za-z0-9_]*(\[[0-9]+\])?)*$"
 )
@@ -232,16 +150,6 @@ class RuleBase(TrustedModel):
     # is moved like a compare fix of that field (field -> how each side writes it); the
     # finding is fixed when every part that differs is
     fix_parts: dict[str, FixAction] = Field(default_factory=dict)
-
-    @property
-    def general_fix(self) -> str:
-        """The fix as the rule reference states it: a compare rule's fix may name the side
-        to change from a finding's values (``{fix_side}``, ``{fix_knob}``, ``{fix_value}``);
-        without a finding those are said in general words."""
-        text = self.fix
-        for field_name, words in GENERAL_FIX_WORDS.items():
-            text = text.replace(f"{{{field_name}}}", words)
-        return text
 
     @field_validator("id")
     @classmethod
@@ -420,36 +328,3 @@ class RuleFile(BaseModel):
         if v not in ROW_SECTIONS:
             raise ValueError(f"unknown section {v!r}")
         return v
-
-
-# -- building rules from a ready rule set (trusted: validated when it was built) -------------
-# the fields of each model that validation turns from lists into tuples
-_TUPLES = ("profiles", "superseded_by", "locate", "sides", "needs", "keys", "with_fields", "knobs")
-
-
-def construct_rule(data: dict[str, Any], section_title: str) -> RuleBase:
-    """The rule ``data`` (a rule file's entry as plain data) as validation would give it,
-    built without validating: for a ready rule set only (check/rulebook.py), whose rule
-    files the tests validate (tests/check/test_ready_rules.py compares the two forms)."""
-    fields = _tuples(data)
-    for key, model in (("expect", Expect), ("probe", RuleProbe)):
-        if fields.get(key) is not None:
-            fields[key] = model.model_construct(**_tuples(fields[key]))
-    if fields.get("fix_action") is not None:
-        fields["fix_action"] = _construct_fix(fields["fix_action"])
-    if "fix_parts" in fields:
-        fields["fix_parts"] = {k: _construct_fix(v) for k, v in fields["fix_parts"].items()}
-    fields["section"] = section_title
-    return RULE_CLASSES[data["kind"]].model_construct(**fields)
-
-
-def _construct_fix(data: dict[str, Any]) -> FixAction:
-    fields = _tuples(data)
-    for side in ("mindformers", "megatron"):
-        if fields.get(side) is not None:
-            fields[side] = SideFix.model_construct(**_tuples(fields[side]))
-    return FixAction.model_construct(**fields)
-
-
-def _tuples(data: dict[str, Any]) -> dict[str, Any]:
-    return {k: tuple(v) if k in _TUPLES and isinstance(v, list) else v for k, v in data.items()}

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cfglint.check.schema import CompareRule, Rule, same_value
+from cfglint.check.rule import Rule, same_value
 from cfglint.model.config import Config
 from cfglint.model.errors import InputError
 from cfglint.model.values import TOLERANCE, Value
@@ -24,7 +24,7 @@ def tolerances(rules: tuple[Rule, ...]) -> dict[str, float]:
     """Each compared setting's tolerance: the narrowest of the compare rules that read it."""
     out: dict[str, float] = {}
     for r in rules:
-        if isinstance(r, CompareRule):
+        if r.kind == "compare":
             out[r.field] = min(out.get(r.field, r.tolerance), r.tolerance)
     return out
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from cfglint.check.schema import Rule
+from cfglint.check.rule import Rule
 from cfglint.load.safeio import text_if_small
 from cfglint.model.findings import Finding, InputProblem
 from cfglint.model.record import Record

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from cfglint import __version__
-from cfglint.check.schema import PROFILES
+from cfglint.check.rule import PROFILES
 from cfglint.cli.terminal import terminal_columns
 from cfglint.model.errors import InputError
 from cfglint.model.findings import FAIL_ON

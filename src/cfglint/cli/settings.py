@@ -34,7 +34,7 @@ def _choices(key: str) -> list[str] | None:
         from cfglint.load.dialects import known_versions
 
         return known_versions()
-    from cfglint.check.schema import PROFILES
+    from cfglint.check.rule import PROFILES
     from cfglint.model.findings import FAIL_ON
     from cfglint.report import FORMATS
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from cfglint import DISTRIBUTION, HOMEPAGE, __version__
-from cfglint.check.schema import Rule
+from cfglint.check.rule import Rule
 from cfglint.model.findings import Finding, InputProblem, Location, Report
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"

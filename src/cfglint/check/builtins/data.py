@@ -18,7 +18,7 @@ from cfglint.check.context import (
     unset_knobs,
     value_locations,
 )
-from cfglint.check.schema import Rule
+from cfglint.check.rule import Rule
 from cfglint.model.findings import Finding, Location
 from cfglint.model.values import Value
 

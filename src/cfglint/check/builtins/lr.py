@@ -13,7 +13,7 @@ from cfglint.check.context import (
     not_checked,
     yaml11_findings,
 )
-from cfglint.check.schema import Rule
+from cfglint.check.rule import Rule
 from cfglint.model.findings import Finding, Location
 from cfglint.model.values import fmt
 

@@ -21,7 +21,7 @@ from cfglint.check.context import (
     unset_knobs,
     value_locations,
 )
-from cfglint.check.schema import Rule
+from cfglint.check.rule import Rule
 from cfglint.evidence.scan.model import (
     DecaySite,
     EntryReport,

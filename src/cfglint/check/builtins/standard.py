@@ -12,7 +12,7 @@ from cfglint.check.context import (
     finding,
     not_checked,
 )
-from cfglint.check.schema import Rule
+from cfglint.check.rule import Rule
 from cfglint.model import standard as std
 from cfglint.model.findings import Finding, Location
 

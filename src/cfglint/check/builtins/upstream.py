@@ -14,7 +14,7 @@ from cfglint.check.context import (
     not_checked,
     value_locations,
 )
-from cfglint.check.schema import Rule
+from cfglint.check.rule import Rule
 from cfglint.model.config import Config
 from cfglint.model.findings import Finding, Location
 from cfglint.model.values import Origin, fmt
