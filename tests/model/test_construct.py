@@ -100,3 +100,41 @@ def test_the_check_fails_on_what_validation_would_convert() -> None:
     made = Value.make(value=1, origin="file", loc=loc, via=[loc])
     _same(made, _revalidated(made), "v")
     _same(Report.model_construct(), _revalidated(Report.model_construct()), "report")
+
+
+def _frames(build: Any) -> list[str]:
+    calls: list[str] = []
+
+    def watch(frame: Any, event: str, arg: Any) -> None:
+        if event == "call":
+            calls.append(frame.f_code.co_name)
+
+    import sys
+
+    sys.setprofile(watch)
+    try:
+        build()
+    finally:
+        sys.setprofile(None)
+    return calls
+
+
+def test_a_named_constructor_builds_its_value_in_one_construct_call() -> None:
+    """Issue 29: ``written``/``default``/``unknown``/``derived`` give their origin as a
+    member, so they call ``model_construct`` themselves rather than through ``make`` (a
+    second frame and a second copy of the keywords, ~400 values a pair lint); ``via`` is
+    still made a tuple, as validation makes it."""
+    loc = Loc.model_construct(path="a.sh", line=2)
+    a = Value.written(1, "--a", loc)
+    a2 = Value.written(1, "--a", loc, via=[loc])
+    assert a2.via == (loc,) and a2 == Value.model_validate(a2.model_dump())
+    for build in (
+        lambda: Value.written(1, "--a", loc, via=[loc]),
+        lambda: Value.default(2, "--b", "Megatron-LM core_v0.13.0"),
+        lambda: Value.unknown("--c", "why", loc, via=[loc]),
+        lambda: Value.derived(3, "c", "a + 1", [a, None]),
+    ):
+        frames = _frames(build)
+        assert frames.count("model_construct") == 1 and "make" not in frames, frames
+        value = build()
+        assert value == Value.model_validate(value.model_dump())

@@ -179,3 +179,93 @@ def test_a_construction_given_every_required_field_is_one_merge(
     for values in ({"first": 3}, {"required": "y", "other": 1}):
         _same_instance(Holder.model_construct(**values), PYDANTIC(Holder, **values))
     assert steps == [1, 1]
+
+
+def test_a_construction_sets_the_instance_slots_through_setters_bound_once() -> None:
+    """Issue 29: object.__setattr__ looks each of the four slots (``__dict__``, the fields
+    set, extra, private) up on the class and checks the call, per instance: ~1,200
+    constructions a pair lint. The slot descriptors' setters are bound once at import; the
+    class's allocator is object.__new__ itself, not looked up through the model's class."""
+    code = TrustedModel.model_construct.__func__.__code__  # type: ignore[attr-defined]
+    assert "__setattr__" not in code.co_names
+    assert "__new__" not in code.co_names
+    _same_instance(
+        Config.create(side="megatron", path="a.sh", kind="megatron-script"),
+        PYDANTIC(Config, side="megatron", path="a.sh", kind="megatron-script"),
+    )
+
+
+def test_working_a_plan_out_deep_copies_no_atomic_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    """None, numbers and strings are their own copies: the plan shares them without asking
+    copy.deepcopy (a config section has up to 47 None defaults); anything else is still
+    asked, and a default that is not its own copy is copied per instance."""
+    import copy
+
+    asked: list[object] = []
+    real = copy.deepcopy
+    monkeypatch.setattr(copy, "deepcopy", lambda x, *a: asked.append(x) or real(x, *a))
+
+    class Atoms(TrustedModel):
+        a: int | None = None
+        b: int = 3
+        c: float = 0.5
+        d: str = "x"
+        e: bool = False
+        f: tuple[int, ...] = (1,)
+        g: list[int] = [1]  # noqa: RUF012 - pydantic copies a mutable default
+
+    one = Atoms.model_construct()
+    _same_instance(one, PYDANTIC(Atoms))
+    assert asked[:2] == [(1,), [1]]
+    one.g.append(2)
+    assert Atoms.model_construct().g == [1]
+
+
+def test_creating_a_model_class_reads_no_setting_from_pydantics_fallback(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 29: pydantic reads three settings per field and three per class; one the
+    class's config lacks costs a KeyError caught, then pydantic's table of defaults. The
+    trusted models' config holds them, with pydantic's own default values."""
+    from pydantic._internal import _config
+
+    from cfglint.model.trusted import DEFAULT_SETTINGS
+
+    assert {k: _config.config_defaults[k] for k in DEFAULT_SETTINGS} == DEFAULT_SETTINGS
+    missed: list[str] = []
+    real = _config.ConfigWrapper.__getattr__
+
+    def watch(self: Any, name: str) -> Any:
+        if name not in self.effective_config:
+            missed.append(name)
+        return real(self, name)
+
+    monkeypatch.setattr(_config.ConfigWrapper, "__getattr__", watch)
+
+    class Fields(TrustedModel):
+        model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+        a: int | None = None
+        b: str = ""
+
+    assert missed == []
+    assert Fields.model_construct(a=1) == Fields(a=1)
+
+
+def test_working_a_plan_out_inspects_no_trusted_models_construct() -> None:
+    """Issue 29: a config's nine sections are made by their classes' own model_construct;
+    pydantic would ask inspect.signature whether each takes the validated data (it does
+    not: its one positional parameter has a default). Any other factory is still asked."""
+
+    class Section(TrustedModel):
+        a: int | None = None
+
+    class Holder(TrustedModel):
+        section: Section = Field(default_factory=Section.model_construct)
+        items: list[int] = Field(default_factory=list)
+
+    class Other(TrustedModel):
+        made: list[int] = Field(default_factory=lambda: [1])
+
+    assert _signature_calls(Holder.model_construct) == 0
+    _same_instance(Holder.model_construct(), PYDANTIC(Holder))
+    assert _signature_calls(Other.model_construct) == 1

@@ -17,6 +17,7 @@ compare the two sides without knowing either framework:
 # annotations`): pydantic turns each string into a typing.ForwardRef, which Python 3.11
 # compiles one by one at import (tests/model/test_model_schemas.py).
 from functools import cache
+from operator import attrgetter
 from typing import Any, Literal, get_origin
 
 from pydantic import ConfigDict, Field
@@ -35,6 +36,18 @@ class _Section(TrustedModel):
 
     def items(self) -> list[tuple[str, Value]]:
         return [(k, v) for k, v in self.__dict__.items() if isinstance(v, Value)]
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # normalizers fill sections field by field (~330 sets a pair lint): a field is set
+        # exactly as pydantic's handler for a plain field sets it (no section is frozen or
+        # validates assignment, and no descriptor bears a field's name), without its two
+        # Python calls and the handler worked out per class and name; anything else is
+        # pydantic's to refuse
+        if name in type(self).__pydantic_fields__:
+            self.__dict__[name] = value
+            self.__pydantic_fields_set__.add(name)
+        else:
+            super().__setattr__(name, value)
 
 
 class Structure(_Section):
@@ -322,6 +335,11 @@ class Config(TrustedModel):
 
     def get(self, dotted: str) -> Value | None:
         """``cfg.get("optimizer.beta2")``; ``env.NAME`` reads the environment."""
+        # a section field read before is one C call (~670 reads a pair lint, most of them
+        # of a path read before): the path is checked once
+        got = _GETTERS.get(dotted)
+        if got is not None:
+            return got(self)  # type: ignore[no-any-return]
         section, _, name = dotted.partition(".")
         if section == "env":
             return self.env.get(name)
@@ -329,10 +347,11 @@ class Config(TrustedModel):
         if not isinstance(sec, _Section):
             raise KeyError(dotted)
         # the class's field table itself: ``model_fields`` is a property that makes three
-        # calls to return it (~800 lookups a pair lint)
+        # calls to return it
         if name not in type(sec).__pydantic_fields__:
             raise KeyError(dotted)
-        return getattr(sec, name)
+        _GETTERS[dotted] = attrgetter(dotted)
+        return getattr(sec, name)  # type: ignore[no-any-return]
 
     def set(self, dotted: str, value: Value | None) -> None:
         section, _, name = dotted.partition(".")
@@ -342,6 +361,10 @@ class Config(TrustedModel):
     def field_paths(cls) -> list[str]:
         return list(_field_paths(cls))
 
+
+# "section.field" -> its reader, for each path Config.get has checked (a section field is on
+# every config: sections are never None and have no required field)
+_GETTERS: "dict[str, attrgetter[Any]]" = {}  # (a string: not evaluated at import)
 
 # the config's sections, in declaration order (the checklist's own sections are
 # cfglint.model.findings.SECTION_ORDER: it adds alignment, source and standard, lacks launch)

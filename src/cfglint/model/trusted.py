@@ -28,40 +28,78 @@ from pydantic_core import PydanticUndefined
 _Step = tuple[str, Any, Callable[[], Any] | None, bool]
 _PLANS: dict[type[BaseModel], tuple[_Step, ...] | None] = {}
 # the same plan for the common call, every value given by a field's name and every required
-# field among them: (every field in order, holding its shared default or a stand-in, the
-# field names, the required ones, (name, factory) of the defaults made per instance). The
-# instance's fields are then one dict merge in the fields' order (a key keeps its place).
-_Fast = tuple[dict[str, Any], frozenset[str], frozenset[str], tuple[tuple[str, Any], ...]]
+# field among them: (every field in order, holding its shared default or a stand-in, their
+# count, the required names, (name, factory) of the defaults made per instance). The
+# instance's fields are then one dict merge in the fields' order (a key keeps its place); a
+# name that is no field makes the merge longer than the field count.
+_Fast = tuple[dict[str, Any], int, frozenset[str], tuple[tuple[str, Any], ...]]
 _FAST: dict[type[BaseModel], _Fast] = {}
+# the four attributes every instance holds: pydantic's BaseModel keeps them in __slots__, and
+# their descriptors' setters, bound once, set each one in a single C call (object.__setattr__
+# would look the slot up on the class and check the call on every instance)
+_new = object.__new__
+_set_dict = vars(BaseModel)["__dict__"].__set__
+_set_fields_set = vars(BaseModel)["__pydantic_fields_set__"].__set__
+_set_extra = vars(BaseModel)["__pydantic_extra__"].__set__
+_set_private = vars(BaseModel)["__pydantic_private__"].__set__
+# defaults that are their own deep copy, known without asking copy.deepcopy
+_ATOMIC = frozenset({type(None), bool, int, float, str, bytes})
+
+
+# pydantic's own defaults of the settings its class creation reads, written out: a setting
+# the class's config lacks is found by a KeyError from the config, caught, then a second
+# lookup, once per setting and field (~1,100 a pair lint across ~350 fields). Subclasses
+# inherit them; tests/model/test_trusted.py checks they are pydantic's defaults.
+DEFAULT_SETTINGS = ConfigDict(
+    protected_namespaces=("model_validate", "model_dump"),
+    alias_generator=None,
+    field_title_generator=None,
+    ignored_types=(),
+    use_attribute_docstrings=False,
+    frozen=False,
+)
 
 
 class TrustedModel(BaseModel):
     """A model whose ``model_construct`` resolves its defaults once per class."""
 
-    model_config = ConfigDict(defer_build=True)
+    model_config = ConfigDict(defer_build=True, **DEFAULT_SETTINGS)
 
     @classmethod
     def model_construct(cls, _fields_set: set[str] | None = None, **values: Any) -> Self:
         fast = _FAST.get(cls)
-        if fast is not None and values.keys() <= fast[1] and fast[2] <= values.keys():
+        if fast is not None:
             fields = {**fast[0], **values}
+            if len(fields) != fast[1] or (fast[2] and not values.keys() >= fast[2]):
+                return _instance(cls, *_fill(_PLANS[cls], values), _fields_set)  # type: ignore[arg-type]
             for name, make in fast[3]:
                 if name not in values:
                     fields[name] = make()
-            given = set(values)
-        else:
-            plan = _PLANS[cls] if cls in _PLANS else _plan(cls)
-            if plan is None:
-                return super().model_construct(_fields_set, **values)
-            fields, given = _fill(plan, values)
-        m = cls.__new__(cls)
-        object.__setattr__(m, "__dict__", fields)
-        object.__setattr__(
-            m, "__pydantic_fields_set__", given if _fields_set is None else _fields_set
-        )
-        object.__setattr__(m, "__pydantic_extra__", None)
-        object.__setattr__(m, "__pydantic_private__", None)
-        return m
+            m = _new(cls)
+            _set_dict(m, fields)
+            _set_fields_set(m, set(values) if _fields_set is None else _fields_set)
+            _set_extra(m, None)
+            _set_private(m, None)
+            return m
+        plan = _PLANS[cls] if cls in _PLANS else _plan(cls)
+        if plan is None:
+            return super().model_construct(_fields_set, **values)
+        return _instance(cls, *_fill(plan, values), _fields_set)
+
+
+_CONSTRUCT = TrustedModel.model_construct.__func__  # type: ignore[attr-defined]
+
+
+def _instance(
+    cls: type[TrustedModel], fields: dict[str, Any], given: set[str], fields_set: set[str] | None
+) -> Any:
+    """The instance ``model_construct`` makes, with these fields."""
+    m = _new(cls)
+    _set_dict(m, fields)
+    _set_fields_set(m, given if fields_set is None else fields_set)
+    _set_extra(m, None)
+    _set_private(m, None)
+    return m
 
 
 def _fill(plan: tuple[_Step, ...], values: dict[str, Any]) -> tuple[dict[str, Any], set[str]]:
@@ -90,7 +128,7 @@ def _plan(cls: type[BaseModel]) -> tuple[_Step, ...] | None:
     if plan is not None:
         _FAST[cls] = (
             {name: default for name, default, _, _ in plan},
-            frozenset(name for name, *_ in plan),
+            len(plan),
             frozenset(name for name, _, _, required in plan if required),
             tuple((name, make) for name, _, make, _ in plan if make is not None),
         )
@@ -115,14 +153,16 @@ def _step(name: str, field: Any) -> _Step | None:
     if factory is not None:
         # a C type (list, dict) is called with no argument: pydantic passes the data only
         # to a factory with one required positional parameter, which none of them has
-        # (asking inspect for theirs tokenizes a text signature)
+        # (asking inspect for theirs tokenizes a text signature); nor has a trusted model's
+        # own model_construct (a config's nine sections: inspect.signature of each)
         builtin = isinstance(factory, type) and factory.__module__ == "builtins"
-        if not builtin and field.default_factory_takes_validated_data:
+        ours = getattr(factory, "__func__", None) is _CONSTRUCT
+        if not (builtin or ours) and field.default_factory_takes_validated_data:
             return None
         return (name, None, factory, False)
     default = field.default
     if default is PydanticUndefined:
         return (name, None, None, True)
-    if copy.deepcopy(default) is default:
+    if type(default) in _ATOMIC or copy.deepcopy(default) is default:
         return (name, default, None, False)
     return (name, None, lambda: copy.deepcopy(default), False)

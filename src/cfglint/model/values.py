@@ -73,23 +73,28 @@ class Value(TrustedModel):
     inputs: tuple["Value", ...] = ()
 
     # -- constructors (unvalidated, see above) ------------------------------------------
+    # The named constructors below give ``origin`` as a member and build the value in one
+    # call of ``model_construct`` (through ``make`` it would be a second frame and a second
+    # copy of the keywords, ~400 values a pair lint); only ``via`` may need converting.
     @classmethod
     def make(cls, **fields: Any) -> "Value":
         """A value from trusted fields, with the conversions the validator would make."""
-        if "via" in fields:
-            fields["via"] = tuple(fields["via"])
         # a member is kept as it is: Origin(member) is an enum lookup, ~500 a pair lint
         if "origin" in fields and fields["origin"].__class__ is not Origin:
             fields["origin"] = Origin(fields["origin"])
-        return cls.model_construct(**fields)
+        return cls.model_construct(**_via_tuple(fields))
 
     @classmethod
     def written(cls, value: Any, knob: str, loc: Loc, **kw: Any) -> "Value":
-        return cls.make(value=value, origin=Origin.FILE, knob=knob, loc=loc, **kw)
+        if kw:
+            _via_tuple(kw)
+        return cls.model_construct(value=value, origin=Origin.FILE, knob=knob, loc=loc, **kw)
 
     @classmethod
     def default(cls, value: Any, knob: str, source: str, **kw: Any) -> "Value":
-        return cls.make(
+        if kw:
+            _via_tuple(kw)
+        return cls.model_construct(
             value=value, origin=Origin.DEFAULT, knob=knob, detail=f"default of {source}", **kw
         )
 
@@ -101,7 +106,7 @@ class Value(TrustedModel):
             return cls.unknown(
                 knob, f"depends on {unknown[0].knob}, which is unknown: {unknown[0].detail}"
             )
-        return cls.make(
+        return cls.model_construct(
             value=value,
             origin=Origin.DERIVED,
             knob=knob,
@@ -113,7 +118,11 @@ class Value(TrustedModel):
 
     @classmethod
     def unknown(cls, knob: str, why: str, loc: Loc | None = None, **kw: Any) -> "Value":
-        return cls.make(value=None, origin=Origin.UNKNOWN, knob=knob, detail=why, loc=loc, **kw)
+        if kw:
+            _via_tuple(kw)
+        return cls.model_construct(
+            value=None, origin=Origin.UNKNOWN, knob=knob, detail=why, loc=loc, **kw
+        )
 
     # -- queries ----------------------------------------------------------------------
     @property
@@ -190,6 +199,13 @@ class Value(TrustedModel):
         if self.origin is Origin.DERIVED:
             return "derived"
         return "unknown"
+
+
+def _via_tuple(fields: dict[str, Any]) -> dict[str, Any]:
+    """``fields`` with ``via`` a tuple, as the validator makes it (callers pass lists)."""
+    if "via" in fields:
+        fields["via"] = tuple(fields["via"])
+    return fields
 
 
 def fmt(v: Any) -> str:
