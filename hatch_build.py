@@ -59,7 +59,7 @@ class ReadyTables(BuildHookInterface):
                     build_data["force_include"][str(out / name)] = (
                         f"cfglint/data/{datayaml.READY}/{name}"
                     )
-        names = [_dialect_index(datayaml, out), *_release_parts(datayaml, out)]
+        names = [_dialect_index(datayaml, out)]
         if version != "editable":
             for name in names:
                 build_data["force_include"][str(out / name)] = (
@@ -80,18 +80,6 @@ def _dialect_index(datayaml: Any, out: Path) -> str:
     name = f"{datayaml.dialect_index_name(raws)}.json"
     (out / name).write_text(json.dumps(datayaml.dialect_index(tables)))
     return name
-
-
-def _release_parts(datayaml: Any, out: Path) -> list[str]:
-    """data/release_files.json split by project (datayaml.release_parts), beside the
-    tables; returns their file names."""
-    raw = (ROOT / "src" / "cfglint" / "data" / "release_files.json").read_bytes()
-    names = []
-    for project, part in datayaml.release_parts(json.loads(raw)).items():
-        name = f"{datayaml.release_part_name(raw, project)}.json"
-        (out / name).write_text(json.dumps(part))
-        names.append(name)
-    return names
 
 
 def _rule_set(datayaml: Any, out: Path) -> str:

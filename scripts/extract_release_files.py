@@ -1,5 +1,5 @@
 """Which release of MindFormers and MindSpeed-LLM contains a file (facts for
-src/cfglint/data/release_files.json).
+src/cfglint/data/release_files/, one JSON file per project: a lint reads its project's).
 
 Reads bare mirrors with git (nothing imported or run):
 
@@ -21,8 +21,8 @@ Reads bare mirrors with git (nothing imported or run):
 Releases are encoded as bit masks over ``releases`` (oldest first); ``heads`` are
 development heads recorded after the last tag, never release candidates themselves.
 
-    python scripts/extract_release_files.py MF_GIT MSL_GIT MINDSPEED_GIT MEGATRON_GIT WHEELS \
-        > src/cfglint/data/release_files.json      (from the repository root)
+    python scripts/extract_release_files.py MF_GIT MSL_GIT MINDSPEED_GIT MEGATRON_GIT WHEELS
+        (writes src/cfglint/data/release_files/mindformers.json and mindspeed_llm.json)
 
 WHEELS: a folder with mindformers-X-py3-none-any.whl for each of MF_WHEELS; an optional sixth
 argument, the mindspore-ai/mindformers mirror, adds MF_TAGGED's research/ configs.
@@ -337,13 +337,14 @@ def main(
         for r in [*MSL_RELEASES, *MSL_HEAD_PARSERS]
     }
     spd["args_differ"] = args_differ(msl, ms, meg)
+    note = {"generated_by": "scripts/extract_release_files.py"}
     return {
-        "generated_by": "scripts/extract_release_files.py",
         "mindformers": {
+            **note,
             "repo": "mindspore-lab/mindformers",
             **_sorted(add_wheels(files(mf, MF_RELEASES, _mf_config), wheels, _mf_config, tags)),
         },
-        "mindspeed_llm": {"repo": "Ascend/MindSpeed-LLM", **spd},
+        "mindspeed_llm": {**note, "repo": "Ascend/MindSpeed-LLM", **spd},
     }
 
 
@@ -353,5 +354,10 @@ def dump(data: dict[str, Any]) -> str:
     return re.sub(r"\[\s+([^\[\]{}]*?)\s+\]", lambda m: "[" + re.sub(r"\s+", "", m[1]) + "]", text)
 
 
+# where the facts go, one file per project (normalize/release_fit.py reads them)
+OUT = Path(__file__).resolve().parents[1] / "src" / "cfglint" / "data" / "release_files"
+
+
 if __name__ == "__main__":
-    sys.stdout.write(dump(main(*sys.argv[1:7])) + "\n")
+    for project, facts in main(*sys.argv[1:7]).items():
+        (OUT / f"{project}.json").write_text(dump(facts) + "\n", encoding="utf-8")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from cfglint.load.yamltree import get, parse_yaml_text, resolve_plain_yaml11
+from cfglint.load.yamltree import Node, get, parse_yaml_text, resolve_plain_yaml11
 from cfglint.model.errors import InputError
 
 
@@ -164,3 +164,45 @@ def test_empty_values_sit_after_their_colon_on_both_paths(monkeypatch: pytest.Mo
     assert positions() == [(2, 8), (5, 6)]
     monkeypatch.setattr(yt, "nesting_bound", lambda _text: yt.MAX_DEPTH + 1)
     assert positions() == [(2, 8), (5, 6)]
+
+
+GET_TEXT = "a:\n  b:\n    c: 1\n  l: [x, {k: v}]\n  '': empty key\ns: text\n"
+
+
+@pytest.mark.parametrize(
+    ("dotted", "value"),
+    [
+        ("a.b.c", 1),
+        ("a.b", {"c": 1}),
+        ("a.l[1].k", "v"),
+        ("a.l[0]", "x"),
+        ("a.l[2]", None),
+        ("a..b.c", 1),  # an empty part stays where it is
+        ("s.t", None),  # through a scalar
+        ("a.b.c.d", None),
+        ("nope.b", None),
+        ("a.l.k", None),  # a key of a list
+    ],
+)
+def test_get_follows_keys_and_indices(dotted: str, value: object) -> None:
+    doc = parse_yaml_text(GET_TEXT, "g.yaml")
+    node = get(doc.root, dotted)
+    assert (None if node is None else node.plain()) == value
+
+
+def test_a_path_of_keys_is_followed_without_parsing_indices(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Nearly every lookup is a path of mapping keys: it goes from dict to dict, without
+    asking each node what kind it is through its properties (issue 29: ~400 a pair lint)."""
+    doc = parse_yaml_text(GET_TEXT, "g.yaml")
+    asked: list[str] = []
+
+    def is_map(n: Node) -> bool:
+        asked.append(n.path)
+        return isinstance(n.value, dict)
+
+    monkeypatch.setattr(Node, "is_map", property(is_map))
+    node = get(doc.root, "a.b.c")
+    assert node is not None and node.value == 1
+    assert asked == []

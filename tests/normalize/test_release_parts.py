@@ -1,99 +1,83 @@
-"""Issue 29: a lint reads one project's part of data/release_files.json (the part an install
-ships ready, split by hatch_build.py), and a part that is stale or damaged is not used: the
-whole file is read instead, so every label is the one the whole file gives."""
+"""Issue 29: the release facts ship one file per project (data/release_files/), and a lint
+reads only its own project's, as it ships: no other project's facts, no hash of them to
+find a ready part (one file for both projects, split at install and found by the sha256 of
+all 328 KB, cost ~9 M instructions of a 1,000 M pair lint)."""
 
 from __future__ import annotations
 
-import json
-import shutil
-from collections.abc import Iterator
+import builtins
+import io
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from cfglint.load.datacache import DATA_DIR
-from cfglint.load.datayaml import READY, release_part_name, release_parts
 from cfglint.normalize import release_fit
-from cfglint.normalize.release_fit import fit_file, project_data, release_data
+from cfglint.normalize.release_fit import PROJECTS, RELEASE_FILES, fit_file, project_data
 from conftest import FIXTURES
 
-PROJECTS = ("mindformers", "mindspeed_llm")
 README_YAML = FIXTURES / "examples" / "llama2_7b" / "pretrain_llama2_7b.yaml"
+REPOS = {"mindformers": "mindspore-lab/mindformers", "mindspeed_llm": "Ascend/MindSpeed-LLM"}
 
 
-@pytest.fixture
-def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A data folder holding only release_files.json (no ready part yet)."""
-    shutil.copy(DATA_DIR / "release_files.json", tmp_path / "release_files.json")
-    (tmp_path / READY).mkdir()
-    monkeypatch.setattr(release_fit, "DATA_DIR", tmp_path)
-    project_data.cache_clear()
-    yield tmp_path
-    project_data.cache_clear()
-
-
-def _write_part(folder: Path, project: str, part: Any, raw: bytes | None = None) -> Path:
-    raw = (folder / "release_files.json").read_bytes() if raw is None else raw
-    path = folder / READY / f"{release_part_name(raw, project)}.json"
-    path.write_text(part if isinstance(part, str) else json.dumps(part))
-    return path
-
-
-def test_the_parts_are_the_whole_files_projects() -> None:
-    whole = release_data()
-    parts = release_parts(whole)
-    assert list(parts) == list(PROJECTS)
-    assert all(parts[p] == whole[p] for p in PROJECTS)
-
-
-def test_without_a_part_the_whole_file_is_read(data_dir: Path) -> None:
+def test_each_file_holds_its_projects_facts() -> None:
+    files = sorted(p.stem for p in (DATA_DIR / RELEASE_FILES).glob("*.json"))
+    assert files == sorted(PROJECTS)
     for project in PROJECTS:
-        assert project_data(project) == release_data()[project]
+        data = project_data(project)
+        assert data["repo"] == REPOS[project]
+        assert data["releases"] and data["paths"] and data["blobs"]
 
 
-def test_a_ready_part_is_read_and_gives_the_same_labels(
-    data_dir: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_mindformers_lint_reads_only_mindformers_facts(monkeypatch: pytest.MonkeyPatch) -> None:
     text = README_YAML.read_text()
-    whole_fit = fit_file("mindformers", str(README_YAML), text)
     project_data.cache_clear()
-    marked = {**release_data()["mindformers"], "marker": "the ready part"}
-    _write_part(data_dir, "mindformers", marked)
+    opened: list[Path] = []
+    real = io.open
 
-    def no_whole(*_: object, **__: object) -> None:
-        raise AssertionError("the whole file was parsed")
+    def recording(file: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(file, str | Path):
+            opened.append(Path(file).resolve())
+        return real(file, *args, **kwargs)
 
-    monkeypatch.setattr(release_fit.json, "loads", _only_parts(no_whole))
-    assert project_data("mindformers")["marker"] == "the ready part"
-    assert fit_file("mindformers", str(README_YAML), text) == whole_fit
-
-
-def _only_parts(fail: Any) -> Any:
-    """json.loads that parses a ready part (bytes of ~40 KB) but not the whole file."""
-    real = json.loads
-    whole_size = (DATA_DIR / "release_files.json").stat().st_size
-
-    def loads(s: str | bytes, **kw: Any) -> Any:
-        if len(s) >= whole_size:
-            fail()
-        return real(s, **kw)
-
-    return loads
+    monkeypatch.setattr(io, "open", recording)
+    monkeypatch.setattr(builtins, "open", recording)
+    try:
+        fit = fit_file("mindformers", str(README_YAML), text)
+    finally:
+        project_data.cache_clear()
+    assert fit is not None and fit.project == "MindFormers"
+    data = DATA_DIR.resolve()
+    read = [p.relative_to(data).as_posix() for p in opened if p.is_relative_to(data)]
+    assert read == [f"{RELEASE_FILES}/mindformers.json"]
 
 
-def test_a_stale_part_is_not_read(data_dir: Path) -> None:
-    old = (data_dir / "release_files.json").read_bytes()
-    _write_part(data_dir, "mindformers", {**release_data()["mindformers"], "marker": 1}, old)
-    (data_dir / "release_files.json").write_bytes(old + b"\n")  # the file changed since
-    assert "marker" not in project_data("mindformers")
-    assert project_data("mindformers") == release_data()["mindformers"]
+class _Passes(dict):  # type: ignore[type-arg]
+    """Recorded paths that count the passes over them."""
+
+    passes = 0
+
+    def __iter__(self) -> Any:
+        self.passes += 1
+        return super().__iter__()
 
 
 @pytest.mark.parametrize(
-    "damage",
-    ["{", "", "[]", "null", {"releases": []}, {"releases": {}, "paths": {}, "blobs": {}}],
+    "where",
+    ["configs/llama2/pretrain_llama2_7b.yaml", "a/b/c/d/e/pretrain_llama2_7b.yaml", "x.yaml"],
 )
-def test_a_damaged_part_is_not_read(data_dir: Path, damage: Any) -> None:
-    _write_part(data_dir, "mindspeed_llm", damage)
-    assert project_data("mindspeed_llm") == release_data()["mindspeed_llm"]
+def test_a_files_path_is_matched_in_one_pass_over_the_recorded_paths(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, where: str
+) -> None:
+    """Every tail of the path ends in its name: the recorded paths of that name are found
+    in one pass, and the tails compared among them give the fit a pass per tail gave."""
+    path = tmp_path / where
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = README_YAML.read_text() + "# edited: no release holds these bytes\n"
+    want = fit_file("mindformers", str(path), text)
+    counted = {**project_data("mindformers")}
+    counted["paths"] = paths = _Passes(counted["paths"])
+    monkeypatch.setattr(release_fit, "project_data", lambda _key: counted)
+    assert fit_file("mindformers", str(path), text) == want
+    assert paths.passes == 1

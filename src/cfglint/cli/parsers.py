@@ -5,15 +5,31 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Iterator
+from typing import Any
 
 from cfglint import __version__
 from cfglint.check.rule import PROFILES
+from cfglint.cli.terminal import terminal_columns
 from cfglint.model.errors import InputError
 from cfglint.model.findings import FAIL_ON
 from cfglint.report import FORMATS
 
 
 class Parser(argparse.ArgumentParser):
+    def __init__(
+        self,
+        *args: Any,
+        formatter_class: type[argparse.HelpFormatter] = argparse.HelpFormatter,
+        **kwargs: Any,
+    ) -> None:
+        # argparse builds a help formatter for every add_argument (to check its metavar),
+        # and each one left to find its width imports shutil for it: the same width
+        # (argparse's: the terminal's, 80 without one, less 2), read as often, without shutil
+        def formatter(prog: str) -> argparse.HelpFormatter:
+            return formatter_class(prog, width=terminal_columns(80) - 2)
+
+        super().__init__(*args, formatter_class=formatter, **kwargs)
+
     def error(self, message: str) -> None:  # type: ignore[override]
         # usage errors are input errors: one line, exit 2, no traceback; the top-level
         # parser's name is the line's own prefix (InputError with no path says "cfglint:")

@@ -38,8 +38,23 @@ def write_output(text: str, output: str | None) -> None:
     write_report(text, output)
 
 
+def terminal_columns(fallback: int) -> int:
+    """The columns ``shutil.get_terminal_size`` gives: COLUMNS when a positive number, else
+    the width of the terminal standard output is, else ``fallback``. Read here without
+    shutil, whose import (bz2, lzma and zlib with it) is ~16 M instructions of a 1,000 M pair
+    lint that asks for a width only through argparse (issue 29)."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns > 0:
+        return columns
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or fallback
+    except (AttributeError, ValueError, OSError):  # no stdout, closed, not a terminal
+        return fallback
+
+
 def term_width() -> int:
     """The terminal's width (COLUMNS wins), 100 when output goes to a pipe or file."""
-    import shutil
-
-    return max(40, shutil.get_terminal_size((100, 24)).columns)
+    return max(40, terminal_columns(100))

@@ -103,18 +103,6 @@ def _flag_groups(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return list(groups.values())
 
 
-def release_part_name(raw: bytes, project: str) -> str:
-    """The ready name of one project's part of data/release_files.json: a hash of the whole
-    file's bytes and the project, so a part split before the file changed is not found."""
-    return f"release-{project}-" + _files_hash(b"release-part", [(project, raw)])
-
-
-def release_parts(data: dict[str, Any]) -> dict[str, Any]:
-    """data/release_files.json by project (its ``generated_by`` note aside): a lint that
-    asks about MindFormers' releases reads ~40 KB of JSON, not MindSpeed-LLM's ~260 KB too."""
-    return {k: v for k, v in data.items() if isinstance(v, dict)}
-
-
 def dialect_index(tables: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Each table of data/dialects/ by its stem, without its argument lists (``args``,
     ``base_args``, ...): what telling a Megatron table from a dialect and scoring a launch

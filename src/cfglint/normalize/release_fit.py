@@ -1,6 +1,6 @@
 """Which releases of MindFormers or MindSpeed-LLM a file belongs to, from evidence that the
-file is in them (data/release_files.json, from ``git ls-tree`` of each release tag by
-scripts/extract_release_files.py):
+file is in them (data/release_files/<project>.json, from ``git ls-tree`` of each release tag
+by scripts/extract_release_files.py):
 
 1. its content: the git blob id of the file equals a recorded file's at some releases (an
    unchanged copy, wherever it lies);
@@ -24,7 +24,6 @@ from functools import cache
 from typing import Any, NamedTuple
 
 from cfglint.load.datacache import DATA_DIR
-from cfglint.load.datayaml import READY, release_part_name
 from cfglint.model.config import Config
 from cfglint.model.record import Frozen
 from cfglint.model.values import Origin, Value, fmt
@@ -75,40 +74,23 @@ class Fit(Frozen):
         return next(k for k, v in PROJECTS.items() if v == self.project)
 
 
-@cache
-def release_data() -> dict[str, Any]:
-    """The recorded facts (JSON written by the script, read as is: no YAML parse)."""
-    with open(DATA_DIR / "release_files.json", encoding="utf-8") as fh:
-        data: dict[str, Any] = json.load(fh)
-    return data
+# one file per project: a lint asks about one project at a time, and reads that one as it
+# ships (MindFormers' is 44 KB, MindSpeed-LLM's 276 KB); one file for both, split into
+# ready parts at install, cost a sha256 of all 328 KB on each run to find the right part
+RELEASE_FILES = "release_files"
 
 
 @cache
 def project_data(project_key: str) -> dict[str, Any]:
-    """One project's recorded facts: the part an install ships ready (hatch_build.py, named
-    by the hash of the whole file, so a part split before the file changed is not found),
-    else the whole file's. A lint asks about one project at a time, and MindFormers' part is
-    a seventh of the file."""
-    raw = (DATA_DIR / "release_files.json").read_bytes()
-    ready = DATA_DIR / READY / f"{release_part_name(raw, project_key)}.json"
-    try:
-        part = json.loads(ready.read_bytes()) if ready.is_file() else None
-    except (OSError, ValueError):
-        part = None  # unreadable or not JSON: the whole file says it
-    if _well_formed(part):
-        return part  # type: ignore[return-value]
-    data: dict[str, Any] = json.loads(raw)[project_key]
+    """One project's recorded facts (JSON written by the script, read as is)."""
+    with open(DATA_DIR / RELEASE_FILES / f"{project_key}.json", encoding="utf-8") as fh:
+        data: dict[str, Any] = json.load(fh)
     return data
 
 
-def _well_formed(part: object) -> bool:
-    """A ready part with the facts a lint reads (one damaged after the install is not used)."""
-    return (
-        isinstance(part, dict)
-        and isinstance(part.get("releases"), list)
-        and isinstance(part.get("paths"), dict)
-        and isinstance(part.get("blobs"), dict)
-    )
+def release_data() -> dict[str, dict[str, Any]]:
+    """Every project's recorded facts, by project."""
+    return {key: project_data(key) for key in PROJECTS}
 
 
 def order(project_key: str) -> list[str]:
@@ -153,18 +135,23 @@ def _union(paths: dict[str, int], hits: list[str]) -> int:
 
 
 def _by_path(paths: dict[str, int], path: str) -> _Found | None:
-    """The longest recorded tail of ``path`` (two components or more), else its name."""
+    """The longest recorded tail of ``path`` (two components or more), else its name. A
+    tail ends in the file's name, so only the recorded paths of that name are compared: one
+    pass over the recorded paths, not one for each length of tail."""
     parts = _parts(path)
+    if not parts:
+        return None
+    name, suffix = parts[-1], "/" + parts[-1]
+    named = [p for p in paths if p.endswith(suffix) or p == name]
     for k in range(len(parts), 1, -1):
         tail = "/".join(parts[-k:])
-        hits = [p for p in paths if p == tail or p.endswith("/" + tail)]
+        hits = [p for p in named if p == tail or p.endswith("/" + tail)]
         if hits:
             more = f" (and {len(hits) - 1} more)" if hits[1:] else ""
             return _Found(_union(paths, hits), f"a file at {hits[0]}{more}", hits[0])
-    hits = [p for p in paths if parts and p.rsplit("/", 1)[-1] == parts[-1]]
-    if not hits:
+    if not named:
         return None
-    return _Found(_union(paths, hits), f"named like {hits[0]}", by_name=True)
+    return _Found(_union(paths, named), f"named like {named[0]}", by_name=True)
 
 
 def _by_folder(project_key: str, paths: dict[str, int], path: str) -> _Found | None:
@@ -248,7 +235,7 @@ def settle(
     base = cfgs[names[0]]
     for path in Config.field_paths():
         got = [(n, cfgs[n].get(path)) for n in names]
-        v = base.get(path)
+        v = got[0][1]  # the newest candidate's, base's own
         split = [(n, o) for n, o in got[1:] if not _same(v, o)]
         if split:
             n, o = split[0]

@@ -3,7 +3,7 @@ which of cfglint's defaults hold there. cfglint reads MindSpeed-LLM's defaults f
 release's argument table (v26.1.0); a script that releases other than that one hold gets
 that table's defaults only where every one of those releases' parsers (Megatron-LM at the
 pinned core release, MindSpeed at its paired tag, MindSpeed-LLM) gives the same literal
-default (data/release_files.json ``args_differ``); the others are not decided."""
+default (data/release_files/mindspeed_llm.json ``args_differ``); the others are not decided."""
 
 from __future__ import annotations
 
@@ -43,8 +43,8 @@ def release_gaps(m: MegatronInput, fit: Fit) -> dict[str, str]:
     return {
         dest: (
             f"not set in {name}, which is {fit.why}; its default there is not the one of "
-            f"cfglint's table ({table}): {'; '.join(seen)} (data/release_files.json): not "
-            "decided"
+            f"cfglint's table ({table}): {'; '.join(seen)} "
+            "(data/release_files/mindspeed_llm.json): not decided"
         )
         for dest, seen in differ.items()
     }
