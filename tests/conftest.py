@@ -39,6 +39,20 @@ def mindformers_wheel(release: str, tmp_path: Path) -> tuple[Any, Any]:
     return x, x.Wheel(next(tmp_path.glob(f"mindformers-{version}-*.whl")))
 
 
+def fresh_python(code: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """``code`` run by a new interpreter on this checkout's sources: what a program run imports
+    and does, unaffected by what the test process has imported already."""
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+        timeout=120,
+        check=True,
+    )
+
+
 def need_shared(*parts: str) -> Path:
     p = SHARED.joinpath(*parts)
     if not p.exists():

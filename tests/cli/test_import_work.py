@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import ROOT
+from conftest import ROOT, fresh_python
 
 EX = "fixtures/examples/llama2_7b"
 PAIR = [f"{EX}/pretrain_llama2_7b.yaml", "--megatron", f"{EX}/pretrain_llama2_7b.sh"]
@@ -112,13 +112,5 @@ def test_importing_the_command_line_runs_no_cyclic_collection() -> None:
         "print(len(runs), gc.isenabled())\n"
     )
     for state, enabled in (("on", "True"), ("off", "False")):
-        proc = subprocess.run(
-            [sys.executable, "-c", code, state],
-            capture_output=True,
-            text=True,
-            cwd=ROOT,
-            env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
-            timeout=120,
-            check=True,
-        )
+        proc = fresh_python(code, state)
         assert proc.stdout.split() == ["0", enabled], proc.stdout

@@ -8,7 +8,6 @@ from __future__ import annotations
 import importlib.machinery
 import importlib.util
 import os
-import subprocess
 import sys
 
 import pytest
@@ -16,7 +15,7 @@ import tree_sitter_bash
 from tree_sitter import Language
 
 from cfglint.load.shell import base
-from conftest import ROOT
+from conftest import fresh_python
 
 
 def test_parsing_a_script_runs_no_code_of_the_grammar_package() -> None:
@@ -27,15 +26,7 @@ def test_parsing_a_script_runs_no_code_of_the_grammar_package() -> None:
         "print(*(m in sys.modules for m in ('importlib.resources', 'tempfile',"
         " 'tree_sitter_bash', 'tree_sitter_bash._binding')))\n"
     )
-    proc = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
-        timeout=120,
-        check=True,
-    )
+    proc = fresh_python(code)
     assert proc.stdout.split() == ["False", "False", "False", "True"], proc.stderr[-2000:]
 
 
