@@ -1,3 +1,3 @@
-from cfglint.cli import main
+from cfglint.cli import run
 
-raise SystemExit(main())
+run()

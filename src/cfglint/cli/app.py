@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import gc
 import os
 import sys
 
@@ -15,23 +14,8 @@ from cfglint.model.errors import InputError
 __all__ = ["PARSERS", "build_parser", "lint_parser", "main", "parse"]
 
 
-# the young generation's collection threshold of a program run (Python's default is 700)
-GC_THRESHOLD = 10_000
-
-
 def main(argv: list[str] | None = None) -> int:
-    if argv is None:
-        # A program run (console script, python -m), not a call from Python: what has been
-        # imported so far lives until exit. Freezing it spares the cyclic collector from
-        # walking those objects again in every full collection during the lint, about 5% of
-        # a pair lint (see bench/). What the lint allocates from here on is collected as
-        # before, so memory on large input stays bounded.
-        gc.freeze()
-        # A young collection every 10,000 new objects, not 700: a pair lint allocates about
-        # a million, and the full collections the default schedule then triggers walk
-        # everything the lint holds (-8 M instructions of ~1,220 M, issue 29). Cycles are
-        # still collected, a few thousand objects later.
-        gc.set_threshold(GC_THRESHOLD, *gc.get_threshold()[1:])
+    if argv is None:  # a program run (cfglint.cli.run), not a call from Python
         from cfglint.report.output import guard_stdout
 
         guard_stdout()  # `> /dev/full` is one line and exit 2, wherever the write fails
