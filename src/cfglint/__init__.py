@@ -20,3 +20,6 @@ def install_hint(extra: str) -> str:
 
 
 INSTALL_PROBE = install_hint("probe")
+# the runtime probe's --device choices, here so that the lint's parser names them without
+# importing the probe (evidence/probe/devices.py decides what each one runs on)
+PROBE_DEVICES = ("auto", "cpu", "cuda", "npu")

@@ -63,10 +63,13 @@ def test_pair_lint_compiles_only_the_patterns_it_uses(tmp_path: Path) -> None:
 # both schedules are built (the example leaves MindFormers' length to run time), the fix's
 # edits only with --fix, tomllib only for a pyproject.toml not read before (this folder's);
 # tree-sitter-bash's package __init__ imports importlib.resources for queries never read
-# (cfglint.load.shell.base takes the grammar from its binding)
+# (cfglint.load.shell.base takes the grammar from its binding); the runtime probe's modules
+# only with --probe (the lint's parser names its options, not the probe's code)
 NOT_RUN = (
     "tomllib",
     "tree_sitter_bash",
+    "cfglint.cli.probe",
+    "cfglint.check.probe",
     "cfglint.evidence.lr.curves",
     "cfglint.evidence.lr.megatron",
     "cfglint.model.edits",

@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import argparse
 
-from cfglint.cli.parsers import COMMAND_HELP, Parser, add_color, common_inputs, lint_parser
+from cfglint.cli.parsers import (
+    COMMAND_HELP,
+    Parser,
+    add_color,
+    add_probe_options,
+    common_inputs,
+    lint_parser,
+)
 from cfglint.model.findings import FAIL_ON
 
 
@@ -69,8 +76,6 @@ def _lr_parser() -> argparse.ArgumentParser:
 
 
 def _probe_parser() -> argparse.ArgumentParser:
-    from cfglint.cli.probe import add_probe_options
-
     probe = sub_parser("probe")
     common_inputs(probe)
     probe.add_argument(

@@ -7,7 +7,7 @@ import argparse
 from collections.abc import Iterator
 from typing import Any
 
-from cfglint import __version__
+from cfglint import INSTALL_PROBE, PROBE_DEVICES, __version__
 from cfglint.check.rule import PROFILES
 from cfglint.cli.terminal import terminal_columns
 from cfglint.model.errors import InputError
@@ -101,6 +101,29 @@ def add_color(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="plain text (also NO_COLOR=1; FORCE_COLOR=1 colors output to a pipe)",
     )
+
+
+def add_probe_options(p: argparse.ArgumentParser, on_lint: bool = False) -> None:
+    if on_lint:
+        p.add_argument(
+            "--probe",
+            action="store_true",
+            help="also run the runtime probe (needs the probe extra: " + INSTALL_PROBE + ")",
+        )
+    p.add_argument(
+        "--steps", type=int, default=10, help="probe steps per curve (at least 3; default 10)"
+    )
+    p.add_argument(
+        "--device", choices=PROBE_DEVICES, default="auto", help="probe device (default auto)"
+    )
+    p.add_argument("--plot", metavar="FILE.png", help="write the probe's curves as a PNG")
+    if not on_lint:
+        p.add_argument(
+            "--log-dir",
+            metavar="DIR",
+            help="also write each side's curves as that framework's training log "
+            "(for `cfglint logs`)",
+        )
 
 
 COMMAND_HELP = {
@@ -238,8 +261,6 @@ def lint_parser() -> argparse.ArgumentParser:
         "every skipped file",
     )
     add_color(lint)
-    from cfglint.cli.probe import add_probe_options
-
     add_probe_options(lint, on_lint=True)
     from cfglint.cli.fix import add_fix_options
 

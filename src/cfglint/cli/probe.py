@@ -11,33 +11,11 @@ import argparse
 import os
 import sys
 
-from cfglint import INSTALL_PROBE
 from cfglint.check.context import Context
 from cfglint.check.pipeline import Options, lint
-from cfglint.check.probe import DEVICES, check_probe_request, run_probe
+from cfglint.check.probe import check_probe_request, run_probe
 from cfglint.model.errors import InputError
 from cfglint.model.findings import Report
-
-
-def add_probe_options(p: argparse.ArgumentParser, on_lint: bool = False) -> None:
-    if on_lint:
-        p.add_argument(
-            "--probe",
-            action="store_true",
-            help="also run the runtime probe (needs the probe extra: " + INSTALL_PROBE + ")",
-        )
-    p.add_argument(
-        "--steps", type=int, default=10, help="probe steps per curve (at least 3; default 10)"
-    )
-    p.add_argument("--device", choices=DEVICES, default="auto", help="probe device (default auto)")
-    p.add_argument("--plot", metavar="FILE.png", help="write the probe's curves as a PNG")
-    if not on_lint:
-        p.add_argument(
-            "--log-dir",
-            metavar="DIR",
-            help="also write each side's curves as that framework's training log "
-            "(for `cfglint logs`)",
-        )
 
 
 class _Progress:

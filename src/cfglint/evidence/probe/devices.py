@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import importlib.util
 
-DEVICES = ("auto", "cpu", "cuda", "npu")
+from cfglint import PROBE_DEVICES
+
+DEVICES = PROBE_DEVICES
 
 
 class DeviceMissing(Exception):
