@@ -54,22 +54,27 @@ _BOOL11 = {
     "OFF": False,
 }
 _NULL11 = {"", "~", "null", "Null", "NULL"}
-_FLOAT11 = re.compile(
-    r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?
-    |\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?
-    |[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*
-    |[-+]?\.(?:inf|Inf|INF)
-    |\.(?:nan|NaN|NAN))$""",
-    re.X,
-)
-_INT11 = re.compile(
-    r"""^(?:[-+]?0b[0-1_]+
-    |[-+]?0[0-7_]+
-    |[-+]?(?:0|[1-9][0-9_]*)
-    |[-+]?0x[0-9a-fA-F_]+
-    |[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)$""",
-    re.X,
-)
+# YAML 1.1 ints and floats: PyYAML's own resolver patterns (the reader MindFormers runs),
+# taken from its table, where importing yaml compiled them: compiling a copy of each at import
+# cost ~2 M instructions apiece (bench/results/fresh_env.md). Read on the first plain
+# scalar, when the YAML text has been composed and yaml is imported.
+_NUMBERS11: tuple[re.Pattern[str], re.Pattern[str]] | None = None
+
+
+def _numbers11() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """PyYAML's int and float patterns (``yaml.resolver.Resolver``'s implicit resolvers)."""
+    global _NUMBERS11
+    from yaml.resolver import Resolver
+
+    found = {
+        tag: regexp
+        for resolvers in Resolver.yaml_implicit_resolvers.values()
+        for tag, regexp in resolvers
+    }
+    _NUMBERS11 = (found[TAG + "int"], found[TAG + "float"])
+    return _NUMBERS11
+
+
 # YAML 1.2 core schema numbers, to tell when the two readings disagree.
 _FLOAT12 = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$")
 _INT12 = re.compile(r"^[-+]?[0-9]+$|^0o[0-7]+$|^0x[0-9a-fA-F]+$")
@@ -171,9 +176,10 @@ def resolve_plain_yaml11(text: str) -> Any:
         return None
     if text in _BOOL11:
         return _BOOL11[text]
-    if _INT11.match(text):
+    int11, float11 = _NUMBERS11 or _numbers11()
+    if int11.match(text):
         return _int11(text)
-    if _FLOAT11.match(text):
+    if float11.match(text):
         return _float11(text)
     return text
 
