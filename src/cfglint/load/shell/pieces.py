@@ -41,10 +41,10 @@ _IFS_SPLIT = compile_on_use(r"([ \t\n]+)")
 IFS_CHAR = re.compile(r"[ \t\n]")
 
 
-_GLOB_RE = re.compile(r"[*?]|\[[^\]]*\]")
+_GLOB_RE = compile_on_use(r"[*?]|\[[^\]]*\]")
 
 
-_BRACE_RE = re.compile(r"\{[^{}\x00]*(,|\.\.)[^{}\x00]*\}")
+_BRACE_RE = compile_on_use(r"\{[^{}\x00]*(,|\.\.)[^{}\x00]*\}")
 
 
 INT_RE = compile_on_use(r"[+-]?(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)")
@@ -247,9 +247,13 @@ def word_problem(pieces: Sequence[Piece], *, patterns: bool = True) -> str:
     shown = "".join(p.text for p in pieces)
     if active.startswith("~"):
         return f"tilde expansion in {snippet(shown)!r} depends on $HOME"
-    if patterns and _BRACE_RE.search(active):
+    if not patterns:
+        return ""
+    # each pattern only where the word holds a character it needs: most words hold none,
+    # and a script without braces or globs never compiles them
+    if "{" in active and _BRACE_RE.search(active):
         return f"brace expansion {snippet(shown)!r} is not expanded"
-    if patterns and _GLOB_RE.search(active):
+    if ("*" in active or "?" in active or "[" in active) and _GLOB_RE.search(active):
         return f"glob pattern {snippet(shown)!r} is not expanded"
     return ""
 
