@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import re
 
+from cfglint.model.lazy_re import compile_on_use
 from cfglint.model.values import Value
 
-_PLACEHOLDER = re.compile(
+_PLACEHOLDER = compile_on_use(
     r"""^(
         your\b.*                      # "your data path", "your model ckpt path", "your"
       | .*\bpath/to\b.*               # /path/to/..., path/to/tokenizer.model
@@ -25,6 +26,17 @@ _PLACEHOLDER = re.compile(
     )$""",
     re.IGNORECASE | re.VERBOSE,
 )
+# what any placeholder above holds, lowercased (its letters have no case-insensitive match
+# outside ASCII, so str.lower keeps every one): most paths hold none of them, and the
+# pattern (~2 M instructions to compile) is compiled only for a text that might match
+_PLACEHOLDER_PARTS = ("your", "path/to", "xxx", "todo", "tbd", "none", "null")
+
+
+def _is_placeholder(text: str) -> bool:
+    low = text.lower()
+    if not (text.startswith(("<", "{")) or any(part in low for part in _PLACEHOLDER_PARTS)):
+        return False
+    return _PLACEHOLDER.match(text) is not None
 
 
 def placeholder_text(value: object) -> str:
@@ -34,14 +46,14 @@ def placeholder_text(value: object) -> str:
         joined = " ".join(words)
         # a word-split placeholder ("your", "data", "path") or a blend weight list
         if words and (
-            _PLACEHOLDER.match(joined) or any(_PLACEHOLDER.match(w) for w in words if "/" in w)
+            _is_placeholder(joined) or any(_is_placeholder(w) for w in words if "/" in w)
         ):
             return joined
         return ""
     if not isinstance(value, str):
         return ""
     text = value.strip().strip("'\"")
-    return text if text and _PLACEHOLDER.match(text) else ""
+    return text if text and _is_placeholder(text) else ""
 
 
 def as_placeholder(v: Value | None, what: str) -> Value | None:
