@@ -21,9 +21,10 @@ from collections.abc import Iterable
 from cfglint.check.rule import Rule
 from cfglint.load.safeio import text_if_small
 from cfglint.model.findings import Finding, InputProblem
+from cfglint.model.lazy_re import compile_on_use
 from cfglint.model.record import Record
 
-_MARK = re.compile(r"#\s*cfglint\s*:\s*(disable-file|disable)\s*=\s*(.*)$", re.IGNORECASE)
+_MARK = compile_on_use(r"#\s*cfglint\s*:\s*(disable-file|disable)\s*=\s*(.*)$", re.IGNORECASE)
 
 
 class _Mark(Record):
@@ -83,7 +84,8 @@ def _marks_in(path: str) -> list[_Mark]:
     starts = _continued_from(lines)
     out = []
     for n, line in enumerate(lines, start=1):
-        m = _MARK.search(line)
+        # the pattern only on a line holding the three characters every mark has
+        m = _MARK.search(line) if "#" in line and ":" in line and "=" in line else None
         if m is None:
             continue
         whole = m.group(1).lower() == "disable-file"

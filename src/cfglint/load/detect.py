@@ -520,7 +520,9 @@ def _dispatched_role(entry: str, script_path: str, flag: str, value: str) -> str
 
 
 # MindSpeed-LLM FSDP2 flags are dotted paths into its own config classes.
-_DOTTED_FLAG = re.compile(r"--(model|data|training|parallel|optimizer|train)\.[A-Za-z_]")
+_DOTTED_FLAG = compile_on_use(r"--(model|data|training|parallel|optimizer|train)\.[A-Za-z_]")
+# what a dotted flag starts with: the pattern is tried only on an argument that does
+_DOTTED_STARTS = ("--model.", "--data.", "--training.", "--parallel.", "--optimizer.", "--train.")
 # MindFormers' own wrapper: ``bash scripts/msrun_launcher.sh "run_mindformer.py --config …"``
 # (mindformers: scripts/msrun_launcher.sh), where the entry is inside a quoted string.
 _MF_LAUNCHER_TEXT = compile_on_use(r"msrun_launcher\.sh\b[^\n]*run_mindformer\.py")
@@ -738,7 +740,11 @@ def _written_config(sh: Any) -> str | None:
 
 
 def _as_fsdp2(path: str, sh: Any, seen: list[_Seen]) -> Classified | None:
-    dotted = any(_DOTTED_FLAG.match(w.text or "") for s in seen for w in s.inv.args)
+    dotted = any(
+        (w.text or "").startswith(_DOTTED_STARTS) and _DOTTED_FLAG.match(w.text or "")
+        for s in seen
+        for w in s.inv.args
+    )
     if not dotted and not any(s.role == "fsdp2" for s in seen):
         return None
     entry = next((s.entry for s in seen if s.role == "fsdp2"), seen[0].entry)

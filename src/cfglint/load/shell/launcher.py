@@ -5,8 +5,6 @@ entry script and training arguments.
 
 from __future__ import annotations
 
-import re
-
 from cfglint.load.globs import glob_match
 from cfglint.load.shell.pieces import NAME_RE
 from cfglint.load.shell.words import Invocation, ShellScript, Word
@@ -15,7 +13,13 @@ from cfglint.model.lazy_re import compile_on_use
 LAUNCHERS = frozenset({"torchrun", "msrun", "deepspeed"})
 
 
-PYTHON_RE = re.compile(r"python(\d+(\.\d+)*)?")
+PYTHON_RE = compile_on_use(r"python(\d+(\.\d+)*)?")
+
+
+def is_python(base: str) -> bool:
+    """Whether a command's base name is a Python interpreter (``python``, ``python3.10``);
+    the pattern is compiled only once some word starts with python."""
+    return base.startswith("python") and PYTHON_RE.fullmatch(base) is not None
 
 
 # Commands that run their argument list as another command.
@@ -98,7 +102,7 @@ def _launcher_kind(text: str | None) -> str | None:
     base = text.rsplit("/", 1)[-1]
     if base in LAUNCHERS:
         return base
-    if PYTHON_RE.fullmatch(base):
+    if is_python(base):
         return "python"
     return None
 
@@ -230,7 +234,7 @@ def _script_at(words: list[Word], i: int) -> tuple[list[Word], Word | None, list
     interpreter in front of it (`torch.distributed.run ... python -u x.py`, ROCm/Megatron-LM
     2b855baf tools/retro/sft/sft_retro_lm.sh), whose own options are skipped."""
     t = words[i].text
-    if t is not None and PYTHON_RE.fullmatch(t.rsplit("/", 1)[-1]) and i + 1 < len(words):
+    if t is not None and is_python(t.rsplit("/", 1)[-1]) and i + 1 < len(words):
         _, opts, script, rest = _split_python(words[i + 1 :])
         if script is not None and (script.text is None or names_script(script)):
             return [*words[: i + 1], *opts], script, rest

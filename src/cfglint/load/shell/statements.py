@@ -13,10 +13,10 @@ from cfglint.load.extensions import SHELL_EXT
 from cfglint.load.shell.base import REDIRECTS, STATEMENTS
 from cfglint.load.shell.launcher import (
     LAUNCHERS,
-    PYTHON_RE,
     SHELLS,
     WRAPPERS,
     find_launcher,
+    is_python,
     split_launch,
 )
 from cfglint.load.shell.pieces import (
@@ -666,7 +666,7 @@ def _may_launch(name: str, base: str) -> bool:
     return (
         base in LAUNCHERS
         or base in WRAPPERS
-        or bool(PYTHON_RE.fullmatch(base))
+        or is_python(base)
         or bool(IFS_CHAR.search(name.strip()))
         or not name.strip()
     )

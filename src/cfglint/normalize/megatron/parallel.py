@@ -4,14 +4,13 @@
 
 from __future__ import annotations
 
-import re
-
 from cfglint.model.config import Config
+from cfglint.model.lazy_re import compile_on_use
 from cfglint.model.values import Value
 from cfglint.normalize.launch import UNKNOWN_OPTIONS, fixed_int
 from cfglint.normalize.megatron.input import MegatronInput
 
-_DEFAULTED = re.compile(r"\$\{\w+:?-[^}]*\}")
+_DEFAULTED = compile_on_use(r"\$\{\w+:?-[^}]*\}")
 
 
 def read_parallel(m: MegatronInput, cfg: Config) -> None:
@@ -57,7 +56,9 @@ def _env_default(m: MegatronInput, v: Value) -> str:
     lines = m.text.splitlines()
     for loc in v.locations():
         if 0 < loc.line <= len(lines):
-            hit = _DEFAULTED.search(lines[loc.line - 1])
+            line = lines[loc.line - 1]
+            # the pattern only on a line with an expansion that has a default
+            hit = _DEFAULTED.search(line) if "${" in line and "-" in line else None
             if hit:
                 return hit.group(0)
     return ""
