@@ -36,6 +36,7 @@ from cfglint.load.tree_parser import (
     repository_root,
     unreadable_parser,
 )
+from cfglint.model.lazy_re import compile_on_use
 from cfglint.model.record import Frozen, Record
 
 DATA = DATA_DIR
@@ -63,7 +64,7 @@ MEGATRON_ENTRIES = frozenset(
 OLDER_MINDSPEED_LLM = "mindspeed-llm-2.1.0"
 
 # Pai-Megatron-Patch's backend, as its example scripts put it on PYTHONPATH
-_PAI_BACKEND = re.compile(r"backends/megatron/([A-Za-z0-9._-]+)")
+_PAI_BACKEND = compile_on_use(r"backends/megatron/([A-Za-z0-9._-]+)")
 
 # Forks we recognise but do not model: (what names it, how it is recognised).
 UNMODELLED = (
@@ -530,7 +531,8 @@ class _Launch(Record):
 
     @cached_property
     def pai_backend(self) -> re.Match[str] | None:
-        return _PAI_BACKEND.search(self.text)
+        # the pattern only for a script that names the folder at all
+        return _PAI_BACKEND.search(self.text) if "backends/megatron/" in self.text else None
 
     @cached_property
     def runs_pai(self) -> bool:

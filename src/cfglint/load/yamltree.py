@@ -367,8 +367,6 @@ def _ruamel() -> Any:
     return _yaml
 
 
-_FLOW_OPEN = re.compile(r"[\[{]")
-_FLOW_CLOSE = re.compile(r"[\]}]")
 _BLOCK_MARK = re.compile(r"(?:^|\s)[-?:](?=\s|$)")
 
 
@@ -378,9 +376,10 @@ def nesting_bound(text: str) -> int:
     (counted even inside quotes and comments, which only makes the bound looser)."""
     flow = deepest = 0
     for line in text.splitlines():
-        flow += len(_FLOW_OPEN.findall(line))
+        # brackets counted by str.count: no pattern to compile, no list per line
+        flow += line.count("[") + line.count("{")
         deepest = max(deepest, flow)
-        flow = max(0, flow - len(_FLOW_CLOSE.findall(line)))
+        flow = max(0, flow - line.count("]") - line.count("}"))
         indent = len(line) - len(line.lstrip(" "))
         deepest = max(deepest, indent + len(_BLOCK_MARK.findall(line)) + flow + 1)
     return deepest + 1
@@ -528,7 +527,13 @@ def _prescan_depth(text: str, path: str) -> None:
         while indents and indents[-1] >= col:
             indents.pop()
         indents.append(col)
-        dashes = len(re.match(r"(?:-[ \t]+)*", body).group(0).split("-")) - 1  # type: ignore[union-attr]
+        # compact `- - -` sequences: only a line that starts with a dash has any (the
+        # pattern is compiled once a text has one)
+        dashes = (
+            len(re.match(r"(?:-[ \t]+)*", body).group(0).split("-")) - 1  # type: ignore[union-attr]
+            if body.startswith("-")
+            else 0
+        )
         if len(indents) + dashes > MAX_DEPTH:
             raise InputError(path, f"nesting deeper than {MAX_DEPTH} levels", line=n)
 

@@ -5,7 +5,6 @@ the embedding, special token ids that match the tokenizer.
 from __future__ import annotations
 
 import os
-import re
 
 from cfglint.check.context import (
     Context,
@@ -20,10 +19,11 @@ from cfglint.check.context import (
 )
 from cfglint.check.rule import Rule
 from cfglint.model.findings import Finding, Location
+from cfglint.model.lazy_re import compile_on_use
 from cfglint.model.values import Value
 
 # -- data -----------------------------------------------------------------------------------
-_WEIGHT = re.compile(r"^\s*[-+]?\d+(\.\d*)?([eE][-+]?\d+)?\s*$")
+_WEIGHT = compile_on_use(r"^\s*[-+]?\d+(\.\d*)?([eE][-+]?\d+)?\s*$")
 
 
 def dataset_prefixes(v: Value | None) -> list[str] | None:
@@ -31,7 +31,13 @@ def dataset_prefixes(v: Value | None) -> list[str] | None:
     if v is None or not v.known or v.value in (None, "", []):
         return None
     items = v.value if isinstance(v.value, list) else str(v.value).split()
-    return [str(x) for x in items if not _WEIGHT.match(str(x))]
+    return [str(x) for x in items if not _is_weight(str(x))]
+
+
+def _is_weight(text: str) -> bool:
+    # the pattern only for a text that starts, after blanks and a sign, with a digit (a
+    # prefix seldom does): str.isdigit holds for every digit \d matches
+    return text.lstrip().lstrip("+-")[:1].isdigit() and _WEIGHT.match(text) is not None
 
 
 @builtin("OTH001")
