@@ -51,9 +51,12 @@ class ReadyTables(BuildHookInterface):
             names = [name]
             flags = datayaml.flag_table(data)
             if flags is not None:
-                # an argument table's flag names alone (load/dialects.py's detection)
+                # an argument table's flag names alone (load/dialects.py's detection), and
+                # its index (normalize/megatron/args.py decodes the entries a lint asks for)
                 names.append(f"{datayaml.flag_table_name(raw)}.json")
                 (out / names[-1]).write_text(json.dumps(flags))
+                names.append(f"{datayaml.indexed_table_name(raw)}.json")
+                (out / names[-1]).write_bytes(datayaml.indexed_table(data))
             if version != "editable":
                 for name in names:
                     build_data["force_include"][str(out / name)] = (

@@ -87,6 +87,8 @@ def test_the_wheel_ships_every_table_ready(tmp_path: Path) -> None:
         dialect_index_name,
         flag_table,
         flag_table_name,
+        indexed_table,
+        indexed_table_name,
         read_ready_rule_set,
         ready_name,
         rules_ready_name,
@@ -109,6 +111,9 @@ def test_the_wheel_ships_every_table_ready(tmp_path: Path) -> None:
             if flags is not None:
                 name = f"cfglint/data/{READY}/{flag_table_name(raw)}.json"
                 assert json.loads(z.read(name)) == flags, table.name
+                # and indexed (normalize/megatron/args.py decodes the entries a lint uses)
+                name = f"cfglint/data/{READY}/{indexed_table_name(raw)}.json"
+                assert z.read(name) == indexed_table(parse_data_yaml(raw, str(table)))
         # the dialect index (load/dialects.py reads it instead of every dialect's arguments)
         folder = ROOT / "src" / "cfglint" / "data" / "dialects"
         raws = [(p.stem, p.read_bytes()) for p in sorted(folder.glob("*.yaml"))]
