@@ -12,6 +12,7 @@ import itertools
 import json
 import re
 import zlib
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 # the wheel's folder (under cfglint/data/) of ready-made tables, one per YAML file, named by
@@ -21,6 +22,8 @@ READY = "_ready"
 # followed by the table's ready_name)
 FLAGS = "flags-"
 INDEXED = "indexed-"
+# ... and of a table whose mappings of records are decoded a record at a time (keyed_table)
+KEYED = "keyed-"
 
 
 # A ready file's name says which bytes it was built from: their CRC-32 and length. It tells
@@ -159,10 +162,7 @@ class ArgList:
 
     def entry(self, i: int) -> Any:
         """Entry ``i``'s dict (its table entry), decoded now."""
-        ends, width, start = self.ends, _END_DIGITS, self.start
-        end = start + int(ends[i * width : (i + 1) * width], 16)
-        start += int(ends[(i - 1) * width : i * width], 16) if i else 0
-        return json.loads(self.text[start:end])
+        return _decode(self.text, self.start, self.ends, i)
 
     def by_flag(self, first: int) -> dict[str, int]:
         """Each flag's entry, counted from ``first``; a later entry's flag replaces an
@@ -195,8 +195,7 @@ def indexed_table(data: Any) -> bytes | None:
         lines += [_SEP.join(f for f, _ in flags), _SEP.join(str(i) for _, i in flags)]
         lines.append(_SEP.join(_names([e["dest"] for e in entries])))
         texts = [json.dumps(e) for e in entries]  # ASCII: a character is a byte
-        ends = itertools.accumulate(len(t) for t in texts)
-        lines.append("".join(f"{end:0{_END_DIGITS}x}" for end in ends))
+        lines.append(_ends(texts))
         bodies.append("".join(texts))
     lines.append("".join(bodies))  # each list's entries, one after the other
     payload = "\n".join(lines).encode("ascii")
@@ -257,6 +256,110 @@ def _arg_list(lines: list[str], n: int, raw: bytes, start: int) -> ArgList:
 
 def _split(line: str) -> list[str]:
     return line.split(_SEP) if line else []
+
+
+def _decode(text: bytes, start: int, ends: str, i: int) -> Any:
+    """Item ``i`` of JSON texts laid one after the other from ``start`` in ``text``, each
+    ending where ``ends`` says (_END_DIGITS hex digits each, counted from ``start``)."""
+    width = _END_DIGITS
+    end = start + int(ends[i * width : (i + 1) * width], 16)
+    start += int(ends[(i - 1) * width : i * width], 16) if i else 0
+    return json.loads(text[start:end])
+
+
+def _ends(texts: list[str]) -> str:
+    return "".join(f"{end:0{_END_DIGITS}x}" for end in itertools.accumulate(map(len, texts)))
+
+
+# a mapping of fewer records than this is decoded whole (its index would save little)
+_KEYED_MIN = 32
+
+
+def keyed_table_name(raw: bytes) -> str:
+    """The ready name of a keyed table (:func:`keyed_table`): the table's YAML checksum, so
+    one built before the table changed is not found."""
+    return KEYED + ready_name(raw)
+
+
+def keyed_table(data: Any) -> bytes | None:
+    """A table whose mappings of records (a top-level mapping of at least _KEYED_MIN
+    mappings, such as data/mindformers_releases.yaml's classes) are decoded a record at a
+    time, when one is asked for by key (issue 29: a pair lint asks 15 of its 69 classes). Its
+    lines: a checksum of the rest (as the ready rule set's); the table without those
+    mappings, with their names; for each, its keys and where each record's JSON ends; then
+    the records' JSON. None for a table without such a mapping."""
+    if not isinstance(data, dict):
+        return None
+    keyed = [
+        k
+        for k, v in data.items()
+        if isinstance(v, dict)
+        and len(v) >= _KEYED_MIN
+        and all(isinstance(r, dict) for r in v.values())
+    ]
+    if not keyed:
+        return None
+    head = {"meta": {k: v for k, v in data.items() if k not in keyed}, "keyed": keyed}
+    head["order"] = list(data)
+    lines, bodies = [json.dumps(head)], []
+    for k in keyed:
+        texts = [json.dumps(r) for r in data[k].values()]  # ASCII: a character is a byte
+        lines += [json.dumps(list(data[k])), _ends(texts)]
+        bodies.append("".join(texts))
+    lines.append("".join(bodies))  # each mapping's records, one after the other
+    payload = "\n".join(lines).encode("ascii")
+    return ready_name(payload).encode() + b"\n" + payload
+
+
+class Records(Mapping[str, Any]):
+    """A keyed table's mapping of records: each decoded when first asked for by key, then
+    kept (the same object each time, as a dict gives)."""
+
+    __slots__ = ("_at", "_done", "_ends", "_start", "_text")
+
+    def __init__(self, keys: list[str], ends: str, text: bytes, start: int) -> None:
+        self._at = dict(zip(keys, range(len(keys)), strict=True))
+        self._done: dict[str, Any] = {}
+        self._ends, self._text, self._start = ends, text, start
+
+    def __getitem__(self, key: str) -> Any:
+        got = self._done.get(key)
+        if got is None:
+            got = self._done[key] = _decode(self._text, self._start, self._ends, self._at[key])
+        return got
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._at
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._at)
+
+    def __len__(self) -> int:
+        return len(self._at)
+
+
+def read_keyed_table(raw: bytes) -> dict[str, Any]:
+    """A keyed table's bytes as the table, its keyed mappings :class:`Records`; ValueError
+    when the bytes no longer match their checksum (damaged after the build) or are not a
+    keyed table (TypeError, KeyError: not one this cfglint writes)."""
+    at = raw.index(b"\n") + 1
+    if ready_name(memoryview(raw)[at:]).encode() != raw[: at - 1]:
+        raise ValueError("the keyed table does not match its checksum")
+    ends = _line_ends(raw, at, 1)
+    head = json.loads(raw[at : ends[0]])
+    meta, keyed, order = head["meta"], head["keyed"], head["order"]
+    ends += _line_ends(raw, ends[0] + 1, 2 * len(keyed))
+    lines = [raw[a + 1 : b] for a, b in itertools.pairwise(ends)]
+    start, records = ends[-1] + 1, {}
+    for k, name in enumerate(keyed):
+        keys, where = json.loads(lines[2 * k]), lines[2 * k + 1].decode("ascii")
+        if not isinstance(keys, list) or len(where) != len(keys) * _END_DIGITS or not keys:
+            raise ValueError(f"{name}: its records are not where the index says")
+        records[name] = Records(keys, where, raw, start)
+        start += int(where[-_END_DIGITS:], 16)
+    if start != len(raw) or sorted(order) != sorted([*meta, *records]):
+        raise ValueError("the records are not where the index says")
+    return {k: records[k] if k in records else meta[k] for k in order}
 
 
 def dialect_index(tables: dict[str, Any]) -> dict[str, dict[str, Any]]:
