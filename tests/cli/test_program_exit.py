@@ -69,10 +69,13 @@ def test_an_exit_function_gets_the_usual_exit() -> None:
 
 
 def test_a_live_thread_gets_the_usual_exit() -> None:
+    # a thread that outlives the command line: it waits for the main thread to finish
     extra = (
-        "import threading, time\n"
-        "threading.Thread(target=lambda: (time.sleep(0.5), os.write(2, b'thread done\\n')))"
-        ".start()"
+        "import threading\n"
+        "def wait():\n"
+        "    threading.main_thread().join()\n"
+        "    os.write(2, b'thread done\\n')\n"
+        "threading.Thread(target=wait).start()"
     )
     proc = _program(extra, *PAIR, "-q")
     assert proc.returncode == 1
