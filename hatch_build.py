@@ -51,9 +51,17 @@ class ReadyTables(BuildHookInterface):
             names = [name]
             flags = datayaml.flag_table(data)
             if flags is not None:
-                # an argument table's flag names alone (load/dialects.py's detection)
+                # an argument table's flag names alone (load/dialects.py's detection), and
+                # its index (normalize/megatron/args.py decodes the entries a lint asks for)
                 names.append(f"{datayaml.flag_table_name(raw)}.json")
                 (out / names[-1]).write_text(json.dumps(flags))
+                names.append(f"{datayaml.indexed_table_name(raw)}.json")
+                (out / names[-1]).write_bytes(datayaml.indexed_table(data))
+            keyed = datayaml.keyed_table(data)
+            if keyed is not None:
+                # its mappings of records decoded a record at a time (load/datacache.py)
+                names.append(f"{datayaml.keyed_table_name(raw)}.json")
+                (out / names[-1]).write_bytes(keyed)
             if version != "editable":
                 for name in names:
                     build_data["force_include"][str(out / name)] = (

@@ -4,6 +4,7 @@ validator are the rules validation gives, and a set that is stale or damaged is 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -152,6 +153,23 @@ def test_reading_the_ready_set_encodes_no_rule_again(
     monkeypatch.setattr(json, "dumps", lambda *a, **kw: encoded.append(1) or real(*a, **kw))
     assert len(rulebook.load_rules()) > 100
     assert encoded == []
+
+
+def test_reading_the_ready_set_computes_no_cryptographic_hash(
+    rules: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 29: the ready set's bytes are checked against the checksum they carry (as a
+    ready file's name is): a sha256 of its ~130 KB was ~3.3 M instructions of a pair lint.
+    The set is still used (no rule file is validated) and still checked (see the damaged
+    sets above)."""
+    _write_ready(rules, datacache.DATA_DIR)
+    hashed: list[int] = []
+    real = hashlib.sha256
+    monkeypatch.setattr(hashlib, "sha256", lambda *a, **kw: hashed.append(1) or real(*a, **kw))
+    validated: list[int] = []
+    monkeypatch.setattr(rulebook, "_validate", lambda files: validated.append(1) or ())
+    assert len(rulebook.load_rules()) > 100
+    assert (hashed, validated) == ([], [])
 
 
 def test_a_pair_lint_from_the_ready_set_never_imports_the_rule_schema(tmp_path: Path) -> None:

@@ -87,6 +87,10 @@ def test_the_wheel_ships_every_table_ready(tmp_path: Path) -> None:
         dialect_index_name,
         flag_table,
         flag_table_name,
+        indexed_table,
+        indexed_table_name,
+        keyed_table,
+        keyed_table_name,
         read_ready_rule_set,
         ready_name,
         rules_ready_name,
@@ -104,11 +108,18 @@ def test_the_wheel_ships_every_table_ready(tmp_path: Path) -> None:
             raw = table.read_bytes()
             name = f"cfglint/data/{READY}/{ready_name(raw)}.json"
             assert json.loads(z.read(name)) == parse_data_yaml(raw, str(table)), table.name
+            # its mappings of records decoded a record at a time (load/datacache.py keyed)
+            keyed = keyed_table(parse_data_yaml(raw, str(table)))
+            if keyed is not None:
+                assert z.read(f"cfglint/data/{READY}/{keyed_table_name(raw)}.json") == keyed
             # an argument table's flag names alone (load/dialects.py's detection reads them)
             flags = flag_table(parse_data_yaml(raw, str(table)))
             if flags is not None:
                 name = f"cfglint/data/{READY}/{flag_table_name(raw)}.json"
                 assert json.loads(z.read(name)) == flags, table.name
+                # and indexed (normalize/megatron/args.py decodes the entries a lint uses)
+                name = f"cfglint/data/{READY}/{indexed_table_name(raw)}.json"
+                assert z.read(name) == indexed_table(parse_data_yaml(raw, str(table)))
         # the dialect index (load/dialects.py reads it instead of every dialect's arguments)
         folder = ROOT / "src" / "cfglint" / "data" / "dialects"
         raws = [(p.stem, p.read_bytes()) for p in sorted(folder.glob("*.yaml"))]

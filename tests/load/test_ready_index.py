@@ -22,6 +22,8 @@ def _clear() -> None:
         dialects.dialect_names,
         dialects._meta,
         dialects._flags_of,
+        dialects._raw_name,
+        dialects._indexed,
         dialects.table_flags,
     ):
         getattr(fn, "cache_clear", lambda: None)()

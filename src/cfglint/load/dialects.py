@@ -22,7 +22,17 @@ from typing import Any
 
 from cfglint.load import datacache
 from cfglint.load.datacache import DATA_DIR, load_data
-from cfglint.load.datayaml import dialect_index, dialect_index_name, flag_table, flag_table_name
+from cfglint.load.datayaml import (
+    FLAGS,
+    INDEXED,
+    ArgList,
+    accepted_flags,
+    dialect_index,
+    dialect_index_name,
+    flag_table,
+    read_indexed_table,
+    ready_name,
+)
 from cfglint.load.tree_parser import (
     MINDSPEED_PACKAGES,
     NOWHERE,
@@ -265,7 +275,7 @@ def get_dialect(name: str) -> Dialect:
             side_label=project,
             modelled=False,
         )
-    label = table_entries(name)[0]
+    label = (table_index(name) or table_entries(name))[0]
     if name == "mindspeed-llm":
         return Dialect(name, "MindSpeed-LLM", "mindspeed-llm", label, "MindSpeed-LLM", name)
     return Dialect(name, "Megatron-LM", "megatron-lm", label, "Megatron", name)
@@ -836,7 +846,7 @@ def table_entries(
             extra.get("base_megatron") if extra.get("base_megatron") in versions else versions[0]
         )
     else:
-        base_name = versions[0] if name == "megatron-lm" else name
+        base_name = _release(name)
     base = read(DATA / f"megatron_lm_{base_name}.yaml")
     label = _label(base)
     src = f"Megatron-LM {base['version']}"
@@ -847,6 +857,45 @@ def table_entries(
         # core-only flags are not registered on MindSpeed-LLM's own parser
         out += [(e, src2) for e in extra["args"] if e.get("scope") != "mindspeed_core_only"]
     return label, out
+
+
+def _release(name: str) -> str:
+    """The Megatron-LM release a Megatron-LM table name (``megatron-lm``: the newest, or a
+    release such as ``core_v0.12.1``) reads."""
+    return megatron_versions()[0] if name == "megatron-lm" else name
+
+
+def table_index(name: str) -> tuple[str, str, ArgList] | None:
+    """The label of table ``name``, the release its arguments are from and its argument
+    list as the install ships it indexed (datayaml.indexed_table: each entry decoded when
+    its argument is asked for), when the table is one file's list (a Megatron-LM release);
+    else None, and :func:`table_entries` reads it."""
+    if name in ("mindspeed-llm", *dialect_names()) or name not in known_versions():
+        return None
+    found = _indexed(DATA / f"megatron_lm_{_release(name)}.yaml")
+    if found is None or "args" not in found[1]:
+        return None
+    meta, lists = found
+    return _label(meta), f"Megatron-LM {meta['version']}", lists["args"]
+
+
+@cache
+def _indexed(path: Path) -> tuple[dict[str, Any], dict[str, ArgList]] | None:
+    """A table file's argument index, shipped by the install (named by the table's
+    checksum, so one built before the table changed is not found); None without one, or
+    with one damaged after the build."""
+    ready = datacache.DATA_DIR / datacache.READY / f"{INDEXED}{_raw_name(path)}.json"
+    try:
+        return read_indexed_table(ready.read_bytes()) if ready.is_file() else None
+    except (OSError, ValueError, TypeError, KeyError, IndexError, AttributeError):
+        return None
+
+
+@cache
+def _raw_name(path: Path) -> str:
+    """The ready name of a table file's bytes (datayaml.ready_name), read once per run: a
+    lint asks a table's flags, then its arguments."""
+    return ready_name(path.read_bytes())
 
 
 def _dialect_entries(
@@ -883,11 +932,13 @@ def table_flags(name: str) -> frozenset[str]:
     without building its ~800 specs: detecting a dialect asks this of tables a plain
     Megatron launch never uses (building one was a visible part of a lint's start-up, see
     bench/)."""
+    indexed = table_index(name)
+    if indexed is not None:
+        # its flags: the same index then serves the table's arguments
+        return frozenset(indexed[2].flags)
     out: set[str] = set()
     for e, _ in table_entries(name, _flags_of)[1]:
-        out.update(e["flags"])
-        if e.get("action", "store") == "boolean_optional":
-            out.update("--no-" + f[2:] for f in e["flags"])
+        out.update(accepted_flags(e))
     return frozenset(out)
 
 
@@ -902,7 +953,7 @@ def _flags_of(path: Path) -> Any:
     (named by the table's hash, so one built before the table changed is not found), else
     cut from the whole table. Detection asks several tables their flags, and a plain
     Megatron-LM launch uses none of them."""
-    ready = datacache.DATA_DIR / datacache.READY / f"{flag_table_name(path.read_bytes())}.json"
+    ready = datacache.DATA_DIR / datacache.READY / f"{FLAGS}{_raw_name(path)}.json"
     try:
         flags = json.loads(ready.read_bytes()) if ready.is_file() else None
     except (OSError, ValueError):

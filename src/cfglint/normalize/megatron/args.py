@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from functools import cache
+from itertools import repeat
 from typing import Any
 
-from cfglint.load.dialects import table_entries
+from cfglint.load.datayaml import ArgList
+from cfglint.load.dialects import table_entries, table_index
 from cfglint.load.shell.words import Word
 from cfglint.model.record import Frozen, Record
 from cfglint.model.values import Value
@@ -78,13 +80,13 @@ class Specs(Mapping[str, ArgSpec]):
 
     def __init__(self, index: dict[str, int], rows: list[Any]) -> None:
         self.index = index  # flag or dest -> its row
-        self.rows = rows  # an ArgSpec, or the (table entry, source) it is built from
+        self.rows = rows  # an ArgSpec, or what it is built from (ArgTable.rows)
 
     def __getitem__(self, key: str) -> ArgSpec:
         i = self.index[key]
         row = self.rows[i]
         if type(row) is not ArgSpec:
-            row = self.rows[i] = _spec(*row)
+            row = self.rows[i] = _spec(*row) if len(row) == 2 else _indexed_spec(*row)
         return row  # type: ignore[no-any-return]
 
     def __contains__(self, key: object) -> bool:
@@ -112,6 +114,8 @@ class ArgTable(Record):
         """An empty table, or a copy of ``table`` to add to (with the specs it built)."""
         self.name = name
         self.label = label
+        # an ArgSpec; or what it is built from: (a table entry, source), or (an indexed
+        # list, the entry's place in it, source)
         self.rows: list[Any] = [] if table is None else list(table.rows)
         flags = {} if table is None else dict(table.by_flag.index)
         dests = {} if table is None else dict(table.by_dest.index)
@@ -125,6 +129,14 @@ class ArgTable(Record):
         """A table entry, its ArgSpec built when first asked for."""
         self.add_row((entry, source), entry["flags"], entry["dest"], entry.get("action", "store"))
 
+    def add_indexed(self, args: ArgList, source: str) -> None:
+        """An indexed argument list (load/datayaml.py), each ArgSpec built, and its entry
+        decoded, when first asked for; indexed at once (the list's own maps, built in C)."""
+        first = len(self.rows)
+        self.rows += zip(repeat(args), range(len(args)), repeat(source))
+        self.by_flag.index.update(args.by_flag(first))
+        self.by_dest.index.update(args.by_dest(first))
+
     def add_row(self, row: Any, flags: Iterable[str], dest: str, action: str) -> None:
         """A later definition of a flag or dest replaces an earlier one, as in argparse's
         conflict resolution (MindSpeed's parsers)."""
@@ -137,6 +149,11 @@ class ArgTable(Record):
             for f in flags:
                 by_flag["--no-" + f[2:]] = i
         self.by_dest.index[dest] = i
+
+
+def _indexed_spec(args: ArgList, i: int, source: str) -> ArgSpec:
+    """Entry ``i`` of an indexed list (the index's checksum was checked when it was read)."""
+    return _spec(args.entry(i), source)
 
 
 def _spec(entry: dict[str, Any], source: str) -> ArgSpec:
@@ -179,6 +196,11 @@ def load_table(name: str = "megatron-lm") -> ArgTable:
     """``megatron-lm`` (the newest Megatron-LM table), a release such as ``core_v0.12.1``,
     or ``mindspeed-llm``: MindSpeed-LLM's additions and default overrides layered on the
     Megatron-LM release it pins (or the closest one we have)."""
+    indexed = table_index(name)
+    if indexed is not None:
+        table = ArgTable(name=name, label=indexed[0])
+        table.add_indexed(indexed[2], indexed[1])
+        return table
     label, entries = table_entries(name)
     table = ArgTable(name=name, label=label)
     for e, src in entries:

@@ -362,8 +362,10 @@ def _exact(v: Any) -> str:
 @cache
 def mf_table(name: str) -> Any:
     """One of the MindFormers tables of data/, read once per run: matching a release and
-    the defaults at that release read the same tables (read-only here)."""
-    return load_data(DATA / name)
+    the defaults at that release read the same tables (read-only here). Their mappings of
+    records are read by key only (mindformers_releases.yaml's classes: a lint asks a few),
+    so each record is decoded when asked for where the install ships them keyed."""
+    return load_data(DATA / name, keyed=True)
 
 
 @cache
