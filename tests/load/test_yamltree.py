@@ -4,6 +4,7 @@ anchors and merge keys, and the guards against hostile input."""
 from __future__ import annotations
 
 import pytest
+import yaml
 
 from cfglint.load.yamltree import Node, get, parse_yaml_text, resolve_plain_yaml11
 from cfglint.model.errors import InputError
@@ -206,3 +207,20 @@ def test_a_path_of_keys_is_followed_without_parsing_indices(
     node = get(doc.root, "a.b.c")
     assert node is not None and node.value == 1
     assert asked == []
+
+
+@pytest.mark.parametrize("scalar", ["0b_", "-0x_", "+0b__"])
+def test_an_integer_with_no_digits_is_named_as_pyyaml_fails_on_it(scalar: str) -> None:
+    """PyYAML's YAML 1.1 int pattern takes ``0b_`` and ``0x_``, then int("", 2) raises: the
+    config does not load in MindFormers. Said as that, not as a number too long to read."""
+    with pytest.raises(InputError) as err:
+        parse_yaml_text(f"seed: 1\nlr: {scalar}\n", "c.yaml")
+    assert err.value.line == 2
+    assert f"{scalar!r} reads as a YAML 1.1 integer with no digits" in err.value.message
+    with pytest.raises(ValueError):
+        yaml.safe_load(f"lr: {scalar}")  # PyYAML fails on it too
+
+
+def test_a_number_longer_than_int_accepts_is_too_long_to_read() -> None:
+    with pytest.raises(InputError, match="a number with 5000 digits is too long to read"):
+        parse_yaml_text("seed: " + "1" * 5000 + "\n", "c.yaml")

@@ -201,6 +201,19 @@ def _int11(text: str) -> int:
     return sign * int(t)
 
 
+def _unreadable_number(text: str) -> str:
+    """Why a plain scalar that YAML 1.1 resolves to an integer cannot be read as one: more
+    digits than ``int()`` accepts (4,300), or none at all after its prefix (``0b_``,
+    ``0x_``: PyYAML's int pattern allows them, then ``int("", 2)`` fails)."""
+    if sum(c.isalnum() for c in text) > sys.get_int_max_str_digits():
+        return f"a number with {len(text)} digits is too long to read"
+    return (
+        f"{text!r} reads as a YAML 1.1 integer with no digits after its prefix: PyYAML "
+        "(which MindFormers loads its YAML with) fails on it with a ValueError; quote it if "
+        "it is a string"
+    )
+
+
 def _float11(text: str) -> float:
     t = text.replace("_", "").lower()
     if t.endswith((".inf", "inf")) and "inf" in t:
@@ -285,10 +298,8 @@ class _Builder:
             return Node(text, self.path, line, col, raw=text)
         try:
             v11 = resolve_plain_yaml11(text)
-        except ValueError:  # int() refuses more than 4,300 digits (PyYAML fails the same way)
-            raise InputError(
-                self.path, f"a number with {len(text)} digits is too long to read", line=line
-            ) from None
+        except ValueError:  # PyYAML fails on the same scalars, with the same ValueError
+            raise InputError(self.path, _unreadable_number(text), line=line) from None
         v12 = resolve_plain_yaml12(text)
         if tag == TAG + "str" and not isinstance(v12, str):
             return Node(text, self.path, line, col, raw=text)  # explicit !!str
