@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,34 @@ def fresh_python(code: str, *args: str, check: bool = True) -> subprocess.Comple
         timeout=120,
         check=check,
     )
+
+
+def ready_install(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    tables: list[Path],
+    build: Callable[[Any], bytes | None],
+    name: Callable[[bytes], str],
+) -> Path:
+    """An install folder (``datacache.DATA_DIR``) holding the package's data and, of the ready
+    files, only what ``build`` makes of each of ``tables`` (named by ``name`` from the table's
+    bytes); the cache is a folder of its own. Returns the ready folder."""
+    from cfglint.load import datacache
+    from cfglint.load.datayaml import READY, parse_data_yaml
+
+    data = ROOT / "src" / "cfglint" / "data"
+    (tmp_path / READY).mkdir()
+    for child in data.iterdir():
+        if child.name != READY:
+            (tmp_path / child.name).symlink_to(child)
+    for table in tables:
+        raw = table.read_bytes()
+        ready = build(parse_data_yaml(raw, table.name))
+        if ready is not None:
+            (tmp_path / READY / f"{name(raw)}.json").write_bytes(ready)
+    monkeypatch.setattr(datacache, "DATA_DIR", tmp_path)
+    monkeypatch.setenv("CFGLINT_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / READY
 
 
 def need_shared(*parts: str) -> Path:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from cfglint.load import datacache, dialects
+from cfglint.load import dialects
 from cfglint.load.datayaml import (
     READY,
     ArgList,
@@ -27,7 +27,7 @@ from cfglint.load.datayaml import (
 from cfglint.normalize.megatron import args
 from cfglint.normalize.megatron.build import normalize_megatron
 from cfglint.normalize.megatron.input import load_megatron
-from conftest import ROOT
+from conftest import ROOT, ready_install
 
 DATA = ROOT / "src" / "cfglint" / "data"
 TABLES = sorted([*DATA.glob("*.yaml"), *(DATA / "dialects").glob("*.yaml")])
@@ -52,19 +52,9 @@ def _clear() -> None:
 def install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """An install folder holding the package's data and the ready index of every argument
     table, and no other ready file."""
-    (tmp_path / READY).mkdir()
-    for child in DATA.iterdir():
-        if child.name != READY:
-            (tmp_path / child.name).symlink_to(child)
-    for table in TABLES:
-        raw = table.read_bytes()
-        ready = indexed_table(parse_data_yaml(raw, table.name))
-        if ready is not None:
-            (tmp_path / READY / f"{indexed_table_name(raw)}.json").write_bytes(ready)
-    monkeypatch.setattr(datacache, "DATA_DIR", tmp_path)
-    monkeypatch.setenv("CFGLINT_CACHE_DIR", str(tmp_path / "cache"))
+    ready = ready_install(tmp_path, monkeypatch, TABLES, indexed_table, indexed_table_name)
     _clear()
-    yield tmp_path / READY
+    yield ready
     _clear()
 
 

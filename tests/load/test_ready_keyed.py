@@ -14,7 +14,6 @@ import pytest
 
 from cfglint.load import datacache
 from cfglint.load.datayaml import (
-    READY,
     Records,
     keyed_table,
     keyed_table_name,
@@ -22,7 +21,7 @@ from cfglint.load.datayaml import (
     read_keyed_table,
 )
 from cfglint.normalize.mindformers import build, defaults, release
-from conftest import ROOT
+from conftest import ROOT, ready_install
 
 DATA = ROOT / "src" / "cfglint" / "data"
 TABLES = sorted([*DATA.rglob("*.yaml"), *(ROOT / "rules").glob("*.yaml")])
@@ -41,19 +40,9 @@ def _clear() -> None:
 def install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """An install folder holding the package's data and the keyed form of every table that
     has one, and no other ready file."""
-    (tmp_path / READY).mkdir()
-    for child in DATA.iterdir():
-        if child.name != READY:
-            (tmp_path / child.name).symlink_to(child)
-    for table in TABLES:
-        raw = table.read_bytes()
-        ready = keyed_table(parse_data_yaml(raw, table.name))
-        if ready is not None:
-            (tmp_path / READY / f"{keyed_table_name(raw)}.json").write_bytes(ready)
-    monkeypatch.setattr(datacache, "DATA_DIR", tmp_path)
-    monkeypatch.setenv("CFGLINT_CACHE_DIR", str(tmp_path / "cache"))
+    ready = ready_install(tmp_path, monkeypatch, TABLES, keyed_table, keyed_table_name)
     _clear()
-    yield tmp_path / READY
+    yield ready
     _clear()
 
 
