@@ -3,6 +3,7 @@ schema) exists for developers and CI, not in a user's clone: tests that need it 
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import sys
@@ -66,21 +67,36 @@ def ready_install(
     files, only what ``build`` makes of each of ``tables`` (named by ``name`` from the table's
     bytes); the cache is a folder of its own. Returns the ready folder."""
     from cfglint.load import datacache
-    from cfglint.load.datayaml import READY, parse_data_yaml
+    from cfglint.load.datayaml import READY
 
     data = ROOT / "src" / "cfglint" / "data"
     (tmp_path / READY).mkdir()
     for child in data.iterdir():
         if child.name != READY:
             (tmp_path / child.name).symlink_to(child)
+    for file_name, ready in _ready_files(tuple(tables), build, name):
+        (tmp_path / READY / file_name).write_bytes(ready)
+    monkeypatch.setattr(datacache, "DATA_DIR", tmp_path)
+    monkeypatch.setenv("CFGLINT_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / READY
+
+
+@functools.cache
+def _ready_files(
+    tables: tuple[Path, ...],
+    build: Callable[[Any], bytes | None],
+    name: Callable[[bytes], str],
+) -> tuple[tuple[str, bytes], ...]:
+    # built once a test session (parsing every table is ~1 s): each test writes its own copy
+    from cfglint.load.datayaml import parse_data_yaml
+
+    out = []
     for table in tables:
         raw = table.read_bytes()
         ready = build(parse_data_yaml(raw, table.name))
         if ready is not None:
-            (tmp_path / READY / f"{name(raw)}.json").write_bytes(ready)
-    monkeypatch.setattr(datacache, "DATA_DIR", tmp_path)
-    monkeypatch.setenv("CFGLINT_CACHE_DIR", str(tmp_path / "cache"))
-    return tmp_path / READY
+            out.append((f"{name(raw)}.json", ready))
+    return tuple(out)
 
 
 def need_shared(*parts: str) -> Path:
