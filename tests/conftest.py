@@ -16,6 +16,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
+# the package's data tables as a checkout has them
+PACKAGE_DATA = ROOT / "src" / "cfglint" / "data"
 SHARED = Path(os.environ.get("CFGLINT_SHARED", ROOT.parent / "shared"))
 CORPUS = SHARED / "corpus" / "mindformers"
 
@@ -69,9 +71,8 @@ def ready_install(
     from cfglint.load import datacache
     from cfglint.load.datayaml import READY
 
-    data = ROOT / "src" / "cfglint" / "data"
     (tmp_path / READY).mkdir()
-    for child in data.iterdir():
+    for child in PACKAGE_DATA.iterdir():
         if child.name != READY:
             (tmp_path / child.name).symlink_to(child)
     for file_name, ready in _ready_files(tuple(tables), build, name):

@@ -27,9 +27,9 @@ from cfglint.load.datayaml import (
 from cfglint.normalize.megatron import args
 from cfglint.normalize.megatron.build import normalize_megatron
 from cfglint.normalize.megatron.input import load_megatron
-from conftest import ROOT, ready_install
+from conftest import PACKAGE_DATA, ROOT, ready_install
 
-DATA = ROOT / "src" / "cfglint" / "data"
+DATA = PACKAGE_DATA
 TABLES = sorted([*DATA.glob("*.yaml"), *(DATA / "dialects").glob("*.yaml")])
 EXAMPLE = ROOT / "fixtures" / "examples" / "llama2_7b" / "pretrain_llama2_7b.sh"
 NAMES = ["megatron-lm", "core_v0.12.1", "mindspeed-llm", "megatron-llama"]

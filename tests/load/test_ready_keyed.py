@@ -21,9 +21,9 @@ from cfglint.load.datayaml import (
     read_keyed_table,
 )
 from cfglint.normalize.mindformers import build, defaults, release
-from conftest import ROOT, ready_install
+from conftest import PACKAGE_DATA, ROOT, ready_install
 
-DATA = ROOT / "src" / "cfglint" / "data"
+DATA = PACKAGE_DATA
 TABLES = sorted([*DATA.rglob("*.yaml"), *(ROOT / "rules").glob("*.yaml")])
 RELEASES = DATA / "mindformers_releases.yaml"
 EXAMPLE = ROOT / "fixtures" / "examples" / "llama2_7b" / "pretrain_llama2_7b.yaml"

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from cfglint.load import datayaml
-from conftest import ROOT
+from conftest import PACKAGE_DATA, ROOT
 
-DATA = ROOT / "src" / "cfglint" / "data"
+DATA = PACKAGE_DATA
 TABLES = sorted([*DATA.rglob("*.yaml"), *(ROOT / "rules").glob("*.yaml")])
 
 
