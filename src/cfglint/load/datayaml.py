@@ -66,17 +66,28 @@ def ready_rule_set(files: Any) -> bytes:
     (issue 29). A checksum, as for a ready name: a sha256 of the ~130 KB cost ~3.3 M
     instructions a lint and guarded against nothing more (whoever can rewrite the set in
     the installed package can rewrite its hash too)."""
-    body = json.dumps({"files": files}).encode()
-    return ready_name(body).encode() + b"\n" + body
+    return sealed(json.dumps({"files": files}).encode())
 
 
 def read_ready_rule_set(raw: bytes) -> Any:
     """The content of a ready rule set's bytes; ValueError when they no longer match the
     checksum they carry (damaged after the build)."""
-    digest, _, body = raw.partition(b"\n")
-    if ready_name(body).encode() != digest:
-        raise ValueError("the ready rule set does not match its checksum")
-    return json.loads(body)
+    return json.loads(raw[unsealed_at(raw, "the ready rule set") :])
+
+
+def sealed(payload: bytes) -> bytes:
+    """A ready file's bytes: the checksum of ``payload`` (:func:`ready_name`), a newline,
+    ``payload``; read back with :func:`unsealed_at`."""
+    return ready_name(payload).encode() + b"\n" + payload
+
+
+def unsealed_at(raw: bytes, what: str) -> int:
+    """Where a :func:`sealed` file's payload starts; ValueError naming ``what`` when the
+    payload no longer matches its checksum (damaged after the build)."""
+    at = raw.index(b"\n") + 1
+    if ready_name(memoryview(raw)[at:]).encode() != raw[: at - 1]:
+        raise ValueError(f"{what} does not match its checksum")
+    return at
 
 
 def flag_table_name(raw: bytes) -> str:
@@ -198,8 +209,7 @@ def indexed_table(data: Any) -> bytes | None:
         lines.append(_ends(texts))
         bodies.append("".join(texts))
     lines.append("".join(bodies))  # each list's entries, one after the other
-    payload = "\n".join(lines).encode("ascii")
-    return ready_name(payload).encode() + b"\n" + payload
+    return sealed("\n".join(lines).encode("ascii"))
 
 
 def _names(names: list[str]) -> list[str]:
@@ -214,9 +224,7 @@ def read_indexed_table(raw: bytes) -> tuple[dict[str, Any], dict[str, ArgList]]:
     ValueError when the bytes no longer match their checksum (damaged after the build) or
     are not an index (TypeError, KeyError: not one this cfglint writes). Nothing is copied
     but the index's lines: each entry is decoded from ``raw`` when asked for."""
-    at = raw.index(b"\n") + 1
-    if ready_name(memoryview(raw)[at:]).encode() != raw[: at - 1]:
-        raise ValueError("the argument index does not match its checksum")
+    at = unsealed_at(raw, "the argument index")
     ends = _line_ends(raw, at, 1)
     head = json.loads(raw[at : ends[0]])
     meta, lists = head["meta"], head["lists"]
@@ -307,8 +315,7 @@ def keyed_table(data: Any) -> bytes | None:
         lines += [json.dumps(list(data[k])), _ends(texts)]
         bodies.append("".join(texts))
     lines.append("".join(bodies))  # each mapping's records, one after the other
-    payload = "\n".join(lines).encode("ascii")
-    return ready_name(payload).encode() + b"\n" + payload
+    return sealed("\n".join(lines).encode("ascii"))
 
 
 class Records(Mapping[str, Any]):
@@ -342,9 +349,7 @@ def read_keyed_table(raw: bytes) -> dict[str, Any]:
     """A keyed table's bytes as the table, its keyed mappings :class:`Records`; ValueError
     when the bytes no longer match their checksum (damaged after the build) or are not a
     keyed table (TypeError, KeyError: not one this cfglint writes)."""
-    at = raw.index(b"\n") + 1
-    if ready_name(memoryview(raw)[at:]).encode() != raw[: at - 1]:
-        raise ValueError("the keyed table does not match its checksum")
+    at = unsealed_at(raw, "the keyed table")
     ends = _line_ends(raw, at, 1)
     head = json.loads(raw[at : ends[0]])
     meta, keyed, order = head["meta"], head["keyed"], head["order"]
